@@ -1,0 +1,39 @@
+# alterflow developer commands. Everything starts from `make install`.
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+UV_VERSION := 0.13.9
+STAMP  := $(VENV)/.installed
+
+export PYSPARK_PYTHON := $(abspath $(BIN)/python)
+export PYTHONUNBUFFERED := 1
+
+.PHONY: install demo test test-fast bench lock clean
+
+install: $(STAMP)
+
+# Rebuilt only when the lock or the project metadata changes, so a second run is instant.
+$(STAMP): requirements.lock pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --disable-pip-version-check "uv==$(UV_VERSION)"
+	$(BIN)/uv pip sync --python $(BIN)/python -q requirements.lock
+	$(BIN)/uv pip install --python $(BIN)/python -q --no-deps -e .
+	$(BIN)/python -m alterflow.install_check
+	@touch $(STAMP)
+
+# Re-resolve the pinned set (pyspark-client is excluded: it would overwrite pyspark's Python files).
+lock:
+	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 \
+	    --excludes requirements.excludes -o requirements.lock --no-header
+
+demo: install
+	$(BIN)/python -m alterflow.demo
+
+test: install
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+bench: install
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .alterflow

@@ -1,0 +1,185 @@
+"""Parsed statements. Plain, immutable dataclasses: the parser builds them, the session runs them.
+
+Literals are carried as `Literal` (the SQL text kind plus the Python value the parser read), so the
+planner decides whether a literal fits a column's type. Names keep the spelling the user typed;
+comparisons are case-insensitive elsewhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal as TypingLiteral
+
+__all__ = [
+    "Literal", "ColumnDef", "Position", "CreateTable", "DropTable", "Insert", "Select",
+    "CreateView", "DropView", "Describe", "AddColumn", "AddColumns", "DropColumn", "ModifyColumn",
+    "RenameColumn", "SetDefault", "DropDefault", "OrderBy", "DistributeBy", "AlterClause",
+    "AlterTable", "ShowAlter", "CancelAlter", "ResumeAlter", "ShowSchemaVersions", "Statement",
+]
+
+
+@dataclass(frozen=True)
+class Literal:
+    """A SQL literal: kind is 'null', 'bool', 'int', 'decimal' (any numeric text with a dot or
+    exponent; value keeps the text), 'string'. `value` is None, bool, int, or str."""
+
+    kind: TypingLiteral["null", "bool", "int", "decimal", "string"]
+    value: Any
+    text: str  # the literal as written, for messages (e.g. "'abc'", "-1.5", "NULL")
+
+
+@dataclass(frozen=True)
+class Position:
+    """FIRST (after is None, first is True) or AFTER col."""
+
+    first: bool = False
+    after: str | None = None
+
+
+@dataclass(frozen=True)
+class ColumnDef:
+    name: str
+    type: str  # the type as written, normalised to upper case, e.g. "DECIMAL(10,2)", "VARCHAR(20)", "INT"
+    nullable: bool | None = None  # None: not stated (CREATE TABLE treats as NULL; MODIFY keeps)
+    default: Literal | None = None  # None: not stated. Literal(kind='null') for DEFAULT NULL
+    comment: str | None = None  # None: not stated
+    position: Position | None = None
+
+
+@dataclass(frozen=True)
+class CreateTable:
+    name: str
+    columns: tuple[ColumnDef, ...]
+    primary_key: tuple[str, ...] = ()
+    partition_by: tuple[str, ...] = ()
+    distributed_by: tuple[str, ...] | None = None  # None: not stated
+    buckets: int | None = None
+    order_by: tuple[str, ...] = ()
+    if_not_exists: bool = False
+    sql: str = ""  # the statement text as written (recorded as version 1's statement)
+
+
+@dataclass(frozen=True)
+class DropTable:
+    name: str
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class Insert:
+    table: str
+    columns: tuple[str, ...] | None  # None: all columns of the current version, in order
+    rows: tuple[tuple[Literal, ...], ...] | None = None  # VALUES rows (literals only)
+    query: str | None = None  # INSERT ... SELECT: the SELECT's SQL text, Spark dialect
+
+
+@dataclass(frozen=True)
+class Select:
+    sql: str  # Spark SQL text of the whole query
+    tables: tuple[str, ...]  # names of the tables/views it reads (catalog objects, CTE names excluded)
+
+
+@dataclass(frozen=True)
+class CreateView:
+    name: str
+    query: str  # Spark SQL text of the SELECT
+    tables: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DropView:
+    name: str
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class Describe:
+    table: str
+
+
+@dataclass(frozen=True)
+class AddColumn:
+    column: ColumnDef
+
+
+@dataclass(frozen=True)
+class AddColumns:
+    """ADD COLUMN (def, def, ...)."""
+
+    columns: tuple[ColumnDef, ...]
+
+
+@dataclass(frozen=True)
+class DropColumn:
+    name: str
+
+
+@dataclass(frozen=True)
+class ModifyColumn:
+    column: ColumnDef  # attributes left None were not restated and are kept
+
+
+@dataclass(frozen=True)
+class RenameColumn:
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class SetDefault:
+    name: str
+    default: Literal
+
+
+@dataclass(frozen=True)
+class DropDefault:
+    name: str
+
+
+@dataclass(frozen=True)
+class OrderBy:
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DistributeBy:
+    columns: tuple[str, ...]
+    buckets: int
+
+
+AlterClause = AddColumn | AddColumns | DropColumn | ModifyColumn | RenameColumn | SetDefault | DropDefault | OrderBy | DistributeBy
+
+
+@dataclass(frozen=True)
+class AlterTable:
+    table: str
+    clauses: tuple[AlterClause, ...]
+    properties: dict[str, str] = field(default_factory=dict)
+    explain: bool = False
+    sql: str = ""  # the statement text as written (recorded in SHOW SCHEMA VERSIONS)
+
+
+@dataclass(frozen=True)
+class ShowAlter:
+    table: str | None = None
+
+
+@dataclass(frozen=True)
+class CancelAlter:
+    table: str
+
+
+@dataclass(frozen=True)
+class ResumeAlter:
+    table: str
+
+
+@dataclass(frozen=True)
+class ShowSchemaVersions:
+    table: str
+
+
+Statement = (
+    CreateTable | DropTable | Insert | Select | CreateView | DropView | Describe | AlterTable
+    | ShowAlter | CancelAlter | ResumeAlter | ShowSchemaVersions
+)

@@ -1,0 +1,617 @@
+"""`Catalog`: every read and write of the catalog database, each a single database transaction.
+
+All queries use bound parameters (SQLAlchemy expressions); names are data, never SQL or paths.
+Callers get plain dataclasses back, never live ORM rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import Engine, and_, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from catalog.database import open_engine
+from catalog.errors import ConcurrentChange, DependentObjects, NameInUse, TransactionStateError, UnknownObject
+from catalog.models import (
+    AlterJobRow,
+    DataFileRow,
+    IndexRow,
+    SchemaVersionRow,
+    TableRow,
+    TabletRow,
+    TransactionRow,
+    ViewDependencyRow,
+    ViewRow,
+)
+from catalog.schema import SchemaVersion, name_key
+
+ACTIVE_JOB_STATES = ("PENDING", "WAITING_TXN", "RUNNING", "VALIDATING", "READY_TO_SWAP")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+# -- what callers get back --------------------------------------------------------------------
+@dataclass(frozen=True)
+class TableInfo:
+    id: int
+    name: str
+    current_version: int
+    next_column_id: int
+    current_index_id: int
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class DataFile:
+    id: int
+    tablet_id: int
+    txn_id: int
+    schema_version: int
+    path: str
+    row_count: int
+    byte_size: int
+    commit_seq: int | None = None
+
+
+@dataclass(frozen=True)
+class NewFile:
+    tablet_id: int
+    schema_version: int
+    path: str
+    row_count: int
+    byte_size: int
+
+
+@dataclass(frozen=True)
+class TableSnapshot:
+    """A consistent view of a table for one read: its current version and its live committed files."""
+
+    table: TableInfo
+    current: SchemaVersion
+    files: tuple[DataFile, ...]
+    versions: dict[int, SchemaVersion]  # every version some file was written under, plus the current one
+
+
+@dataclass(frozen=True)
+class AlterJob:
+    id: int
+    request_id: str
+    table_id: int
+    table_name: str
+    kind: str
+    state: str
+    statement: str
+    properties: dict
+    from_version: int
+    to_version: int
+    boundary_txn: int | None
+    msg: str
+    progress: str
+    steps: tuple[str, ...]
+    timeout_s: int
+    created_at: datetime
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True)
+class ViewDependency:
+    ref_name: str
+    table_id: int | None = None
+    table_version: int | None = None
+    column_ids: tuple[int, ...] = ()
+    dep_view_id: int | None = None
+
+
+@dataclass(frozen=True)
+class ViewInfo:
+    id: int
+    name: str
+    query: str
+    dependencies: tuple[ViewDependency, ...] = field(default=())
+
+
+def _job(row: AlterJobRow) -> AlterJob:
+    return AlterJob(
+        id=row.id,
+        request_id=row.request_id,
+        table_id=row.table_id,
+        table_name=row.table_name,
+        kind=row.kind,
+        state=row.state,
+        statement=row.statement,
+        properties=json.loads(row.properties),
+        from_version=row.from_version,
+        to_version=row.to_version,
+        boundary_txn=row.boundary_txn,
+        msg=row.msg,
+        progress=row.progress,
+        steps=tuple(json.loads(row.steps)),
+        timeout_s=row.timeout_s,
+        created_at=row.created_at,
+        finished_at=row.finished_at,
+    )
+
+
+def _table(row: TableRow) -> TableInfo:
+    return TableInfo(row.id, row.name, row.current_version, row.next_column_id, row.current_index_id, row.created_at)
+
+
+def _version(row: SchemaVersionRow) -> SchemaVersion:
+    return SchemaVersion.from_spec_json(row.table_id, row.version, row.spec, row.statement, row.created_at)
+
+
+class Catalog:
+    """The versioned catalog on one database (SQLite or PostgreSQL)."""
+
+    def __init__(self, url: str | None = None, engine: Engine | None = None):
+        self.engine = engine if engine is not None else open_engine(url)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    def _session(self) -> Session:
+        return self._sessions()
+
+    # -- names --------------------------------------------------------------------------------
+    def _live_table(self, s: Session, name: str) -> TableRow:
+        row = s.scalar(select(TableRow).where(TableRow.name_key == name_key(name)))
+        if row is None:
+            raise UnknownObject(f"unknown table {name}")
+        return row
+
+    def _live_view(self, s: Session, name: str) -> ViewRow | None:
+        return s.scalar(select(ViewRow).where(ViewRow.name_key == name_key(name)))
+
+    def object_kind(self, name: str) -> str | None:
+        """'table', 'view' or None."""
+        with self._session() as s:
+            if s.scalar(select(TableRow.id).where(TableRow.name_key == name_key(name))) is not None:
+                return "table"
+            if self._live_view(s, name) is not None:
+                return "view"
+        return None
+
+    # -- tables -------------------------------------------------------------------------------
+    def create_table(
+        self,
+        name: str,
+        build: Callable[[int], tuple[SchemaVersion, int]],
+        statement: str,
+        if_not_exists: bool = False,
+    ) -> TableInfo | None:
+        """Create a table with version 1 from `build(table_id) -> (version, next_column_id)`.
+
+        Returns None when it exists and `if_not_exists` is set."""
+        now = utcnow()
+        try:
+            with self._session() as s, s.begin():
+                if self._live_view(s, name) is not None:
+                    raise NameInUse(f"cannot create table {name}: a view of that name exists")
+                existing = s.scalar(select(TableRow).where(TableRow.name_key == name_key(name)))
+                if existing is not None:
+                    if if_not_exists:
+                        return None
+                    raise NameInUse(f"table {name} already exists")
+                row = TableRow(
+                    name=name, name_key=name_key(name), current_version=1, next_column_id=1,
+                    commit_seq=0, created_at=now,
+                )
+                s.add(row)
+                s.flush()
+                version, next_column_id = build(row.id)
+                row.next_column_id = next_column_id
+                s.add(SchemaVersionRow(
+                    table_id=row.id, version=1, state="COMMITTED", spec=version.spec_json(),
+                    statement=statement, created_at=now,
+                ))
+                index = IndexRow(table_id=row.id, schema_version=1, state="ACTIVE", created_at=now)
+                s.add(index)
+                s.flush()
+                row.current_index_id = index.id
+                return _table(row)
+        except IntegrityError as exc:
+            if if_not_exists:
+                return None
+            raise NameInUse(f"table {name} already exists") from exc
+
+    def drop_table(self, name: str, if_exists: bool = False) -> TableInfo | None:
+        """Mark a table dropped (its name becomes free). Returns None if absent and `if_exists`."""
+        with self._session() as s, s.begin():
+            row = s.scalar(select(TableRow).where(TableRow.name_key == name_key(name)))
+            if row is None:
+                if if_exists:
+                    return None
+                raise UnknownObject(f"unknown table {name}")
+            views = self._views_reading_table(s, row.id)
+            if views:
+                raise DependentObjects(f"cannot drop table {row.name}: view {', '.join(views)} uses it")
+            job = self._active_job_row(s, row.id)
+            if job is not None:
+                raise DependentObjects(
+                    f"cannot drop table {row.name}: alter job {job.id} ({job.state}) is not finished"
+                )
+            row.name_key = None
+            row.dropped_at = utcnow()
+            s.execute(update(IndexRow).where(IndexRow.table_id == row.id).values(state="RETIRED", retired_at=row.dropped_at))
+            s.execute(
+                update(TransactionRow)
+                .where(TransactionRow.table_id == row.id, TransactionRow.state == "PREPARE")
+                .values(state="ABORTED", finished_at=row.dropped_at, reason="table dropped")
+            )
+            return _table(row)
+
+    def table(self, name: str) -> TableInfo:
+        with self._session() as s:
+            return _table(self._live_table(s, name))
+
+    def tables(self) -> list[TableInfo]:
+        with self._session() as s:
+            rows = s.scalars(select(TableRow).where(TableRow.name_key.is_not(None)).order_by(TableRow.id))
+            return [_table(r) for r in rows]
+
+    def schema_version(self, table_id: int, version: int) -> SchemaVersion:
+        with self._session() as s:
+            row = s.get(SchemaVersionRow, (table_id, version))
+            if row is None:
+                raise UnknownObject(f"table id {table_id} has no schema version {version}")
+            return _version(row)
+
+    def current_schema(self, name: str) -> tuple[TableInfo, SchemaVersion]:
+        with self._session() as s:
+            table = self._live_table(s, name)
+            return _table(table), _version(s.get(SchemaVersionRow, (table.id, table.current_version)))
+
+    def schema_versions(self, table_id: int) -> list[SchemaVersion]:
+        with self._session() as s:
+            rows = s.scalars(
+                select(SchemaVersionRow)
+                .where(SchemaVersionRow.table_id == table_id, SchemaVersionRow.state == "COMMITTED")
+                .order_by(SchemaVersionRow.version)
+            )
+            return [_version(r) for r in rows]
+
+    # -- lightweight ALTER --------------------------------------------------------------------
+    def commit_light_alter(
+        self,
+        request_id: str,
+        table_id: int,
+        table_name: str,
+        old_version: int,
+        new: SchemaVersion,
+        next_column_id: int,
+        properties: dict,
+        timeout_s: int,
+        steps: Iterable[str],
+    ) -> AlterJob:
+        """Make `new` the current version in one database transaction, with its FINISHED job.
+
+        Compare-and-set on the table's current version: of two concurrent ALTERs planned against
+        the same version, exactly one commits; the other gets ConcurrentChange. Re-running with
+        the same request id returns the job already recorded (idempotent retry)."""
+        existing = self.job_by_request(request_id)
+        if existing is not None:
+            return existing
+        now = utcnow()
+        try:
+            with self._session() as s, s.begin():
+                job = self._active_job_row(s, table_id)
+                if job is not None:
+                    raise ConcurrentChange(
+                        f"ALTER TABLE {table_name}: job {job.id} ({job.state}) is not finished; one job per table"
+                    )
+                result = s.execute(
+                    update(TableRow)
+                    .where(
+                        TableRow.id == table_id,
+                        TableRow.current_version == old_version,
+                        TableRow.name_key.is_not(None),
+                    )
+                    .values(current_version=new.version, next_column_id=next_column_id)
+                )
+                if result.rowcount != 1:
+                    raise ConcurrentChange(
+                        f"ALTER TABLE {table_name}: the table changed since this statement was planned "
+                        f"(version {old_version} is no longer current); nothing was applied"
+                    )
+                s.add(SchemaVersionRow(
+                    table_id=table_id, version=new.version, state="COMMITTED", spec=new.spec_json(),
+                    statement=new.statement, created_at=now,
+                ))
+                row = AlterJobRow(
+                    request_id=request_id, table_id=table_id, table_name=table_name, kind="LIGHT",
+                    state="FINISHED", statement=new.statement, properties=json.dumps(properties, sort_keys=True),
+                    from_version=old_version, to_version=new.version, msg="", progress="",
+                    steps=json.dumps(list(steps)), timeout_s=timeout_s, created_at=now, finished_at=now,
+                )
+                s.add(row)
+                s.flush()
+                return _job(row)
+        except IntegrityError as exc:
+            existing = self.job_by_request(request_id)
+            if existing is not None:
+                return existing
+            raise ConcurrentChange(
+                f"ALTER TABLE {table_name}: another ALTER committed version {new.version} first; nothing was applied"
+            ) from exc
+
+    # -- alter jobs ---------------------------------------------------------------------------
+    def _active_job_row(self, s: Session, table_id: int) -> AlterJobRow | None:
+        return s.scalar(
+            select(AlterJobRow)
+            .where(AlterJobRow.table_id == table_id, AlterJobRow.state.in_(ACTIVE_JOB_STATES))
+            .order_by(AlterJobRow.id)
+        )
+
+    def active_job(self, table_id: int) -> AlterJob | None:
+        with self._session() as s:
+            row = self._active_job_row(s, table_id)
+            return _job(row) if row is not None else None
+
+    def job_by_request(self, request_id: str) -> AlterJob | None:
+        with self._session() as s:
+            row = s.scalar(select(AlterJobRow).where(AlterJobRow.request_id == request_id))
+            return _job(row) if row is not None else None
+
+    def jobs(self, table_id: int | None = None) -> list[AlterJob]:
+        with self._session() as s:
+            query = select(AlterJobRow).order_by(AlterJobRow.id)
+            if table_id is not None:
+                query = query.where(AlterJobRow.table_id == table_id)
+            return [_job(r) for r in s.scalars(query)]
+
+    # -- tablets, transactions and data files -------------------------------------------------
+    def ensure_tablets(self, index_id: int, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """Tablet ids for (partition key, bucket) pairs of an index, creating the missing ones."""
+        wanted = set(keys)
+        found: dict[tuple[str, int], int] = {}
+        for _attempt in range(5):
+            with self._session() as s, s.begin():
+                for row in s.scalars(select(TabletRow).where(TabletRow.index_id == index_id)):
+                    if (row.partition_key, row.bucket) in wanted:
+                        found[(row.partition_key, row.bucket)] = row.id
+                missing = wanted - found.keys()
+                if not missing:
+                    return found
+                try:
+                    with s.begin_nested():
+                        rows = [TabletRow(index_id=index_id, partition_key=p, bucket=b) for p, b in sorted(missing)]
+                        s.add_all(rows)
+                        s.flush()
+                    for row in rows:
+                        found[(row.partition_key, row.bucket)] = row.id
+                    return found
+                except IntegrityError:
+                    continue  # a concurrent load created some of them first: look again
+        raise ConcurrentChange(f"could not create tablets of index {index_id}: too much contention")
+
+    def tablets(self, index_id: int) -> dict[int, tuple[str, int]]:
+        with self._session() as s:
+            rows = s.scalars(select(TabletRow).where(TabletRow.index_id == index_id))
+            return {r.id: (r.partition_key, r.bucket) for r in rows}
+
+    def begin_transaction(self, table_id: int, label: str, timeout_s: int) -> int:
+        now = utcnow()
+        with self._session() as s, s.begin():
+            row = TransactionRow(
+                table_id=table_id, state="PREPARE", label=label, created_at=now,
+                timeout_at=now + timedelta(seconds=timeout_s),
+            )
+            s.add(row)
+            s.flush()
+            return row.id
+
+    def register_files(self, txn_id: int, files: Iterable[NewFile]) -> None:
+        """Record files a PREPARE transaction is about to write (invisible until it commits),
+        so an abort or a crash can always find and delete them."""
+        now = utcnow()
+        with self._session() as s, s.begin():
+            txn = s.get(TransactionRow, txn_id)
+            if txn is None or txn.state != "PREPARE":
+                raise TransactionStateError(f"transaction {txn_id} is not in PREPARE")
+            s.add_all(
+                DataFileRow(
+                    tablet_id=f.tablet_id, txn_id=txn_id, schema_version=f.schema_version, path=f.path,
+                    row_count=f.row_count, byte_size=f.byte_size, state="LIVE", created_at=now,
+                )
+                for f in files
+            )
+
+    def commit_transaction(
+        self,
+        txn_id: int,
+        file_sizes: dict[str, int] | None = None,
+        check: Callable[[Session, TransactionRow], None] | None = None,
+    ) -> int:
+        """PREPARE -> COMMITTED; its files become visible all at once. Returns the commit sequence.
+
+        `file_sizes` records the byte sizes of the files written since `register_files`."""
+        with self._session() as s, s.begin():
+            txn = s.get(TransactionRow, txn_id, with_for_update=True)
+            if txn is None or txn.state != "PREPARE":
+                state = txn.state if txn is not None else "unknown"
+                reason = f" ({txn.reason})" if txn is not None and txn.reason else ""
+                raise TransactionStateError(f"transaction {txn_id} cannot commit: it is {state}{reason}")
+            if check is not None:
+                check(s, txn)
+            s.execute(update(TableRow).where(TableRow.id == txn.table_id).values(commit_seq=TableRow.commit_seq + 1))
+            seq = s.scalar(select(TableRow.commit_seq).where(TableRow.id == txn.table_id))
+            for path, size in (file_sizes or {}).items():
+                s.execute(
+                    update(DataFileRow)
+                    .where(DataFileRow.txn_id == txn_id, DataFileRow.path == path)
+                    .values(byte_size=size)
+                )
+            txn.state = "COMMITTED"
+            txn.commit_seq = seq
+            txn.finished_at = utcnow()
+            return seq
+
+    def abort_transaction(self, txn_id: int, reason: str) -> list[str]:
+        """PREPARE -> ABORTED. Returns the paths of its files, which the caller deletes."""
+        with self._session() as s, s.begin():
+            txn = s.get(TransactionRow, txn_id, with_for_update=True)
+            if txn is None:
+                raise TransactionStateError(f"unknown transaction {txn_id}")
+            if txn.state == "COMMITTED":
+                raise TransactionStateError(f"transaction {txn_id} is already committed")
+            txn.state = "ABORTED"
+            txn.reason = txn.reason or reason
+            txn.finished_at = txn.finished_at or utcnow()
+            files = s.scalars(select(DataFileRow).where(DataFileRow.txn_id == txn_id, DataFileRow.state == "LIVE"))
+            paths = []
+            for f in files:
+                f.state = "DELETED"
+                paths.append(f.path)
+            return paths
+
+    def transaction_state(self, txn_id: int) -> str:
+        with self._session() as s:
+            txn = s.get(TransactionRow, txn_id)
+            if txn is None:
+                raise TransactionStateError(f"unknown transaction {txn_id}")
+            return txn.state
+
+    # -- reads --------------------------------------------------------------------------------
+    def snapshot(self, name: str) -> TableSnapshot:
+        """The table's current version and its visible files, read in one database transaction."""
+        with self._session() as s, s.begin():
+            table = self._live_table(s, name)
+            return self._snapshot(s, table)
+
+    def snapshot_by_id(self, table_id: int) -> TableSnapshot:
+        with self._session() as s, s.begin():
+            table = s.get(TableRow, table_id)
+            if table is None or table.name_key is None:
+                raise UnknownObject(f"unknown table id {table_id}")
+            return self._snapshot(s, table)
+
+    def _snapshot(self, s: Session, table: TableRow) -> TableSnapshot:
+        rows = s.execute(
+            select(DataFileRow, TransactionRow.commit_seq)
+            .join(TransactionRow, TransactionRow.id == DataFileRow.txn_id)
+            .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
+            .where(
+                TabletRow.index_id == table.current_index_id,
+                TransactionRow.state == "COMMITTED",
+                DataFileRow.state == "LIVE",
+            )
+            .order_by(DataFileRow.id)
+        )
+        files = tuple(
+            DataFile(f.id, f.tablet_id, f.txn_id, f.schema_version, f.path, f.row_count, f.byte_size, seq)
+            for f, seq in rows
+        )
+        needed = {f.schema_version for f in files} | {table.current_version}
+        versions = {
+            v.version: _version(v)
+            for v in s.scalars(
+                select(SchemaVersionRow).where(
+                    SchemaVersionRow.table_id == table.id, SchemaVersionRow.version.in_(needed)
+                )
+            )
+        }
+        return TableSnapshot(_table(table), versions[table.current_version], files, versions)
+
+    def table_stats(self, table_id: int) -> tuple[int, int]:
+        """(rows, bytes) of the live committed files of the table's current index."""
+        with self._session() as s:
+            table = s.get(TableRow, table_id)
+            result = s.execute(
+                select(func.coalesce(func.sum(DataFileRow.row_count), 0), func.coalesce(func.sum(DataFileRow.byte_size), 0))
+                .join(TransactionRow, TransactionRow.id == DataFileRow.txn_id)
+                .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
+                .where(
+                    TabletRow.index_id == table.current_index_id,
+                    TransactionRow.state == "COMMITTED",
+                    DataFileRow.state == "LIVE",
+                )
+            ).one()
+            return int(result[0]), int(result[1])
+
+    # -- views --------------------------------------------------------------------------------
+    def create_view(self, name: str, query: str, dependencies: Iterable[ViewDependency]) -> ViewInfo:
+        now = utcnow()
+        try:
+            with self._session() as s, s.begin():
+                if s.scalar(select(TableRow.id).where(TableRow.name_key == name_key(name))) is not None:
+                    raise NameInUse(f"cannot create view {name}: a table of that name exists")
+                if self._live_view(s, name) is not None:
+                    raise NameInUse(f"view {name} already exists")
+                row = ViewRow(name=name, name_key=name_key(name), query=query, created_at=now)
+                s.add(row)
+                s.flush()
+                deps = tuple(dependencies)
+                for dep in deps:
+                    s.add(ViewDependencyRow(
+                        view_id=row.id, ref_name=dep.ref_name, table_id=dep.table_id,
+                        table_version=dep.table_version, column_ids=json.dumps(sorted(dep.column_ids)),
+                        dep_view_id=dep.dep_view_id,
+                    ))
+                return ViewInfo(row.id, row.name, row.query, deps)
+        except IntegrityError as exc:
+            raise NameInUse(f"view {name} already exists") from exc
+
+    def drop_view(self, name: str, if_exists: bool = False) -> bool:
+        with self._session() as s, s.begin():
+            row = self._live_view(s, name)
+            if row is None:
+                if if_exists:
+                    return False
+                raise UnknownObject(f"unknown view {name}")
+            users = s.scalars(
+                select(ViewRow.name)
+                .join(ViewDependencyRow, ViewDependencyRow.view_id == ViewRow.id)
+                .where(ViewDependencyRow.dep_view_id == row.id, ViewRow.name_key.is_not(None))
+            ).all()
+            if users:
+                raise DependentObjects(f"cannot drop view {row.name}: view {', '.join(sorted(set(users)))} uses it")
+            row.name_key = None
+            row.dropped_at = utcnow()
+            return True
+
+    def view(self, name: str) -> ViewInfo:
+        with self._session() as s:
+            row = self._live_view(s, name)
+            if row is None:
+                raise UnknownObject(f"unknown view {name}")
+            return self._view_info(s, row)
+
+    def view_by_id(self, view_id: int) -> ViewInfo:
+        with self._session() as s:
+            row = s.get(ViewRow, view_id)
+            if row is None or row.name_key is None:
+                raise UnknownObject(f"unknown view id {view_id}")
+            return self._view_info(s, row)
+
+    def _view_info(self, s: Session, row: ViewRow) -> ViewInfo:
+        deps = tuple(
+            ViewDependency(d.ref_name, d.table_id, d.table_version, tuple(json.loads(d.column_ids)), d.dep_view_id)
+            for d in s.scalars(select(ViewDependencyRow).where(ViewDependencyRow.view_id == row.id).order_by(ViewDependencyRow.id))
+        )
+        return ViewInfo(row.id, row.name, row.query, deps)
+
+    def _views_reading_table(self, s: Session, table_id: int) -> list[str]:
+        return sorted(set(s.scalars(
+            select(ViewRow.name)
+            .join(ViewDependencyRow, ViewDependencyRow.view_id == ViewRow.id)
+            .where(ViewDependencyRow.table_id == table_id, ViewRow.name_key.is_not(None))
+        )))
+
+    def view_uses(self, table_id: int) -> dict[int, tuple[str, ...]]:
+        """Column id -> names of the live views that use it."""
+        uses: dict[int, set[str]] = {}
+        with self._session() as s:
+            rows = s.execute(
+                select(ViewRow.name, ViewDependencyRow.column_ids)
+                .join(ViewDependencyRow, ViewDependencyRow.view_id == ViewRow.id)
+                .where(and_(ViewDependencyRow.table_id == table_id, ViewRow.name_key.is_not(None)))
+            )
+            for view_name, column_ids in rows:
+                for cid in json.loads(column_ids):
+                    uses.setdefault(cid, set()).add(view_name)
+        return {cid: tuple(sorted(names)) for cid, names in uses.items()}

@@ -1,0 +1,151 @@
+"""The catalog's own tables (SQLAlchemy 2 declarative). Created and upgraded by Alembic only.
+
+Every table is prefixed `af_` so the catalog can share a database with other things. Ids that
+users see (tables, transactions, jobs) come from autoincrement keys that are never reused.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# SQLite only autoincrements INTEGER PRIMARY KEY; BigInteger elsewhere.
+IdType = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class TableRow(Base):
+    __tablename__ = "af_tables"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(128))
+    # Lower-cased name while the table lives; NULL once dropped (NULLs never collide in a unique index).
+    name_key: Mapped[str | None] = mapped_column(String(128), unique=True)
+    current_version: Mapped[int] = mapped_column(Integer)
+    next_column_id: Mapped[int] = mapped_column(Integer)
+    current_index_id: Mapped[int | None] = mapped_column(IdType)
+    commit_seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    dropped_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class SchemaVersionRow(Base):
+    __tablename__ = "af_schema_versions"
+
+    table_id: Mapped[int] = mapped_column(ForeignKey("af_tables.id"), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # COMMITTED once the version is (or was) current; PENDING for a heavyweight job's shadow version.
+    state: Mapped[str] = mapped_column(String(16))
+    spec: Mapped[str] = mapped_column(Text)  # SchemaVersion.spec_json(): columns, keys, distribution, sort key
+    statement: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class IndexRow(Base):
+    __tablename__ = "af_indexes"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
+    table_id: Mapped[int] = mapped_column(ForeignKey("af_tables.id"), index=True)
+    schema_version: Mapped[int] = mapped_column(Integer)  # the version whose layout it follows
+    state: Mapped[str] = mapped_column(String(16))  # ACTIVE, SHADOW, RETIRED
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    retired_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class TabletRow(Base):
+    __tablename__ = "af_tablets"
+    __table_args__ = (UniqueConstraint("index_id", "partition_key", "bucket"), {"sqlite_autoincrement": True})
+
+    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
+    index_id: Mapped[int] = mapped_column(ForeignKey("af_indexes.id"), index=True)
+    partition_key: Mapped[str] = mapped_column(String(1024))  # JSON list of the partition values, canonical text
+    bucket: Mapped[int] = mapped_column(Integer)
+
+
+class TransactionRow(Base):
+    __tablename__ = "af_transactions"
+    __table_args__ = (Index("ix_af_transactions_table_state", "table_id", "state"), {"sqlite_autoincrement": True})
+
+    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
+    table_id: Mapped[int] = mapped_column(ForeignKey("af_tables.id"))
+    state: Mapped[str] = mapped_column(String(16))  # PREPARE, COMMITTED, ABORTED
+    label: Mapped[str] = mapped_column(String(256))
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    timeout_at: Mapped[datetime] = mapped_column(DateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+    commit_seq: Mapped[int | None] = mapped_column(BigInteger)  # order of commits on the table
+    reason: Mapped[str | None] = mapped_column(Text)
+
+
+class DataFileRow(Base):
+    __tablename__ = "af_data_files"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
+    tablet_id: Mapped[int] = mapped_column(ForeignKey("af_tablets.id"), index=True)
+    txn_id: Mapped[int] = mapped_column(ForeignKey("af_transactions.id"), index=True)
+    schema_version: Mapped[int] = mapped_column(Integer)
+    path: Mapped[str] = mapped_column(String(1024))  # relative to the warehouse; built from ids only
+    row_count: Mapped[int] = mapped_column(BigInteger)
+    byte_size: Mapped[int] = mapped_column(BigInteger)
+    state: Mapped[str] = mapped_column(String(16))  # LIVE, REPLACED (by compaction), DELETED
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class AlterJobRow(Base):
+    __tablename__ = "af_alter_jobs"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
+    request_id: Mapped[str] = mapped_column(String(64), unique=True)  # idempotency key of the run
+    table_id: Mapped[int] = mapped_column(ForeignKey("af_tables.id"), index=True)
+    table_name: Mapped[str] = mapped_column(String(128))
+    kind: Mapped[str] = mapped_column(String(8))  # LIGHT, HEAVY
+    state: Mapped[str] = mapped_column(String(16))
+    statement: Mapped[str] = mapped_column(Text)
+    properties: Mapped[str] = mapped_column(Text)  # JSON object
+    from_version: Mapped[int] = mapped_column(Integer)
+    to_version: Mapped[int] = mapped_column(Integer)
+    boundary_txn: Mapped[int | None] = mapped_column(BigInteger)
+    origin_index_id: Mapped[int | None] = mapped_column(IdType)
+    shadow_index_id: Mapped[int | None] = mapped_column(IdType)
+    msg: Mapped[str] = mapped_column(Text, default="")
+    progress: Mapped[str] = mapped_column(Text, default="")
+    steps: Mapped[str] = mapped_column(Text, default="[]")  # JSON list of finished step names
+    timeout_s: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class ViewRow(Base):
+    __tablename__ = "af_views"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(128))
+    name_key: Mapped[str | None] = mapped_column(String(128), unique=True)
+    query: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    dropped_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class ViewDependencyRow(Base):
+    """What a view reads: a table at a pinned version and the column ids it uses, or another view."""
+
+    __tablename__ = "af_view_dependencies"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
+    view_id: Mapped[int] = mapped_column(ForeignKey("af_views.id"), index=True)
+    ref_name: Mapped[str] = mapped_column(String(128))  # the name the view's SQL uses
+    table_id: Mapped[int | None] = mapped_column(ForeignKey("af_tables.id"), index=True)
+    table_version: Mapped[int | None] = mapped_column(Integer)
+    column_ids: Mapped[str] = mapped_column(Text, default="[]")  # JSON list
+    dep_view_id: Mapped[int | None] = mapped_column(ForeignKey("af_views.id"))

@@ -1,0 +1,174 @@
+"""The versioned catalog, on SQLite and on PostgreSQL (the `catalog_url` fixture runs each test on both)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+
+import pytest
+from sqlalchemy import inspect
+
+from alterflow.types import parse_type
+from catalog.catalog import Catalog, NewFile, ViewDependency
+from catalog.database import current_revision, head_revision, open_engine, upgrade
+from catalog.errors import ConcurrentChange, DependentObjects, NameInUse, TransactionStateError, UnknownObject
+from catalog.schema import Column, SchemaVersion
+
+
+def version_one(table_id: int) -> tuple[SchemaVersion, int]:
+    columns = (
+        Column(1, "k", parse_type("INT"), nullable=False),
+        Column(2, "v", parse_type("VARCHAR(10)"), write_default="x", initial_default="x"),
+    )
+    return SchemaVersion(table_id, 1, columns, primary_key=(1,), distributed_by=(1,), buckets=2), 3
+
+
+def add_column(version: SchemaVersion, column: Column) -> SchemaVersion:
+    return replace(version, version=version.version + 1, columns=version.columns + (column,), statement="ALTER")
+
+
+def test_migrations_create_every_table_and_are_idempotent(catalog_url):
+    engine = open_engine(catalog_url)
+    names = set(inspect(engine).get_table_names())
+    assert {"af_tables", "af_schema_versions", "af_indexes", "af_tablets", "af_transactions", "af_data_files",
+            "af_alter_jobs", "af_views", "af_view_dependencies", "alembic_version"} <= names
+    assert current_revision(engine) == head_revision()
+    upgrade(engine)  # nothing to do the second time
+    assert current_revision(engine) == head_revision()
+
+
+def test_create_table_records_version_one_and_an_active_index(catalog):
+    info = catalog.create_table("Orders", version_one, "CREATE TABLE Orders ...")
+    assert info.current_version == 1 and info.next_column_id == 3
+    same, version = catalog.current_schema("orders")  # names are case-insensitive
+    assert same.id == info.id
+    assert [c.name for c in version.columns] == ["k", "v"]
+    assert version.primary_key == (1,) and version.buckets == 2
+    assert version.column("V").write_default == "x"
+    assert catalog.schema_versions(info.id)[0].statement == "CREATE TABLE Orders ..."
+
+
+def test_duplicate_table_name_is_rejected_and_if_not_exists_skips(catalog):
+    catalog.create_table("t", version_one, "c")
+    with pytest.raises(NameInUse, match="table T already exists"):
+        catalog.create_table("T", version_one, "c")
+    assert catalog.create_table("t", version_one, "c", if_not_exists=True) is None
+    assert len(catalog.tables()) == 1
+
+
+def test_table_ids_are_never_reused_after_drop(catalog):
+    first = catalog.create_table("t", version_one, "c")
+    catalog.drop_table("t")
+    with pytest.raises(UnknownObject, match="unknown table t"):
+        catalog.table("t")
+    second = catalog.create_table("t", version_one, "c")
+    assert second.id > first.id
+    assert catalog.drop_table("missing", if_exists=True) is None
+
+
+def test_light_alter_commits_one_new_version_and_a_finished_job(catalog):
+    info = catalog.create_table("t", version_one, "c")
+    _, v1 = catalog.current_schema("t")
+    v2 = add_column(v1, Column(3, "n", parse_type("INT")))
+    job = catalog.commit_light_alter("req-1", info.id, "t", 1, v2, 4, {"timeout": 86400}, 86400, ["validate", "commit"])
+    assert (job.kind, job.state, job.from_version, job.to_version) == ("LIGHT", "FINISHED", 1, 2)
+    assert job.steps == ("validate", "commit")
+    table, current = catalog.current_schema("t")
+    assert (table.current_version, table.next_column_id) == (2, 4)
+    assert [c.name for c in current.columns] == ["k", "v", "n"]
+    assert [v.version for v in catalog.schema_versions(info.id)] == [1, 2]
+    # Retrying the same request returns the same job and adds nothing.
+    again = catalog.commit_light_alter("req-1", info.id, "t", 1, v2, 4, {}, 86400, [])
+    assert again.id == job.id
+    assert [v.version for v in catalog.schema_versions(info.id)] == [1, 2]
+
+
+def test_a_stale_version_cannot_commit(catalog):
+    info = catalog.create_table("t", version_one, "c")
+    _, v1 = catalog.current_schema("t")
+    catalog.commit_light_alter("a", info.id, "t", 1, add_column(v1, Column(3, "n", parse_type("INT"))), 4, {}, 1, [])
+    with pytest.raises(ConcurrentChange, match="version 1 is no longer current"):
+        catalog.commit_light_alter("b", info.id, "t", 1, add_column(v1, Column(3, "m", parse_type("INT"))), 4, {}, 1, [])
+    _, current = catalog.current_schema("t")
+    assert [c.name for c in current.columns] == ["k", "v", "n"]
+    assert len(catalog.jobs(info.id)) == 1
+
+
+def test_two_concurrent_alters_never_both_commit(catalog_url):
+    """Two threads, each with its own connection pool, commit ALTERs planned against version 1 at once."""
+    setup = Catalog(catalog_url)
+    info = setup.create_table("t", version_one, "c")
+    _, v1 = setup.current_schema("t")
+    for round_number in range(5):
+        base = setup.table("t").current_version
+        _, current = setup.current_schema("t")
+        barrier = threading.Barrier(2)
+        outcomes: list[str] = []
+
+        def attempt(name: str) -> None:
+            from catalog.database import make_engine
+
+            mine = Catalog(engine=make_engine(catalog_url))  # a separate engine: separate connections
+            new = add_column(current, Column(100 + round_number * 2 + len(name), f"{name}{round_number}", parse_type("INT")))
+            barrier.wait()
+            try:
+                mine.commit_light_alter(f"{name}-{round_number}", info.id, "t", base, new, 200, {}, 1, [])
+                outcomes.append("committed")
+            except ConcurrentChange:
+                outcomes.append("refused")
+            finally:
+                mine.engine.dispose()
+
+        threads = [threading.Thread(target=attempt, args=(n,)) for n in ("a", "bb")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(outcomes) == ["committed", "refused"]
+        assert setup.table("t").current_version == base + 1
+    assert [v.version for v in setup.schema_versions(info.id)] == list(range(1, 7))
+
+
+def test_transactions_make_files_visible_only_at_commit(catalog):
+    info = catalog.create_table("t", version_one, "c")
+    tablets = catalog.ensure_tablets(info.current_index_id, [("[]", 0), ("[]", 1)])
+    assert catalog.ensure_tablets(info.current_index_id, [("[]", 1)]) == {("[]", 1): tablets[("[]", 1)]}
+    t1 = catalog.begin_transaction(info.id, "load 1", 60)
+    t2 = catalog.begin_transaction(info.id, "load 2", 60)
+    assert t2 > t1
+    catalog.register_files(t1, [NewFile(tablets[("[]", 0)], 1, "t1/a.parquet", 10, 0)])
+    catalog.register_files(t2, [NewFile(tablets[("[]", 1)], 1, "t1/b.parquet", 5, 0)])
+    assert catalog.snapshot("t").files == ()
+    seq = catalog.commit_transaction(t1, {"t1/a.parquet": 1234})
+    snapshot = catalog.snapshot("t")
+    assert [(f.path, f.row_count, f.byte_size, f.commit_seq) for f in snapshot.files] == [("t1/a.parquet", 10, 1234, seq)]
+    assert catalog.abort_transaction(t2, "test") == ["t1/b.parquet"]
+    assert [f.path for f in catalog.snapshot("t").files] == ["t1/a.parquet"]
+    assert catalog.table_stats(info.id) == (10, 1234)
+    with pytest.raises(TransactionStateError, match="cannot commit: it is ABORTED"):
+        catalog.commit_transaction(t2)
+    with pytest.raises(TransactionStateError, match="already committed"):
+        catalog.abort_transaction(t1, "late")
+    with pytest.raises(TransactionStateError, match="not in PREPARE"):
+        catalog.register_files(t2, [])
+
+
+def test_views_pin_versions_and_protect_what_they_use(catalog):
+    info = catalog.create_table("t", version_one, "c")
+    catalog.create_view("v", "SELECT k FROM t", [ViewDependency("t", info.id, 1, (1,))])
+    view = catalog.view("V")
+    assert view.dependencies[0].table_version == 1 and view.dependencies[0].column_ids == (1,)
+    catalog.create_view("w", "SELECT * FROM v", [ViewDependency("v", dep_view_id=view.id)])
+    assert catalog.view_uses(info.id) == {1: ("v",)}
+    assert catalog.object_kind("w") == "view" and catalog.object_kind("t") == "table"
+    with pytest.raises(NameInUse):
+        catalog.create_view("t", "SELECT 1", [])
+    with pytest.raises(NameInUse):
+        catalog.create_table("v", version_one, "c")
+    with pytest.raises(DependentObjects, match="cannot drop table t: view v uses it"):
+        catalog.drop_table("t")
+    with pytest.raises(DependentObjects, match="cannot drop view v: view w uses it"):
+        catalog.drop_view("v")
+    assert catalog.drop_view("w") and catalog.drop_view("v")
+    assert catalog.view_uses(info.id) == {}
+    assert catalog.drop_table("t").id == info.id

@@ -1,0 +1,87 @@
+"""Shared fixtures: one local SparkSession for the whole test session, catalogs on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one SparkSession of the test run (local mode, small and quiet)."""
+    from alterflow.spark_session import get_spark
+
+    return get_spark("local[2]")
+
+
+PG_ADMIN_URL = os.environ.get("ALTERFLOW_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+
+
+def _pg_available() -> bool:
+    try:
+        import sqlalchemy
+
+        engine = sqlalchemy.create_engine(PG_ADMIN_URL)
+        with engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
+        engine.dispose()
+        return True
+    except Exception:
+        return False
+
+
+@pytest.fixture
+def pg_url():
+    """A fresh, empty PostgreSQL schema for one test, as a catalog URL (search_path set)."""
+    import uuid
+
+    import sqlalchemy
+
+    if not _pg_available():
+        if os.environ.get("CI"):
+            pytest.fail(f"PostgreSQL is not reachable at {PG_ADMIN_URL}")
+        pytest.skip("PostgreSQL is not reachable")
+    schema = f"af_test_{uuid.uuid4().hex[:12]}"
+    admin = sqlalchemy.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
+    yield f"{PG_ADMIN_URL}?options=-csearch_path%3D{schema}"
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
+    admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def catalog_url(request, tmp_path):
+    """Each catalog test runs on SQLite and on PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'catalog.db'}"
+    return request.getfixturevalue("pg_url")
+
+
+@pytest.fixture
+def catalog(catalog_url):
+    from catalog.catalog import Catalog
+
+    return Catalog(catalog_url)
+
+
+@pytest.fixture
+def settings(tmp_path, catalog_url):
+    """Settings for an embedded alterflow under tmp_path (catalog on the parametrised database)."""
+    from alterflow.settings import Settings
+
+    return Settings.from_env(
+        {"ALTERFLOW_HOME": str(tmp_path / "home"), "ALTERFLOW_CATALOG_URL": catalog_url, "ALTERFLOW_SPARK_MASTER": "local[2]"}
+    )
+
+
+@pytest.fixture
+def sqlite_settings(tmp_path):
+    from alterflow.settings import Settings
+
+    return Settings.from_env({"ALTERFLOW_HOME": str(tmp_path / "home"), "ALTERFLOW_SPARK_MASTER": "local[2]"})
