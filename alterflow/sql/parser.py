@@ -1,0 +1,586 @@
+"""Parse alterflow's SQL surface (SPEC section 7) into the dataclasses of `alterflow.sql.ast`.
+
+Approach:
+
+* sqlglot's Doris tokenizer reads the whole input once (quotes, escapes, backquoted names and
+  comments are its business, not ours). Statements are split at its `;` tokens, and every piece of
+  SQL text we keep (`Select.sql`, `CreateView.query`, `Insert.query`, `AlterTable.sql`) is a slice
+  of the user's original text between token positions.
+* Queries (SELECT / WITH, the body of CREATE VIEW, INSERT ... SELECT) are parsed by sqlglot's
+  Spark parser; the resulting tree gives the catalog tables the query reads.
+* Everything else is alterflow's own DDL, which sqlglot parses only in part (it rejects LARGEINT
+  and `PARTITION BY (col)`, has no FIRST/AFTER on MODIFY, no PROPERTIES / ORDER BY / DISTRIBUTED
+  BY in ALTER, and silently falls back to an opaque `Command` on what it does not know). It is
+  read by a small recursive-descent parser over the same token list, so one column-definition
+  rule serves CREATE TABLE and ALTER TABLE, every clause lands in a dataclass, and any token left
+  over is an error. Errors are `SqlError`: one line, quoting the offending token.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.doris import Doris
+from sqlglot.errors import SqlglotError
+from sqlglot.tokens import TokenType
+
+from alterflow.sql.ast import (
+    AddColumn, AddColumns, AlterClause, AlterTable, CancelAlter, ColumnDef, CreateTable, CreateView,
+    Describe, DistributeBy, DropColumn, DropDefault, DropTable, DropView, Insert, Literal,
+    ModifyColumn, OrderBy, Position, RenameColumn, ResumeAlter, Select, SetDefault, ShowAlter,
+    ShowSchemaVersions, Statement,
+)
+
+__all__ = ["SqlError", "parse_statements", "split_statements"]
+
+
+class SqlError(ValueError):
+    """One clear line: what is wrong and where (e.g. "syntax error near 'FOO' in ALTER TABLE:
+    expected a column definition")."""
+
+
+NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_NAME_LENGTH = 128
+# Type name -> the parameters it may take: 0 (none), 1 (n), 2 (p[,s]).
+TYPES = {
+    "BOOLEAN": 0, "TINYINT": 0, "SMALLINT": 0, "INT": 0, "INTEGER": 0, "BIGINT": 0, "LARGEINT": 0,
+    "FLOAT": 0, "DOUBLE": 0, "DECIMAL": 2, "CHAR": 1, "VARCHAR": 1, "STRING": 0, "DATE": 0,
+    "DATETIME": 0, "TIMESTAMP": 0,
+}
+_INT_RE = re.compile(r"\d+")
+_ALTER_CLAUSES = (
+    "ADD COLUMN, DROP COLUMN, MODIFY COLUMN, RENAME COLUMN, ALTER COLUMN, ORDER BY or DISTRIBUTED BY"
+)
+
+
+def parse_statements(text: str) -> list[Statement]:
+    """Parse `;`-separated statements; empty statements (and empty input) yield nothing."""
+    return [_Parser(text, tokens).statement() for tokens in _split(text)]
+
+
+def split_statements(text: str) -> list[str]:
+    """The text of each non-empty statement, without parsing it: a runner that must stop at the
+    first failing statement, with the ones before it done, parses them one at a time."""
+    return [text[tokens[0].start:tokens[-1].end] for tokens in _split(text)]
+
+
+def _split(text: str) -> list[list["_Tok"]]:
+    pieces, current = [], []
+    for tok in _tokenize(text) + [_Tok("punct", ";", len(text), len(text))]:
+        if tok.kind == "punct" and tok.text == ";":
+            if current:
+                pieces.append(current)
+            current = []
+        else:
+            current.append(tok)
+    return pieces
+
+
+# --------------------------------------------------------------------------------------------
+# Tokens
+
+
+@dataclass(frozen=True)
+class _Tok:
+    """A token: kind is 'word' (keyword or plain name), 'quoted' (backquoted name), 'string',
+    'number', 'punct' or 'other' (hex strings and the like). `text` is the unquoted text;
+    [start, end) is its span in the original input."""
+
+    kind: str
+    text: str
+    start: int
+    end: int
+
+    @property
+    def key(self) -> str | None:
+        """What keywords and punctuation are matched against (None: never a keyword)."""
+        return self.text.upper() if self.kind in ("word", "punct") else None
+
+
+def _tokenize(text: str) -> list[_Tok]:
+    """sqlglot's tokens, reduced to `_Tok`. Multi-word keyword tokens ('ORDER BY') become words."""
+    tokenizer = Doris().tokenizer_class()
+    try:
+        raw = tokenizer.tokenize(text)
+    except SqlglotError:
+        done = getattr(tokenizer, "tokens", [])  # the tokens read before the one that failed
+        pos = done[-1].end + 1 if done else 0
+        pos += len(text[pos:]) - len(text[pos:].lstrip())
+        line, column = text.count("\n", 0, pos) + 1, pos - text.rfind("\n", 0, pos)
+        raise SqlError(f"unterminated string, quoted name or comment at line {line}, column {column}: "
+                       + " ".join(text[pos:pos + 30].split())) from None
+    tokens = []
+    for t in raw:
+        start, end = t.start, t.end + 1
+        if t.token_type == TokenType.STRING:
+            tokens.append(_Tok("string", t.text, start, end))
+        elif t.token_type == TokenType.IDENTIFIER:
+            tokens.append(_Tok("quoted", t.text, start, end))
+        elif t.token_type == TokenType.NUMBER:
+            tokens.append(_Tok("number", t.text, start, end))
+        elif t.token_type.name.endswith("_STRING"):
+            tokens.append(_Tok("other", text[start:end], start, end))
+        elif t.text[:1].isalpha() or t.text[:1] == "_":
+            for word in re.finditer(r"\S+", text[start:end]):
+                tokens.append(_Tok("word", word.group(), start + word.start(), start + word.end()))
+        else:
+            tokens.append(_Tok("punct", t.text, start, end))
+    return tokens
+
+
+def _snippet(text: str, limit: int = 30) -> str:
+    text = " ".join(text.split())
+    return "'" + (text if len(text) <= limit else text[:limit] + "...") + "'"
+
+
+def check_name(name: str) -> str:
+    """The name itself, or SqlError when it is not a valid alterflow name."""
+    if len(name) > MAX_NAME_LENGTH or not NAME_RE.fullmatch(name):
+        raise SqlError(
+            f"invalid name '{name}': names match [A-Za-z_][A-Za-z0-9_]* up to {MAX_NAME_LENGTH} characters"
+        )
+    return name
+
+
+# --------------------------------------------------------------------------------------------
+# Queries (sqlglot, Spark dialect)
+
+
+def _query_tables(sql: str, context: str) -> tuple[str, ...]:
+    """Parse a Spark query; the catalog tables it reads, in order of first appearance, without
+    the names its own CTEs define."""
+    try:
+        tree = sqlglot.parse_one(sql, read="spark")
+    except SqlglotError as e:
+        raise SqlError(_sqlglot_message(e, context)) from None
+    if not isinstance(tree, exp.Query):
+        raise SqlError(f"syntax error in {context}: expected a query, got {_snippet(sql)}")
+    found: dict[str, tuple[int, str]] = {}
+    for order, table in enumerate(tree.find_all(exp.Table)):
+        if not isinstance(table.this, exp.Identifier):  # table-valued function, e.g. range(10)
+            continue
+        if table.db or table.catalog:
+            raise SqlError(f"qualified table name '{table.sql('spark')}' in {context}: "
+                           "tables are named without a database")
+        name = check_name(table.name)
+        if name.lower() in found or _is_cte(table):
+            continue
+        found[name.lower()] = (table.this.meta.get("start", order), name)
+    return tuple(name for _, name in sorted(found.values(), key=lambda item: item[0]))
+
+
+def _is_cte(table: exp.Table) -> bool:
+    """Whether a WITH in scope defines the table's name (in a CTE's own body, only the CTEs
+    before it are in scope, unless the WITH is RECURSIVE)."""
+    name = table.name.lower()
+    child, node = table, table.parent
+    while node is not None:
+        if isinstance(node, exp.With):  # `child` is one of its CTEs
+            ctes = node.expressions if node.args.get("recursive") else node.expressions[: child.index]
+        else:
+            with_ = node.args.get("with_")
+            ctes = with_.expressions if isinstance(with_, exp.With) and with_ is not child else []
+        if any(cte.alias.lower() == name for cte in ctes):
+            return True
+        child, node = node, node.parent
+    return False
+
+
+def _sqlglot_message(error: SqlglotError, context: str) -> str:
+    details = getattr(error, "errors", None) or [{}]
+    description = str(details[0].get("description") or error).splitlines()[0]
+    description = re.sub(r"\s*but got <Token.*", "", description)
+    description = re.sub(r"<class '(?:\w+\.)*(\w+)'>", r"\1", description)
+    near = details[0].get("highlight")
+    where = f"near {_snippet(near)} " if near else ""
+    return f"syntax error {where}in {context}: {description}"
+
+
+# --------------------------------------------------------------------------------------------
+# alterflow DDL: recursive descent over the tokens of one statement
+
+
+class _Parser:
+    def __init__(self, text: str, tokens: list[_Tok]):
+        self.text = text
+        self.tokens = tokens
+        self.i = 0
+        self.context = "statement"  # named in error messages, e.g. "ALTER TABLE"
+
+    # ---- token helpers
+
+    def peek(self, ahead: int = 0) -> _Tok | None:
+        j = self.i + ahead
+        return self.tokens[j] if j < len(self.tokens) else None
+
+    def at(self, *keys: str) -> bool:
+        """Whether the next tokens are these keywords / punctuation (case-insensitive)."""
+        return all((tok := self.peek(n)) is not None and tok.key == key for n, key in enumerate(keys))
+
+    def accept(self, *keys: str) -> bool:
+        if self.at(*keys):
+            self.i += len(keys)
+            return True
+        return False
+
+    def expect(self, *keys: str, what: str | None = None) -> None:
+        for key in keys:
+            if not self.accept(key):
+                raise self.error(what or " ".join(keys))
+
+    def error(self, expected: str) -> SqlError:
+        tok = self.peek()
+        where = f"near {_snippet(self.text[tok.start:tok.end])}" if tok else "at end of statement"
+        return SqlError(f"syntax error {where} in {self.context}: expected {expected}")
+
+    def rest(self) -> str:
+        """The original text from the next token to the end of the statement (consumed)."""
+        start, end = self.tokens[self.i].start, self.tokens[-1].end
+        self.i = len(self.tokens)
+        return self.text[start:end]
+
+    def end(self) -> None:
+        if self.peek() is not None:
+            raise self.error("end of statement")
+
+    # ---- building blocks
+
+    def name(self, what: str = "a name") -> str:
+        tok = self.peek()
+        if tok is None or tok.kind not in ("word", "quoted"):
+            raise self.error(what)
+        self.i += 1
+        if self.at("."):
+            qualified = tok.text + "." + (self.peek(1).text if self.peek(1) else "")
+            raise SqlError(f"qualified name '{qualified}' in {self.context}: names are not qualified")
+        return check_name(tok.text)
+
+    def name_list(self) -> tuple[str, ...]:
+        """`(name, ...)`."""
+        self.expect("(", what="'(' and a column list")
+        names = [self.name("a column name")]
+        while self.accept(","):
+            names.append(self.name("a column name"))
+        self.expect(")", what="',' or ')'")
+        return tuple(names)
+
+    def integer(self, what: str, positive: bool = False) -> int:
+        tok = self.peek()
+        is_int = tok is not None and tok.kind == "number" and _INT_RE.fullmatch(tok.text)
+        if not is_int or (positive and int(tok.text) == 0):
+            raise self.error(f"{'a positive' if positive else 'an'} integer {what}")
+        self.i += 1
+        return int(tok.text)
+
+    def literal(self, context: str) -> Literal:
+        """NULL, TRUE/FALSE, [-]number, 'string', DATE/TIMESTAMP 'string'."""
+        tok = self.peek()
+        if tok is None:
+            raise self.literal_error(context, None)
+        start = tok.start
+        if self.accept("NULL"):
+            lit = Literal("null", None, "NULL")
+        elif self.at("TRUE") or self.at("FALSE"):
+            lit = Literal("bool", tok.key == "TRUE", tok.key)
+            self.i += 1
+        elif tok.kind == "string":
+            self.i += 1
+            lit = Literal("string", tok.text, self.text[start:tok.end])
+        elif tok.key in ("DATE", "DATETIME", "TIMESTAMP") and getattr(self.peek(1), "kind", "") == "string":
+            # DATE '2024-01-01': a string literal; the planner reads it against the column's type
+            quoted = self.peek(1)
+            self.i += 2
+            lit = Literal("string", quoted.text, self.text[start:quoted.end])
+        else:
+            sign = "-" if self.accept("-") else ""
+            num = self.peek()
+            if num is None or num.kind != "number":
+                raise self.literal_error(context, tok)
+            self.i += 1
+            text = sign + num.text
+            is_int = _INT_RE.fullmatch(num.text)
+            lit = Literal("int", int(text), text) if is_int else Literal("decimal", text, text)
+        after = self.peek()
+        if after is not None and after.kind == "punct" and after.text not in (",", ")"):
+            raise self.literal_error(context, after)  # arithmetic, a call, a cast...
+        return lit
+
+    def literal_error(self, context: str, tok: _Tok | None) -> SqlError:
+        near = f" (near {_snippet(self.text[tok.start:tok.end])})" if tok else " (got end of statement)"
+        return SqlError(context + near)
+
+    def column_type(self, column: str) -> str:
+        tok = self.peek()
+        if tok is None or tok.kind != "word":
+            raise self.error(f"a type for column {column}")
+        type_name = tok.key
+        if type_name not in TYPES:
+            raise SqlError(f"unknown type {tok.text} for column {column}")
+        self.i += 1
+        params = []
+        if self.accept("("):
+            if not TYPES[type_name]:
+                raise SqlError(f"type {type_name} of column {column} takes no parameters")
+            while True:
+                if len(params) == TYPES[type_name]:
+                    raise self.error(f"')' after the parameters of {type_name}")
+                params.append(str(self.integer(f"as a parameter of {type_name}")))
+                if not self.accept(","):
+                    break
+            self.expect(")", what=f"')' after the parameters of {type_name}")
+        return type_name + (f"({','.join(params)})" if params else "")
+
+    def column_def(self, allow_position: bool) -> ColumnDef:
+        """name type [NULL | NOT NULL] [DEFAULT literal] [COMMENT 'text'] [FIRST | AFTER col]
+        (the attributes in any order, each at most once)."""
+        name = self.name("a column definition")
+        attrs: dict = {"type": self.column_type(name)}
+
+        def once(attr: str, keyword: str, value) -> None:
+            if attr in attrs:
+                raise SqlError(f"{keyword} given twice for column {name} in {self.context}")
+            attrs[attr] = value
+
+        while True:
+            if self.accept("NOT", "NULL"):
+                once("nullable", "NULL / NOT NULL", False)
+            elif self.accept("NULL"):
+                once("nullable", "NULL / NOT NULL", True)
+            elif self.accept("DEFAULT"):
+                once("default", "DEFAULT", self.literal(f"DEFAULT of column {name} accepts literals only"))
+            elif self.accept("COMMENT"):
+                once("comment", "COMMENT", self.string(f"a quoted comment for column {name}"))
+            else:
+                break
+        if self.at("FIRST") or self.at("AFTER"):
+            if not allow_position:
+                raise SqlError(f"FIRST / AFTER is not allowed here in {self.context} (column {name})")
+            attrs["position"] = Position(first=True) if self.accept("FIRST") else self.after()
+        return ColumnDef(name=name, **attrs)
+
+    def after(self) -> Position:
+        self.expect("AFTER")
+        return Position(after=self.name("a column name after AFTER"))
+
+    def distributed_by(self) -> tuple[tuple[str, ...], int]:
+        """(after DISTRIBUTED BY) HASH(col, ...) BUCKETS n."""
+        self.expect("HASH", what="HASH(col, ...)")
+        columns = self.name_list()
+        self.expect("BUCKETS", what="BUCKETS n")
+        return columns, self.integer("after BUCKETS", positive=True)
+
+    def properties(self) -> dict[str, str]:
+        """(after PROPERTIES) ("key" = "value", ...)."""
+        self.expect("(", what="'(' after PROPERTIES")
+        props: dict[str, str] = {}
+        while True:
+            key = self.string("a quoted property name")
+            self.expect("=", what=f"'=' after property \"{key}\"")
+            value = self.string(f"a quoted value for property \"{key}\"")
+            if key.lower() in props:
+                raise SqlError(f"property \"{key}\" given twice in {self.context}")
+            props[key.lower()] = value
+            if not self.accept(","):
+                break
+        self.expect(")", what="',' or ')' in PROPERTIES")
+        return props
+
+    def string(self, what: str) -> str:
+        tok = self.peek()
+        if tok is None or tok.kind != "string":
+            raise self.error(what)
+        self.i += 1
+        return tok.text
+
+    # ---- statements
+
+    def statement(self) -> Statement:
+        if self.at("SELECT") or self.at("WITH") or self.at("("):
+            sql = self.rest()
+            return Select(sql=sql, tables=_query_tables(sql, "SELECT"))
+        for keys, method in self.STATEMENTS:
+            if self.accept(*keys):
+                self.context = " ".join(keys)
+                stmt = method(self)
+                self.end()
+                return stmt
+        raise self.unsupported()
+
+    def unsupported(self) -> SqlError:
+        head = self.text[self.tokens[0].start:self.tokens[min(2, len(self.tokens) - 1)].end]
+        more = " ..." if len(self.tokens) > 3 else ""
+        return SqlError(f"unsupported statement: {' '.join(head.split())}{more}")
+
+    def create_table(self) -> CreateTable:
+        if_not_exists = self.accept("IF", "NOT", "EXISTS")
+        name = self.name("a table name")
+        self.expect("(", what="'(' and column definitions")
+        columns: list[ColumnDef] = []
+        primary_key: tuple[str, ...] | None = None
+        while True:
+            if self.accept("PRIMARY", "KEY"):
+                if primary_key is not None:
+                    raise SqlError(f"PRIMARY KEY given twice in CREATE TABLE {name}")
+                primary_key = self.name_list()
+            else:
+                columns.append(self.column_def(allow_position=False))
+            if not self.accept(","):
+                break
+        self.expect(")", what="',' or ')' after a column definition")
+        if not columns:
+            raise SqlError(f"CREATE TABLE {name} defines no columns")
+        clauses: dict = {}
+
+        def once(clause: str, value) -> None:
+            if clause in clauses:
+                raise SqlError(f"{clause} given twice in CREATE TABLE {name}")
+            clauses[clause] = value
+
+        while self.peek() is not None:
+            if self.accept("PARTITION", "BY"):
+                once("PARTITION BY", self.name_list())
+            elif self.accept("DISTRIBUTED", "BY"):
+                once("DISTRIBUTED BY", self.distributed_by())
+            elif self.accept("ORDER", "BY"):
+                once("ORDER BY", self.name_list())
+            else:
+                raise self.error("PARTITION BY, DISTRIBUTED BY, ORDER BY or end of statement")
+        distributed_by, buckets = clauses.get("DISTRIBUTED BY", (None, None))
+        return CreateTable(
+            name=name, columns=tuple(columns), primary_key=primary_key or (),
+            partition_by=clauses.get("PARTITION BY", ()), distributed_by=distributed_by,
+            buckets=buckets, order_by=clauses.get("ORDER BY", ()), if_not_exists=if_not_exists,
+            sql=self.text[self.tokens[0].start:self.tokens[-1].end],
+        )
+
+    def drop_table(self) -> DropTable:
+        if_exists = self.accept("IF", "EXISTS")
+        return DropTable(name=self.name("a table name"), if_exists=if_exists)
+
+    def create_view(self) -> CreateView:
+        name = self.name("a view name")
+        self.expect("AS", what="AS SELECT ...")
+        if not (self.at("SELECT") or self.at("WITH") or self.at("(")):
+            raise self.error("a SELECT query after AS")
+        query = self.rest()
+        return CreateView(name=name, query=query, tables=_query_tables(query, f"CREATE VIEW {name}"))
+
+    def drop_view(self) -> DropView:
+        if_exists = self.accept("IF", "EXISTS")
+        return DropView(name=self.name("a view name"), if_exists=if_exists)
+
+    def describe(self) -> Describe:
+        return Describe(table=self.name("a table name"))
+
+    def insert(self) -> Insert:
+        table = self.name("a table name")
+        columns = None
+        if self.at("(") and not (self.at("(", "SELECT") or self.at("(", "WITH")):
+            columns = self.name_list()
+        if self.at("SELECT") or self.at("WITH") or self.at("("):
+            query = self.rest()
+            _query_tables(query, f"INSERT INTO {table}")  # parses and checks it; Insert has no tables
+            return Insert(table=table, columns=columns, query=query)
+        self.expect("VALUES", what="VALUES or SELECT")
+        rows = [self.values_row()]
+        while self.accept(","):
+            rows.append(self.values_row())
+        widths = {len(row) for row in rows}
+        if len(widths) > 1:
+            raise SqlError(f"INSERT INTO {table}: VALUES rows have different numbers of values "
+                           f"({', '.join(str(len(row)) for row in rows)})")
+        if columns is not None and widths != {len(columns)}:
+            raise SqlError(f"INSERT INTO {table}: {len(columns)} columns listed but VALUES rows "
+                           f"have {len(rows[0])} values")
+        return Insert(table=table, columns=columns, rows=tuple(rows))
+
+    def values_row(self) -> tuple[Literal, ...]:
+        self.expect("(", what="'(' to start a VALUES row")
+        only_literals = "INSERT ... VALUES accepts literals only; use INSERT ... SELECT for expressions"
+        row = [self.literal(only_literals)]
+        while self.accept(","):
+            row.append(self.literal(only_literals))
+        self.expect(")", what="',' or ')' in a VALUES row")
+        return tuple(row)
+
+    def explain(self) -> AlterTable:
+        self.expect("ALTER", "TABLE", what="ALTER TABLE (only ALTER TABLE can be explained)")
+        self.context = "EXPLAIN ALTER TABLE"
+        return self.alter_table(explain=True)
+
+    def alter_table(self, explain: bool = False) -> AlterTable:
+        table = self.name("a table name")
+        clauses = [self.alter_clause()]
+        while self.accept(","):
+            clauses.append(self.alter_clause())
+        properties = self.properties() if self.accept("PROPERTIES") else {}
+        sql = self.text[self.tokens[1 if explain else 0].start:self.tokens[-1].end]  # without EXPLAIN
+        return AlterTable(table, tuple(clauses), properties=properties, explain=explain, sql=sql)
+
+    def alter_clause(self) -> AlterClause:
+        if self.accept("ADD"):
+            self.expect("COLUMN", what="COLUMN after ADD")
+            if not self.accept("("):
+                return AddColumn(self.column_def(allow_position=True))
+            columns = [self.column_def(allow_position=False)]
+            while self.accept(","):
+                columns.append(self.column_def(allow_position=False))
+            self.expect(")", what="',' or ')' after a column definition")
+            return AddColumns(tuple(columns))
+        if self.accept("DROP"):
+            self.expect("COLUMN", what="COLUMN after DROP")
+            return DropColumn(self.name("a column name"))
+        if self.accept("MODIFY"):
+            self.expect("COLUMN", what="COLUMN after MODIFY")
+            return ModifyColumn(self.column_def(allow_position=True))
+        if self.accept("RENAME"):
+            self.expect("COLUMN", what="COLUMN after RENAME")
+            old = self.name("a column name")
+            self.accept("TO")
+            return RenameColumn(old, self.name("the new column name"))
+        if self.accept("ALTER"):
+            self.expect("COLUMN", what="COLUMN after ALTER")
+            column = self.name("a column name")
+            if self.accept("SET", "DEFAULT"):
+                return SetDefault(column, self.literal(f"DEFAULT of column {column} accepts literals only"))
+            self.expect("DROP", "DEFAULT", what="SET DEFAULT or DROP DEFAULT")
+            return DropDefault(column)
+        if self.accept("ORDER", "BY"):
+            return OrderBy(self.name_list())
+        if self.accept("DISTRIBUTED", "BY"):
+            return DistributeBy(*self.distributed_by())
+        raise self.error(_ALTER_CLAUSES)
+
+    def show(self) -> ShowAlter | ShowSchemaVersions:
+        if self.accept("ALTER"):
+            self.expect("TABLE", "COLUMN", what="TABLE COLUMN")
+            self.context = "SHOW ALTER TABLE COLUMN"
+            return ShowAlter(self.name("a table name") if self.accept("FROM") else None)
+        if self.accept("SCHEMA"):
+            self.expect("VERSIONS", "FROM", what="VERSIONS FROM table")
+            self.context = "SHOW SCHEMA VERSIONS"
+            return ShowSchemaVersions(self.name("a table name"))
+        raise self.unsupported()
+
+    def job_table(self) -> str:
+        """(after CANCEL / RESUME) ALTER TABLE COLUMN FROM t."""
+        self.expect("ALTER", "TABLE", "COLUMN", "FROM", what="ALTER TABLE COLUMN FROM table")
+        return self.name("a table name")
+
+    STATEMENTS = (
+        (("CREATE", "TABLE"), create_table),
+        (("CREATE", "VIEW"), create_view),
+        (("DROP", "TABLE"), drop_table),
+        (("DROP", "VIEW"), drop_view),
+        (("INSERT", "INTO"), insert),
+        (("DESCRIBE",), describe),
+        (("DESC",), describe),
+        (("ALTER", "TABLE"), alter_table),
+        (("SHOW",), show),
+        (("EXPLAIN",), explain),
+        (("CANCEL",), lambda self: CancelAlter(self.job_table())),
+        (("RESUME",), lambda self: ResumeAlter(self.job_table())),
+    )
