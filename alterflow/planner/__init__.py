@@ -1,0 +1,24 @@
+"""The planner: CREATE TABLE and ALTER TABLE rules (SPEC §3) as plain Python.
+
+`plan_create_table` builds a table's first schema version; `plan_alter` classifies every clause of
+an ALTER TABLE as LIGHT / HEAVY / REJECTED and builds the one new version they produce together.
+"""
+
+from alterflow.planner.alter_planner import (
+    AlterPlan,
+    ClausePlan,
+    ColumnConversion,
+    TableContext,
+    Verdict,
+    plan_alter,
+    render_clause,
+)
+from alterflow.planner.create_table import plan_create_table
+from alterflow.planner.errors import AlterRejected, CreateTableRejected
+from alterflow.planner.properties import AlterProperties, parse_properties
+
+__all__ = [
+    "AlterPlan", "AlterProperties", "AlterRejected", "ClausePlan", "ColumnConversion",
+    "CreateTableRejected", "TableContext", "Verdict", "parse_properties", "plan_alter",
+    "plan_create_table", "render_clause",
+]

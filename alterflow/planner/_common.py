@@ -1,0 +1,69 @@
+"""Small helpers shared by the CREATE TABLE and ALTER TABLE planners."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from alterflow.sql.ast import ColumnDef, Literal
+
+NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_NAME = 128
+MAX_BUCKETS = 1024
+FLOATING = frozenset({"FLOAT", "DOUBLE"})
+
+
+def valid_name(name: str) -> bool:
+    return isinstance(name, str) and len(name) <= MAX_NAME and NAME_RE.fullmatch(name) is not None
+
+
+def is_floating(dtype) -> bool:
+    return str(getattr(dtype, "name", "")).upper() in FLOATING
+
+
+def literal_sql(lit: Literal) -> str:
+    if lit.text:
+        return lit.text
+    if lit.kind == "null" or lit.value is None:
+        return "NULL"
+    if lit.kind == "string":
+        return quote_string(str(lit.value))
+    if lit.kind == "bool":
+        return "TRUE" if lit.value else "FALSE"
+    return str(lit.value)
+
+
+def quote_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def column_def_sql(col: ColumnDef) -> str:
+    parts = [col.name, col.type]
+    if col.nullable is True:
+        parts.append("NULL")
+    elif col.nullable is False:
+        parts.append("NOT NULL")
+    if col.default is not None:
+        parts.append("DEFAULT " + literal_sql(col.default))
+    if col.comment is not None:
+        parts.append("COMMENT " + quote_string(col.comment))
+    if col.position is not None:
+        if col.position.first:
+            parts.append("FIRST")
+        elif col.position.after is not None:
+            parts.append("AFTER " + col.position.after)
+    return " ".join(parts)
+
+
+def name_list(names: Iterable[str]) -> str:
+    return "(" + ", ".join(names) + ")"
+
+
+def first_duplicate(names: Iterable[str]) -> str | None:
+    seen: set[str] = set()
+    for name in names:
+        key = name.lower()
+        if key in seen:
+            return name
+        seen.add(key)
+    return None

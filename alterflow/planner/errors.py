@@ -1,0 +1,21 @@
+"""Errors raised by the planner. Each message is one line naming the table, the column and the rule."""
+
+from __future__ import annotations
+
+__all__ = ["AlterRejected", "CreateTableRejected", "one_line"]
+
+
+def one_line(message: str) -> str:
+    """Messages are one line: user text (literals, comments) may hold line breaks."""
+    return message.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\r")
+
+
+class AlterRejected(ValueError):
+    """An ALTER TABLE statement (or one of its clauses) breaks a rule; nothing changes.
+
+    Example: ``ALTER TABLE t: cannot drop column k: it is a primary-key column``.
+    """
+
+
+class CreateTableRejected(ValueError):
+    """A CREATE TABLE statement breaks a rule; nothing is created."""

@@ -1,0 +1,77 @@
+"""ALTER TABLE ... PROPERTIES ("key" = "value", ...): parsing and validation."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping
+
+from alterflow.planner.errors import AlterRejected, one_line
+
+__all__ = ["AlterProperties", "parse_properties", "KNOWN_PROPERTIES"]
+
+KNOWN_PROPERTIES = ("timeout", "on_cast_error", "postpone_swap", "rewrite", "expected_version")
+
+_DIGITS = re.compile(r"[0-9]+")
+
+
+@dataclass(frozen=True)
+class AlterProperties:
+    timeout: int = 86400  # seconds a job may take before it is cancelled
+    on_cast_error: str = "fail"  # "fail" | "null"
+    postpone_swap: bool = False
+    rewrite: bool = False
+    expected_version: int | None = None
+
+
+def _quote(value: object) -> str:
+    return '"' + str(value).replace('"', '\\"') + '"'
+
+
+def parse_properties(table: str, props: Mapping[str, str] | None) -> AlterProperties:
+    """Validate the PROPERTIES of an ALTER TABLE on `table`.
+
+    Keys match case-insensitively; values are trimmed; booleans and `on_cast_error` are
+    case-insensitive. Raises AlterRejected naming the property for an unknown key or a bad value.
+    """
+    values: dict[str, object] = {}
+    seen: dict[str, str] = {}
+    for raw_key, raw_value in (props or {}).items():
+        key = str(raw_key).strip().lower()
+        shown = str(raw_key)
+
+        def bad(rule: str) -> AlterRejected:
+            return AlterRejected(
+                one_line(f"ALTER TABLE {table}: property {_quote(shown)} {rule}, got {_quote(raw_value)}")
+            )
+
+        if key not in KNOWN_PROPERTIES:
+            raise AlterRejected(
+                one_line(
+                    f"ALTER TABLE {table}: unknown property {_quote(shown)}"
+                    f" (known: {', '.join(KNOWN_PROPERTIES)})"
+                )
+            )
+        if key in seen:
+            raise AlterRejected(
+                one_line(f"ALTER TABLE {table}: property {_quote(shown)} is given twice")
+            )
+        seen[key] = shown
+        text = "" if raw_value is None else str(raw_value).strip()
+        if key == "timeout":
+            if not _DIGITS.fullmatch(text) or int(text) <= 0:
+                raise bad("must be a positive integer number of seconds")
+            values[key] = int(text)
+        elif key == "on_cast_error":
+            if text.lower() not in ("fail", "null"):
+                raise bad("must be fail or null")
+            values[key] = text.lower()
+        elif key in ("postpone_swap", "rewrite"):
+            if text.lower() not in ("true", "false"):
+                raise bad("must be true or false")
+            values[key] = text.lower() == "true"
+        else:  # expected_version
+            if not _DIGITS.fullmatch(text):
+                raise bad("must be a non-negative integer")
+            values[key] = int(text)
+    return AlterProperties(**values)

@@ -1,0 +1,576 @@
+"""Column types: parsing, conversion classes, value coercion, Arrow/Spark mapping and bucketing.
+
+One `DataType` per SQL type of SPEC §7. This module answers, for the rest of alterflow:
+
+- what a type's text means (`parse_type`, `DataType.sql`),
+- whether a type change is SAME, LIGHT (a read-time cast), HEAVY (a rewrite) or REJECTED
+  (`classify_conversion`, the lists of SPEC §3),
+- which Python value a SQL literal or a loaded value becomes under a type (`coerce_literal`,
+  `coerce_value`), how a default is stored in the catalog (`encode_value` / `decode_value`) and
+  shown to people (`format_value`),
+- the Arrow and Spark types that carry a column (`to_arrow`, `to_spark`),
+- the hash bucket of a distribution key, identically in Python (`bucket_of`) and in Spark
+  (`spark_bucket_expr`).
+
+Python representations: BOOLEAN bool; TINYINT..LARGEINT int; FLOAT / DOUBLE float (finite);
+DECIMAL decimal.Decimal with exactly the column's scale; CHAR / VARCHAR / STRING str (CHAR is not
+padded); DATE datetime.date; DATETIME naive datetime.datetime (microseconds). NULL is None.
+
+Importing this module never imports pyspark: `to_spark` and `spark_bucket_expr` import it lazily.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import enum
+import math
+import numbers
+import re
+import struct
+import zlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+if TYPE_CHECKING:  # pragma: no cover
+    from alterflow.sql.ast import Literal
+    from pyspark.sql import Column
+
+__all__ = [
+    "InvalidType", "InvalidValue", "DataType", "parse_type", "Change", "classify_conversion",
+    "coerce_literal", "coerce_value", "encode_value", "decode_value", "format_value", "to_arrow",
+    "to_spark", "bucket_of", "spark_bucket_expr",
+]
+
+
+class InvalidType(ValueError):
+    """A type text or type that alterflow does not support (one-line message)."""
+
+
+class InvalidValue(ValueError):
+    """A literal or value that does not fit a type (one-line message naming both)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Types
+# --------------------------------------------------------------------------------------------
+
+INTEGER_TYPES = ("TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT")  # narrow to wide
+FLOAT_TYPES = ("FLOAT", "DOUBLE")
+NUMBER_TYPES = INTEGER_TYPES + FLOAT_TYPES + ("DECIMAL",)
+STRING_TYPES = ("CHAR", "VARCHAR", "STRING")
+TEMPORAL_TYPES = ("DATE", "DATETIME")
+TYPE_NAMES = ("BOOLEAN",) + NUMBER_TYPES + STRING_TYPES + TEMPORAL_TYPES
+
+_SYNONYMS = {"INTEGER": "INT", "BOOL": "BOOLEAN", "TIMESTAMP": "DATETIME"}
+
+MAX_DECIMAL_PRECISION = 38
+DEFAULT_DECIMAL = (9, 0)
+MAX_VARCHAR_LENGTH = 65533
+MAX_CHAR_LENGTH = 255
+
+# Inclusive ranges. LARGEINT is stored as decimal(38,0), which bounds it tighter than 128 bits.
+_INT_RANGES = {
+    "TINYINT": (-(2**7), 2**7 - 1),
+    "SMALLINT": (-(2**15), 2**15 - 1),
+    "INT": (-(2**31), 2**31 - 1),
+    "BIGINT": (-(2**63), 2**63 - 1),
+    "LARGEINT": (max(-(2**127), -(10**38) + 1), min(2**127 - 1, 10**38 - 1)),
+}
+
+
+@dataclass(frozen=True)
+class DataType:
+    """A column type. Omitted parameters take Doris's defaults: DECIMAL(9,0), VARCHAR(65533), CHAR(1)."""
+
+    name: str
+    precision: int | None = None  # DECIMAL only
+    scale: int | None = None  # DECIMAL only
+    length: int | None = None  # CHAR / VARCHAR only
+
+    def __post_init__(self) -> None:
+        name = str(self.name).upper()
+        name = _SYNONYMS.get(name, name)
+        if name not in TYPE_NAMES:
+            raise InvalidType(f"unknown type {self.name}")
+        object.__setattr__(self, "name", name)
+        if name == "DECIMAL":
+            self._init_decimal()
+        elif self.precision is not None or self.scale is not None:
+            raise InvalidType(f"type {name} takes no precision or scale")
+        if name in ("CHAR", "VARCHAR"):
+            self._init_length()
+        elif self.length is not None:
+            raise InvalidType(f"type {name} takes no length")
+
+    def _init_decimal(self) -> None:
+        precision = DEFAULT_DECIMAL[0] if self.precision is None else self.precision
+        scale = DEFAULT_DECIMAL[1] if self.scale is None else self.scale
+        if not 1 <= precision <= MAX_DECIMAL_PRECISION:
+            raise InvalidType(f"invalid type DECIMAL({precision},{scale}): precision must be 1..38")
+        if not 0 <= scale <= precision:
+            raise InvalidType(f"invalid type DECIMAL({precision},{scale}): scale must be 0..precision")
+        object.__setattr__(self, "precision", precision)
+        object.__setattr__(self, "scale", scale)
+
+    def _init_length(self) -> None:
+        limit = MAX_CHAR_LENGTH if self.name == "CHAR" else MAX_VARCHAR_LENGTH
+        length = (1 if self.name == "CHAR" else MAX_VARCHAR_LENGTH) if self.length is None else self.length
+        if not 1 <= length <= limit:
+            raise InvalidType(f"invalid type {self.name}({length}): length must be 1..{limit}")
+        object.__setattr__(self, "length", length)
+
+    def sql(self) -> str:
+        """Canonical text: "INT", "DECIMAL(10,2)", "VARCHAR(20)", "CHAR(3)", "DATETIME"."""
+        if self.name == "DECIMAL":
+            return f"DECIMAL({self.precision},{self.scale})"
+        if self.name in ("CHAR", "VARCHAR"):
+            return f"{self.name}({self.length})"
+        return self.name
+
+    def __str__(self) -> str:
+        return self.sql()
+
+    @property
+    def is_integer(self) -> bool:
+        return self.name in INTEGER_TYPES
+
+    @property
+    def is_float(self) -> bool:
+        return self.name in FLOAT_TYPES
+
+    @property
+    def is_number(self) -> bool:
+        return self.name in NUMBER_TYPES
+
+    @property
+    def is_string(self) -> bool:
+        return self.name in STRING_TYPES
+
+    @property
+    def is_temporal(self) -> bool:
+        return self.name in TEMPORAL_TYPES
+
+
+_TYPE_RE = re.compile(r"^\s*([A-Za-z]+)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*$")
+
+
+def parse_type(text: str) -> DataType:
+    """Parse a type as written ("INT", "DECIMAL(10,2)", "VARCHAR", "TIMESTAMP", ...)."""
+    match = _TYPE_RE.match(text or "")
+    if match is None:
+        raise InvalidType(f"invalid type {text!r}")
+    word, first, second = match.group(1).upper(), match.group(2), match.group(3)
+    name = _SYNONYMS.get(word, word)
+    if name not in TYPE_NAMES:
+        raise InvalidType(f"unknown type {text.strip()}")
+    if first is None:
+        return DataType(name)
+    if name == "DECIMAL":
+        return DataType(name, precision=int(first), scale=0 if second is None else int(second))
+    if name in ("CHAR", "VARCHAR") and second is None:
+        return DataType(name, length=int(first))
+    raise InvalidType(f"invalid type {text.strip()}: {name} takes no such parameters")
+
+
+# --------------------------------------------------------------------------------------------
+# Type changes (SPEC §3)
+# --------------------------------------------------------------------------------------------
+
+
+class Change(enum.Enum):
+    SAME = "SAME"
+    LIGHT = "LIGHT"
+    HEAVY = "HEAVY"
+    REJECTED = "REJECTED"
+
+
+def classify_conversion(old: DataType, new: DataType) -> tuple[Change, str]:
+    """How changing a column from `old` to `new` is carried out, with a short reason."""
+    arrow = f"{old.sql()} -> {new.sql()}"
+    if old == new:
+        return Change.SAME, f"type stays {old.sql()}"
+    if _is_lossless_widening(old, new):
+        return Change.LIGHT, f"lossless widening {arrow}"
+    heavy_reason = _heavy_reason(old, new)
+    if heavy_reason is not None:
+        return Change.HEAVY, f"{arrow} {heavy_reason} and needs a rewrite"
+    return Change.REJECTED, f"{arrow} is not a supported type change"
+
+
+def _is_lossless_widening(old: DataType, new: DataType) -> bool:
+    if old.is_integer and new.is_integer:
+        return INTEGER_TYPES.index(new.name) > INTEGER_TYPES.index(old.name)
+    if (old.name, new.name) in (("FLOAT", "DOUBLE"), ("DATE", "DATETIME")):
+        return True
+    if old.name == "DECIMAL" and new.name == "DECIMAL":
+        return new.scale >= old.scale and new.precision - new.scale >= old.precision - old.scale
+    if old.name in ("CHAR", "VARCHAR"):
+        return new.name == "STRING" or (new.name == "VARCHAR" and new.length >= old.length)
+    return False
+
+
+def _heavy_reason(old: DataType, new: DataType) -> str | None:
+    """Why a non-lossless change is still allowed as a rewrite, or None when it is rejected."""
+    if old.is_string and (new.is_number or new.name == "DATE"):
+        return "can fail"
+    if old.is_number and new.is_number:
+        return "can fail or lose precision"
+    if old.name == "DATETIME" and new.name == "DATE":
+        return "drops the time of day"
+    if old.name in ("INT", "BIGINT") and new.name == "DATE":
+        return "reads yyyymmdd, can fail"
+    if old.is_number and new.name == "STRING":
+        return "changes the stored representation"
+    if old.is_number and new.name == "VARCHAR":
+        return "can fail"
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Values: literals and loaded values
+# --------------------------------------------------------------------------------------------
+
+_DECIMAL_CONTEXT = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_EVEN, Emax=999999, Emin=-999999)
+_INT_TEXT_RE = re.compile(r"^[+-]?\d+$")
+_NUMBER_TEXT_RE = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+_DATE_TEXT_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_DATETIME_TEXT_RE = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?)?$"
+)
+_BOOL_TEXTS = {"true": True, "1": True, "false": False, "0": False}
+_MAX_SHOWN = 60
+
+
+def coerce_literal(lit: "Literal", t: DataType) -> object:
+    """The Python value of type `t` for a SQL literal (DEFAULT or INSERT VALUES), or InvalidValue.
+
+    Kinds: 'null' fits every type; 'bool' only BOOLEAN; 'int' and 'decimal' (value is its text)
+    fit number types when the value is exact there; 'string' fits strings, DATE, DATETIME, and
+    numbers / BOOLEAN when it parses as one (like '1' into INT).
+    """
+    shown = _shorten(lit.text)
+    if lit.kind == "null":
+        return None
+    if lit.kind == "bool":
+        return _coerce(bool(lit.value), t, shown)
+    if lit.kind == "int":
+        return _coerce(int(lit.value), t, shown)
+    if lit.kind == "decimal":
+        text = str(lit.value).strip()
+        if not _NUMBER_TEXT_RE.match(text):
+            raise InvalidValue(f"value {shown} is not a valid {t.sql()}")
+        return _coerce(decimal.Decimal(text), t, shown)
+    if lit.kind == "string":
+        return _coerce(str(lit.value), t, shown)
+    raise InvalidValue(f"value {shown} is not a valid {t.sql()}")
+
+
+def coerce_value(value: object, t: DataType) -> object:
+    """The Python value of type `t` for a loaded value (CSV text, JSON, pyarrow), or InvalidValue.
+
+    Accepts None, str, bool, int, float, Decimal, date and datetime with the same rules and
+    messages as `coerce_literal`. An aware datetime is converted to UTC and made naive.
+    """
+    if value is None:
+        return None
+    return _coerce(value, t, _show(value))
+
+
+def _coerce(value: object, t: DataType, shown: str) -> object:
+    if isinstance(value, str):
+        return _from_text(value, t, shown)
+    if isinstance(value, bool):
+        if t.name == "BOOLEAN":
+            return value
+    elif isinstance(value, (numbers.Integral, float, decimal.Decimal)):
+        if t.is_number:
+            return _to_number(value, t, shown)
+    elif isinstance(value, _dt.datetime):
+        if t.is_temporal:
+            return _from_datetime(value, t, shown)
+    elif isinstance(value, _dt.date):
+        if t.is_temporal:
+            return value if t.name == "DATE" else _dt.datetime(value.year, value.month, value.day)
+    raise InvalidValue(f"value {shown} is not a valid {t.sql()}")
+
+
+def _from_text(text: str, t: DataType, shown: str) -> object:
+    if t.is_string:
+        if t.length is not None and len(text) > t.length:
+            raise InvalidValue(f"value {shown} does not fit {t.sql()}")
+        return text
+    stripped = text.strip()
+    if t.name == "BOOLEAN" and stripped.lower() in _BOOL_TEXTS:
+        return _BOOL_TEXTS[stripped.lower()]
+    if t.is_integer and _INT_TEXT_RE.match(stripped):
+        return _to_number(int(stripped), t, shown)
+    if t.is_number and not t.is_integer and _NUMBER_TEXT_RE.match(stripped):
+        return _to_number(decimal.Decimal(stripped), t, shown)
+    if t.name == "DATE":
+        return _parse_date(stripped, t, shown)
+    if t.name == "DATETIME":
+        return _parse_datetime(stripped, t, shown)
+    raise InvalidValue(f"value {shown} is not a valid {t.sql()}")
+
+
+def _to_number(value: numbers.Real, t: DataType, shown: str) -> object:
+    """A number converted to type `t` when it is exact there (floats: finite and in range)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidValue(f"value {shown} does not fit {t.sql()}")
+    if isinstance(value, decimal.Decimal) and not value.is_finite():
+        raise InvalidValue(f"value {shown} does not fit {t.sql()}")
+    if t.is_integer:
+        return _to_integer(value, t, shown)
+    if t.is_float:
+        return _to_float(value, t, shown)
+    return _to_decimal(value, t, shown)
+
+
+def _to_integer(value: numbers.Real, t: DataType, shown: str) -> int:
+    if not isinstance(value, numbers.Integral):
+        exact = decimal.Decimal(value) if isinstance(value, float) else value
+        if exact != int(exact):
+            raise InvalidValue(f"value {shown} does not fit {t.sql()}")
+    result = int(value)
+    low, high = _INT_RANGES[t.name]
+    if not low <= result <= high:
+        raise InvalidValue(f"value {shown} does not fit {t.sql()}")
+    return result
+
+
+def _to_float(value: numbers.Real, t: DataType, shown: str) -> float:
+    try:
+        result = float(value)
+        if t.name == "FLOAT":
+            struct.pack("<f", result)  # OverflowError when it rounds outside float32
+    except OverflowError:
+        raise InvalidValue(f"value {shown} does not fit {t.sql()}") from None
+    if not math.isfinite(result):
+        raise InvalidValue(f"value {shown} does not fit {t.sql()}")
+    return result
+
+
+def _to_decimal(value: numbers.Real, t: DataType, shown: str) -> decimal.Decimal:
+    if isinstance(value, float):
+        exact = decimal.Decimal(repr(value))  # the shortest text: 0.1, not 0.1000000000000000055...
+    else:
+        exact = value if isinstance(value, decimal.Decimal) else decimal.Decimal(int(value))
+    if not exact.is_zero() and exact.adjusted() >= t.precision - t.scale:
+        raise InvalidValue(f"value {shown} does not fit {t.sql()}")
+    result = exact.quantize(decimal.Decimal(1).scaleb(-t.scale), context=_DECIMAL_CONTEXT)
+    if result != exact:
+        raise InvalidValue(f"value {shown} does not fit {t.sql()}")
+    return result.copy_abs() if result.is_zero() else result
+
+
+def _parse_date(text: str, t: DataType, shown: str) -> _dt.date:
+    match = _DATE_TEXT_RE.match(text)
+    try:
+        if match is None:
+            raise ValueError(text)
+        return _dt.date(*(int(g) for g in match.groups()))
+    except ValueError:
+        raise InvalidValue(f"value {shown} is not a valid {t.sql()}") from None
+
+
+def _parse_datetime(text: str, t: DataType, shown: str) -> _dt.datetime:
+    match = _DATETIME_TEXT_RE.match(text)
+    try:
+        if match is None:
+            raise ValueError(text)
+        year, month, day, hour, minute, second, fraction = match.groups()
+        return _dt.datetime(
+            int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0),
+            int((fraction or "0").ljust(6, "0")),
+        )
+    except ValueError:
+        raise InvalidValue(f"value {shown} is not a valid {t.sql()}") from None
+
+
+def _from_datetime(value: _dt.datetime, t: DataType, shown: str) -> object:
+    if value.tzinfo is not None:
+        value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    if t.name == "DATETIME":
+        return _dt.datetime(value.year, value.month, value.day, value.hour, value.minute,
+                            value.second, value.microsecond)
+    if value.time() != _dt.time(0):
+        raise InvalidValue(f"value {shown} does not fit {t.sql()}")
+    return value.date()
+
+
+def _show(value: object) -> str:
+    """A value as it appears in messages: strings quoted like SQL, one line, shortened."""
+    if isinstance(value, str):
+        return _shorten("'" + value.replace("'", "''") + "'")
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, _dt.datetime):
+        return _shorten(f"'{value.isoformat(sep=' ')}'")
+    if isinstance(value, _dt.date):
+        return f"'{value.isoformat()}'"
+    return _shorten(str(value))
+
+
+def _shorten(text: str) -> str:
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."
+
+
+# --------------------------------------------------------------------------------------------
+# Catalog storage and display
+# --------------------------------------------------------------------------------------------
+
+
+def encode_value(value: object, t: DataType) -> object:
+    """A JSON-serialisable form of a value of type `t` (for defaults in the catalog)."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
+    if isinstance(value, _dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+def decode_value(data: object, t: DataType) -> object:
+    """The inverse of `encode_value`."""
+    return coerce_value(data, t)
+
+
+def format_value(value: object, t: DataType) -> str:
+    """Human text of a value of type `t`: NULL, true/false, 1.50, 2024-01-01, 2024-01-01 10:00:00.5."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if t.name == "DECIMAL":
+        return format(_to_decimal(value, t, _show(value)), "f")
+    if t.name == "FLOAT" and isinstance(value, float):
+        return _float32_text(value)
+    if isinstance(value, _dt.datetime):
+        return _datetime_text(value)
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+def _float32_text(value: float) -> str:
+    """The shortest text that reads back as the same float32 (0.1 rather than 0.10000000149...)."""
+    try:
+        target = struct.pack("<f", value)
+    except OverflowError:
+        return repr(value)
+    for digits in range(1, 10):
+        text = f"{value:.{digits}g}"
+        if struct.pack("<f", float(text)) == target:
+            return repr(float(text))
+    return repr(value)
+
+
+def _datetime_text(value: _dt.datetime) -> str:
+    """Spark's TimestampNTZ text: fraction only when nonzero, without trailing zeros."""
+    text = value.replace(microsecond=0).isoformat(sep=" ")
+    if value.microsecond:
+        text += "." + f"{value.microsecond:06d}".rstrip("0")
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# Arrow and Spark
+# --------------------------------------------------------------------------------------------
+
+_ARROW_TYPES = {
+    "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(),
+    "BIGINT": pa.int64(), "LARGEINT": pa.decimal128(38, 0), "FLOAT": pa.float32(),
+    "DOUBLE": pa.float64(), "CHAR": pa.string(), "VARCHAR": pa.string(), "STRING": pa.string(),
+    "DATE": pa.date32(), "DATETIME": pa.timestamp("us"),
+}
+
+_SPARK_TYPE_NAMES = {
+    "BOOLEAN": "BooleanType", "TINYINT": "ByteType", "SMALLINT": "ShortType",
+    "INT": "IntegerType", "BIGINT": "LongType", "FLOAT": "FloatType", "DOUBLE": "DoubleType",
+    "CHAR": "StringType", "VARCHAR": "StringType", "STRING": "StringType", "DATE": "DateType",
+    "DATETIME": "TimestampNTZType",
+}
+
+
+def to_arrow(t: DataType) -> pa.DataType:
+    """The Arrow (and so Parquet) type that stores a column of type `t`."""
+    if t.name == "DECIMAL":
+        return pa.decimal128(t.precision, t.scale)
+    return _ARROW_TYPES[t.name]
+
+
+def to_spark(t: DataType):
+    """The Spark SQL type that reads a column of type `t` (imports pyspark on first call)."""
+    from pyspark.sql import types as st
+
+    if t.name == "DECIMAL":
+        return st.DecimalType(t.precision, t.scale)
+    if t.name == "LARGEINT":
+        return st.DecimalType(38, 0)
+    return getattr(st, _SPARK_TYPE_NAMES[t.name])()
+
+
+# --------------------------------------------------------------------------------------------
+# Hash bucketing
+# --------------------------------------------------------------------------------------------
+
+NULL_TEXT = "\\N"
+KEY_SEPARATOR = "\x01"
+
+
+def bucket_of(values: tuple, types: tuple[DataType, ...], buckets: int) -> int:
+    """The bucket of a distribution key, equal to `spark_bucket_expr` for the same key.
+
+    crc32 of the UTF-8 of the values as Spark's CAST(x AS STRING) prints them (NULL as \\N),
+    joined with \\x01, modulo `buckets`. Values are in their type's Python representation.
+    """
+    _check_key(len(values), types, buckets)
+    text = KEY_SEPARATOR.join(_spark_text(value, t) for value, t in zip(values, types))
+    return zlib.crc32(text.encode("utf-8")) % buckets
+
+
+def spark_bucket_expr(columns: list[str], types: tuple[DataType, ...], buckets: int) -> "Column":
+    """The Spark column computing `bucket_of` of `columns` (each first cast to its type)."""
+    from pyspark.sql import functions as F
+
+    _check_key(len(columns), types, buckets)
+    parts = [
+        F.coalesce(F.col(name).cast(to_spark(t)).cast("string"), F.lit(NULL_TEXT))
+        for name, t in zip(columns, types)
+    ]
+    key = F.concat_ws(KEY_SEPARATOR, *parts).cast("binary")
+    return F.pmod(F.crc32(key), F.lit(buckets))
+
+
+def _check_key(count: int, types: tuple[DataType, ...], buckets: int) -> None:
+    if count == 0 or count != len(types):
+        raise ValueError(f"a distribution key needs one type per column, got {count} and {len(types)}")
+    if buckets < 1:
+        raise ValueError(f"bucket count must be at least 1, got {buckets}")
+    for t in types:
+        if t.is_float:
+            raise InvalidType(f"{t.sql()} cannot be a distribution column")
+
+
+def _spark_text(value: object, t: DataType) -> str:
+    """Spark's CAST(value AS STRING) for a value of type `t`."""
+    if value is None:
+        return NULL_TEXT
+    if t.name == "BOOLEAN":
+        return "true" if value else "false"
+    if t.name in ("DECIMAL", "LARGEINT"):
+        scale = 0 if t.name == "LARGEINT" else t.scale
+        exact = decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-scale), context=_DECIMAL_CONTEXT)
+        return str(exact.copy_abs() if exact.is_zero() else exact)  # Java BigDecimal.toString
+    if t.name == "DATETIME":
+        return _datetime_text(value)
+    if t.name == "DATE":
+        return value.isoformat()
+    return str(value)
