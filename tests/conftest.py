@@ -85,3 +85,24 @@ def sqlite_settings(tmp_path):
     from alterflow.settings import Settings
 
     return Settings.from_env({"ALTERFLOW_HOME": str(tmp_path / "home"), "ALTERFLOW_SPARK_MASTER": "local[2]"})
+
+
+@pytest.fixture
+def session(sqlite_settings, spark):
+    """An embedded alterflow session on SQLite under tmp_path, sharing the test run's SparkSession."""
+    from alterflow.session import Session
+
+    return Session(sqlite_settings)
+
+
+@pytest.fixture
+def run(session):
+    """run(sql) -> the last result's rows (or the Done message) of the statements."""
+    from alterflow.session import ResultSet
+
+    def _run(text: str):
+        results = list(session.run(text))
+        last = results[-1] if results else None
+        return last.rows if isinstance(last, ResultSet) else last
+
+    return _run

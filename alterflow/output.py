@@ -1,0 +1,58 @@
+"""Printing result sets: text tables for people, JSON lines for programs (SPEC §8)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import math
+
+from alterflow.session import ResultSet
+
+
+def json_value(value):
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep="T")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    return str(value)
+
+
+def to_json(result: ResultSet) -> str:
+    return json.dumps(
+        {"columns": list(result.columns), "rows": [[json_value(v) for v in row] for row in result.rows]},
+        ensure_ascii=False,
+    )
+
+
+def text_value(value) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    return str(value)
+
+
+def to_table(result: ResultSet) -> str:
+    cells = [[text_value(v) for v in row] for row in result.rows]
+    widths = [len(c) for c in result.columns]
+    for row in cells:
+        widths = [max(w, len(v)) for w, v in zip(widths, row)]
+    rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+
+    def line(values):
+        return "| " + " | ".join(v.ljust(w) for v, w in zip(values, widths)) + " |"
+
+    out = [rule, line(result.columns), rule, *(line(r) for r in cells), rule]
+    out.append(f"{len(cells)} row{'s' if len(cells) != 1 else ''}")
+    return "\n".join(out)

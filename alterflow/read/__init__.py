@@ -1,0 +1,1 @@
+"""Reading tables and views with Spark, under any schema version."""

@@ -1,0 +1,256 @@
+"""`Session`: runs parsed statements against the catalog, the tablet store and Spark.
+
+Spark is started only by statements that need it (SELECT, INSERT ... SELECT, CREATE VIEW); DDL,
+INSERT ... VALUES, ALTER, DESCRIBE and SHOW are catalog work and Arrow writes only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from alterflow import sql as ast
+from alterflow.planner import AlterRejected, CreateTableRejected, Verdict, plan_create_table
+from alterflow.settings import Settings
+from alterflow.store.layout import absolute, table_dir
+from alterflow.store.load import load_table
+from alterflow.store.rows import rows_from_arrow, rows_from_literals
+from alterflow.types import format_value
+from alterflow.view_columns import columns_used
+from alterflow.workflow import steps
+from alterflow.workflow.request import AlterRequest
+from alterflow.workflow.runner import run_alter
+from catalog.catalog import Catalog, ViewDependency
+from catalog.errors import CatalogError
+from catalog.schema import SchemaVersion
+
+
+class StatementError(ValueError):
+    """A statement failed; the message is the one line the user sees."""
+
+
+@dataclass(frozen=True)
+class ResultSet:
+    columns: tuple[str, ...]
+    rows: tuple[tuple, ...]
+
+
+@dataclass(frozen=True)
+class Done:
+    """A statement without a result set, with a short status for humans."""
+
+    message: str
+
+
+Result = ResultSet | Done
+
+
+def column_text(version: SchemaVersion) -> str:
+    parts = []
+    for c in version.columns:
+        text = f"{c.name} {c.type.sql()}{'' if c.nullable else ' NOT NULL'}"
+        if c.write_default is not None:
+            text += f" DEFAULT {format_value(c.write_default, c.type)}"
+        parts.append(text)
+    return ", ".join(parts)
+
+
+class Session:
+    def __init__(self, settings: Settings | None = None, catalog: Catalog | None = None):
+        self.settings = settings or Settings.from_env()
+        self.settings.ensure_dirs()
+        self.catalog = catalog or Catalog(self.settings.catalog_url)
+        self.warehouse: pathlib.Path = self.settings.warehouse
+
+    # -- entry points -------------------------------------------------------------------------
+    def run(self, text: str) -> Iterator[Result]:
+        """Run each statement of `text` in order, yielding its result; stops at the first error."""
+        for statement in ast.parse_statements(text):
+            yield self.execute(statement)
+
+    def execute(self, statement: ast.Statement) -> Result:
+        handler = getattr(self, f"_{type(statement).__name__}", None)
+        if handler is None:
+            raise StatementError(f"unsupported statement {type(statement).__name__}")
+        try:
+            return handler(statement)
+        except (CatalogError, AlterRejected, CreateTableRejected, steps.HeavyChangeUnavailable) as exc:
+            raise StatementError(str(exc)) from None
+
+    @property
+    def spark(self):
+        from alterflow.spark_session import get_spark
+
+        return get_spark(self.settings.spark_master)
+
+    # -- tables -------------------------------------------------------------------------------
+    def _CreateTable(self, stmt: ast.CreateTable) -> Result:
+        def build(table_id: int):
+            version, next_id = plan_create_table(stmt, table_id)
+            return dataclasses.replace(version, statement=_statement_text(stmt)), next_id
+
+        created = self.catalog.create_table(stmt.name, build, _statement_text(stmt), stmt.if_not_exists)
+        return Done(f"CREATE TABLE {stmt.name}" if created else f"table {stmt.name} exists, skipped")
+
+    def _DropTable(self, stmt: ast.DropTable) -> Result:
+        dropped = self.catalog.drop_table(stmt.name, stmt.if_exists)
+        if dropped is None:
+            return Done(f"table {stmt.name} does not exist, skipped")
+        path = absolute(self.warehouse, table_dir(dropped.id))
+        shutil.rmtree(path, ignore_errors=True)
+        return Done(f"DROP TABLE {stmt.name}")
+
+    def _Describe(self, stmt: ast.Describe) -> Result:
+        if self.catalog.object_kind(stmt.table) == "view":
+            raise StatementError(f"DESCRIBE {stmt.table}: {stmt.table} is a view; DESCRIBE takes a table")
+        _info, version = self.catalog.current_schema(stmt.table)
+        rows = tuple(
+            (
+                c.name,
+                c.type.sql(),
+                "YES" if c.nullable else "NO",
+                "true" if c.id in version.primary_key else "false",
+                None if c.write_default is None else format_value(c.write_default, c.type),
+            )
+            for c in version.columns
+        )
+        return ResultSet(("Field", "Type", "Null", "Key", "Default"), rows)
+
+    # -- loads --------------------------------------------------------------------------------
+    def _Insert(self, stmt: ast.Insert) -> Result:
+        info, version = self.catalog.current_schema(stmt.table)
+        if stmt.rows is not None:
+            data = rows_from_literals(version, info.name, stmt.columns, stmt.rows)
+        else:
+            select = ast.parse_statements(stmt.query)[0]
+            frame = self._query(select.sql, select.tables)
+            names = stmt.columns if stmt.columns is not None else tuple(c.name for c in version.columns)
+            data = rows_from_arrow(version, info.name, frame.toArrow(), names)
+        return self.load(info.name, data, label=f"insert into {info.name}")
+
+    def load(self, table: str, data: pa.Table, label: str, by_name: bool = False) -> Result:
+        """One transaction writing `data` into `table` (by_name: match columns by name, for bulk loads)."""
+        info, version = self.catalog.current_schema(table)
+        if by_name:
+            data = rows_from_arrow(version, info.name, data)
+        result = load_table(self.catalog, self.warehouse, info, version, data, label, self.settings.txn_timeout_s)
+        return Done(f"{result.rows} rows loaded into {info.name} (transaction {result.txn_id})")
+
+    # -- queries and views --------------------------------------------------------------------
+    def _query(self, sql: str, names: tuple[str, ...]):
+        from alterflow.read.query_binding import run_query
+
+        return run_query(self.spark, self.catalog, self.warehouse, sql, names)
+
+    def _Select(self, stmt: ast.Select) -> Result:
+        frame = self._query(stmt.sql, stmt.tables)
+        rows = tuple(tuple(row) for row in frame.collect())
+        return ResultSet(tuple(frame.columns), rows)
+
+    def _CreateView(self, stmt: ast.CreateView) -> Result:
+        dependencies = []
+        for name in stmt.tables:
+            kind = self.catalog.object_kind(name)
+            if kind == "table":
+                info, version = self.catalog.current_schema(name)
+                dependencies.append(ViewDependency(name, info.id, version.version, columns_used(stmt.query, version)))
+            elif kind == "view":
+                dependencies.append(ViewDependency(name, dep_view_id=self.catalog.view(name).id))
+            else:
+                raise StatementError(f"CREATE VIEW {stmt.name}: unknown table or view {name}")
+        if self.catalog.object_kind(stmt.name) is not None:
+            raise StatementError(f"CREATE VIEW {stmt.name}: a table or view named {stmt.name} already exists")
+        try:
+            self._query(stmt.query, stmt.tables).schema  # analyse now: a broken query never becomes a view
+        except CatalogError:
+            raise
+        except Exception as exc:  # Spark's AnalysisException: keep its first line
+            raise StatementError(f"CREATE VIEW {stmt.name}: {_first_line(exc)}") from None
+        self.catalog.create_view(stmt.name, stmt.query, dependencies)
+        return Done(f"CREATE VIEW {stmt.name}")
+
+    def _DropView(self, stmt: ast.DropView) -> Result:
+        dropped = self.catalog.drop_view(stmt.name, stmt.if_exists)
+        return Done(f"DROP VIEW {stmt.name}" if dropped else f"view {stmt.name} does not exist, skipped")
+
+    # -- ALTER --------------------------------------------------------------------------------
+    def _AlterTable(self, stmt: ast.AlterTable) -> Result:
+        if stmt.explain:
+            return self._explain(stmt)
+        job = run_alter(self.catalog, AlterRequest(stmt.table, stmt.sql or _statement_text(stmt)))
+        return Done(f"ALTER TABLE {stmt.table}: job {job.id} {job.state}, schema version {job.to_version}")
+
+    def _explain(self, stmt: ast.AlterTable) -> Result:
+        context = steps.table_context(self.catalog, stmt.table)
+        from alterflow.planner import plan_alter
+
+        plan = plan_alter(context, dataclasses.replace(stmt, explain=False))
+        rows_total, bytes_total = self.catalog.table_stats(self.catalog.table(stmt.table).id)
+        heavy = plan.kind is Verdict.HEAVY
+        rows = [
+            (c.text, c.verdict.value, c.reason,
+             rows_total if heavy and c.verdict is Verdict.HEAVY else 0,
+             bytes_total if heavy and c.verdict is Verdict.HEAVY else 0)
+            for c in plan.clauses
+        ]
+        summary = plan.rejection or (
+            f"rewrite of {rows_total} rows into a shadow index under version {plan.new.version}"
+            if heavy else f"metadata only: version {plan.new.version}, no file touched"
+        )
+        rows.append(("(statement)", plan.kind.value, summary, rows_total if heavy else 0, bytes_total if heavy else 0))
+        return ResultSet(("Clause", "Kind", "Reason", "Rows", "Bytes"), tuple(rows))
+
+    def _ShowAlter(self, stmt: ast.ShowAlter) -> Result:
+        table_id = self.catalog.table(stmt.table).id if stmt.table else None
+        rows = tuple(
+            (
+                job.id, job.table_name, _time(job.created_at), _time(job.finished_at), job.kind, job.to_version,
+                job.boundary_txn, job.state, job.msg, job.progress, job.timeout_s,
+            )
+            for job in self.catalog.jobs(table_id)
+        )
+        return ResultSet(
+            ("JobId", "TableName", "CreateTime", "FinishTime", "Kind", "SchemaVersion", "TransactionId",
+             "State", "Msg", "Progress", "Timeout"),
+            rows,
+        )
+
+    def _ShowSchemaVersions(self, stmt: ast.ShowSchemaVersions) -> Result:
+        info = self.catalog.table(stmt.table)
+        rows = tuple(
+            (v.version, _time(v.created_at), v.statement, column_text(v)) for v in self.catalog.schema_versions(info.id)
+        )
+        return ResultSet(("Version", "CreateTime", "Statement", "Columns"), rows)
+
+    def _CancelAlter(self, stmt: ast.CancelAlter) -> Result:
+        info = self.catalog.table(stmt.table)
+        job = self.catalog.active_job(info.id)
+        if job is None:
+            raise StatementError(f"CANCEL ALTER TABLE COLUMN FROM {info.name}: no unfinished alter job on {info.name}")
+        raise StatementError(f"CANCEL ALTER TABLE COLUMN FROM {info.name}: job {job.id} is {job.state} and cannot be cancelled by this build")
+
+    def _ResumeAlter(self, stmt: ast.ResumeAlter) -> Result:
+        info = self.catalog.table(stmt.table)
+        job = self.catalog.active_job(info.id)
+        if job is None or job.state != "READY_TO_SWAP":
+            raise StatementError(f"RESUME ALTER TABLE COLUMN FROM {info.name}: no job on {info.name} is READY_TO_SWAP")
+        raise StatementError(f"RESUME ALTER TABLE COLUMN FROM {info.name}: job {job.id} cannot be resumed by this build")
+
+
+def _time(value) -> str | None:
+    return value.isoformat(sep=" ", timespec="seconds") if value is not None else None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _statement_text(stmt) -> str:
+    return getattr(stmt, "sql", "") or json.dumps(dataclasses.asdict(stmt), default=str)

@@ -1,0 +1,1 @@
+"""The tablet store: Parquet files with field ids, one set per (partition value, bucket)."""

@@ -1,0 +1,88 @@
+"""A load: one transaction that writes a batch of rows to a table's tablets.
+
+1. begin a PREPARE transaction;
+2. split the rows into tablets and record the files it is about to write (still invisible);
+3. write the Parquet files;
+4. commit: every file becomes visible at once.
+Any failure aborts the transaction and deletes its files, so no row becomes visible and no file is
+orphaned. A crash between 2 and 4 leaves a PREPARE transaction whose files the catalog knows; its
+timeout aborts it and garbage collection deletes them.
+"""
+
+from __future__ import annotations
+
+import logging
+import pathlib
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from alterflow.store.layout import absolute, data_file_path
+from alterflow.store.tablets import TXN_COLUMN, dedupe_primary_key, split_into_tablets, with_txn_column, write_parquet
+from catalog.catalog import Catalog, NewFile, TableInfo
+from catalog.schema import SchemaVersion
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    txn_id: int
+    rows: int
+    files: int
+
+
+def _sorted(data: pa.Table, version: SchemaVersion) -> pa.Table:
+    if not version.sort_key or data.num_rows < 2:
+        return data
+    return data.sort_by([(name, "ascending") for name in version.names(version.sort_key)])
+
+
+def _delete_files(warehouse: pathlib.Path, paths: list[str]) -> None:
+    for relative in paths:
+        path = absolute(warehouse, relative)
+        path.unlink(missing_ok=True)
+        path.with_name(path.name + ".tmp").unlink(missing_ok=True)
+
+
+def load_table(
+    catalog: Catalog,
+    warehouse: pathlib.Path,
+    table: TableInfo,
+    version: SchemaVersion,
+    data: pa.Table,
+    label: str,
+    timeout_s: int = 3600,
+) -> LoadResult:
+    """Write `data` (already conformed to `version`, see alterflow.store.rows) as one transaction."""
+    data = dedupe_primary_key(data, version)
+    txn_id = catalog.begin_transaction(table.id, label, timeout_s)
+    try:
+        if version.primary_key:
+            data = with_txn_column(data, txn_id)
+        slices = split_into_tablets(data, version)
+        tablet_ids = catalog.ensure_tablets(table.current_index_id, [s.key for s in slices])
+        planned = [
+            (data_file_path(table.id, table.current_index_id, tablet_ids[s.key], txn_id), _sorted(s.rows, version))
+            for s in slices
+        ]
+        catalog.register_files(
+            txn_id,
+            [
+                NewFile(tablet_ids[s.key], version.version, path, rows.num_rows, 0)
+                for s, (path, rows) in zip(slices, planned)
+            ],
+        )
+        sizes = {path: write_parquet(warehouse, path, rows) for path, rows in planned}
+        catalog.commit_transaction(txn_id, sizes)
+    except BaseException as exc:
+        try:
+            paths = catalog.abort_transaction(txn_id, f"load failed: {exc}")
+            _delete_files(warehouse, paths)
+        except Exception:  # the original error matters more; the timeout and GC will clean up
+            log.exception("could not abort transaction %s", txn_id)
+        raise
+    return LoadResult(txn_id, data.num_rows, len(planned))
+
+
+__all__ = ["LoadResult", "load_table", "TXN_COLUMN"]

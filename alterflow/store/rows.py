@@ -1,0 +1,134 @@
+"""Turning incoming rows into an Arrow table of one schema version: names matched, types coerced,
+write defaults filled in, NOT NULL and length limits checked. Any bad value is one clear error."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from alterflow.sql.ast import Literal
+from alterflow.types import InvalidValue, coerce_literal, coerce_value, to_arrow
+from catalog.schema import Column, SchemaVersion, name_key
+
+FIELD_ID_KEY = b"PARQUET:field_id"
+
+
+class BadRows(ValueError):
+    """Rows that cannot be written to the table; nothing was written."""
+
+
+def arrow_field(column: Column) -> pa.Field:
+    return pa.field(
+        column.name, to_arrow(column.type), nullable=column.nullable,
+        metadata={FIELD_ID_KEY: str(column.id).encode()},
+    )
+
+
+def arrow_schema(version: SchemaVersion) -> pa.Schema:
+    return pa.schema([arrow_field(c) for c in version.columns])
+
+
+def _resolve_columns(version: SchemaVersion, table: str, names: Sequence[str]) -> list[Column]:
+    seen: set[str] = set()
+    columns = []
+    for name in names:
+        column = version.column(name)
+        if column is None:
+            raise BadRows(f"INSERT INTO {table}: unknown column {name}")
+        if name_key(name) in seen:
+            raise BadRows(f"INSERT INTO {table}: column {name} is named twice")
+        seen.add(name_key(name))
+        columns.append(column)
+    return columns
+
+
+def _default_array(column: Column, table: str, length: int) -> pa.Array:
+    if column.write_default is None and not column.nullable:
+        raise BadRows(
+            f"INSERT INTO {table}: column {column.name} is NOT NULL and has no default; give it a value"
+        )
+    return pa.array([column.write_default] * length, type=to_arrow(column.type))
+
+
+def _check_array(column: Column, table: str, array: pa.Array) -> None:
+    if not column.nullable and array.null_count:
+        row = array.is_null().to_pylist().index(True) + 1
+        raise BadRows(f"INSERT INTO {table}: column {column.name} is NOT NULL but row {row} has NULL")
+    if column.type.name in ("CHAR", "VARCHAR") and len(array):
+        lengths = pc.utf8_length(array)
+        longest = pc.max(lengths).as_py()
+        if longest is not None and longest > column.type.length:
+            row = lengths.to_pylist().index(longest)
+            raise BadRows(
+                f"INSERT INTO {table}: column {column.name}: value {array[row].as_py()!r} is longer than "
+                f"{column.type.sql()} (row {row + 1})"
+            )
+
+
+def _build(version: SchemaVersion, table: str, arrays: dict[int, pa.Array], length: int) -> pa.Table:
+    out = []
+    for column in version.columns:
+        array = arrays.get(column.id)
+        if array is None:
+            array = _default_array(column, table, length)
+        _check_array(column, table, array)
+        out.append(array)
+    return pa.Table.from_arrays(out, schema=arrow_schema(version))
+
+
+def rows_from_literals(
+    version: SchemaVersion, table: str, names: Sequence[str] | None, rows: Sequence[Sequence[Literal]]
+) -> pa.Table:
+    """INSERT ... VALUES: literals coerced to the column types."""
+    columns = list(version.columns) if names is None else _resolve_columns(version, table, names)
+    arrays: dict[int, pa.Array] = {}
+    for position, column in enumerate(columns):
+        values = []
+        for number, row in enumerate(rows, start=1):
+            if len(row) != len(columns):
+                raise BadRows(f"INSERT INTO {table}: row {number} has {len(row)} values but {len(columns)} columns are named")
+            try:
+                values.append(coerce_literal(row[position], column.type))
+            except InvalidValue as exc:
+                raise BadRows(f"INSERT INTO {table}: column {column.name}: {exc} (row {number})") from None
+        arrays[column.id] = pa.array(values, type=to_arrow(column.type))
+    return _build(version, table, arrays, len(rows))
+
+
+def _coerce_slowly(column: Column, table: str, array: pa.Array) -> pa.Array:
+    """Value by value: precise errors for what a vectorised cast refused."""
+    values = []
+    for number, value in enumerate(array.to_pylist(), start=1):
+        try:
+            values.append(coerce_value(value, column.type))
+        except InvalidValue as exc:
+            raise BadRows(f"INSERT INTO {table}: column {column.name}: {exc} (row {number})") from None
+    return pa.array(values, type=to_arrow(column.type))
+
+
+def _conform_array(column: Column, table: str, array: pa.Array | pa.ChunkedArray) -> pa.Array:
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    target = to_arrow(column.type)
+    if array.type == target:
+        return array
+    if pa.types.is_null(array.type):
+        return pa.nulls(len(array), type=target)
+    if pa.types.is_string(array.type) or pa.types.is_large_string(array.type) or pa.types.is_floating(array.type) and not pa.types.is_floating(target):
+        return _coerce_slowly(column, table, array)  # text and float->exact need the strict rules
+    try:
+        return pc.cast(array, target, safe=True)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return _coerce_slowly(column, table, array)
+
+
+def rows_from_arrow(version: SchemaVersion, table: str, data: pa.Table, names: Sequence[str] | None = None) -> pa.Table:
+    """A bulk load or INSERT ... SELECT: columns matched by name (case-insensitive), then cast."""
+    source_names = list(data.column_names) if names is None else list(names)
+    if names is not None and len(names) != data.num_columns:
+        raise BadRows(f"INSERT INTO {table}: {len(names)} columns are named but the query returns {data.num_columns}")
+    columns = _resolve_columns(version, table, source_names)
+    arrays = {column.id: _conform_array(column, table, data.column(i)) for i, column in enumerate(columns)}
+    return _build(version, table, arrays, data.num_rows)

@@ -1,0 +1,23 @@
+"""Which columns of each table a view's query uses, so ALTERs cannot drop or retype them.
+
+Deliberately conservative: a column counts as used when the query names it anywhere (in any
+clause, qualified or not), and every column of a table counts when the query selects `*` or
+`t.*`. A false "used" only blocks a DROP that could have been allowed; a missed use would break
+the view, so we never guess in that direction.
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+
+from catalog.schema import SchemaVersion, name_key
+
+
+def columns_used(query: str, version: SchemaVersion) -> tuple[int, ...]:
+    tree = sqlglot.parse_one(query, read="spark")
+    named = {name_key(col.name) for col in tree.find_all(exp.Column) if not isinstance(col.this, exp.Star)}
+    star = any(isinstance(col.this, exp.Star) for col in tree.find_all(exp.Column)) or any(
+        isinstance(e, exp.Star) for select in tree.find_all(exp.Select) for e in select.expressions
+    )
+    return tuple(c.id for c in version.columns if star or name_key(c.name) in named)

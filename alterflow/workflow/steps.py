@@ -1,0 +1,95 @@
+"""The steps of an ALTER. Each takes the catalog and the request (plus the previous step's small
+JSON result) and returns a JSON-able dict, so any driver can pass results between processes.
+
+validate  parse and plan against the current version; reject with one line, changing nothing.
+commit    (light) make the planned version current in one catalog transaction, with its job.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import replace
+
+from alterflow.planner import AlterPlan, AlterRejected, TableContext, Verdict, plan_alter
+from alterflow.sql import AlterTable, SqlError, parse_statements
+from alterflow.workflow.request import AlterRequest
+from catalog.catalog import Catalog
+from catalog.errors import UnknownObject
+from catalog.schema import SchemaVersion, name_key
+
+LIGHT_STEPS = ("validate", "commit")
+
+
+class HeavyChangeUnavailable(ValueError):
+    """A heavyweight change was planned but this build has no executor for it."""
+
+
+def parse_alter(request: AlterRequest) -> AlterTable:
+    try:
+        statements = parse_statements(request.statement)
+    except SqlError as exc:
+        raise AlterRejected(f"ALTER TABLE {request.table}: {exc}") from None
+    if len(statements) != 1 or not isinstance(statements[0], AlterTable) or statements[0].explain:
+        raise AlterRejected(f"ALTER TABLE {request.table}: the statement must be exactly one ALTER TABLE statement")
+    stmt = statements[0]
+    if name_key(stmt.table) != name_key(request.table):
+        raise AlterRejected(f"ALTER TABLE {request.table}: the statement alters {stmt.table}, not {request.table}")
+    if request.properties:
+        stmt = replace(stmt, properties={**stmt.properties, **{k.lower(): str(v) for k, v in request.properties.items()}})
+    return stmt
+
+
+def table_context(catalog: Catalog, table: str, version: SchemaVersion | None = None) -> TableContext:
+    """What the planner needs to know about a table (at its current version unless given)."""
+    try:
+        info, current = catalog.current_schema(table)
+    except UnknownObject:
+        raise AlterRejected(f"ALTER TABLE {table}: unknown table {table}") from None
+    job = catalog.active_job(info.id)
+    return TableContext(
+        name=info.name,
+        current=version or current,
+        next_column_id=info.next_column_id,
+        view_uses=catalog.view_uses(info.id),
+        active_job=f"job {job.id} ({job.state})" if job else None,
+    )
+
+
+def plan(catalog: Catalog, request: AlterRequest, version: SchemaVersion | None = None) -> AlterPlan:
+    stmt = parse_alter(request)
+    return plan_alter(table_context(catalog, request.table, version), stmt)
+
+
+def validate(catalog: Catalog, request: AlterRequest) -> dict:
+    result = plan(catalog, request)
+    result.raise_if_rejected()
+    return {
+        "kind": result.kind.value,
+        "from_version": result.old.version,
+        "to_version": result.new.version,
+        "clauses": [[c.text, c.verdict.value, c.reason] for c in result.clauses],
+    }
+
+
+def commit(catalog: Catalog, request: AlterRequest, validated: dict) -> dict:
+    """Commit a lightweight change planned against `validated['from_version']` (compare-and-set)."""
+    existing = catalog.job_by_request(request.request_id)
+    if existing is None:
+        info, _ = catalog.current_schema(request.table)
+        base = catalog.schema_version(info.id, validated["from_version"])
+        result = plan(catalog, request, version=base)
+        result.raise_if_rejected()
+        if result.kind is not Verdict.LIGHT:
+            raise AlterRejected(f"ALTER TABLE {request.table}: the commit step only applies lightweight changes")
+        existing = catalog.commit_light_alter(
+            request_id=request.request_id,
+            table_id=info.id,
+            table_name=info.name,
+            old_version=result.old.version,
+            new=result.new,
+            next_column_id=result.next_column_id,
+            properties=dataclasses.asdict(result.properties),
+            timeout_s=result.properties.timeout,
+            steps=LIGHT_STEPS,
+        )
+    return {"job_id": existing.id, "state": existing.state, "version": existing.to_version}
