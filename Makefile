@@ -26,11 +26,14 @@ lock:
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 \
 	    --excludes requirements.excludes -o requirements.lock --no-header
 
+# A fresh home each time, so the demo always starts from an empty catalog.
+DEMO_HOME := $(abspath .alterflow/demo)
 demo: install
-	$(BIN)/python -m alterflow.demo
+	rm -rf $(DEMO_HOME)
+	ALTERFLOW_HOME=$(DEMO_HOME) $(BIN)/alterflow sql -f examples/lightweight.sql
 
 test: install
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=1200
 
 bench: install
 	$(BIN)/python -m bench

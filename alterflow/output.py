@@ -34,6 +34,8 @@ def to_json(result: ResultSet) -> str:
 
 
 def text_value(value) -> str:
+    if isinstance(value, str) and ("\n" in value or "\r" in value):
+        return " ".join(value.split())  # one table row per result row
     if value is None:
         return "NULL"
     if isinstance(value, bool):

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from alterflow import sql as ast
 from alterflow.planner import AlterRejected, CreateTableRejected, Verdict, plan_create_table
+from alterflow.planner._common import quote_string
 from alterflow.settings import Settings
 from alterflow.store.layout import absolute, table_dir
 from alterflow.store.load import load_table
@@ -51,12 +52,18 @@ class Done:
 Result = ResultSet | Done
 
 
+def default_sql(value, dtype) -> str:
+    """A default as SQL: quoted unless it is a number or a boolean."""
+    text = format_value(value, dtype)
+    return text if dtype.is_number or dtype.name == "BOOLEAN" else quote_string(text)
+
+
 def column_text(version: SchemaVersion) -> str:
     parts = []
     for c in version.columns:
         text = f"{c.name} {c.type.sql()}{'' if c.nullable else ' NOT NULL'}"
         if c.write_default is not None:
-            text += f" DEFAULT {format_value(c.write_default, c.type)}"
+            text += f" DEFAULT {default_sql(c.write_default, c.type)}"
         parts.append(text)
     return ", ".join(parts)
 
