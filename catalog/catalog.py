@@ -469,6 +469,23 @@ class Catalog:
                 paths.append(f.path)
             return paths
 
+    def abort_expired_transactions(self, table_id: int | None = None, now: datetime | None = None) -> list[str]:
+        """Abort every PREPARE transaction past its timeout; returns their files' paths to delete."""
+        now = now or utcnow()
+        paths: list[str] = []
+        with self._session() as s, s.begin():
+            query = select(TransactionRow).where(TransactionRow.state == "PREPARE", TransactionRow.timeout_at < now)
+            if table_id is not None:
+                query = query.where(TransactionRow.table_id == table_id)
+            for txn in s.scalars(query.with_for_update()):
+                txn.state = "ABORTED"
+                txn.reason = f"timed out at {txn.timeout_at.isoformat(sep=' ', timespec='seconds')}"
+                txn.finished_at = now
+                for f in s.scalars(select(DataFileRow).where(DataFileRow.txn_id == txn.id, DataFileRow.state == "LIVE")):
+                    f.state = "DELETED"
+                    paths.append(f.path)
+        return paths
+
     def transaction_state(self, txn_id: int) -> str:
         with self._session() as s:
             txn = s.get(TransactionRow, txn_id)

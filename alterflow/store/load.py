@@ -56,6 +56,7 @@ def load_table(
 ) -> LoadResult:
     """Write `data` (already conformed to `version`, see alterflow.store.rows) as one transaction."""
     data = dedupe_primary_key(data, version)
+    _delete_files(warehouse, catalog.abort_expired_transactions(table.id))
     txn_id = catalog.begin_transaction(table.id, label, timeout_s)
     try:
         if version.primary_key:

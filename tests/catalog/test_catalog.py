@@ -172,3 +172,22 @@ def test_views_pin_versions_and_protect_what_they_use(catalog):
     assert catalog.drop_view("w") and catalog.drop_view("v")
     assert catalog.view_uses(info.id) == {}
     assert catalog.drop_table("t").id == info.id
+
+
+def test_transactions_past_their_timeout_are_aborted(catalog):
+    from datetime import timedelta
+
+    from catalog.catalog import utcnow
+
+    info = catalog.create_table("t", version_one, "c")
+    tablet = catalog.ensure_tablets(info.current_index_id, [("[]", 0)])[("[]", 0)]
+    stale = catalog.begin_transaction(info.id, "stale", 1)
+    fresh = catalog.begin_transaction(info.id, "fresh", 3600)
+    catalog.register_files(stale, [NewFile(tablet, 1, "t1/stale.parquet", 1, 0)])
+    assert catalog.abort_expired_transactions(info.id) == []  # not yet past its timeout
+    later = utcnow() + timedelta(seconds=5)
+    assert catalog.abort_expired_transactions(info.id, now=later) == ["t1/stale.parquet"]
+    assert catalog.transaction_state(stale) == "ABORTED"
+    assert catalog.transaction_state(fresh) == "PREPARE"
+    with pytest.raises(TransactionStateError, match=r"cannot commit: it is ABORTED \(timed out at"):
+        catalog.commit_transaction(stale)
