@@ -82,6 +82,8 @@ class TransactionRow(Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime)
     commit_seq: Mapped[int | None] = mapped_column(BigInteger)  # order of commits on the table
     reason: Mapped[str | None] = mapped_column(Text)
+    # The heavyweight job whose shadow index this transaction also wrote (dual write), if any.
+    job_id: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class DataFileRow(Base):
@@ -149,3 +151,21 @@ class ViewDependencyRow(Base):
     table_version: Mapped[int | None] = mapped_column(Integer)
     column_ids: Mapped[str] = mapped_column(Text, default="[]")  # JSON list
     dep_view_id: Mapped[int | None] = mapped_column(ForeignKey("af_views.id"))
+
+
+class ConvertedTabletRow(Base):
+    """One origin tablet converted by a heavyweight job: written in one transaction of its own, so a
+    conversion that is killed resumes at the first tablet without such a row."""
+
+    __tablename__ = "af_converted_tablets"
+    __table_args__ = (UniqueConstraint("job_id", "origin_tablet_id"), {"sqlite_autoincrement": True})
+
+    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
+    job_id: Mapped[int] = mapped_column(ForeignKey("af_alter_jobs.id"), index=True)
+    origin_tablet_id: Mapped[int] = mapped_column(ForeignKey("af_tablets.id"))
+    txn_id: Mapped[int] = mapped_column(ForeignKey("af_transactions.id"))
+    rows_in: Mapped[int] = mapped_column(BigInteger)  # origin rows below the boundary (after key merge)
+    rows_out: Mapped[int] = mapped_column(BigInteger)  # rows written to the shadow tablets
+    failed_casts: Mapped[int] = mapped_column(BigInteger)  # values that could not be converted
+    samples: Mapped[str] = mapped_column(Text, default="[]")  # JSON: a few failed values, for Msg
+    finished_at: Mapped[datetime] = mapped_column(DateTime)

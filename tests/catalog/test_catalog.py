@@ -191,3 +191,30 @@ def test_transactions_past_their_timeout_are_aborted(catalog):
     assert catalog.transaction_state(fresh) == "PREPARE"
     with pytest.raises(TransactionStateError, match=r"cannot commit: it is ABORTED \(timed out at"):
         catalog.commit_transaction(stale)
+
+
+def test_an_older_catalog_is_upgraded_in_place(catalog_url):
+    """A catalog created at the first migration gets the later ones on open, keeping its rows."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from catalog.database import alembic_config, make_engine
+
+    engine = make_engine(catalog_url)
+    config = alembic_config(engine)
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0001")
+    with engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO af_tables (name, name_key, current_version, next_column_id, commit_seq, created_at) "
+            "VALUES ('old', 'old', 1, 2, 0, CURRENT_TIMESTAMP)"
+        ))
+    assert current_revision(engine) == "0001"
+    upgrade(engine)
+    assert current_revision(engine) == head_revision() != "0001"
+    assert "af_converted_tablets" in inspect(engine).get_table_names()
+    assert "job_id" in {c["name"] for c in inspect(engine).get_columns("af_transactions")}
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT name FROM af_tables")).scalar() == "old"
+    engine.dispose()
