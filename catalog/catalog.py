@@ -395,8 +395,12 @@ class Catalog:
             return {r.id: (r.partition_key, r.bucket) for r in rows}
 
     def begin_transaction(self, table_id: int, label: str, timeout_s: int) -> int:
+        """A new PREPARE transaction. Its id is taken under the table row's lock, the same lock a
+        heavyweight job takes for its boundary, so every id is clearly below or above a boundary."""
         now = utcnow()
         with self._session() as s, s.begin():
+            if s.scalar(select(TableRow.id).where(TableRow.id == table_id, TableRow.name_key.is_not(None)).with_for_update()) is None:
+                raise UnknownObject(f"unknown table id {table_id}")
             row = TransactionRow(
                 table_id=table_id, state="PREPARE", label=label, created_at=now,
                 timeout_at=now + timedelta(seconds=timeout_s),

@@ -19,10 +19,20 @@ import pyarrow as pa
 
 from alterflow.store.layout import absolute, data_file_path
 from alterflow.store.tablets import TXN_COLUMN, dedupe_primary_key, split_into_tablets, with_txn_column, write_parquet
+from alterflow.store.rows import BadRows
 from catalog.catalog import Catalog, NewFile, TableInfo
+from catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from catalog.schema import SchemaVersion
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    tablet_id: int
+    path: str
+    rows: pa.Table
+    version: int  # the schema version the file is written under
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,31 @@ def _delete_files(warehouse: pathlib.Path, paths: list[str]) -> None:
         path.with_name(path.name + ".tmp").unlink(missing_ok=True)
 
 
+def _dual_write_rows(data: pa.Table, version: SchemaVersion, target: DualWriteTarget, table: str) -> pa.Table:
+    """The load's rows converted to the running job's new version; a row that cannot be converted
+    fails the whole load."""
+    from alterflow.conversion.arrow_convert import convert_arrow
+
+    result = convert_arrow(data, version, target.version, target.on_cast_error)
+    if result.failures:
+        first = result.failures[0]
+        raise BadRows(
+            f"INSERT INTO {table}: column {first.column}: value {first.value!r} (row {first.row + 1}) cannot be "
+            f"converted to {target.version.column(first.column).type.sql()} for schema change job {target.job_id}; "
+            "nothing was loaded"
+        )
+    return result.table
+
+
+def _plan_files(catalog: Catalog, table: TableInfo, index_id: int, version: SchemaVersion, data: pa.Table, txn_id: int):
+    slices = split_into_tablets(data, version)
+    tablet_ids = catalog.ensure_tablets(index_id, [s.key for s in slices])
+    return [
+        PlannedFile(tablet_ids[s.key], data_file_path(table.id, index_id, tablet_ids[s.key], txn_id), _sorted(s.rows, version), version.version)
+        for s in slices
+    ]
+
+
 def load_table(
     catalog: Catalog,
     warehouse: pathlib.Path,
@@ -54,28 +89,25 @@ def load_table(
     label: str,
     timeout_s: int = 3600,
 ) -> LoadResult:
-    """Write `data` (already conformed to `version`, see alterflow.store.rows) as one transaction."""
+    """Write `data` (already conformed to `version`, see alterflow.store.rows) as one transaction.
+
+    While a heavyweight job is unfinished and this transaction is above its boundary, the rows are
+    also written, converted, to the job's shadow index, in the same transaction (dual write)."""
+    heavy = HeavyJobs(catalog)
     data = dedupe_primary_key(data, version)
     _delete_files(warehouse, catalog.abort_expired_transactions(table.id))
     txn_id = catalog.begin_transaction(table.id, label, timeout_s)
     try:
         if version.primary_key:
             data = with_txn_column(data, txn_id)
-        slices = split_into_tablets(data, version)
-        tablet_ids = catalog.ensure_tablets(table.current_index_id, [s.key for s in slices])
-        planned = [
-            (data_file_path(table.id, table.current_index_id, tablet_ids[s.key], txn_id), _sorted(s.rows, version))
-            for s in slices
-        ]
-        catalog.register_files(
-            txn_id,
-            [
-                NewFile(tablet_ids[s.key], version.version, path, rows.num_rows, 0)
-                for s, (path, rows) in zip(slices, planned)
-            ],
-        )
-        sizes = {path: write_parquet(warehouse, path, rows) for path, rows in planned}
-        catalog.commit_transaction(txn_id, sizes)
+        planned = _plan_files(catalog, table, table.current_index_id, version, data, txn_id)
+        target = heavy.dual_write_target(table.id)
+        if target is not None and txn_id > target.boundary_txn:
+            shadow = _dual_write_rows(data, version, target, table.name)
+            planned += _plan_files(catalog, table, target.shadow_index_id, target.version, shadow, txn_id)
+        catalog.register_files(txn_id, [NewFile(f.tablet_id, f.version, f.path, f.rows.num_rows, 0) for f in planned])
+        sizes = {f.path: write_parquet(warehouse, f.path, f.rows) for f in planned}
+        catalog.commit_transaction(txn_id, sizes, check=heavy.check_load_commit)
     except BaseException as exc:
         try:
             paths = catalog.abort_transaction(txn_id, f"load failed: {exc}")

@@ -1,0 +1,375 @@
+"""The catalog side of a heavyweight ALTER: its job, shadow version, shadow index, boundary, per-tablet
+conversion progress, swap and cancel. Every method is one database transaction.
+
+Life of a job (SPEC §4): `start` records the job (PENDING) with the new version (not current), the
+shadow index with its tablets and the boundary B, a marker transaction whose id orders it after
+every load that began before. Loads from then on dual-write (see `dual_write_target` and
+`check_load_commit`). `swap` makes the shadow index and the new version current in one
+transaction; `cancel` drops them and leaves the origin untouched.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog, _job, utcnow
+from catalog.errors import ConcurrentChange, TransactionStateError, UnknownObject
+from catalog.models import (
+    AlterJobRow,
+    ConvertedTabletRow,
+    DataFileRow,
+    IndexRow,
+    SchemaVersionRow,
+    TableRow,
+    TabletRow,
+    TransactionRow,
+)
+from catalog.schema import SchemaVersion
+
+# States in which loads dual-write into the shadow index.
+DUAL_WRITE_STATES = ACTIVE_JOB_STATES
+
+
+class JobStateError(ValueError):
+    """The job is not in a state that allows this; nothing changed."""
+
+
+@dataclass(frozen=True)
+class DualWriteTarget:
+    job_id: int
+    boundary_txn: int
+    shadow_index_id: int
+    version: SchemaVersion
+    on_cast_error: str
+
+
+@dataclass(frozen=True)
+class ConvertedTablet:
+    origin_tablet_id: int
+    txn_id: int
+    rows_in: int
+    rows_out: int
+    failed_casts: int
+    samples: tuple
+
+
+class HeavyJobs:
+    def __init__(self, catalog: Catalog):
+        self.catalog = catalog
+
+    def _session(self) -> Session:
+        return self.catalog._session()
+
+    # -- reading ------------------------------------------------------------------------------
+    def job(self, job_id: int) -> AlterJob:
+        with self._session() as s:
+            row = s.get(AlterJobRow, job_id)
+            if row is None:
+                raise UnknownObject(f"unknown alter job {job_id}")
+            return _job(row)
+
+    def job_indexes(self, job_id: int) -> tuple[int, int]:
+        """(origin index id, shadow index id)."""
+        with self._session() as s:
+            row = s.get(AlterJobRow, job_id)
+            return row.origin_index_id, row.shadow_index_id
+
+    def shadow_version(self, job: AlterJob) -> SchemaVersion:
+        return self.catalog.schema_version(job.table_id, job.to_version)
+
+    def dual_write_target(self, table_id: int) -> DualWriteTarget | None:
+        """Where a load must also write while a heavyweight job on the table is unfinished."""
+        with self._session() as s:
+            row = s.scalar(
+                select(AlterJobRow).where(
+                    AlterJobRow.table_id == table_id, AlterJobRow.kind == "HEAVY",
+                    AlterJobRow.state.in_(DUAL_WRITE_STATES),
+                )
+            )
+            if row is None:
+                return None
+            version = s.get(SchemaVersionRow, (row.table_id, row.to_version))
+            return DualWriteTarget(
+                row.id, row.boundary_txn, row.shadow_index_id,
+                SchemaVersion.from_spec_json(row.table_id, row.to_version, version.spec, version.statement),
+                json.loads(row.properties).get("on_cast_error", "fail"),
+            )
+
+    def blocking_transactions(self, job: AlterJob) -> list[int]:
+        """Transactions below the job's boundary that are still in PREPARE."""
+        with self._session() as s:
+            return list(s.scalars(
+                select(TransactionRow.id)
+                .where(
+                    TransactionRow.table_id == job.table_id, TransactionRow.state == "PREPARE",
+                    TransactionRow.id < job.boundary_txn,
+                )
+                .order_by(TransactionRow.id)
+            ))
+
+    def converted(self, job_id: int) -> dict[int, ConvertedTablet]:
+        with self._session() as s:
+            rows = s.scalars(select(ConvertedTabletRow).where(ConvertedTabletRow.job_id == job_id))
+            return {
+                r.origin_tablet_id: ConvertedTablet(
+                    r.origin_tablet_id, r.txn_id, r.rows_in, r.rows_out, r.failed_casts, tuple(json.loads(r.samples))
+                )
+                for r in rows
+            }
+
+    def origin_files_below_boundary(self, job: AlterJob) -> dict[int, list]:
+        """Origin tablet id -> its live committed files written by transactions below the boundary."""
+        from catalog.catalog import DataFile
+
+        origin, _ = self.job_indexes(job.id)
+        with self._session() as s:
+            rows = s.execute(
+                select(DataFileRow, TransactionRow.commit_seq)
+                .join(TransactionRow, TransactionRow.id == DataFileRow.txn_id)
+                .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
+                .where(
+                    TabletRow.index_id == origin, TransactionRow.state == "COMMITTED",
+                    DataFileRow.state == "LIVE", DataFileRow.txn_id < job.boundary_txn,
+                )
+                .order_by(DataFileRow.id)
+            )
+            files: dict[int, list] = {}
+            for f, seq in rows:
+                files.setdefault(f.tablet_id, []).append(
+                    DataFile(f.id, f.tablet_id, f.txn_id, f.schema_version, f.path, f.row_count, f.byte_size, seq)
+                )
+            return files
+
+    def commit_sequences(self, table_id: int) -> dict[int, int]:
+        """Transaction id -> commit sequence of every committed load of the table."""
+        with self._session() as s:
+            rows = s.execute(
+                select(TransactionRow.id, TransactionRow.commit_seq).where(
+                    TransactionRow.table_id == table_id, TransactionRow.state == "COMMITTED",
+                    TransactionRow.commit_seq.is_not(None),
+                )
+            )
+            return {txn: seq for txn, seq in rows}
+
+    # -- starting -----------------------------------------------------------------------------
+    def start(
+        self,
+        request_id: str,
+        table_id: int,
+        table_name: str,
+        old_version: int,
+        new: SchemaVersion,
+        next_column_id: int,
+        properties: dict,
+        timeout_s: int,
+    ) -> AlterJob:
+        """Record the job (PENDING), the new version (not current), the shadow index and its
+        tablets, and the boundary, all in one transaction. Idempotent per request id."""
+        existing = self.catalog.job_by_request(request_id)
+        if existing is not None:
+            return existing
+        now = utcnow()
+        try:
+            with self._session() as s, s.begin():
+                table = s.scalar(select(TableRow).where(TableRow.id == table_id).with_for_update())
+                if table is None or table.name_key is None:
+                    raise UnknownObject(f"unknown table {table_name}")
+                active = self.catalog._active_job_row(s, table_id)
+                if active is not None:
+                    raise ConcurrentChange(
+                        f"ALTER TABLE {table_name}: job {active.id} ({active.state}) is not finished; one job per table"
+                    )
+                if table.current_version != old_version:
+                    raise ConcurrentChange(
+                        f"ALTER TABLE {table_name}: the table changed since this statement was planned "
+                        f"(version {old_version} is no longer current); nothing was applied"
+                    )
+                # A cancelled job may have left its version number behind: versions stay one apart.
+                s.execute(delete(SchemaVersionRow).where(
+                    SchemaVersionRow.table_id == table_id, SchemaVersionRow.version == new.version,
+                    SchemaVersionRow.state == "PENDING",
+                ))
+                s.add(SchemaVersionRow(
+                    table_id=table_id, version=new.version, state="PENDING", spec=new.spec_json(),
+                    statement=new.statement, created_at=now,
+                ))
+                table.next_column_id = next_column_id  # ids handed out are never reused, even if cancelled
+                shadow = IndexRow(table_id=table_id, schema_version=new.version, state="SHADOW", created_at=now)
+                s.add(shadow)
+                s.flush()
+                partitions = sorted(set(s.scalars(
+                    select(TabletRow.partition_key).where(TabletRow.index_id == table.current_index_id)
+                )))
+                s.add_all(
+                    TabletRow(index_id=shadow.id, partition_key=p, bucket=b)
+                    for p in partitions for b in range(new.buckets)
+                )
+                marker = TransactionRow(
+                    table_id=table_id, state="COMMITTED", label=f"boundary of alter request {request_id}",
+                    created_at=now, timeout_at=now, finished_at=now,
+                )
+                s.add(marker)
+                s.flush()
+                row = AlterJobRow(
+                    request_id=request_id, table_id=table_id, table_name=table_name, kind="HEAVY",
+                    state="PENDING", statement=new.statement, properties=json.dumps(properties, sort_keys=True),
+                    from_version=old_version, to_version=new.version, boundary_txn=marker.id,
+                    origin_index_id=table.current_index_id, shadow_index_id=shadow.id, msg="", progress="",
+                    steps=json.dumps(["validate", "start"]), timeout_s=timeout_s, created_at=now,
+                )
+                s.add(row)
+                s.flush()
+                return _job(row)
+        except IntegrityError as exc:
+            existing = self.catalog.job_by_request(request_id)
+            if existing is not None:
+                return existing
+            raise ConcurrentChange(f"ALTER TABLE {table_name}: another change started first; nothing was applied") from exc
+
+    # -- progress -----------------------------------------------------------------------------
+    def advance(
+        self,
+        job_id: int,
+        from_states: tuple[str, ...],
+        state: str,
+        step: str | None = None,
+        msg: str | None = None,
+        progress: str | None = None,
+    ) -> AlterJob:
+        """Move the job to `state` if it is in one of `from_states` (or already in `state`)."""
+        with self._session() as s, s.begin():
+            row = s.get(AlterJobRow, job_id, with_for_update=True)
+            if row is None:
+                raise UnknownObject(f"unknown alter job {job_id}")
+            if row.state != state and row.state not in from_states:
+                raise JobStateError(f"alter job {job_id} is {row.state}, not {' or '.join(from_states)}")
+            row.state = state
+            if msg is not None:
+                row.msg = msg
+            if progress is not None:
+                row.progress = progress
+            if step is not None:
+                steps = json.loads(row.steps)
+                if step not in steps:
+                    row.steps = json.dumps(steps + [step])
+            return _job(row)
+
+    def note(self, job_id: int, msg: str | None = None, progress: str | None = None) -> None:
+        """Update Msg / Progress of an unfinished job (no state change)."""
+        values = {k: v for k, v in (("msg", msg), ("progress", progress)) if v is not None}
+        with self._session() as s, s.begin():
+            s.execute(update(AlterJobRow).where(
+                AlterJobRow.id == job_id, AlterJobRow.state.in_(ACTIVE_JOB_STATES)
+            ).values(**values))
+
+    def record_converted(
+        self, session: Session, job_id: int, origin_tablet_id: int, txn_id: int, rows_in: int, rows_out: int,
+        failed_casts: int, samples: list,
+    ) -> None:
+        """Inside the conversion transaction's commit: the tablet is done exactly when its files commit."""
+        job = session.get(AlterJobRow, job_id, with_for_update=True)
+        if job is None or job.state != "RUNNING":
+            raise JobStateError(f"alter job {job_id} is {job.state if job else 'gone'}; conversion output discarded")
+        session.add(ConvertedTabletRow(
+            job_id=job_id, origin_tablet_id=origin_tablet_id, txn_id=txn_id, rows_in=rows_in, rows_out=rows_out,
+            failed_casts=failed_casts, samples=json.dumps(samples, default=str), finished_at=utcnow(),
+        ))
+
+    # -- the end ------------------------------------------------------------------------------
+    def swap(self, job_id: int, from_states: tuple[str, ...] = ("VALIDATING", "READY_TO_SWAP")) -> AlterJob:
+        """In one transaction: the shadow index and the new version become current; FINISHED."""
+        now = utcnow()
+        with self._session() as s, s.begin():
+            row = s.get(AlterJobRow, job_id, with_for_update=True)
+            if row is None:
+                raise UnknownObject(f"unknown alter job {job_id}")
+            if row.state == "FINISHED":
+                return _job(row)
+            if row.state not in from_states:
+                raise JobStateError(f"alter job {job_id} is {row.state}; only a job {' or '.join(from_states)} can swap")
+            table = s.get(TableRow, row.table_id, with_for_update=True)
+            if table.current_version != row.from_version or table.current_index_id != row.origin_index_id:
+                raise ConcurrentChange(f"ALTER TABLE {row.table_name}: the table changed under job {job_id}")
+            table.current_version = row.to_version
+            table.current_index_id = row.shadow_index_id
+            s.execute(update(SchemaVersionRow).where(
+                SchemaVersionRow.table_id == row.table_id, SchemaVersionRow.version == row.to_version
+            ).values(state="COMMITTED", created_at=now))
+            s.execute(update(IndexRow).where(IndexRow.id == row.origin_index_id).values(state="RETIRED", retired_at=now))
+            s.execute(update(IndexRow).where(IndexRow.id == row.shadow_index_id).values(state="ACTIVE"))
+            row.state = "FINISHED"
+            row.finished_at = now
+            row.steps = json.dumps([*json.loads(row.steps), "swap"])
+            return _job(row)
+
+    def cancel(self, job_id: int, reason: str) -> tuple[AlterJob, list[str]]:
+        """Drop the shadow index and the uncommitted version; the origin is untouched.
+        Returns the job and the paths of the shadow files, which the caller deletes."""
+        now = utcnow()
+        with self._session() as s, s.begin():
+            row = s.get(AlterJobRow, job_id, with_for_update=True)
+            if row is None:
+                raise UnknownObject(f"unknown alter job {job_id}")
+            if row.state not in ACTIVE_JOB_STATES:
+                raise JobStateError(f"alter job {job_id} is {row.state} and cannot be cancelled")
+            paths = self._drop_shadow(s, row, now)
+            row.state = "CANCELLED"
+            row.msg = reason
+            row.finished_at = now
+            return _job(row), paths
+
+    def _drop_shadow(self, s: Session, row: AlterJobRow, now) -> list[str]:
+        s.execute(delete(SchemaVersionRow).where(
+            SchemaVersionRow.table_id == row.table_id, SchemaVersionRow.version == row.to_version,
+            SchemaVersionRow.state == "PENDING",
+        ))
+        s.execute(update(IndexRow).where(IndexRow.id == row.shadow_index_id).values(state="DROPPED", retired_at=now))
+        files = s.scalars(
+            select(DataFileRow)
+            .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
+            .where(TabletRow.index_id == row.shadow_index_id, DataFileRow.state == "LIVE")
+        ).all()
+        for f in files:
+            f.state = "DELETED"
+        return [f.path for f in files]
+
+    # -- loads during a job -------------------------------------------------------------------
+    def check_load_commit(self, s: Session, txn: TransactionRow) -> None:
+        """Called inside a load's commit: refuse a load that would lose rows across a swap.
+
+        Its files must be in the table's current index (or only in a live shadow index), and a
+        load that began after an unfinished job's boundary must have dual-written."""
+        table = s.get(TableRow, txn.table_id, with_for_update=True)
+        indexes = set(s.scalars(
+            select(TabletRow.index_id)
+            .join(DataFileRow, DataFileRow.tablet_id == TabletRow.id)
+            .where(DataFileRow.txn_id == txn.id)
+        ))
+        if not indexes:
+            return
+        job = s.scalar(select(AlterJobRow).where(
+            AlterJobRow.table_id == txn.table_id, AlterJobRow.kind == "HEAVY", AlterJobRow.state.in_(DUAL_WRITE_STATES)
+        ))
+        if table.current_index_id not in indexes:
+            raise TransactionStateError(
+                f"transaction {txn.id} cannot commit: table {table.name} was swapped to a new index while it ran; "
+                "retry the load"
+            )
+        if job is not None and txn.id > job.boundary_txn and job.shadow_index_id not in indexes:
+            raise TransactionStateError(
+                f"transaction {txn.id} cannot commit: schema change job {job.id} on {table.name} started while it "
+                "ran; retry the load"
+            )
+        stale = indexes - {table.current_index_id} - ({job.shadow_index_id} if job is not None else set())
+        if stale:  # dual-written into the shadow index of a job cancelled meanwhile: drop those files
+            for f in s.scalars(
+                select(DataFileRow)
+                .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
+                .where(DataFileRow.txn_id == txn.id, TabletRow.index_id.in_(stale))
+            ):
+                f.state = "DELETED"
