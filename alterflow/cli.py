@@ -37,10 +37,15 @@ def _sql(args) -> int:
             return 1
     else:
         text = args.text
-    session = Session()
     from alterflow.sql import split_statements
 
-    for piece in split_statements(text):
+    try:
+        session = Session()
+        pieces = split_statements(text)
+    except Exception as exc:
+        print(f"error: {_message(exc)}", file=sys.stderr)
+        return 1
+    for piece in pieces:
         try:
             results = list(session.run(piece))
         except Exception as exc:  # every failure is one line; statements before it stay done

@@ -21,14 +21,16 @@ from alterflow.planner._common import quote_string
 from alterflow.settings import Settings
 from alterflow.store.layout import absolute, table_dir
 from alterflow.store.load import load_table
-from alterflow.store.rows import rows_from_arrow, rows_from_literals
+from alterflow.store.rows import BadRows, rows_from_arrow, rows_from_literals
 from alterflow.types import format_value
 from alterflow.view_columns import columns_used
-from alterflow.workflow import steps
+from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow.heavy_steps import JobCancelled
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_alter
 from catalog.catalog import Catalog, ViewDependency
 from catalog.errors import CatalogError
+from catalog.heavy_jobs import HeavyJobs, JobStateError
 from catalog.schema import SchemaVersion
 
 
@@ -78,7 +80,11 @@ class Session:
     # -- entry points -------------------------------------------------------------------------
     def run(self, text: str) -> Iterator[Result]:
         """Run each statement of `text` in order, yielding its result; stops at the first error."""
-        for statement in ast.parse_statements(text):
+        try:
+            statements = ast.parse_statements(text)
+        except ast.SqlError as exc:
+            raise StatementError(str(exc)) from None
+        for statement in statements:
             yield self.execute(statement)
 
     def execute(self, statement: ast.Statement) -> Result:
@@ -87,8 +93,15 @@ class Session:
             raise StatementError(f"unsupported statement {type(statement).__name__}")
         try:
             return handler(statement)
-        except (CatalogError, AlterRejected, CreateTableRejected, steps.HeavyChangeUnavailable) as exc:
+        except (
+            CatalogError, AlterRejected, CreateTableRejected, steps.HeavyChangeUnavailable, JobCancelled, JobStateError,
+            BadRows, ast.SqlError,
+        ) as exc:
             raise StatementError(str(exc)) from None
+        except Exception as exc:
+            if type(exc).__module__.startswith(("pyspark", "py4j")):  # Spark's analysis errors: first line only
+                raise StatementError(_first_line(exc)) from None
+            raise
 
     @property
     def spark(self):
@@ -157,7 +170,12 @@ class Session:
 
     def _Select(self, stmt: ast.Select) -> Result:
         frame = self._query(stmt.sql, stmt.tables)
-        rows = tuple(tuple(row) for row in frame.collect())
+        # LARGEINT is a DECIMAL(38,0) inside Spark; columns read straight from a table say so in
+        # their metadata, and come back as integers.
+        integral = [f.metadata.get("alterflow.type") == "LARGEINT" for f in frame.schema.fields]
+        rows = tuple(
+            tuple(int(v) if flag and v is not None else v for v, flag in zip(row, integral)) for row in frame.collect()
+        )
         return ResultSet(tuple(frame.columns), rows)
 
     def _CreateView(self, stmt: ast.CreateView) -> Result:
@@ -190,7 +208,9 @@ class Session:
     def _AlterTable(self, stmt: ast.AlterTable) -> Result:
         if stmt.explain:
             return self._explain(stmt)
-        job = run_alter(self.catalog, AlterRequest(stmt.table, stmt.sql or _statement_text(stmt)))
+        job = run_alter(
+            self.catalog, AlterRequest(stmt.table, stmt.sql or _statement_text(stmt)), self.warehouse, lambda: self.spark
+        )
         return Done(f"ALTER TABLE {stmt.table}: job {job.id} {job.state}, schema version {job.to_version}")
 
     def _explain(self, stmt: ast.AlterTable) -> Result:
@@ -240,14 +260,23 @@ class Session:
         job = self.catalog.active_job(info.id)
         if job is None:
             raise StatementError(f"CANCEL ALTER TABLE COLUMN FROM {info.name}: no unfinished alter job on {info.name}")
-        raise StatementError(f"CANCEL ALTER TABLE COLUMN FROM {info.name}: job {job.id} is {job.state} and cannot be cancelled by this build")
+        try:
+            job = heavy_steps.cancel(self.catalog, self.warehouse, job.id, "cancelled by CANCEL ALTER TABLE COLUMN")
+        except JobStateError as exc:
+            raise StatementError(f"CANCEL ALTER TABLE COLUMN FROM {info.name}: {exc}") from None
+        return Done(f"CANCEL ALTER TABLE COLUMN FROM {info.name}: job {job.id} CANCELLED")
 
     def _ResumeAlter(self, stmt: ast.ResumeAlter) -> Result:
         info = self.catalog.table(stmt.table)
         job = self.catalog.active_job(info.id)
         if job is None or job.state != "READY_TO_SWAP":
-            raise StatementError(f"RESUME ALTER TABLE COLUMN FROM {info.name}: no job on {info.name} is READY_TO_SWAP")
-        raise StatementError(f"RESUME ALTER TABLE COLUMN FROM {info.name}: job {job.id} cannot be resumed by this build")
+            state = f"job {job.id} is {job.state}" if job else "there is no unfinished job"
+            raise StatementError(f"RESUME ALTER TABLE COLUMN FROM {info.name}: {state}; only a READY_TO_SWAP job can be resumed")
+        try:
+            job = HeavyJobs(self.catalog).swap(job.id, from_states=("READY_TO_SWAP",))
+        except (JobStateError, CatalogError) as exc:
+            raise StatementError(f"RESUME ALTER TABLE COLUMN FROM {info.name}: {exc}") from None
+        return Done(f"RESUME ALTER TABLE COLUMN FROM {info.name}: job {job.id} {job.state}, schema version {job.to_version}")
 
 
 def _time(value) -> str | None:

@@ -73,11 +73,6 @@ class HeavyJobs:
                 raise UnknownObject(f"unknown alter job {job_id}")
             return _job(row)
 
-    def job_indexes(self, job_id: int) -> tuple[int, int]:
-        """(origin index id, shadow index id)."""
-        with self._session() as s:
-            row = s.get(AlterJobRow, job_id)
-            return row.origin_index_id, row.shadow_index_id
 
     def shadow_version(self, job: AlterJob) -> SchemaVersion:
         return self.catalog.schema_version(job.table_id, job.to_version)
@@ -126,7 +121,7 @@ class HeavyJobs:
         """Origin tablet id -> its live committed files written by transactions below the boundary."""
         from catalog.catalog import DataFile
 
-        origin, _ = self.job_indexes(job.id)
+        origin = job.origin_index_id
         with self._session() as s:
             rows = s.execute(
                 select(DataFileRow, TransactionRow.commit_seq)
@@ -144,17 +139,6 @@ class HeavyJobs:
                     DataFile(f.id, f.tablet_id, f.txn_id, f.schema_version, f.path, f.row_count, f.byte_size, seq)
                 )
             return files
-
-    def commit_sequences(self, table_id: int) -> dict[int, int]:
-        """Transaction id -> commit sequence of every committed load of the table."""
-        with self._session() as s:
-            rows = s.execute(
-                select(TransactionRow.id, TransactionRow.commit_seq).where(
-                    TransactionRow.table_id == table_id, TransactionRow.state == "COMMITTED",
-                    TransactionRow.commit_seq.is_not(None),
-                )
-            )
-            return {txn: seq for txn, seq in rows}
 
     # -- starting -----------------------------------------------------------------------------
     def start(

@@ -120,7 +120,5 @@ def test_explain_alter_changes_nothing(run, session):
     assert rows[1][3] == 2 and rows[1][4] > 0  # rows and bytes a rewrite would touch
     assert rows[0][3] == 0
     assert session.catalog.table("t").current_version == 1
-    with pytest.raises(StatementError, match="heavyweight change .*MODIFY COLUMN b INT.* nothing was changed"):
-        run("ALTER TABLE t MODIFY COLUMN b INT")
-    assert session.catalog.table("t").current_version == 1
     assert run("SHOW ALTER TABLE COLUMN") == ()
+    assert session.catalog.view_uses(session.catalog.table("t").id) == {}

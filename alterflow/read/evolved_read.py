@@ -55,22 +55,36 @@ def projection(source: SchemaVersion, target: SchemaVersion) -> list:
             expr = F.col(f"`{found.name}`")
             if found.type != column.type:
                 expr = expr.cast(to_spark(column.type))
-        columns.append(expr.alias(column.name))
+        columns.append(expr.alias(column.name, metadata={"alterflow.type": column.type.sql()}))
     return columns
 
 
-def read_snapshot(spark, warehouse: pathlib.Path, snapshot: TableSnapshot, target: SchemaVersion | None = None):
-    """The table's visible rows under `target` (default: the current version)."""
+def read_snapshot(
+    spark,
+    warehouse: pathlib.Path,
+    snapshot: TableSnapshot,
+    target: SchemaVersion | None = None,
+    keep_txn: bool = False,
+    commit_seqs: dict[int, int] | None = None,
+    merge_keys: bool = True,
+):
+    """The table's visible rows under `target` (default: the current version).
+
+    keep_txn keeps the hidden transaction column of primary-key tables (a rewrite carries it over);
+    commit_seqs maps transaction ids to commit order (default: the snapshot's, every committed load
+    of the table; rewritten files carry their rows' original transactions). merge_keys=False reads
+    every stored row, without keeping only the latest per primary key."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     target = target or snapshot.current
     keyed = bool(snapshot.current.primary_key)
+    merge = keyed and merge_keys
     groups: dict[int, list[DataFile]] = defaultdict(list)
     for data_file in snapshot.files:
         groups[data_file.schema_version].append(data_file)
     if not groups:
-        return spark.createDataFrame([], spark_schema(target))
+        return spark.createDataFrame([], spark_schema(target, with_txn=keyed and keep_txn))
 
     parts = []
     for version_number in sorted(groups):
@@ -86,10 +100,10 @@ def read_snapshot(spark, warehouse: pathlib.Path, snapshot: TableSnapshot, targe
         return frame
 
     # Latest committed transaction wins: rank each row by its transaction's commit sequence.
-    seq = {f.txn_id: f.commit_seq for f in snapshot.files}
-    if len(set(seq.values())) > 1:
+    seq = commit_seqs if commit_seqs is not None else snapshot.commit_seqs
+    if merge and len(set(seq.values())) > 1:
         order = F.create_map(*[F.lit(x) for pair in sorted(seq.items()) for x in pair])[F.col(TXN_COLUMN)]
         keys = [F.col(f"`{name}`") for name in target.names(snapshot.current.primary_key)]
         window = Window.partitionBy(*keys).orderBy(order.desc())
         frame = frame.withColumn("__rank", F.row_number().over(window)).where(F.col("__rank") == 1).drop("__rank")
-    return frame.drop(TXN_COLUMN)
+    return frame if keep_txn else frame.drop(TXN_COLUMN)

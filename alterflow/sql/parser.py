@@ -63,8 +63,27 @@ def parse_statements(text: str) -> list[Statement]:
 
 def split_statements(text: str) -> list[str]:
     """The text of each non-empty statement, without parsing it: a runner that must stop at the
-    first failing statement, with the ones before it done, parses them one at a time."""
-    return [text[tokens[0].start:tokens[-1].end] for tokens in _split(text)]
+    first failing statement, with the ones before it done, parses them one at a time. Text that
+    cannot be tokenized (an unterminated string) is split where tokens could still be read; the
+    rest comes back as the last piece, which then fails to parse with its own error."""
+    try:
+        return [text[tokens[0].start:tokens[-1].end] for tokens in _split(text)]
+    except SqlError:
+        cut = _last_complete_statement_end(text)
+        if cut == 0:
+            return [text]
+        return split_statements(text[:cut]) + [text[cut:]]
+
+
+def _last_complete_statement_end(text: str) -> int:
+    """The offset just after the last `;` that sqlglot's tokenizer reads before failing (0: none)."""
+    tokenizer = Doris().tokenizer_class()
+    try:
+        tokens = tokenizer.tokenize(text)
+    except SqlglotError:
+        tokens = getattr(tokenizer, "tokens", [])  # the ones read before the failure
+    ends = [t.end + 1 for t in tokens if t.token_type == TokenType.SEMICOLON]
+    return ends[-1] if ends else 0
 
 
 def _split(text: str) -> list[list["_Tok"]]:
@@ -208,7 +227,8 @@ class _Parser:
         self.text = text
         self.tokens = tokens
         self.i = 0
-        self.context = "statement"  # named in error messages, e.g. "ALTER TABLE"
+        self.context = "statement"  # named in error messages, e.g. "ALTER TABLE t"
+        self.subject: str | None = None  # the table or view the statement is about, once parsed
 
     # ---- token helpers
 
@@ -256,7 +276,14 @@ class _Parser:
         if self.at("."):
             qualified = tok.text + "." + (self.peek(1).text if self.peek(1) else "")
             raise SqlError(f"qualified name '{qualified}' in {self.context}: names are not qualified")
-        return check_name(tok.text)
+        try:
+            name = check_name(tok.text)
+        except SqlError as exc:
+            raise SqlError(f"{self.context}: {exc}") from None
+        if what in ("a table name", "a view name") and self.subject is None:
+            self.subject = name  # later messages name the table: "ALTER TABLE t: invalid name ..."
+            self.context = f"{self.context} {name}"
+        return name
 
     def name_list(self) -> tuple[str, ...]:
         """`(name, ...)`."""

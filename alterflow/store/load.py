@@ -97,6 +97,7 @@ def load_table(
     data = dedupe_primary_key(data, version)
     _delete_files(warehouse, catalog.abort_expired_transactions(table.id))
     txn_id = catalog.begin_transaction(table.id, label, timeout_s)
+    planned: list[PlannedFile] = []
     try:
         if version.primary_key:
             data = with_txn_column(data, txn_id)
@@ -110,6 +111,8 @@ def load_table(
         catalog.commit_transaction(txn_id, sizes, check=heavy.check_load_commit)
     except BaseException as exc:
         try:
+            # Its own files too: an abort from elsewhere (a timeout) may have happened before they were written.
+            _delete_files(warehouse, [f.path for f in planned])
             paths = catalog.abort_transaction(txn_id, f"load failed: {exc}")
             _delete_files(warehouse, paths)
         except Exception:  # the original error matters more; the timeout and GC will clean up

@@ -13,7 +13,7 @@ from dataclasses import replace
 from alterflow.planner import AlterPlan, AlterRejected, TableContext, Verdict, plan_alter
 from alterflow.sql import AlterTable, SqlError, parse_statements
 from alterflow.workflow.request import AlterRequest
-from catalog.catalog import Catalog
+from catalog.catalog import AlterContext, Catalog
 from catalog.errors import UnknownObject
 from catalog.schema import SchemaVersion, name_key
 
@@ -42,15 +42,19 @@ def parse_alter(request: AlterRequest) -> AlterTable:
 def table_context(catalog: Catalog, table: str, version: SchemaVersion | None = None) -> TableContext:
     """What the planner needs to know about a table (at its current version unless given)."""
     try:
-        info, current = catalog.current_schema(table)
+        context = catalog.alter_context(table)
     except UnknownObject:
         raise AlterRejected(f"ALTER TABLE {table}: unknown table {table}") from None
-    job = catalog.active_job(info.id)
+    return _planner_context(context, version or context.current)
+
+
+def _planner_context(context: AlterContext, version: SchemaVersion) -> TableContext:
+    job = context.active_job
     return TableContext(
-        name=info.name,
-        current=version or current,
-        next_column_id=info.next_column_id,
-        view_uses=catalog.view_uses(info.id),
+        name=context.table.name,
+        current=version,
+        next_column_id=context.table.next_column_id,
+        view_uses=context.view_uses,
         active_job=f"job {job.id} ({job.state})" if job else None,
     )
 
@@ -75,9 +79,10 @@ def commit(catalog: Catalog, request: AlterRequest, validated: dict) -> dict:
     """Commit a lightweight change planned against `validated['from_version']` (compare-and-set)."""
     existing = catalog.job_by_request(request.request_id)
     if existing is None:
-        info, _ = catalog.current_schema(request.table)
-        base = catalog.schema_version(info.id, validated["from_version"])
-        result = plan(catalog, request, version=base)
+        # One catalog read: the table, the version validated against and the planner's context.
+        context = catalog.alter_context(request.table, validated["from_version"])
+        info = context.table
+        result = plan_alter(_planner_context(context, context.base), parse_alter(request))
         result.raise_if_rejected()
         if result.kind is not Verdict.LIGHT:
             raise AlterRejected(f"ALTER TABLE {request.table}: the commit step only applies lightweight changes")

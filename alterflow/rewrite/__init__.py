@@ -1,0 +1,1 @@
+"""Heavyweight rewrites: converting history into a shadow index."""

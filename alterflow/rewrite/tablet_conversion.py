@@ -1,0 +1,226 @@
+"""RUNNING: Spark converts every origin file committed below the boundary into the shadow index.
+
+Each origin tablet is converted on its own and commits on its own: its rows are read under the
+origin version (keys merged, latest commit wins), converted to the new version, re-bucketed by the
+new distribution, sorted by the new sort key and written to a staging folder; then one catalog
+transaction registers the files in their shadow tablets, moves them into place and records the
+tablet as converted. A run that is killed resumes at the first tablet without that record, and a
+tablet's rows are never written twice. Tablets convert in parallel (Spark jobs from a thread pool).
+"""
+
+from __future__ import annotations
+
+import logging
+import pathlib
+import shutil
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import pyarrow.parquet as pq
+
+from alterflow.read.evolved_read import read_snapshot
+from alterflow.store.layout import absolute, data_file_path, index_dir
+from alterflow.types import spark_bucket_expr, to_spark
+from catalog.catalog import Catalog, NewFile, TableSnapshot
+from catalog.heavy_jobs import HeavyJobs
+from catalog.schema import SchemaVersion
+
+log = logging.getLogger(__name__)
+BUCKET_COLUMN = "__bucket"
+SAMPLES = 5
+
+
+class ConversionStopped(RuntimeError):
+    """The job left RUNNING (cancelled, timed out) while tablets were converting."""
+
+
+@dataclass(frozen=True)
+class ConversionResult:
+    tablets_total: int
+    tablets_done: int
+    rows: int
+    failed_casts: int
+
+
+def staging_dir(warehouse: pathlib.Path, table_id: int, shadow_index_id: int, tablet_id: int) -> pathlib.Path:
+    return absolute(warehouse, f"{index_dir(table_id, shadow_index_id)}/_staging/o{int(tablet_id)}")
+
+
+def _with_field_ids(frame, version: SchemaVersion):
+    """Name, type and Parquet field id of every column of `version` (extras kept as they are)."""
+    from pyspark.sql import functions as F
+
+    columns = [
+        F.col(f"`{c.name}`").cast(to_spark(c.type)).alias(c.name, metadata={"parquet.field.id": c.id})
+        for c in version.columns
+    ]
+    extras = [F.col(f"`{name}`") for name in frame.columns if version.column(name) is None]
+    return frame.select(*columns, *extras)
+
+
+class TabletConverter:
+    """Converts the origin tablets of one heavyweight job."""
+
+    def __init__(self, spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, parallelism: int = 2):
+        self.spark = spark
+        self.catalog = catalog
+        self.heavy = HeavyJobs(catalog)
+        self.warehouse = warehouse
+        self.job = self.heavy.job(job_id)
+        self.origin_index, self.shadow_index = self.job.origin_index_id, self.job.shadow_index_id
+        self.old = catalog.schema_version(self.job.table_id, self.job.from_version)
+        self.new = self.heavy.shadow_version(self.job)
+        self.on_cast_error = self.job.properties.get("on_cast_error", "fail")
+        self.parallelism = max(1, parallelism)
+        self._progress_lock = threading.Lock()
+        self._local = threading.local()
+
+    def _thread_spark(self):
+        """A session per converting thread: observed metrics are delivered per session, and two
+        queries observed at once in one session get each other's metrics."""
+        if getattr(self._local, "spark", None) is None:
+            self._local.spark = self.spark.newSession()
+        return self._local.spark
+
+    # -- the whole job ------------------------------------------------------------------------
+    def run(self) -> ConversionResult:
+        origin_tablets = self.catalog.tablets(self.origin_index)
+        files = self.heavy.origin_files_below_boundary(self.job)
+        snapshot = self.catalog.snapshot_by_id(self.job.table_id)
+        versions = {v: self.catalog.schema_version(self.job.table_id, v) for v in {f.schema_version for fs in files.values() for f in fs} | {self.old.version}}
+        done = self.heavy.converted(self.job.id)
+        todo = [t for t in sorted(origin_tablets) if t not in done]
+        self._report(len(origin_tablets), done)
+
+        def convert(tablet_id: int) -> None:
+            self._ensure_running()
+            tablet_snapshot = TableSnapshot(snapshot.table, self.old, tuple(files.get(tablet_id, ())), versions, snapshot.commit_seqs)
+            self.convert_tablet(tablet_id, origin_tablets[tablet_id][0], tablet_snapshot)
+            self._report(len(origin_tablets), self.heavy.converted(self.job.id))
+
+        with ThreadPoolExecutor(self.parallelism, thread_name_prefix="convert") as pool:
+            for future in [pool.submit(convert, t) for t in todo]:
+                future.result()
+        done = self.heavy.converted(self.job.id)
+        return ConversionResult(
+            len(origin_tablets), len(done), sum(t.rows_out for t in done.values()), sum(t.failed_casts for t in done.values())
+        )
+
+    def _ensure_running(self) -> None:
+        job = self.heavy.job(self.job.id)
+        if job.state != "RUNNING":
+            raise ConversionStopped(f"alter job {job.id} is {job.state}; conversion stopped")
+
+    def _report(self, total: int, done: dict) -> None:
+        with self._progress_lock:
+            rows = sum(t.rows_out for t in done.values())
+            self.heavy.note(self.job.id, progress=f"tablets {len(done)}/{total}, rows {rows}")
+
+    # -- one tablet ---------------------------------------------------------------------------
+    def convert_tablet(self, tablet_id: int, partition_key: str, snapshot: TableSnapshot) -> None:
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        from alterflow.conversion.spark_convert import convert_frame
+
+        keyed = bool(self.old.primary_key)
+        staging = staging_dir(self.warehouse, self.job.table_id, self.shadow_index, tablet_id)
+        shutil.rmtree(staging, ignore_errors=True)  # what a killed attempt left behind
+        if not snapshot.files:  # nothing below the boundary: done without Spark
+            self._commit_tablet(tablet_id, partition_key, staging, 0, 0, [])
+            return
+
+        spark = self._thread_spark()
+        origin = read_snapshot(spark, self.warehouse, snapshot, self.old, keep_txn=keyed)
+        # The original text of every column whose type changes rides along (never written), so a
+        # failed value can be shown as it was.
+        changed = [c for c in self.new.columns if (o := self.old.column_by_id(c.id)) is not None and o.type != c.type]
+        sources = {c.id: f"__source_{c.id}" for c in changed}
+        origin = origin.select(
+            "*", *[F.col(f"`{self.old.column_by_id(cid).name}`").cast("string").alias(name) for cid, name in sources.items()]
+        )
+        converted, flags = convert_frame(origin, self.old, self.new, self.on_cast_error)
+        observed = Observation(f"job{self.job.id}_tablet{tablet_id}")
+        metrics = [F.count(F.lit(1)).alias("rows")] + [
+            F.sum(F.col(flag).cast("long")).alias(flag) for flag in flags
+        ]
+        converted = converted.observe(observed, *metrics)
+        failed_rows = converted
+        converted = converted.drop(*flags, *sources.values())
+        if self.new.distributed_by and self.new.buckets > 1:
+            bucket = spark_bucket_expr(
+                self.new.names(self.new.distributed_by),
+                tuple(self.new.column_by_id(c).type for c in self.new.distributed_by),
+                self.new.buckets,
+            )
+            converted = converted.withColumn(BUCKET_COLUMN, bucket).repartition(BUCKET_COLUMN)
+        else:  # one bucket: each read split writes its own file, in parallel
+            converted = converted.withColumn(BUCKET_COLUMN, F.lit(0))
+        if self.new.sort_key:
+            converted = converted.sortWithinPartitions(*[F.col(f"`{n}`") for n in self.new.names(self.new.sort_key)])
+        converted = _with_field_ids(converted, self.new)
+        converted.write.mode("overwrite").partitionBy(BUCKET_COLUMN).parquet(str(staging))
+
+        metrics_row = observed.get
+        rows_in = int(metrics_row.get("rows", 0) or 0)
+        failed = sum(int(metrics_row.get(flag) or 0) for flag in flags)
+        samples = self._samples(failed_rows, flags, sources) if failed else []
+        self._commit_tablet(tablet_id, partition_key, staging, rows_in, failed, samples)
+
+    def _samples(self, frame, flags: list[str], sources: dict[int, str]) -> list:
+        """A few values that could not be converted, as [column, original value] pairs."""
+        from pyspark.sql import functions as F
+
+        samples = []
+        for flag in flags:
+            column_id = int(flag.rsplit("_", 1)[1])
+            if column_id not in sources:
+                continue
+            name = self.new.column_by_id(column_id).name
+            for row in frame.where(F.col(flag)).select(sources[column_id]).limit(SAMPLES).collect():
+                samples.append([name, row[0]])
+        return samples[:SAMPLES]
+
+    def _commit_tablet(self, tablet_id: int, partition_key: str, staging: pathlib.Path, rows_in: int, failed: int, samples: list) -> None:
+        written = sorted(staging.glob(f"{BUCKET_COLUMN}=*/*.parquet"))
+        by_bucket = [(int(p.parent.name.split("=", 1)[1]), p) for p in written]
+        shadow_tablets = self.catalog.ensure_tablets(self.shadow_index, {(partition_key, b) for b, _ in by_bucket})
+        txn = self.catalog.begin_transaction(self.job.table_id, f"convert tablet {tablet_id} for alter job {self.job.id}", 3600)
+        try:
+            moves = []
+            for bucket, path in by_bucket:
+                target = data_file_path(self.job.table_id, self.shadow_index, shadow_tablets[(partition_key, bucket)], txn)
+                moves.append((path, target, pq.ParquetFile(path).metadata.num_rows))
+            rows_out = sum(n for _, _, n in moves)
+            self.catalog.register_files(
+                txn,
+                [NewFile(shadow_tablets[(partition_key, b)], self.new.version, t, n, 0) for (b, _), (_, t, n) in zip(by_bucket, moves)],
+            )
+            sizes = {}
+            for source, target, _rows in moves:
+                final = absolute(self.warehouse, target)
+                final.parent.mkdir(parents=True, exist_ok=True)
+                source.replace(final)
+                sizes[target] = final.stat().st_size
+            self.catalog.commit_transaction(
+                txn, sizes,
+                check=lambda s, _txn: self.heavy.record_converted(
+                    s, self.job.id, tablet_id, txn, rows_in, rows_out, failed, samples
+                ),
+            )
+        except BaseException:
+            try:
+                for relative in self.catalog.abort_transaction(txn, "conversion of a tablet failed"):
+                    absolute(self.warehouse, relative).unlink(missing_ok=True)
+            except Exception:
+                log.exception("could not abort conversion transaction %s", txn)
+            raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def convert_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, parallelism: int = 2) -> ConversionResult:
+    return TabletConverter(spark, catalog, warehouse, job_id, parallelism).run()
+
+

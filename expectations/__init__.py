@@ -1,0 +1,1 @@
+"""Great Expectations suites that prove a heavyweight rewrite before it goes live."""

@@ -1,0 +1,148 @@
+"""Running the suites of `expectations.schema_change` against a job's shadow index.
+
+Returns a `ValidationReport`; its `message` lists every failed expectation with sample values, the
+text a cancelled job shows in Msg.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pathlib
+import threading
+from dataclasses import dataclass, field
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from alterflow.read.evolved_read import read_snapshot
+from alterflow.store.layout import absolute
+from catalog.catalog import Catalog, TableSnapshot
+from catalog.heavy_jobs import HeavyJobs
+from catalog.schema import SchemaVersion
+from expectations import schema_change
+
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+log = logging.getLogger(__name__)
+_context_lock = threading.Lock()
+_context = None
+
+
+@dataclass
+class ValidationReport:
+    success: bool
+    failures: list[str] = field(default_factory=list)
+    expectations: int = 0
+
+    @property
+    def message(self) -> str:
+        return "validation failed: " + "; ".join(self.failures) if self.failures else "validation passed"
+
+
+def _gx_context():
+    """One ephemeral Great Expectations context per process, with its data sources."""
+    global _context
+    with _context_lock:
+        if _context is None:
+            import great_expectations as gx
+            from great_expectations.data_context.types.base import ProgressBarsConfig
+
+            context = gx.get_context(mode="ephemeral")
+            context.variables.progress_bars = ProgressBarsConfig(globally=False)
+            pandas_asset = context.data_sources.add_pandas("alterflow_pandas").add_dataframe_asset("frame")
+            spark_asset = context.data_sources.add_spark("alterflow_spark").add_dataframe_asset("frame")
+            _context = (
+                pandas_asset.add_batch_definition_whole_dataframe("whole"),
+                spark_asset.add_batch_definition_whole_dataframe("whole"),
+            )
+        return _context
+
+
+def _run(suite, frame, engine: str, report: ValidationReport, samples=None) -> None:
+    if suite is None:
+        return
+    pandas_batches, spark_batches = _gx_context()
+    batches = pandas_batches if engine == "pandas" else spark_batches
+    result = batches.get_batch(batch_parameters={"dataframe": frame}).validate(suite, result_format="SUMMARY")
+    report.expectations += len(result.results)
+    for item in result.results:
+        if item.success:
+            continue
+        config = item.expectation_config
+        target = config.kwargs.get("column") or config.kwargs.get("column_list") or (
+            f"{config.kwargs.get('column_A')} = {config.kwargs.get('column_B')}" if "column_A" in config.kwargs else "table"
+        )
+        details = item.result or {}
+        count = details.get("unexpected_count")
+        observed = details.get("observed_value")
+        text = f"{config.type}({target})"
+        if count is not None:
+            text += f": {count} unexpected"
+        elif observed is not None:
+            text += f": observed {observed}"
+        example = samples(config) if samples else details.get("partial_unexpected_list")
+        if example:
+            text += f", e.g. {list(example)[:5]}"
+        report.failures.append(text)
+
+
+def _shadow_snapshot(catalog: Catalog, job, new: SchemaVersion, only_converted: bool) -> TableSnapshot:
+    snapshot = catalog.index_snapshot(job.table_id, job.shadow_index_id, new.version)
+    if only_converted:
+        converted_txns = {t.txn_id for t in HeavyJobs(catalog).converted(job.id).values()}
+        snapshot = TableSnapshot(snapshot.table, snapshot.current, tuple(f for f in snapshot.files if f.txn_id in converted_txns), snapshot.versions, snapshot.commit_seqs)
+    return snapshot
+
+
+def _file_in_order(path: pathlib.Path, names: list[str]) -> bool:
+    """pyarrow's sort is stable, so a file is in order exactly when sorting it changes nothing."""
+    table = pq.read_table(path, columns=names)
+    return table.num_rows < 2 or table.equals(table.sort_by([(n, "ascending") for n in names]))
+
+
+def validate_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> ValidationReport:
+    _gx_context()  # suites can only be built once a context exists
+    heavy = HeavyJobs(catalog)
+    job = heavy.job(job_id)
+    new = heavy.shadow_version(job)
+    on_cast_error = job.properties.get("on_cast_error", "fail")
+    origin_index = job.origin_index_id
+    report = ValidationReport(success=True)
+
+    converted = heavy.converted(job_id)
+    counts = pd.DataFrame(
+        [(t.origin_tablet_id, t.rows_in, t.rows_out, t.failed_casts) for t in converted.values()],
+        columns=["origin_tablet", "rows_in", "rows_out", "failed_casts"],
+    )
+    cast_samples = [s for t in converted.values() for s in t.samples]
+    _run(
+        schema_change.tablet_counts_suite(len(catalog.tablets(origin_index)), on_cast_error), counts, "pandas", report,
+        samples=lambda config: cast_samples if config.kwargs.get("column") == "failed_casts" else None,
+    )
+
+    shadow_rows = read_snapshot(spark, warehouse, _shadow_snapshot(catalog, job, new, only_converted=False), new)
+    key_names = new.names(new.primary_key)
+
+    def null_samples(config):
+        column = config.kwargs.get("column")
+        if not key_names or column is None:
+            return None
+        rows = shadow_rows.where(shadow_rows[f"`{column}`"].isNull()).select(*[f"`{k}`" for k in key_names]).limit(5).collect()
+        return [dict(zip(key_names, r)) for r in rows]
+
+    _run(schema_change.shadow_rows_suite(new), shadow_rows, "spark", report, samples=null_samples)
+    converted_rows = read_snapshot(spark, warehouse, _shadow_snapshot(catalog, job, new, only_converted=True), new, merge_keys=False)
+    _run(schema_change.converted_keys_suite(new), converted_rows, "spark", report)
+
+    if new.sort_key:
+        sort_names = new.names(new.sort_key)
+        converted_txns = {t.txn_id for t in converted.values()}
+        files = [f for f in _shadow_snapshot(catalog, job, new, only_converted=True).files if f.txn_id in converted_txns]
+        order = pd.DataFrame(
+            [(f.path, _file_in_order(absolute(warehouse, f.path), sort_names)) for f in files],
+            columns=["file", "in_order"],
+        )
+        unordered = order[~order["in_order"]]["file"].tolist()
+        _run(schema_change.sort_order_suite(new), order, "pandas", report, samples=lambda _config: unordered)
+    report.success = not report.failures
+    return report
