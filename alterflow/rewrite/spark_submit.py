@@ -1,0 +1,53 @@
+"""Running the conversion as its own Spark application through spark-submit (the way the Airflow
+DAG's SparkSubmitOperator runs it), on any master: local[*] or a standalone spark://host:7077."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import spark_jobs.convert_history as application
+from alterflow.spark_session import LOG_CONFIG
+from alterflow.settings import Settings
+
+
+def spark_submit_binary() -> pathlib.Path:
+    import pyspark
+
+    return pathlib.Path(pyspark.__file__).parent / "bin" / "spark-submit"
+
+
+def application_path() -> str:
+    return str(pathlib.Path(application.__file__).resolve())
+
+
+def submit_command(settings: Settings, job_id: int, master: str, parallelism: int = 2) -> list[str]:
+    return [
+        str(spark_submit_binary()),
+        "--master", master,
+        "--name", f"alterflow-convert-job-{job_id}",
+        "--conf", "spark.sql.session.timeZone=UTC",
+        "--conf", "spark.sql.ansi.enabled=false",
+        "--conf", "spark.sql.parquet.fieldId.write.enabled=true",
+        "--conf", "spark.ui.showConsoleProgress=false",
+        "--conf", f"spark.driver.extraJavaOptions=-Dlog4j2.configurationFile=file:{LOG_CONFIG}",
+        application_path(),
+        "--catalog-url", settings.catalog_url,
+        "--warehouse", str(settings.warehouse),
+        "--job-id", str(job_id),
+        "--parallelism", str(parallelism),
+    ]
+
+
+def submit_conversion(settings: Settings, job_id: int, master: str | None = None, timeout_s: int | None = None) -> subprocess.CompletedProcess:
+    """Run the conversion application to completion; raises CalledProcessError when it fails."""
+    env = dict(os.environ)
+    env.setdefault("PYSPARK_PYTHON", sys.executable)
+    env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    root = str(pathlib.Path(application.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    command = submit_command(settings, job_id, master or settings.spark_master)
+    return subprocess.run(command, env=env, check=True, capture_output=True, text=True, timeout=timeout_s)
