@@ -28,9 +28,14 @@ lock:
 
 # A fresh home each time, so the demo always starts from an empty catalog.
 DEMO_HOME := $(abspath .alterflow/demo)
+DEMO_SQL := ALTERFLOW_HOME=$(DEMO_HOME) $(BIN)/alterflow sql -f
 demo: install
 	rm -rf $(DEMO_HOME)
-	ALTERFLOW_HOME=$(DEMO_HOME) $(BIN)/alterflow sql -f examples/lightweight.sql
+	$(DEMO_SQL) examples/lightweight.sql
+	$(DEMO_SQL) examples/heavyweight.sql
+	@echo "--- the next ALTER is expected to fail validation and be cancelled:"
+	@! $(DEMO_SQL) examples/heavyweight_fails.sql
+	$(DEMO_SQL) examples/heavyweight_after.sql
 
 test: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=1200
