@@ -345,7 +345,8 @@ def _to_float(value: numbers.Real, t: DataType, shown: str) -> float:
     try:
         result = float(value)
         if t.name == "FLOAT":
-            struct.pack("<f", result)  # OverflowError when it rounds outside float32
+            # Stored as float32: keep exactly the value a FLOAT column holds (OverflowError outside its range).
+            result = struct.unpack("<f", struct.pack("<f", result))[0]
     except OverflowError:
         raise InvalidValue(f"value {shown} does not fit {t.sql()}") from None
     if not math.isfinite(result):
@@ -467,8 +468,11 @@ def _float32_text(value: float) -> str:
         return repr(value)
     for digits in range(1, 10):
         text = f"{value:.{digits}g}"
-        if struct.pack("<f", float(text)) == target:
-            return repr(float(text))
+        try:
+            if struct.pack("<f", float(text)) == target:
+                return repr(float(text))
+        except OverflowError:  # a shortened text can round past float32's largest value
+            continue
     return repr(value)
 
 

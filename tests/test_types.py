@@ -293,7 +293,7 @@ LIT_FALSE = Literal("bool", False, "FALSE")
         (lit_dec("1.5"), "DOUBLE", 1.5),
         (lit_dec("-2.5e3"), "DOUBLE", -2500.0),
         (lit_dec("1.5"), "FLOAT", 1.5),
-        (lit_dec("3.4e38"), "FLOAT", 3.4e38),
+        (lit_dec("3.4e38"), "FLOAT", 3.3999999521443642e38),  # stored as the float32 it becomes
         (lit_str("0.25"), "FLOAT", 0.25),
         (lit_int(12), "DECIMAL(5,2)", Decimal("12.00")),
         (lit_dec("1.5"), "DECIMAL(5,2)", Decimal("1.50")),
@@ -612,3 +612,12 @@ def test_import_does_not_import_pyspark():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_float_values_are_the_float32_a_float_column_holds():
+    """A FLOAT default must read the same before and after FLOAT -> DOUBLE (the file holds float32)."""
+    assert coerce_literal(lit_dec("0.1"), parse_type("FLOAT")) == 0.10000000149011612
+    assert coerce_value(0.1, parse_type("FLOAT")) == 0.10000000149011612
+    assert coerce_value(0.1, parse_type("DOUBLE")) == 0.1
+    assert format_value(coerce_value(0.1, parse_type("FLOAT")), parse_type("FLOAT")) == "0.1"
+    assert format_value(3.4028234663852886e38, parse_type("FLOAT")) == "3.4028235e+38"

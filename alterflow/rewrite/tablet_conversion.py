@@ -27,7 +27,7 @@ from catalog.heavy_jobs import HeavyJobs
 from catalog.schema import SchemaVersion
 
 log = logging.getLogger(__name__)
-BUCKET_COLUMN = "__bucket"
+BUCKET_COLUMN = "af$bucket"
 SAMPLES = 5
 
 
@@ -136,7 +136,7 @@ class TabletConverter:
         # The original text of every column whose type changes rides along (never written), so a
         # failed value can be shown as it was.
         changed = [c for c in self.new.columns if (o := self.old.column_by_id(c.id)) is not None and o.type != c.type]
-        sources = {c.id: f"__source_{c.id}" for c in changed}
+        sources = {c.id: f"af$source_{c.id}" for c in changed}
         origin = origin.select(
             "*", *[F.col(f"`{self.old.column_by_id(cid).name}`").cast("string").alias(name) for cid, name in sources.items()]
         )

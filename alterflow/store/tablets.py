@@ -14,7 +14,8 @@ from alterflow.store.layout import absolute
 from alterflow.types import bucket_of, format_value
 from catalog.schema import SchemaVersion
 
-TXN_COLUMN = "__txn"  # hidden column of primary-key tables: the transaction that wrote the row
+# Hidden columns carry a "$", which no user-typed name can (SPEC §9), so they never collide.
+TXN_COLUMN = "af$txn"  # hidden column of primary-key tables: the transaction that wrote the row
 
 
 def partition_key(values: tuple, version: SchemaVersion) -> str:

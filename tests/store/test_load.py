@@ -1,0 +1,262 @@
+"""Loads (SPEC §1 Transaction, Data file; §9): one transaction each, visible all at once or never,
+no orphan file, increasing ids, Parquet field ids = column ids, paths built from ids only.
+No Spark: loads and lightweight ALTERs are catalog work and Arrow writes."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import textwrap
+from datetime import timedelta
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from sqlalchemy import select
+
+import alterflow.store.load as load_module
+from alterflow.session import Session, StatementError
+from alterflow.store.tablets import TXN_COLUMN
+from catalog.catalog import Catalog, utcnow
+from catalog.database import make_engine
+from catalog.models import DataFileRow, TransactionRow
+
+ORDERS = (
+    "CREATE TABLE customer_orders (order_id INT NOT NULL, region VARCHAR(8) NOT NULL, amount DECIMAL(8,2),"
+    " note STRING, PRIMARY KEY (order_id, region)) PARTITION BY (region) DISTRIBUTED BY HASH(order_id) BUCKETS 4"
+)
+PATH_RE = re.compile(r"t(\d+)/i(\d+)/b(\d+)/(\d+)-[0-9a-f]{32}\.parquet")
+
+
+def orders(n: int, start: int = 0) -> pa.Table:
+    ids = list(range(start, start + n))
+    return pa.table({
+        "order_id": ids,
+        "region": ["eu" if i % 2 else "us" for i in ids],
+        "amount": [str(Decimal(i) / 4) for i in ids],
+        "note": [f"order {i}" for i in ids],
+    })
+
+
+@pytest.fixture
+def session(settings):
+    """An embedded session on the parametrised catalog database (SQLite, PostgreSQL); no Spark."""
+    s = Session(settings)
+    list(s.run(ORDERS))
+    return s
+
+
+def other_catalog(session: Session) -> Catalog:
+    """Another process's view of the same catalog: its own engine and connections."""
+    return Catalog(engine=make_engine(session.settings.catalog_url))
+
+
+def files_on_disk(session: Session) -> list[str]:
+    return sorted(str(p.relative_to(session.warehouse)) for p in session.warehouse.rglob("*") if p.is_file())
+
+
+def transactions(session: Session) -> list[tuple[int, str, str | None]]:
+    with session.catalog._session() as s:
+        return [tuple(r) for r in s.execute(
+            select(TransactionRow.id, TransactionRow.state, TransactionRow.reason).order_by(TransactionRow.id)
+        )]
+
+
+def txn_of(done) -> int:
+    return int(re.search(r"\(transaction (\d+)\)", done.message).group(1))
+
+
+def test_a_load_becomes_visible_all_at_once(session, monkeypatch):
+    reader = other_catalog(session)
+    commit = session.catalog.commit_transaction
+    seen = {}
+
+    def observed_commit(txn_id, *args, **kwargs):
+        # every file is written, none is visible yet, to this process or to another one
+        seen["disk"] = files_on_disk(session)
+        seen["visible"] = (session.catalog.snapshot("customer_orders").files, reader.snapshot("customer_orders").files)
+        seen["stats"] = reader.table_stats(reader.table("customer_orders").id)
+        return commit(txn_id, *args, **kwargs)
+
+    monkeypatch.setattr(session.catalog, "commit_transaction", observed_commit)
+    done = session.load("customer_orders", orders(40), label="test", by_name=True)
+    assert seen["visible"] == ((), ()) and seen["stats"] == (0, 0)
+    assert len(seen["disk"]) == 8  # 2 regions x 4 buckets, all on disk before the commit
+
+    snap = reader.snapshot("customer_orders")
+    assert len(snap.files) == 8 and {f.txn_id for f in snap.files} == {txn_of(done)}
+    assert sorted(f.path for f in snap.files) == seen["disk"] == files_on_disk(session)
+    assert reader.table_stats(snap.table.id)[0] == 40 == sum(f.row_count for f in snap.files)
+    assert all(f.byte_size == (session.warehouse / f.path).stat().st_size for f in snap.files)
+    assert transactions(session) == [(txn_of(done), "COMMITTED", None)]
+
+
+def test_a_failed_write_aborts_and_leaves_no_file(session, monkeypatch):
+    real_write = load_module.write_parquet
+    calls = []
+
+    def flaky_write(warehouse, relative, data):
+        calls.append(relative)
+        if len(calls) == 1:
+            return real_write(warehouse, relative, data)
+        path = pathlib.Path(warehouse) / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.with_name(path.name + ".tmp").write_bytes(b"half a parquet file")  # died mid-write
+        raise OSError("disk full (test)")
+
+    monkeypatch.setattr(load_module, "write_parquet", flaky_write)
+    with pytest.raises(OSError, match="disk full"):
+        session.load("customer_orders", orders(40), label="test", by_name=True)
+    assert len(calls) == 2
+    ((txn_id, state, reason),) = transactions(session)
+    assert state == "ABORTED" and "disk full" in reason
+    assert session.catalog.snapshot("customer_orders").files == ()
+    assert session.catalog.table_stats(session.catalog.table("customer_orders").id) == (0, 0)
+    assert files_on_disk(session) == []  # neither the written file nor the .tmp stays behind
+    with session.catalog._session() as s:
+        states = set(s.scalars(select(DataFileRow.state).where(DataFileRow.txn_id == txn_id)))
+    assert states == {"DELETED"}
+
+    # the table is fine afterwards, through INSERT as well
+    monkeypatch.setattr(load_module, "write_parquet", real_write)
+    done = list(session.run("INSERT INTO customer_orders VALUES (1, 'eu', 1.25, 'x'), (2, 'us', NULL, NULL)"))[-1]
+    assert txn_of(done) > txn_id
+    assert session.catalog.table_stats(session.catalog.table("customer_orders").id)[0] == 2
+
+
+def test_a_load_aborted_behind_its_back_fails_and_leaves_nothing(session, monkeypatch):
+    """Between registering its files and committing, the transaction is aborted by someone else (the
+    timeout sweep of another process). The load fails with a clear line; nothing becomes visible,
+    and the files it wrote after the abort do not stay behind."""
+    other = other_catalog(session)
+    register = session.catalog.register_files
+
+    def register_then_time_out(txn_id, files):
+        register(txn_id, files)
+        later = utcnow() + timedelta(seconds=session.settings.txn_timeout_s + 60)
+        swept = other.abort_expired_transactions(now=later)
+        assert len(swept) == 8  # the other process deletes these paths: none is written yet
+        for relative in swept:
+            assert not (session.warehouse / relative).exists()
+
+    monkeypatch.setattr(session.catalog, "register_files", register_then_time_out)
+    values = ", ".join(f"({i}, '{'eu' if i % 2 else 'us'}', {i}.5, 'n{i}')" for i in range(40))
+    with pytest.raises(StatementError) as info:
+        list(session.run(f"INSERT INTO customer_orders VALUES {values}"))
+    message = str(info.value)
+    assert "\n" not in message and "ABORTED" in message and "timed out" in message, message
+    ((_txn, state, _reason),) = transactions(session)
+    assert state == "ABORTED"
+    assert session.catalog.snapshot("customer_orders").files == ()
+    assert other.table_stats(other.table("customer_orders").id) == (0, 0)
+    assert files_on_disk(session) == [], "files written after the abort are orphaned"
+
+
+def test_transaction_ids_increase(session, monkeypatch):
+    list(session.run("CREATE TABLE other_table (a INT)"))
+    ids = [txn_of(session.load("customer_orders", orders(3), label="a", by_name=True))]
+    ids.append(txn_of(list(session.run("INSERT INTO other_table VALUES (1)"))[-1]))
+
+    def failing_write(*_args):
+        raise OSError("no space (test)")
+
+    monkeypatch.setattr(load_module, "write_parquet", failing_write)
+    with pytest.raises(OSError):
+        session.load("customer_orders", orders(3, start=100), label="b", by_name=True)
+    monkeypatch.undo()
+    aborted = transactions(session)[-1]
+    assert aborted[1] == "ABORTED"
+    ids.append(aborted[0])
+    ids.append(txn_of(list(session.run("INSERT INTO customer_orders VALUES (7, 'eu', 1, 'x')"))[-1]))
+    ids.append(txn_of(session.load("other_table", pa.table({"a": [5, 6]}), label="c", by_name=True)))
+    assert ids == sorted(ids) and len(set(ids)) == len(ids), ids  # one increasing sequence over all tables
+    assert [t[0] for t in transactions(session)] == ids
+
+
+def test_data_files_carry_field_ids_and_id_only_paths(session):
+    list(session.run("""
+        CREATE TABLE secret_customer_table (alpha INT, beta STRING, gamma DOUBLE);
+        INSERT INTO secret_customer_table VALUES (1, 'b', 1.5);
+        ALTER TABLE secret_customer_table DROP COLUMN beta;
+        ALTER TABLE secret_customer_table ADD COLUMN delta DATE;
+        ALTER TABLE secret_customer_table RENAME COLUMN alpha TO alpha_renamed;
+        INSERT INTO secret_customer_table VALUES (2, 2.5, '2024-01-01');
+        ALTER TABLE secret_customer_table ADD COLUMN beta STRING DEFAULT 'new';
+        INSERT INTO secret_customer_table (alpha_renamed) VALUES (3);
+    """))
+    snap = session.catalog.snapshot("secret_customer_table")
+    expected_ids = {c.name: c.id for c in snap.current.columns}
+    assert expected_ids == {"alpha_renamed": 1, "gamma": 3, "delta": 4, "beta": 5}  # ids never reused
+    by_version = {}
+    for f in snap.files:
+        match = PATH_RE.fullmatch(f.path)
+        assert match, f.path
+        assert (int(match[1]), int(match[2]), int(match[4])) == (snap.table.id, snap.table.current_index_id, f.txn_id)
+        assert int(match[3]) == f.tablet_id
+        for word in ("secret", "customer", "alpha", "beta", "gamma", "delta"):
+            assert word not in f.path
+        schema = pq.read_schema(session.warehouse / f.path)
+        by_version[f.schema_version] = {field.name: int(field.metadata[b"PARQUET:field_id"]) for field in schema}
+        assert TXN_COLUMN not in schema.names  # no primary key, no hidden column
+    assert by_version == {
+        1: {"alpha": 1, "beta": 2, "gamma": 3},
+        4: {"alpha_renamed": 1, "gamma": 3, "delta": 4},
+        5: {"alpha_renamed": 1, "gamma": 3, "delta": 4, "beta": 5},
+    }
+
+
+def test_primary_key_files_carry_the_hidden_txn_column(session):
+    done = session.load("customer_orders", orders(10), label="test", by_name=True)
+    snap = session.catalog.snapshot("customer_orders")
+    assert snap.files
+    for f in snap.files:
+        assert PATH_RE.fullmatch(f.path) and "customer" not in f.path and "order" not in f.path
+        data = pq.read_table(session.warehouse / f.path)
+        assert data.column_names == ["order_id", "region", "amount", "note", TXN_COLUMN]
+        assert set(data.column(TXN_COLUMN).to_pylist()) == {txn_of(done)}
+        ids = {field.name: field.metadata[b"PARQUET:field_id"] for field in data.schema if field.name != TXN_COLUMN}
+        assert ids == {"order_id": b"1", "region": b"2", "amount": b"3", "note": b"4"}
+
+
+LIGHT_SCRIPT = (
+    "CREATE TABLE light (id INT NOT NULL, v VARCHAR(5), PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2;"
+    " INSERT INTO light VALUES (1, 'a'), (2, 'b');"
+    " ALTER TABLE light ADD COLUMN w INT DEFAULT 7, MODIFY COLUMN v VARCHAR(10), RENAME COLUMN v TO v2;"
+    " ALTER TABLE light DROP COLUMN w;"
+    " DESCRIBE light; SHOW SCHEMA VERSIONS FROM light; SHOW ALTER TABLE COLUMN FROM light;"
+    " EXPLAIN ALTER TABLE light ADD COLUMN z INT"
+)
+
+
+def test_lightweight_work_starts_no_jvm(tmp_path):
+    """DDL, INSERT ... VALUES, lightweight ALTERs, DESCRIBE and SHOW never import pyspark. Java is made
+    unusable (JAVA_HOME points nowhere), so starting Spark would fail; a SELECT proves that it does."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
+    env.update(ALTERFLOW_HOME=str(tmp_path / "cli"), JAVA_HOME=str(tmp_path / "no-java"), SPARK_HOME=str(tmp_path / "no-spark"))
+    cli = subprocess.run([str(pathlib.Path(sys.executable).parent / "alterflow"), "sql", "-e", LIGHT_SCRIPT],
+                         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert cli.returncode == 0 and cli.stderr == "", cli.stderr
+    assert "| v2 " in cli.stdout and "| w " not in cli.stdout
+
+    snippet = textwrap.dedent(f"""
+        import sys
+        from alterflow.session import Session
+        from alterflow import spark_session
+        results = list(Session().run({LIGHT_SCRIPT!r}))
+        print(len(results), "pyspark" in sys.modules, spark_session.spark_started())
+        try:
+            list(Session().run("SELECT 1 AS one"))
+            print("control: spark started")
+        except BaseException as exc:
+            print("control: spark could not start:", type(exc).__name__)
+    """)
+    env["ALTERFLOW_HOME"] = str(tmp_path / "py")
+    proc = subprocess.run([sys.executable, "-c", snippet], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "8 False False", proc.stdout
+    assert lines[-1].startswith("control: spark could not start"), proc.stdout
