@@ -3,7 +3,9 @@ same step functions, one task each)."""
 
 from __future__ import annotations
 
+import importlib
 import pathlib
+import threading
 import time
 
 from alterflow.workflow import heavy_steps, steps
@@ -35,8 +37,15 @@ def run_alter(catalog: Catalog, request: AlterRequest, warehouse: pathlib.Path |
     return run_heavy(catalog, warehouse, job_id, spark_factory)
 
 
+def _preload_expectations() -> None:
+    """Great Expectations takes seconds to import; do it while the job waits and converts.
+    (Import only: its context is made later, once this process's SparkSession exists.)"""
+    importlib.import_module("expectations.validation")
+
+
 def run_heavy(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_factory) -> AlterJob:
     """Drive a started heavyweight job through its remaining steps."""
+    threading.Thread(target=_preload_expectations, name="preload-expectations", daemon=True).start()
     while not heavy_steps.wait_for_boundary(catalog, warehouse, job_id)["done"]:
         time.sleep(POLL_SECONDS)
     heavy_steps.convert(spark_factory(), catalog, warehouse, job_id)
