@@ -130,20 +130,33 @@ def _in_range(value, new: DataType):
     return (value >= F.lit(Decimal(low))) & (value <= F.lit(Decimal(high)))
 
 
+ASCII_WHITESPACE = " \t\n\r\x0b\x0c"
+CONTROL_AND_SPACE = "".join(chr(c) for c in range(0x21))
+
+
 def _string_to_integer(src, old, new, stages):
     from pyspark.sql import functions as F
+
+    if new.name != "LARGEINT":
+        # The same acceptance as INT_PATTERN without a regex (this is the hot path of the rewrite):
+        # ASCII whitespace trimmed, no '.', then TRY_CAST to BIGINT, which takes only an optional
+        # sign and ASCII digits and gives NULL for anything else or on overflow.
+        text = stages.add(1, F.btrim(src, F.lit(ASCII_WHITESPACE)))
+        # The cast itself also trims other control characters (chars up to 0x20): refuse those.
+        plain = (F.instr(text, ".") == F.lit(0)) & (F.btrim(text, F.lit(CONTROL_AND_SPACE)) == text)
+        number = stages.add(2, F.when(plain, text.try_cast("bigint")))
+        low, high = INTEGER_RANGES[new.name]
+        return F.when((number >= F.lit(low)) & (number <= F.lit(high)), number.cast(_type(new)))
 
     pattern = java_regex(INT_PATTERN)
     sign = stages.add(1, F.regexp_extract(src, pattern, 1))
     digits = stages.add(1, F.regexp_extract(src, pattern, 2))
-    max_digits = 38 if new.name == "LARGEINT" else 19
+    max_digits = 38
     number = stages.add(2, F.when(
         (digits != F.lit("")) & (F.length(digits) <= F.lit(max_digits)),
         F.concat(F.when(sign == F.lit("-"), F.lit("-")).otherwise(F.lit("")), digits).cast("decimal(38,0)"),
     ))
-    if new.name == "LARGEINT":
-        return number  # at most 38 digits: always inside LARGEINT's range
-    return F.when(_in_range(number, new), number.cast(_type(new)))
+    return number  # LARGEINT: at most 38 digits, always inside its range
 
 
 def _string_to_float(src, old, new, stages):
