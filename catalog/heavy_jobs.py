@@ -264,6 +264,17 @@ class HeavyJobs:
             failed_casts=failed_casts, samples=json.dumps(samples, default=str), finished_at=utcnow(),
         ))
 
+    def add_dual_write_nulls(self, session: Session, job_id: int, count: int) -> None:
+        """Inside a dual-writing load's commit: values it turned into NULL (on_cast_error = null)."""
+        if count:
+            session.execute(update(AlterJobRow).where(AlterJobRow.id == job_id).values(
+                dual_write_nulled=AlterJobRow.dual_write_nulled + count
+            ))
+
+    def dual_write_nulled(self, job_id: int) -> int:
+        with self._session() as s:
+            return int(s.scalar(select(AlterJobRow.dual_write_nulled).where(AlterJobRow.id == job_id)) or 0)
+
     # -- the end ------------------------------------------------------------------------------
     def swap(self, job_id: int, from_states: tuple[str, ...] = ("VALIDATING", "READY_TO_SWAP")) -> AlterJob:
         """In one transaction: the shadow index and the new version become current; FINISHED."""

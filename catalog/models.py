@@ -124,6 +124,8 @@ class AlterJobRow(Base):
     timeout_s: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+    # Values that dual-written loads turned into NULL (on_cast_error = null), for Msg.
+    dual_write_nulled: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class ViewRow(Base):

@@ -148,19 +148,23 @@ class TabletConverter:
         converted = converted.observe(observed, *metrics)
         failed_rows = converted
         converted = converted.drop(*flags, *sources.values())
+        sort_names = [F.col(f"`{n}`") for n in self.new.names(self.new.sort_key)]
         if self.new.distributed_by and self.new.buckets > 1:
             bucket = spark_bucket_expr(
                 self.new.names(self.new.distributed_by),
                 tuple(self.new.column_by_id(c).type for c in self.new.distributed_by),
                 self.new.buckets,
             )
+            # Sorted by (bucket, sort key) already, so the partitioned writer adds no sort of its own.
             converted = converted.withColumn(BUCKET_COLUMN, bucket).repartition(BUCKET_COLUMN)
-        else:  # one bucket: each read split writes its own file, in parallel
-            converted = converted.withColumn(BUCKET_COLUMN, F.lit(0))
-        if self.new.sort_key:
-            converted = converted.sortWithinPartitions(*[F.col(f"`{n}`") for n in self.new.names(self.new.sort_key)])
-        converted = _with_field_ids(converted, self.new)
-        converted.write.mode("overwrite").partitionBy(BUCKET_COLUMN).parquet(str(staging))
+            converted = converted.sortWithinPartitions(F.col(f"`{BUCKET_COLUMN}`"), *sort_names)
+            converted = _with_field_ids(converted, self.new)
+            converted.write.mode("overwrite").partitionBy(BUCKET_COLUMN).parquet(str(staging))
+        else:  # one bucket: each read split writes its own file, straight into the bucket's folder
+            if sort_names:
+                converted = converted.sortWithinPartitions(*sort_names)
+            converted = _with_field_ids(converted, self.new)
+            converted.write.mode("overwrite").parquet(str(staging / f"{BUCKET_COLUMN}=0"))
 
         metrics_row = observed.get
         rows_in = int(metrics_row.get("rows", 0) or 0)
@@ -187,8 +191,8 @@ class TabletConverter:
         by_bucket = [(int(p.parent.name.split("=", 1)[1]), p) for p in written]
         shadow_tablets = self.catalog.ensure_tablets(self.shadow_index, {(partition_key, b) for b, _ in by_bucket})
         txn = self.catalog.begin_transaction(self.job.table_id, f"convert tablet {tablet_id} for alter job {self.job.id}", 3600)
+        moves: list = []
         try:
-            moves = []
             for bucket, path in by_bucket:
                 target = data_file_path(self.job.table_id, self.shadow_index, shadow_tablets[(partition_key, bucket)], txn)
                 moves.append((path, target, pq.ParquetFile(path).metadata.num_rows))
@@ -211,6 +215,9 @@ class TabletConverter:
             )
         except BaseException:
             try:
+                # Its own targets too: a cancel may have dropped the rows before the files moved in.
+                for _source, relative, _rows in moves:
+                    absolute(self.warehouse, relative).unlink(missing_ok=True)
                 for relative in self.catalog.abort_transaction(txn, "conversion of a tablet failed"):
                     absolute(self.warehouse, relative).unlink(missing_ok=True)
             except Exception:

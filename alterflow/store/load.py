@@ -55,7 +55,7 @@ def _delete_files(warehouse: pathlib.Path, paths: list[str]) -> None:
         path.with_name(path.name + ".tmp").unlink(missing_ok=True)
 
 
-def _dual_write_rows(data: pa.Table, version: SchemaVersion, target: DualWriteTarget, table: str) -> pa.Table:
+def _dual_write_rows(data: pa.Table, version: SchemaVersion, target: DualWriteTarget, table: str) -> tuple[pa.Table, int]:
     """The load's rows converted to the running job's new version; a row that cannot be converted
     fails the whole load."""
     from alterflow.conversion.arrow_convert import convert_arrow
@@ -68,7 +68,15 @@ def _dual_write_rows(data: pa.Table, version: SchemaVersion, target: DualWriteTa
             f"converted to {target.version.column(first.column).type.sql()} for schema change job {target.job_id}; "
             "nothing was loaded"
         )
-    return result.table
+    for column in target.version.columns:
+        values = result.table.column(column.name)
+        if not column.nullable and values.null_count:
+            row = values.is_null().to_pylist().index(True) + 1
+            raise BadRows(
+                f"INSERT INTO {table}: column {column.name} becomes NOT NULL in schema change job {target.job_id} "
+                f"but row {row} has NULL; nothing was loaded"
+            )
+    return result.table, sum(result.nulled.values())
 
 
 def _plan_files(catalog: Catalog, table: TableInfo, index_id: int, version: SchemaVersion, data: pa.Table, txn_id: int):
@@ -103,12 +111,18 @@ def load_table(
             data = with_txn_column(data, txn_id)
         planned = _plan_files(catalog, table, table.current_index_id, version, data, txn_id)
         target = heavy.dual_write_target(table.id)
+        nulled = 0
         if target is not None and txn_id > target.boundary_txn:
-            shadow = _dual_write_rows(data, version, target, table.name)
+            shadow, nulled = _dual_write_rows(data, version, target, table.name)
             planned += _plan_files(catalog, table, target.shadow_index_id, target.version, shadow, txn_id)
         catalog.register_files(txn_id, [NewFile(f.tablet_id, f.version, f.path, f.rows.num_rows, 0) for f in planned])
         sizes = {f.path: write_parquet(warehouse, f.path, f.rows) for f in planned}
-        catalog.commit_transaction(txn_id, sizes, check=heavy.check_load_commit)
+        def check(session, txn) -> None:
+            heavy.check_load_commit(session, txn)
+            if nulled:
+                heavy.add_dual_write_nulls(session, target.job_id, nulled)
+
+        catalog.commit_transaction(txn_id, sizes, check=check)
     except BaseException as exc:
         try:
             # Its own files too: an abort from elsewhere (a timeout) may have happened before they were written.

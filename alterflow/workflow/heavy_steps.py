@@ -23,7 +23,7 @@ from alterflow.store.layout import absolute
 from alterflow.workflow import steps
 from alterflow.workflow.request import AlterRequest
 from catalog.catalog import AlterJob, Catalog, utcnow
-from catalog.heavy_jobs import HeavyJobs
+from catalog.heavy_jobs import HeavyJobs, JobStateError
 
 HEAVY_STEPS = ("validate", "start", "wait_for_boundary", "convert", "check", "swap")
 
@@ -99,8 +99,8 @@ def convert(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, paral
         return {"skipped": job.state}
     try:
         result = convert_job(spark, catalog, warehouse, job_id, parallelism)
-    except ConversionStopped:
-        ensure_alive(catalog, warehouse, job_id)
+    except (ConversionStopped, JobStateError):
+        ensure_alive(catalog, warehouse, job_id)  # cancelled meanwhile: JobCancelled with its reason
         raise
     HeavyJobs(catalog).advance(job_id, ("RUNNING",), "VALIDATING", step="convert")
     return dataclasses.asdict(result)
@@ -116,11 +116,12 @@ def check(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> dict
     if not report.success:
         job = cancel(catalog, warehouse, job_id, report.message)
         raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
-    nulled = sum(t.failed_casts for t in HeavyJobs(catalog).converted(job_id).values())
+    heavy = HeavyJobs(catalog)
+    nulled = sum(t.failed_casts for t in heavy.converted(job_id).values()) + heavy.dual_write_nulled(job_id)
     note = f"{report.expectations} expectations passed"
     if nulled:
         note += f"; {nulled} values that could not be converted became NULL"
-    HeavyJobs(catalog).note(job_id, msg=note)
+    HeavyJobs(catalog).advance(job_id, ("VALIDATING",), "VALIDATING", step="check", msg=note)
     return {"expectations": report.expectations, "nulled": nulled}
 
 
@@ -128,9 +129,8 @@ def swap(catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> dict:
     job = ensure_alive(catalog, warehouse, job_id)
     heavy = HeavyJobs(catalog)
     if job.state == "VALIDATING" and job.properties.get("postpone_swap"):
-        job = heavy.advance(job_id, ("VALIDATING",), "READY_TO_SWAP", step="check")
+        job = heavy.advance(job_id, ("VALIDATING",), "READY_TO_SWAP")
         return {"state": job.state}
-    if job.state in ("VALIDATING", "READY_TO_SWAP"):
-        heavy.advance(job_id, ("VALIDATING", "READY_TO_SWAP"), job.state, step="check")
-        job = heavy.swap(job_id)
+    if job.state == "VALIDATING":  # READY_TO_SWAP is left only by RESUME ALTER TABLE COLUMN
+        job = heavy.swap(job_id, from_states=("VALIDATING",))
     return {"state": job.state}

@@ -25,8 +25,7 @@ def run_alter(catalog: Catalog, request: AlterRequest, warehouse: pathlib.Path |
     if done is None:
         validated = steps.validate(catalog, request)
         if validated["kind"] == "LIGHT":
-            committed = steps.commit(catalog, request, validated)
-            return HeavyJobs(catalog).job(committed["job_id"])
+            return steps.commit_job(catalog, request, validated)
         if warehouse is None or spark_factory is None:
             raise steps.HeavyChangeUnavailable(
                 f"ALTER TABLE {request.table}: a heavyweight change needs the warehouse and Spark; nothing was changed"

@@ -13,7 +13,7 @@ from dataclasses import replace
 from alterflow.planner import AlterPlan, AlterRejected, TableContext, Verdict, plan_alter
 from alterflow.sql import AlterTable, SqlError, parse_statements
 from alterflow.workflow.request import AlterRequest
-from catalog.catalog import AlterContext, Catalog
+from catalog.catalog import AlterContext, AlterJob, Catalog
 from catalog.errors import UnknownObject
 from catalog.schema import SchemaVersion, name_key
 
@@ -77,6 +77,12 @@ def validate(catalog: Catalog, request: AlterRequest) -> dict:
 
 def commit(catalog: Catalog, request: AlterRequest, validated: dict) -> dict:
     """Commit a lightweight change planned against `validated['from_version']` (compare-and-set)."""
+    job = commit_job(catalog, request, validated)
+    return {"job_id": job.id, "state": job.state, "version": job.to_version}
+
+
+def commit_job(catalog: Catalog, request: AlterRequest, validated: dict) -> AlterJob:
+    """`commit`, returning the job itself (the embedded runner needs no second read of it)."""
     existing = catalog.job_by_request(request.request_id)
     if existing is None:
         # One catalog read: the table, the version validated against and the planner's context.
@@ -97,4 +103,4 @@ def commit(catalog: Catalog, request: AlterRequest, validated: dict) -> dict:
             timeout_s=result.properties.timeout,
             steps=LIGHT_STEPS,
         )
-    return {"job_id": existing.id, "state": existing.state, "version": existing.to_version}
+    return existing

@@ -1,0 +1,154 @@
+"""Helpers shared by the heavyweight-job tests (SPEC §4): driving the steps one at a time and
+looking at what a job left in the catalog and on disk. Imported by the test modules of this folder
+(pytest puts the folder on sys.path: there is no __init__.py under tests/)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+
+import pyarrow.parquet as pq
+
+from alterflow.session import ResultSet, Session
+from alterflow.store.layout import absolute, index_dir
+from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow.request import AlterRequest
+from catalog.catalog import AlterJob
+from catalog.heavy_jobs import HeavyJobs
+from catalog.models import IndexRow, SchemaVersionRow, TransactionRow
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHOW_ALTER_COLUMNS = (
+    "JobId", "TableName", "CreateTime", "FinishTime", "Kind", "SchemaVersion", "TransactionId",
+    "State", "Msg", "Progress", "Timeout",
+)
+
+
+def sql(session: Session, text: str):
+    """The last statement's rows (a tuple of tuples) or its Done message."""
+    results = list(session.run(text))
+    last = results[-1]
+    return last.rows if isinstance(last, ResultSet) else last.message
+
+
+def request(statement: str, **properties) -> AlterRequest:
+    table = statement.split()[2]
+    return AlterRequest(table, statement, {k: str(v) for k, v in properties.items()})
+
+
+def start(session: Session, statement: str, **properties) -> int:
+    """validate + start of a heavyweight ALTER; returns the job id (the job is PENDING)."""
+    req = request(statement, **properties)
+    validated = steps.validate(session.catalog, req)
+    assert validated["kind"] == "HEAVY", validated
+    return heavy_steps.start(session.catalog, req, validated)["job_id"]
+
+
+def job(session: Session, job_id: int) -> AlterJob:
+    return HeavyJobs(session.catalog).job(job_id)
+
+
+def wait(session: Session, job_id: int) -> None:
+    result = heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id)
+    assert result == {"done": True, "blocking": []}, result
+
+
+def convert(session: Session, spark, job_id: int, parallelism: int = 2) -> dict:
+    return heavy_steps.convert(spark, session.catalog, session.warehouse, job_id, parallelism)
+
+
+def check(session: Session, spark, job_id: int) -> dict:
+    return heavy_steps.check(spark, session.catalog, session.warehouse, job_id)
+
+
+def swap(session: Session, job_id: int) -> dict:
+    return heavy_steps.swap(session.catalog, session.warehouse, job_id)
+
+
+def to_validating(session: Session, spark, job_id: int, parallelism: int = 2) -> dict:
+    wait(session, job_id)
+    return convert(session, spark, job_id, parallelism)
+
+
+def show_alter(session: Session, table: str) -> list[dict]:
+    rows = sql(session, f"SHOW ALTER TABLE COLUMN FROM {table}")
+    return [dict(zip(SHOW_ALTER_COLUMNS, r)) for r in rows]
+
+
+def show_job(session: Session, table: str, job_id: int) -> dict:
+    found = [r for r in show_alter(session, table) if r["JobId"] == job_id]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def versions(session: Session, table: str) -> list[int]:
+    return [r[0] for r in sql(session, f"SHOW SCHEMA VERSIONS FROM {table}")]
+
+
+def describe(session: Session, table: str) -> dict[str, tuple]:
+    return {r[0]: r[1:] for r in sql(session, f"DESCRIBE {table}")}
+
+
+def shadow_dir(session: Session, j: AlterJob) -> pathlib.Path:
+    return absolute(session.warehouse, index_dir(j.table_id, j.shadow_index_id))
+
+
+def origin_dir(session: Session, j: AlterJob) -> pathlib.Path:
+    return absolute(session.warehouse, index_dir(j.table_id, j.origin_index_id))
+
+
+def parquet_files(path: pathlib.Path) -> list[pathlib.Path]:
+    """Every file under `path` (data files, staging leftovers, temporaries), recursively."""
+    return sorted(p for p in path.rglob("*") if p.is_file()) if path.exists() else []
+
+
+def index_state(session: Session, index_id: int) -> str:
+    with session.catalog._session() as s:
+        return s.get(IndexRow, index_id).state
+
+
+def version_state(session: Session, table_id: int, version: int) -> str | None:
+    with session.catalog._session() as s:
+        row = s.get(SchemaVersionRow, (table_id, version))
+        return None if row is None else row.state
+
+
+def txn_state(session: Session, txn_id: int) -> str:
+    with session.catalog._session() as s:
+        return s.get(TransactionRow, txn_id).state
+
+
+def live_files(session: Session, table: str) -> list[str]:
+    """Paths of the live committed files of the table's current index."""
+    return sorted(f.path for f in session.catalog.snapshot(table).files)
+
+
+def origin_state(session: Session, table: str) -> tuple:
+    """What a cancel must leave untouched: current version and index, live files, DESCRIBE."""
+    info = session.catalog.table(table)
+    return info.current_version, info.current_index_id, live_files(session, table), sql(session, f"DESCRIBE {table}")
+
+
+def index_files(session: Session, j: AlterJob, index_id: int) -> list:
+    """Live committed files of any index of the job's table."""
+    return list(session.catalog.index_snapshot(j.table_id, index_id, j.to_version).files)
+
+
+def read_file(session: Session, relative: str):
+    return pq.read_table(absolute(session.warehouse, relative))
+
+
+def one_line(exc: BaseException) -> str:
+    text = str(exc)
+    assert text and "\n" not in text, f"not one line: {text!r}"
+    return text
+
+
+def subprocess_env(home: pathlib.Path | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
+    env.update(PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    if home is not None:
+        env["ALTERFLOW_HOME"] = str(home)
+    return env
