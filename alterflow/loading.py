@@ -14,7 +14,7 @@ FORMATS = {".parquet": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "jso
 
 
 class LoadInputError(ValueError):
-    pass
+    """The input of a bulk load cannot be read."""
 
 
 def _format_of(path: pathlib.Path, given: str | None) -> str:

@@ -2,15 +2,15 @@
 
 
 class CatalogError(ValueError):
-    pass
+    """Base of every catalog error."""
 
 
 class UnknownObject(CatalogError):
-    pass
+    """No live table, view, job or transaction of that name or id."""
 
 
 class NameInUse(CatalogError):
-    pass
+    """A table or view of that name already exists."""
 
 
 class ConcurrentChange(CatalogError):
@@ -18,8 +18,8 @@ class ConcurrentChange(CatalogError):
 
 
 class DependentObjects(CatalogError):
-    pass
+    """Something still depends on the object (a view, an unfinished job)."""
 
 
 class TransactionStateError(CatalogError):
-    pass
+    """The transaction is not in a state that allows this."""

@@ -16,7 +16,7 @@ IdType = BigInteger().with_variant(Integer(), "sqlite")
 
 
 class Base(DeclarativeBase):
-    pass
+    """The catalog's tables."""
 
 
 class TableRow(Base):

@@ -16,7 +16,7 @@ from catalog.errors import UnknownObject
 
 
 class QueryError(ValueError):
-    pass
+    """A query over catalog objects that cannot be bound."""
 
 
 def _register(spark, name: str, frame) -> None:
