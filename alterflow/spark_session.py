@@ -34,7 +34,7 @@ def get_spark(master: str | None = None):
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.sql.shuffle.partitions", "4")
             .config("spark.sql.parquet.fieldId.write.enabled", "true")
-            .config("spark.sql.parquet.fieldId.read.enabled", "false")
+            .config("spark.sql.parquet.fieldId.read.enabled", "true")  # columns match by id (SPEC §1)
             .config("spark.sql.ansi.enabled", "false")
             .config("spark.driver.memory", os.environ.get("ALTERFLOW_SPARK_DRIVER_MEMORY", "2g"))
             .config("spark.ui.showConsoleProgress", "false")

@@ -15,7 +15,7 @@ from functools import reduce
 
 from alterflow.store.layout import absolute
 from alterflow.store.tablets import TXN_COLUMN
-from alterflow.types import format_value, to_spark
+from alterflow.types import Change, classify_conversion, format_value, to_spark
 from catalog.catalog import DataFile, TableSnapshot
 from catalog.schema import Column, SchemaVersion
 
@@ -94,6 +94,42 @@ def projection_sql(source: SchemaVersion, target: SchemaVersion) -> list[str]:
     return columns
 
 
+def reads_directly(source: SchemaVersion, target: SchemaVersion) -> bool:
+    """Whether files written under `source` can be read as `target` by the Parquet reader alone:
+    every column both have keeps its name and is the same type or a lossless widening (SPEC §3)."""
+    for column in target.columns:
+        found = source.column_by_id(column.id)
+        # Only where matching by name and by id agree: no rename, and no name held by another id.
+        if found is not None and found.name != column.name:
+            return False
+        if found is None and source.column(column.name) is not None:
+            return False
+        if found is not None and found.type != column.type:
+            if classify_conversion(found.type, column.type)[0] is not Change.LIGHT:
+                return False
+        if found is None and column.initial_default is not None and column.type.name in ("DECIMAL", "LARGEINT"):
+            return False  # Spark's reader fills a decimal existence default through a long: it can overflow
+    return True
+
+
+def direct_read_schema(target: SchemaVersion, with_txn: bool = False):
+    """`target`'s columns with their field ids, and each initial default as the existence default
+    Spark fills in for files that lack the column."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    fields = []
+    for column in target.columns:
+        metadata = {"parquet.field.id": column.id}
+        if column.initial_default is not None:
+            value = column.initial_default if column.type.is_string else format_value(column.initial_default, column.type)
+            literal = f"CAST({_sql_string(value)} AS {to_spark(column.type).simpleString()})"
+            metadata.update({"EXISTS_DEFAULT": literal, "CURRENT_DEFAULT": literal})
+        fields.append(StructField(column.name, to_spark(column.type), True, metadata))
+    if with_txn:
+        fields.append(StructField(TXN_COLUMN, LongType(), True))
+    return StructType(fields)
+
+
 def read_snapshot(
     spark,
     warehouse: pathlib.Path,
@@ -121,8 +157,16 @@ def read_snapshot(
     if not groups:
         return spark.createDataFrame([], spark_schema(target, with_txn=keyed and keep_txn))
 
+    # Versions the Parquet reader can read as `target` directly share ONE scan: a file lacking a
+    # column gets its initial default (Spark's existence default) and every lossless widening is
+    # done by the reader. Any other version (renamed columns, one newer than a view's pinned
+    # target) keeps its own scan and projection by id.
+    shared = [v for v in sorted(groups) if reads_directly(snapshot.versions[v], target)]
     parts = []
-    for version_number in sorted(groups):
+    if shared:
+        paths = [str(absolute(warehouse, f.path)) for v in shared for f in groups[v]]
+        parts.append(spark.read.schema(direct_read_schema(target, with_txn=keyed)).parquet(*paths))
+    for version_number in [v for v in sorted(groups) if v not in shared]:
         source = snapshot.versions[version_number]
         paths = [str(absolute(warehouse, f.path)) for f in groups[version_number]]
         frame = spark.read.schema(spark_schema(source, with_txn=keyed)).parquet(*paths)

@@ -31,6 +31,7 @@ def submit_command(settings: Settings, job_id: int, master: str, parallelism: in
         "--conf", "spark.sql.session.timeZone=UTC",
         "--conf", "spark.sql.ansi.enabled=false",
         "--conf", "spark.sql.parquet.fieldId.write.enabled=true",
+        "--conf", "spark.sql.parquet.fieldId.read.enabled=true",
         "--conf", "spark.ui.showConsoleProgress=false",
         "--conf", f"spark.driver.extraJavaOptions=-Dlog4j2.configurationFile=file:{LOG_CONFIG}",
         application_path(),
