@@ -20,6 +20,17 @@ def name_key(name: str) -> str:
     return name.lower()
 
 
+def key_role(column_id: int, primary_key, partition_by, distributed_by) -> str | None:
+    """The first key a column belongs to (primary-key, partition, distribution), or None."""
+    if column_id in primary_key:
+        return "primary-key"
+    if column_id in partition_by:
+        return "partition"
+    if column_id in distributed_by:
+        return "distribution"
+    return None
+
+
 @dataclass(frozen=True)
 class Column:
     id: int
@@ -93,13 +104,7 @@ class SchemaVersion:
 
     def key_role(self, column_id: int) -> str | None:
         """The role that pins a column in place, for messages: primary-key, partition, distribution."""
-        if column_id in self.primary_key:
-            return "primary-key"
-        if column_id in self.partition_by:
-            return "partition"
-        if column_id in self.distributed_by:
-            return "distribution"
-        return None
+        return key_role(column_id, self.primary_key, self.partition_by, self.distributed_by)
 
     def with_version(self, version: int, statement: str) -> "SchemaVersion":
         return replace(self, version=version, statement=statement, created_at=None)

@@ -49,7 +49,7 @@ from alterflow.types import (
     format_value,
     parse_type,
 )
-from catalog.schema import Column, SchemaVersion
+from catalog.schema import Column, SchemaVersion, key_role
 
 __all__ = [
     "TableContext", "Verdict", "ClausePlan", "ColumnConversion", "AlterPlan", "plan_alter",
@@ -214,13 +214,7 @@ class _Work:
         self.columns[self.index(col.id)] = col
 
     def role(self, column_id: int) -> str | None:
-        if column_id in self.primary_key:
-            return "primary-key"
-        if column_id in self.partition_by:
-            return "partition"
-        if column_id in self.distributed_by:
-            return "distribution"
-        return None
+        return key_role(column_id, self.primary_key, self.partition_by, self.distributed_by)
 
     def schema(self, base: SchemaVersion, statement: str) -> SchemaVersion:
         return SchemaVersion(

@@ -18,7 +18,7 @@ import dataclasses
 import pathlib
 from datetime import timedelta
 
-from alterflow.planner import AlterRejected, Verdict
+from alterflow.planner import Verdict
 from alterflow.store.layout import absolute
 from alterflow.workflow import steps
 from alterflow.workflow.request import AlterRequest
@@ -56,12 +56,7 @@ def ensure_alive(catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> Alte
 def start(catalog: Catalog, request: AlterRequest, validated: dict) -> dict:
     existing = catalog.job_by_request(request.request_id)
     if existing is None:
-        info, _ = catalog.current_schema(request.table)
-        base = catalog.schema_version(info.id, validated["from_version"])
-        result = steps.plan(catalog, request, version=base)
-        result.raise_if_rejected()
-        if result.kind is not Verdict.HEAVY:
-            raise AlterRejected(f"ALTER TABLE {request.table}: the start step only runs heavyweight changes")
+        info, result = steps.replan(catalog, request, validated, Verdict.HEAVY, "start")
         existing = HeavyJobs(catalog).start(
             request_id=request.request_id,
             table_id=info.id,

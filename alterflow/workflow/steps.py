@@ -75,6 +75,18 @@ def validate(catalog: Catalog, request: AlterRequest) -> dict:
     }
 
 
+def replan(catalog: Catalog, request: AlterRequest, validated: dict, kind: Verdict, step: str):
+    """(table, plan) planned again against the version `validate` saw: a step may run in another
+    process, and the compare-and-set on that version refuses it if the table moved meanwhile."""
+    # One catalog read: the table, the version validated against and the planner's context.
+    context = catalog.alter_context(request.table, validated["from_version"])
+    result = plan_alter(_planner_context(context, context.base), parse_alter(request))
+    result.raise_if_rejected()
+    if result.kind is not kind:
+        raise AlterRejected(f"ALTER TABLE {request.table}: the {step} step only runs {kind.value.lower()}weight changes")
+    return context.table, result
+
+
 def commit(catalog: Catalog, request: AlterRequest, validated: dict) -> dict:
     """Commit a lightweight change planned against `validated['from_version']` (compare-and-set)."""
     job = commit_job(catalog, request, validated)
@@ -85,13 +97,7 @@ def commit_job(catalog: Catalog, request: AlterRequest, validated: dict) -> Alte
     """`commit`, returning the job itself (the embedded runner needs no second read of it)."""
     existing = catalog.job_by_request(request.request_id)
     if existing is None:
-        # One catalog read: the table, the version validated against and the planner's context.
-        context = catalog.alter_context(request.table, validated["from_version"])
-        info = context.table
-        result = plan_alter(_planner_context(context, context.base), parse_alter(request))
-        result.raise_if_rejected()
-        if result.kind is not Verdict.LIGHT:
-            raise AlterRejected(f"ALTER TABLE {request.table}: the commit step only applies lightweight changes")
+        info, result = replan(catalog, request, validated, Verdict.LIGHT, "commit")
         existing = catalog.commit_light_alter(
             request_id=request.request_id,
             table_id=info.id,
