@@ -46,7 +46,7 @@ from catalog.schema import SchemaVersion, name_key
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame
 
-__all__ = ["FAILED_PREFIX", "failure_column", "convert_frame", "convert_column"]
+__all__ = ["FAILED_PREFIX", "failure_column", "convert_frame"]
 
 FAILED_PREFIX = "af$failed_"
 STAGE_PREFIX = "af$stage_"
@@ -85,30 +85,20 @@ class _Stages:
     def add(self, level: int, expr: "Column") -> "Column":
         from pyspark.sql import functions as F
 
+        return F.col(self.add_named(level, expr))
+
+    def add_named(self, level: int, expr: "Column") -> str:
+        """`add`, returning the stage's name as Spark SQL text, for expressions of later levels
+        written in SQL (one call into the JVM instead of one per operator)."""
         name = f"{STAGE_PREFIX}{self.count}"
         self.count += 1
         self.levels.setdefault(level, []).append(expr.alias(name))
-        return F.col(name)
+        return _quoted(name)
 
     def apply(self, frame: "DataFrame") -> "DataFrame":
         for level in sorted(self.levels):
             frame = frame.select("*", *self.levels[level])
         return frame
-
-
-class _Inline(_Stages):
-    """No intermediate columns: every stage expression is used in place."""
-
-    def add(self, level: int, expr: "Column") -> "Column":
-        return expr
-
-
-def convert_column(src: "Column", old: DataType, new: DataType) -> "Column":
-    """The Spark expression converting `src` (of type `old`) to `new`: NULL where the value is
-    NULL or fails to convert. ValueError when the type change is rejected. (A single
-    expression; `convert_frame` computes the same in stages.)"""
-    kind = family(old, new)
-    return _BUILDERS[kind](src, old, new, _Inline())
 
 
 def _same(src, old, new, stages):
@@ -134,19 +124,43 @@ ASCII_WHITESPACE = " \t\n\r\x0b\x0c"
 CONTROL_AND_SPACE = "".join(chr(c) for c in range(0x21))
 
 
+def _decimal_length_sql(number: str, new: DataType) -> str:
+    """Spark SQL for the length of the canonical text of `number` (SQL text of an integer of type
+    `new`): its digits, plus one for a minus sign. Comparisons only: nothing is allocated per row."""
+    low, high = INTEGER_RANGES[new.name]
+    terms = [f"CAST({number} < 0 AS INT)"]
+    terms += [f"CAST({number} >= {10**k} AS INT)" for k in range(1, len(str(high)))]
+    terms += [f"CAST({number} <= -{10**k} AS INT)" for k in range(1, len(str(-low)))]
+    return "1 + " + " + ".join(terms)
+
+
+def _exact_string_to_integer(src, new: DataType):
+    """INT_PATTERN's acceptance without a regex: ASCII whitespace trimmed, no '.', then TRY_CAST
+    to BIGINT (which takes only an optional sign and ASCII digits, NULL for anything else or on
+    overflow), then the range of `new`."""
+    from pyspark.sql import functions as F
+
+    text = F.btrim(src, F.lit(ASCII_WHITESPACE))
+    # The cast itself also trims other control characters (chars up to 0x20): refuse those.
+    plain = (F.instr(text, ".") == F.lit(0)) & (F.btrim(text, F.lit(CONTROL_AND_SPACE)) == text)
+    number = F.when(plain, text.try_cast("bigint"))
+    low, high = INTEGER_RANGES[new.name]
+    return F.when((number >= F.lit(low)) & (number <= F.lit(high)), number.cast(_type(new)))
+
+
 def _string_to_integer(src, old, new, stages):
     from pyspark.sql import functions as F
 
     if new.name != "LARGEINT":
-        # The same acceptance as INT_PATTERN without a regex (this is the hot path of the rewrite):
-        # ASCII whitespace trimmed, no '.', then TRY_CAST to BIGINT, which takes only an optional
-        # sign and ASCII digits and gives NULL for anything else or on overflow.
-        text = stages.add(1, F.btrim(src, F.lit(ASCII_WHITESPACE)))
-        # The cast itself also trims other control characters (chars up to 0x20): refuse those.
-        plain = (F.instr(text, ".") == F.lit(0)) & (F.btrim(text, F.lit(CONTROL_AND_SPACE)) == text)
-        number = stages.add(2, F.when(plain, text.try_cast("bigint")))
-        low, high = INTEGER_RANGES[new.name]
-        return F.when((number >= F.lit(low)) & (number <= F.lit(high)), number.cast(_type(new)))
+        # The hot path of the rewrite. TRY_CAST to the target type accepts more than INT_PATTERN
+        # (control characters around the number, a fraction), but when the text is exactly as
+        # long as the canonical text of the number it gave ([-]digits, no leading zero, nothing
+        # around), it is that canonical text, which INT_PATTERN accepts with the same value.
+        # Every other text (rare: padding, a '+', leading zeros, failures) takes the exact path,
+        # evaluated only for those rows.
+        number = stages.add_named(1, src.try_cast(_type(new)))
+        canonical = F.octet_length(src) == F.expr(_decimal_length_sql(number, new))
+        return F.when(canonical, F.col(number)).otherwise(_exact_string_to_integer(src, new))
 
     pattern = java_regex(INT_PATTERN)
     sign = stages.add(1, F.regexp_extract(src, pattern, 1))

@@ -6,6 +6,12 @@ new distribution, sorted by the new sort key and written to a staging folder; th
 transaction registers the files in their shadow tablets, moves them into place and records the
 tablet as converted. A run that is killed resumes at the first tablet without that record, and a
 tablet's rows are never written twice. Tablets convert in parallel (Spark jobs from a thread pool).
+
+Each tablet records the rows it read and the values lost to a failed cast. A primary-key table's
+rows are merged while read, so the conversion query counts them (observed metrics); any other
+table's conversion reads every stored row, so they come from the files' footers: the origin
+files' rows, and the NULLs written minus the NULLs read (`footer_counts`), which keeps the writing
+query as lean as a copy. Only when some cast failed does a second query fetch sample values.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from dataclasses import dataclass
 import pyarrow.parquet as pq
 
 from alterflow.read.evolved_read import read_snapshot
+from alterflow.rewrite.footer_counts import file_counts
 from alterflow.store.layout import absolute, data_file_path, index_dir
 from alterflow.types import spark_bucket_expr, to_spark
 from catalog.catalog import Catalog, NewFile, TableSnapshot
@@ -57,6 +64,11 @@ def _with_field_ids(frame, version: SchemaVersion):
     ]
     extras = [F.col(f"`{name}`") for name in frame.columns if version.column(name) is None]
     return frame.select(*columns, *extras)
+
+
+def _flag_column_id(flag: str) -> int:
+    """The column id of a failure flag column ("af$failed_<column id>")."""
+    return int(flag.rsplit("_", 1)[1])
 
 
 class TabletConverter:
@@ -133,21 +145,18 @@ class TabletConverter:
 
         spark = self._thread_spark()
         origin = read_snapshot(spark, self.warehouse, snapshot, self.old, keep_txn=keyed)
-        # The original text of every column whose type changes rides along (never written), so a
-        # failed value can be shown as it was.
-        changed = [c for c in self.new.columns if (o := self.old.column_by_id(c.id)) is not None and o.type != c.type]
-        sources = {c.id: f"af$source_{c.id}" for c in changed}
-        origin = origin.select(
-            "*", *[F.col(f"`{self.old.column_by_id(cid).name}`").cast("string").alias(name) for cid, name in sources.items()]
-        )
         converted, flags = convert_frame(origin, self.old, self.new, self.on_cast_error)
-        observed = Observation(f"job{self.job.id}_tablet{tablet_id}")
-        metrics = [F.count(F.lit(1)).alias("rows")] + [
-            F.sum(F.col(flag).cast("long")).alias(flag) for flag in flags
-        ]
-        converted = converted.observe(observed, *metrics)
-        failed_rows = converted
-        converted = converted.drop(*flags, *sources.values())
+        checked = [_flag_column_id(flag) for flag in flags]
+        if keyed:  # rows are merged by key while read: counted in the query
+            observed = Observation(f"job{self.job.id}_tablet{tablet_id}")
+            metrics = [F.count(F.lit(1)).alias("rows")] + [
+                F.sum(F.col(flag).cast("long")).alias(flag) for flag in flags
+            ]
+            converted = converted.observe(observed, *metrics)
+        else:  # every stored row is read: counted from the files' footers (footer_counts)
+            observed = None
+            origin_counts = self._origin_counts(snapshot, checked)
+        converted = converted.drop(*flags)
         sort_names = [F.col(f"`{n}`") for n in self.new.names(self.new.sort_key)]
         if self.new.distributed_by and self.new.buckets > 1:
             bucket = spark_bucket_expr(
@@ -166,19 +175,61 @@ class TabletConverter:
             converted = _with_field_ids(converted, self.new)
             converted.write.mode("overwrite").parquet(str(staging / f"{BUCKET_COLUMN}=0"))
 
-        metrics_row = observed.get
-        rows_in = int(metrics_row.get("rows", 0) or 0)
-        failed = sum(int(metrics_row.get(flag) or 0) for flag in flags)
-        samples = self._samples(failed_rows, flags, sources) if failed else []
+        if observed is not None:
+            metrics_row = observed.get
+            rows_in = int(metrics_row.get("rows", 0) or 0)
+            failed = sum(int(metrics_row.get(flag) or 0) for flag in flags)
+        else:
+            rows_in, source_nulls = origin_counts
+            written_nulls = self._staged_nulls(staging, checked)
+            # A converted value is NULL exactly when its source is NULL or its cast failed.
+            failed = sum(written_nulls[cid] - source_nulls[cid] for cid in checked)
+        samples = self._samples(origin, flags) if failed else []
         self._commit_tablet(tablet_id, partition_key, staging, rows_in, failed, samples)
 
-    def _samples(self, frame, flags: list[str], sources: dict[int, str]) -> list:
-        """A few values that could not be converted, as [column, original value] pairs."""
+    def _origin_counts(self, snapshot: TableSnapshot, column_ids: list[int]) -> tuple[int, dict[int, int]]:
+        """(rows, {column id: NULLs}) of the tablet's origin files as read under the origin version:
+        a file without the column reads its initial default there (NULL for all rows or for none)."""
+        rows, nulls = 0, dict.fromkeys(column_ids, 0)
+        for data_file in snapshot.files:
+            counts = file_counts(absolute(self.warehouse, data_file.path), column_ids)
+            rows += counts.rows
+            for column_id in column_ids:
+                found = counts.nulls[column_id]
+                if found is None:
+                    found = counts.rows if self.old.column_by_id(column_id).initial_default is None else 0
+                nulls[column_id] += found
+        return rows, nulls
+
+    @staticmethod
+    def _staged_nulls(staging: pathlib.Path, column_ids: list[int]) -> dict[int, int]:
+        """{column id: NULLs} over the tablet's converted files, before they move into place."""
+        nulls = dict.fromkeys(column_ids, 0)
+        for path in sorted(staging.glob(f"{BUCKET_COLUMN}=*/*.parquet")):
+            counts = file_counts(path, column_ids)
+            for column_id in column_ids:
+                if counts.nulls[column_id] is None:
+                    raise RuntimeError(f"converted file {path.name} has no column with field id {column_id}")
+                nulls[column_id] += counts.nulls[column_id]
+        return nulls
+
+    def _samples(self, origin, flags: list[str]) -> list:
+        """A few values that could not be converted, as [column, original value] pairs. A query of
+        its own, run only when some cast failed: the original text of every converted column rides
+        along with the conversion there, and never through the conversion that writes."""
         from pyspark.sql import functions as F
 
+        from alterflow.conversion.spark_convert import convert_frame
+
+        changed = [c for c in self.new.columns if (o := self.old.column_by_id(c.id)) is not None and o.type != c.type]
+        sources = {c.id: f"af$source_{c.id}" for c in changed}
+        with_sources = origin.select(
+            "*", *[F.col(f"`{self.old.column_by_id(cid).name}`").cast("string").alias(name) for cid, name in sources.items()]
+        )
+        frame, _flags = convert_frame(with_sources, self.old, self.new, self.on_cast_error)
         samples = []
         for flag in flags:
-            column_id = int(flag.rsplit("_", 1)[1])
+            column_id = _flag_column_id(flag)
             if column_id not in sources:
                 continue
             name = self.new.column_by_id(column_id).name
