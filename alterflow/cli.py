@@ -1,4 +1,4 @@
-"""The `alterflow` command: `sql`, `load`."""
+"""The `alterflow` command: `sql`, `load`, `gc`."""
 
 from __future__ import annotations
 
@@ -23,7 +23,64 @@ def _parser() -> argparse.ArgumentParser:
     load.add_argument("table")
     load.add_argument("path")
     load.add_argument("--format", choices=("parquet", "csv", "json"), default=None)
+
+    # Listed for --help; its own arguments are parsed by _gc_parser (one-line errors).
+    sub.add_parser("gc", help="garbage collection and compaction now", add_help=False)
     return parser
+
+
+class _GcUsageError(ValueError):
+    """A bad `alterflow gc` argument."""
+
+
+class _GcParser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _GcUsageError(f"alterflow gc: {message}")
+
+
+def _gc_parser() -> argparse.ArgumentParser:
+    parser = _GcParser(
+        prog="alterflow gc",
+        description="Drop origin indexes past the retention period, compact tablets written under old "
+        "schema versions, delete schema versions nothing needs and files nothing references.",
+    )
+    parser.add_argument(
+        "--retention", metavar="SECONDS", default=None,
+        help="how long a retired origin index (and a superseded schema version) is kept "
+        "(default: ALTERFLOW_GC_RETENTION, else 3600)",
+    )
+    return parser
+
+
+def _gc(argv: list[str]) -> int:
+    from alterflow.settings import Settings
+
+    try:
+        args = _gc_parser().parse_args(argv)
+        settings = Settings.from_env()
+        retention = settings.gc_retention_s
+        if args.retention is not None:
+            if not args.retention.strip().isdigit():
+                raise _GcUsageError(f"alterflow gc: --retention must be a whole number of seconds, 0 or more; got {args.retention!r}")
+            retention = int(args.retention)
+        settings.ensure_dirs()
+        from alterflow.gc.runner import run_gc
+        from alterflow.gc.summary import step_line
+        from alterflow.spark_session import get_spark
+        from catalog.catalog import Catalog
+
+        try:
+            catalog = Catalog(settings.catalog_url)
+        except Exception as exc:  # the URL may hold a password: name the variable, not its value
+            raise _GcUsageError(f"cannot open the catalog of ALTERFLOW_CATALOG_URL: {_message(exc)}") from None
+        run_gc(
+            catalog, settings.warehouse, lambda: get_spark(settings.spark_master), retention,
+            on_step=lambda name, result: print(step_line(name, result), flush=True),
+        )
+    except Exception as exc:
+        print(f"error: {_message(exc)}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _sql(args) -> int:
@@ -80,6 +137,9 @@ def _message(exc: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "gc":
+        return _gc(argv[1:])
     args = _parser().parse_args(argv)
     return {"sql": _sql, "load": _load}[args.command](args)
 

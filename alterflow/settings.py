@@ -7,6 +7,23 @@ import pathlib
 from dataclasses import dataclass
 
 
+class SettingError(ValueError):
+    """An environment variable holds a value alterflow cannot use."""
+
+
+def _seconds(env, name: str, default: int) -> int:
+    text = env.get(name)
+    if text is None or text.strip() == "":
+        return default
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise SettingError(f"{name} must be a whole number of seconds, got {text!r}") from None
+    if value < 0:
+        raise SettingError(f"{name} must be 0 or more seconds, got {text!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     home: pathlib.Path
@@ -15,6 +32,7 @@ class Settings:
     spark_master: str
     airflow_url: str | None
     txn_timeout_s: int = 3600
+    gc_retention_s: int = 3600
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
@@ -29,6 +47,7 @@ class Settings:
             spark_master=env.get("ALTERFLOW_SPARK_MASTER", "local[*]"),
             airflow_url=env.get("ALTERFLOW_AIRFLOW_URL") or None,
             txn_timeout_s=int(env.get("ALTERFLOW_TXN_TIMEOUT", "3600")),
+            gc_retention_s=_seconds(env, "ALTERFLOW_GC_RETENTION", 3600),
         )
 
     def ensure_dirs(self) -> None:

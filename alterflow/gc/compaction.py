@@ -1,0 +1,141 @@
+"""Compaction of one tablet (SPEC §6): its live files, some written under old versions, rewritten by
+Spark into ONE file under the table's current version.
+
+1. `write_compacted`: a PREPARE transaction of its own; Spark reads the tablet's live committed
+   files with the evolved read (columns by id, casts and defaults applied, dropped columns gone,
+   primary keys merged: the latest commit wins) keeping each row's hidden `af$txn`, sorts by the
+   sort key and writes one file into `_compact/x<txn>`; the file is registered (still invisible)
+   and moved into the tablet's folder.
+2. `commit_compacted`: ONE catalog transaction makes the new file visible and its inputs REPLACED
+   (refused if the table, its index or an input changed, or an alter job started meanwhile).
+3. `delete_replaced`: the inputs are deleted from disk.
+A crash after 1 leaves a PREPARE transaction (aborted at its timeout; its file and staging folder
+are then removed by the sweep) and the tablet still old: the next run compacts it again. A crash
+after 2 leaves REPLACED files on disk, which the next sweep deletes. Rows keep the transaction that
+first wrote them, so merge-on-read still ranks them against loads committing at the same time, and
+those loads' files, not among the inputs, stay live.
+"""
+
+from __future__ import annotations
+
+import logging
+import pathlib
+import shutil
+from dataclasses import dataclass
+
+import pyarrow.parquet as pq
+
+from alterflow.gc.files import COMPACT_STAGING, delete_paths
+from alterflow.read.evolved_read import read_snapshot
+from alterflow.rewrite.tablet_conversion import _with_field_ids
+from alterflow.store.layout import absolute, data_file_path, index_dir
+from catalog.catalog import Catalog, DataFile, NewFile, TableSnapshot
+from catalog.garbage import CompactionTarget, GarbageCollection
+
+log = logging.getLogger(__name__)
+COMPACTION_TIMEOUT_S = 3600  # a crashed compaction's transaction is aborted after this long
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """A compaction written and registered, not yet committed."""
+
+    target: CompactionTarget
+    txn_id: int
+    version: int  # the version the new file is written under
+    path: str | None  # the new file (None when the merged tablet has no rows)
+    rows_in: int  # rows of the input files
+    rows_out: int
+    replaced: tuple[DataFile, ...]
+    staging: pathlib.Path
+
+
+def staging_dir(warehouse: pathlib.Path, table_id: int, index_id: int, txn_id: int) -> pathlib.Path:
+    return absolute(warehouse, f"{index_dir(table_id, index_id)}/{COMPACT_STAGING}/x{int(txn_id)}")
+
+
+def _abort(catalog: Catalog, warehouse: pathlib.Path, txn_id: int, own: list[str], reason: str) -> None:
+    try:
+        delete_paths(warehouse, own)
+        delete_paths(warehouse, catalog.abort_transaction(txn_id, reason))
+    except Exception:  # the original error matters more; the timeout and the sweep clean up
+        log.exception("could not abort compaction transaction %s", txn_id)
+
+
+def write_compacted(spark, catalog: Catalog, warehouse: pathlib.Path, target: CompactionTarget) -> Compacted | None:
+    """Step 1. None when the tablet no longer needs compaction (or the table is gone)."""
+    snapshot = catalog.snapshot_by_id(target.table_id)
+    if snapshot.table.current_index_id != target.index_id:
+        return None
+    files = tuple(f for f in snapshot.files if f.tablet_id == target.tablet_id)
+    current = snapshot.current
+    if not any(f.schema_version != current.version for f in files):
+        return None
+    keyed = bool(current.primary_key)
+    txn_id = catalog.begin_transaction(
+        target.table_id, f"compact tablet {target.tablet_id} to version {current.version}", COMPACTION_TIMEOUT_S
+    )
+    staging = staging_dir(warehouse, target.table_id, target.index_id, txn_id)
+    own: list[str] = []
+    try:
+        tablet = TableSnapshot(snapshot.table, current, files, snapshot.versions, snapshot.commit_seqs)
+        frame = read_snapshot(spark, warehouse, tablet, current, keep_txn=keyed)
+        frame = frame.coalesce(1)
+        if current.sort_key:
+            frame = frame.sortWithinPartitions(*[f"`{name}`" for name in current.names(current.sort_key)])
+        _with_field_ids(frame, current).write.mode("overwrite").parquet(str(staging))
+        written = sorted(staging.glob("*.parquet"))
+        counts = [(p, pq.ParquetFile(p).metadata.num_rows) for p in written]
+        counts = [(p, n) for p, n in counts if n > 0]
+        if len(counts) > 1:
+            raise RuntimeError(f"compaction of tablet {target.tablet_id} wrote {len(counts)} files instead of one")
+        path, rows_out = None, 0
+        if counts:
+            source, rows_out = counts[0]
+            path = data_file_path(target.table_id, target.index_id, target.tablet_id, txn_id)
+            catalog.register_files(txn_id, [NewFile(target.tablet_id, current.version, path, rows_out, 0)])
+            own.append(path)
+            final = absolute(warehouse, path)
+            final.parent.mkdir(parents=True, exist_ok=True)
+            source.replace(final)
+        return Compacted(
+            target, txn_id, current.version, path, sum(f.row_count for f in files), rows_out, files, staging
+        )
+    except BaseException as exc:
+        _abort(catalog, warehouse, txn_id, own, f"compaction failed: {exc}")
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def commit_compacted(catalog: Catalog, warehouse: pathlib.Path, compacted: Compacted) -> None:
+    """Step 2: the new file visible and its inputs REPLACED, in one catalog transaction. On refusal
+    the compaction is aborted and its own file deleted; the inputs stay live."""
+    gc = GarbageCollection(catalog)
+    target = compacted.target
+    sizes = {}
+    if compacted.path is not None:
+        sizes[compacted.path] = absolute(warehouse, compacted.path).stat().st_size
+    try:
+        catalog.commit_transaction(
+            compacted.txn_id, sizes,
+            check=lambda s, _txn: gc.retire_compacted(s, target.table_id, target.index_id, [f.id for f in compacted.replaced]),
+        )
+    except BaseException as exc:
+        _abort(catalog, warehouse, compacted.txn_id, [compacted.path] if compacted.path else [], f"compaction refused: {exc}")
+        raise
+    finally:
+        shutil.rmtree(compacted.staging, ignore_errors=True)
+
+
+def delete_replaced(warehouse: pathlib.Path, compacted: Compacted) -> int:
+    """Step 3: the inputs, now REPLACED in the catalog, deleted from disk."""
+    return delete_paths(warehouse, [f.path for f in compacted.replaced])
+
+
+def compact_tablet(spark, catalog: Catalog, warehouse: pathlib.Path, target: CompactionTarget) -> Compacted | None:
+    compacted = write_compacted(spark, catalog, warehouse, target)
+    if compacted is None:
+        return None
+    commit_compacted(catalog, warehouse, compacted)
+    delete_replaced(warehouse, compacted)
+    return compacted

@@ -1,0 +1,34 @@
+"""`run_gc`: the garbage-collection steps in order, in-process (what `alterflow gc` runs; the
+`alterflow_gc` DAG runs the same steps as tasks)."""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Callable
+from datetime import datetime
+
+from alterflow.gc import steps
+from catalog.catalog import Catalog
+
+
+def run_gc(
+    catalog: Catalog,
+    warehouse: pathlib.Path,
+    spark_factory: Callable[[], object],
+    retention_s: int = steps.DEFAULT_RETENTION_S,
+    now: datetime | None = None,
+    on_step: Callable[[str, dict], None] | None = None,
+) -> dict:
+    """Every step of `steps.GC_STEPS`, in that order; step name -> what it did. `on_step(name,
+    result)` hears of each step as it finishes (a later step may still fail)."""
+    calls = {
+        "drop_origin_indexes": lambda: steps.drop_origin_indexes(catalog, warehouse, retention_s, now=now),
+        "compact": lambda: steps.compact(catalog, warehouse, spark_factory),
+        "collect_versions": lambda: steps.collect_versions(catalog, retention_s, now=now),
+    }
+    results = {}
+    for name in steps.GC_STEPS:
+        results[name] = calls[name]()
+        if on_step is not None:
+            on_step(name, results[name])
+    return results

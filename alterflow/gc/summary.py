@@ -1,0 +1,38 @@
+"""One line of text per garbage-collection step result (for `alterflow gc` and task logs)."""
+
+from __future__ import annotations
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def step_line(step: str, result: dict) -> str:
+    if step == "drop_origin_indexes":
+        ids = ", ".join(str(i) for i in result["dropped_indexes"])
+        text = f"{_plural(len(result['dropped_indexes']), 'index')} dropped" + (f" ({ids})" if ids else "")
+        text = text.replace("indexs", "indexes")
+        text += f", {_plural(result['index_files_deleted'], 'file')} of them deleted"
+        text += f", {_plural(result['unreferenced_files_deleted'], 'unreferenced file')} deleted"
+        if result["expired_transaction_files"]:
+            text += f", {_plural(result['expired_transaction_files'], 'file')} of expired transactions deleted"
+        if result["staging_dirs_deleted"]:
+            text += f", {_plural(len(result['staging_dirs_deleted']), 'staging folder')} deleted"
+    elif step == "compact":
+        text = (
+            f"{_plural(result['tablets_compacted'], 'tablet')} compacted "
+            f"({_plural(result['files_replaced'], 'file')} replaced, {_plural(result['rows_written'], 'row')} written)"
+        )
+        for skipped in result["skipped_tables"]:
+            text += f"; skipped table {skipped['table']}: {skipped['reason']}"
+        for conflict in result["conflicts"]:
+            text += f"; tablet {conflict['tablet_id']} of {conflict['table']} left for the next run: {conflict['reason']}"
+    elif step == "collect_versions":
+        text = f"{_plural(result['versions_deleted'], 'schema version')} deleted"
+        if result["tables"]:
+            text += " (" + "; ".join(
+                f"{t['table']}: {', '.join(str(v) for v in t['versions'])}" for t in result["tables"]
+            ) + ")"
+    else:
+        raise ValueError(f"unknown garbage-collection step {step!r}")
+    return f"{step}: {text}"
