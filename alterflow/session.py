@@ -24,13 +24,13 @@ from alterflow.store.load import load_table
 from alterflow.store.rows import BadRows, rows_from_arrow, rows_from_literals
 from alterflow.types import format_value
 from alterflow.view_columns import columns_used
-from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow import job_control, steps
 from alterflow.workflow.heavy_steps import JobCancelled
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_alter
 from catalog.catalog import Catalog, ViewDependency
 from catalog.errors import CatalogError
-from catalog.heavy_jobs import HeavyJobs, JobStateError
+from catalog.heavy_jobs import JobStateError
 from catalog.schema import SchemaVersion
 
 
@@ -208,6 +208,18 @@ class Session:
     def _AlterTable(self, stmt: ast.AlterTable) -> Result:
         if stmt.explain:
             return self._explain(stmt)
+        if self.settings.airflow_url:  # a DAG run of alterflow_schema_change, waited for
+            from alterflow.airflow_client import AirflowClient, AirflowRequestError, new_run_id, submit_alter
+
+            request = AlterRequest(stmt.table, stmt.sql or _statement_text(stmt), request_id=new_run_id())
+            client = AirflowClient.from_env(self.settings.airflow_url)
+            try:
+                job = submit_alter(client, self.catalog, request)
+            except AirflowRequestError as exc:
+                raise StatementError(str(exc)) from None
+            finally:
+                client.close()
+            return Done(f"ALTER TABLE {stmt.table}: job {job.id} {job.state}, schema version {job.to_version}")
         job = run_alter(
             self.catalog, AlterRequest(stmt.table, stmt.sql or _statement_text(stmt)), self.warehouse, lambda: self.spark
         )
@@ -256,27 +268,22 @@ class Session:
         return ResultSet(("Version", "CreateTime", "Statement", "Columns"), rows)
 
     def _CancelAlter(self, stmt: ast.CancelAlter) -> Result:
-        info = self.catalog.table(stmt.table)
-        job = self.catalog.active_job(info.id)
-        if job is None:
-            raise StatementError(f"CANCEL ALTER TABLE COLUMN FROM {info.name}: no unfinished alter job on {info.name}")
+        name = self.catalog.table(stmt.table).name
         try:
-            job = heavy_steps.cancel(self.catalog, self.warehouse, job.id, "cancelled by CANCEL ALTER TABLE COLUMN")
-        except JobStateError as exc:
-            raise StatementError(f"CANCEL ALTER TABLE COLUMN FROM {info.name}: {exc}") from None
-        return Done(f"CANCEL ALTER TABLE COLUMN FROM {info.name}: job {job.id} CANCELLED")
+            job = job_control.cancel_table_job(
+                self.catalog, self.warehouse, stmt.table, "cancelled by CANCEL ALTER TABLE COLUMN"
+            )
+        except job_control.JobControlRefused as exc:
+            raise StatementError(f"CANCEL ALTER TABLE COLUMN FROM {name}: {exc}") from None
+        return Done(f"CANCEL ALTER TABLE COLUMN FROM {name}: job {job.id} CANCELLED")
 
     def _ResumeAlter(self, stmt: ast.ResumeAlter) -> Result:
-        info = self.catalog.table(stmt.table)
-        job = self.catalog.active_job(info.id)
-        if job is None or job.state != "READY_TO_SWAP":
-            state = f"job {job.id} is {job.state}" if job else "there is no unfinished job"
-            raise StatementError(f"RESUME ALTER TABLE COLUMN FROM {info.name}: {state}; only a READY_TO_SWAP job can be resumed")
+        name = self.catalog.table(stmt.table).name
         try:
-            job = HeavyJobs(self.catalog).swap(job.id, from_states=("READY_TO_SWAP",))
-        except (JobStateError, CatalogError) as exc:
-            raise StatementError(f"RESUME ALTER TABLE COLUMN FROM {info.name}: {exc}") from None
-        return Done(f"RESUME ALTER TABLE COLUMN FROM {info.name}: job {job.id} {job.state}, schema version {job.to_version}")
+            job = job_control.resume_table_job(self.catalog, stmt.table)
+        except job_control.JobControlRefused as exc:
+            raise StatementError(f"RESUME ALTER TABLE COLUMN FROM {name}: {exc}") from None
+        return Done(f"RESUME ALTER TABLE COLUMN FROM {name}: job {job.id} {job.state}, schema version {job.to_version}")
 
 
 def _time(value) -> str | None:

@@ -1,7 +1,11 @@
 """spark-submit entry point of a heavyweight job's RUNNING step.
 
     spark-submit --master spark://host:7077 spark_jobs/convert_history.py \
-        --catalog-url URL --warehouse PATH --job-id N [--parallelism 2]
+        [--catalog-url URL] [--warehouse PATH] --job-id N [--parallelism 2]
+
+Without --catalog-url / --warehouse it reads ALTERFLOW_CATALOG_URL, ALTERFLOW_WAREHOUSE and
+ALTERFLOW_HOME like every other alterflow process (the Airflow DAG passes them this way, so a
+catalog password never shows in the spark-submit command line).
 
 It runs `alterflow.workflow.heavy_steps.convert`, the same step the embedded runner calls
 in-process: tablets already converted are skipped, so a resubmitted application resumes.
@@ -17,20 +21,25 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Convert a heavyweight alter job's history into its shadow index.")
-    parser.add_argument("--catalog-url", required=True)
-    parser.add_argument("--warehouse", required=True)
+    parser.add_argument("--catalog-url", help="default: ALTERFLOW_CATALOG_URL (or SQLite under ALTERFLOW_HOME)")
+    parser.add_argument("--warehouse", help="default: ALTERFLOW_WAREHOUSE (or warehouse/ under ALTERFLOW_HOME)")
     parser.add_argument("--job-id", required=True, type=int)
     parser.add_argument("--parallelism", type=int, default=2)
     args = parser.parse_args(argv)
 
     from pyspark.sql import SparkSession
 
+    from alterflow.settings import Settings
     from alterflow.workflow.heavy_steps import convert
     from catalog.catalog import Catalog
 
+    settings = Settings.from_env()
+    catalog_url = args.catalog_url or settings.catalog_url
+    warehouse = pathlib.Path(args.warehouse) if args.warehouse else settings.warehouse
+
     spark = SparkSession.builder.appName(f"alterflow-convert-job-{args.job_id}").getOrCreate()
     try:
-        result = convert(spark, Catalog(args.catalog_url), pathlib.Path(args.warehouse), args.job_id, args.parallelism)
+        result = convert(spark, Catalog(catalog_url), warehouse, args.job_id, args.parallelism)
     finally:
         spark.stop()
     print(json.dumps(result))

@@ -1,0 +1,216 @@
+"""Submitting an ALTER to Airflow as a run of the `alterflow_schema_change` DAG (SPEC §8), through
+Airflow's REST API, and waiting for it. No Airflow import: plain HTTP with httpx.
+
+    token   POST {url}/auth/token  {"username": ..., "password": ...}  -> {"access_token": ...}
+    check   GET  {url}/api/v2/dags/alterflow_schema_change             (exists, not paused)
+    trigger POST {url}/api/v2/dags/alterflow_schema_change/dagRuns
+            {"dag_run_id": <chosen here>, "logical_date": null, "conf": {table, statement, properties}}
+    wait    GET  {url}/api/v2/dags/alterflow_schema_change/dagRuns/{run_id} until it ends
+
+The run id is chosen here and is the job's request id, so the job is found in the catalog by it.
+The wait ends when the run ends or when the job is READY_TO_SWAP (`postpone_swap`: the run then
+waits for RESUME, the statement returns as it does in-process). Credentials come from
+ALTERFLOW_AIRFLOW_USERNAME (default `admin`) and ALTERFLOW_AIRFLOW_PASSWORD (default empty, which
+only an Airflow with `simple_auth_manager_all_admins` accepts). Every failure is one line.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import httpx
+
+from alterflow.workflow.request import AlterRequest
+
+DAG_ID = "alterflow_schema_change"
+DEFAULT_USERNAME = "admin"
+RUN_ENDED = ("success", "failed")
+
+
+class AirflowRequestError(RuntimeError):
+    """Airflow could not be reached, refused us, or the run failed; the message is one line."""
+
+
+def new_run_id() -> str:
+    return f"alterflow__{uuid.uuid4().hex}"
+
+
+def _detail(response: httpx.Response) -> str:
+    """The one-line reason of an error response (FastAPI's `detail`, or the status line)."""
+    try:
+        detail = response.json().get("detail")
+    except ValueError:
+        detail = None
+    if isinstance(detail, list):  # request validation errors: [{"loc": [...], "msg": ...}, ...]
+        detail = "; ".join(str(d.get("msg", d)) if isinstance(d, dict) else str(d) for d in detail)
+    text = str(detail) if detail else f"HTTP {response.status_code} {response.reason_phrase}"
+    return " ".join(text.split())
+
+
+@dataclass
+class AirflowClient:
+    url: str
+    username: str = DEFAULT_USERNAME
+    password: str = ""
+    timeout_s: float = 30.0
+    poll_seconds: float = 2.0
+    wait_timeout_s: float | None = None  # give up waiting for a run after this long (None: wait)
+    http: httpx.Client | None = None  # an httpx client to send with (e.g. one bound to an in-process app)
+    _token: str | None = field(default=None, init=False, repr=False)
+    _own_http: httpx.Client | None = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def from_env(cls, url: str, env: Mapping[str, str] | None = None) -> "AirflowClient":
+        env = os.environ if env is None else env
+        return cls(
+            url=url,
+            username=env.get("ALTERFLOW_AIRFLOW_USERNAME") or DEFAULT_USERNAME,
+            password=env.get("ALTERFLOW_AIRFLOW_PASSWORD", ""),
+        )
+
+    # -- HTTP -----------------------------------------------------------------------------
+    @property
+    def base(self) -> str:
+        return self.url.rstrip("/")
+
+    def _client(self) -> httpx.Client:
+        if self.http is not None:
+            return self.http
+        if self._own_http is None:
+            try:
+                url = httpx.URL(self.base)
+            except httpx.InvalidURL as exc:
+                raise AirflowRequestError(f"ALTERFLOW_AIRFLOW_URL {self.url!r} is not a valid URL: {exc}") from None
+            if url.scheme not in ("http", "https") or not url.host:
+                raise AirflowRequestError(f"ALTERFLOW_AIRFLOW_URL {self.url!r} is not an http:// or https:// URL")
+            self._own_http = httpx.Client(base_url=self.base, timeout=self.timeout_s)
+        return self._own_http
+
+    def close(self) -> None:
+        if self._own_http is not None:
+            self._own_http.close()
+            self._own_http = None
+
+    def _send(self, method: str, path: str, **kwargs) -> httpx.Response:
+        try:
+            return self._client().request(method, path, **kwargs)
+        except httpx.InvalidURL as exc:
+            raise AirflowRequestError(f"ALTERFLOW_AIRFLOW_URL {self.url!r} is not a valid URL: {exc}") from None
+        except httpx.HTTPError as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise AirflowRequestError(f"cannot reach Airflow at {self.base} (ALTERFLOW_AIRFLOW_URL): {reason}") from None
+
+    def token(self) -> str:
+        response = self._send("POST", "/auth/token", json={"username": self.username, "password": self.password})
+        if response.status_code in (400, 401, 403):
+            raise AirflowRequestError(
+                f"Airflow at {self.base} refused the credentials of user {self.username!r} "
+                f"(ALTERFLOW_AIRFLOW_USERNAME / ALTERFLOW_AIRFLOW_PASSWORD): {_detail(response)}"
+            )
+        if response.status_code == 404:
+            raise AirflowRequestError(f"{self.base} has no Airflow 3 API (POST /auth/token: HTTP 404); check ALTERFLOW_AIRFLOW_URL")
+        if response.status_code >= 300:
+            raise AirflowRequestError(f"Airflow at {self.base}: POST /auth/token failed: {_detail(response)}")
+        try:
+            self._token = response.json()["access_token"]
+        except (ValueError, KeyError, TypeError):
+            raise AirflowRequestError(f"{self.base} answered POST /auth/token without an access token; check ALTERFLOW_AIRFLOW_URL") from None
+        return self._token
+
+    def _api(self, method: str, path: str, **kwargs) -> httpx.Response:
+        """An authenticated /api/v2 call; a token that expired meanwhile is renewed once."""
+        for attempt in (1, 2):
+            if self._token is None:
+                self.token()
+            response = self._send(method, f"/api/v2{path}", headers={"Authorization": f"Bearer {self._token}"}, **kwargs)
+            if response.status_code == 401 and attempt == 1:
+                self._token = None
+                continue
+            return response
+        return response
+
+    # -- the DAG ----------------------------------------------------------------------------
+    def check_dag(self) -> None:
+        response = self._api("GET", f"/dags/{DAG_ID}")
+        if response.status_code == 404:
+            raise AirflowRequestError(f"Airflow at {self.base} has no DAG {DAG_ID}; deploy dags/ and plugins/ to it")
+        if response.status_code >= 300:
+            raise AirflowRequestError(f"Airflow at {self.base}: GET DAG {DAG_ID} failed: {_detail(response)}")
+        if response.json().get("is_paused"):
+            raise AirflowRequestError(
+                f"DAG {DAG_ID} is paused in Airflow at {self.base}; unpause it (airflow dags unpause {DAG_ID})"
+            )
+
+    def trigger(self, request: AlterRequest) -> dict:
+        """Create the DAG run whose id is the request's id; returns the run as Airflow shows it."""
+        body = {
+            "dag_run_id": request.request_id,
+            "logical_date": None,
+            "conf": {"table": request.table, "statement": request.statement, "properties": dict(request.properties)},
+        }
+        response = self._api("POST", f"/dags/{DAG_ID}/dagRuns", json=body)
+        if response.status_code >= 300:
+            raise AirflowRequestError(f"ALTER TABLE {request.table}: Airflow refused the run: {_detail(response)}")
+        return response.json()
+
+    def run(self, run_id: str) -> dict:
+        response = self._api("GET", f"/dags/{DAG_ID}/dagRuns/{run_id}")
+        if response.status_code >= 300:
+            raise AirflowRequestError(f"Airflow at {self.base}: GET run {run_id} failed: {_detail(response)}")
+        return response.json()
+
+    def failed_tasks(self, run_id: str) -> list[str]:
+        response = self._api("GET", f"/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances", params={"state": "failed"})
+        if response.status_code >= 300:
+            return []
+        return [ti["task_id"] for ti in response.json().get("task_instances", [])]
+
+    def wait(self, run_id: str, stop: Callable[[], bool] = lambda: False) -> str:
+        """Poll the run until it ends (its state) or `stop()` says the caller has what it needs."""
+        started = time.monotonic()
+        while True:
+            state = self.run(run_id)["state"]
+            if state in RUN_ENDED:
+                return state
+            if stop():
+                return state
+            if self.wait_timeout_s is not None and time.monotonic() - started > self.wait_timeout_s:
+                raise AirflowRequestError(
+                    f"Airflow run {run_id} of {DAG_ID} is still {state} after {self.wait_timeout_s:g} s; "
+                    f"it goes on in Airflow (is its scheduler running?)"
+                )
+            time.sleep(self.poll_seconds)
+
+
+def submit_alter(client: AirflowClient, catalog, request: AlterRequest):
+    """Run `request` as a DAG run and return its job once it is FINISHED or READY_TO_SWAP.
+
+    The statement is planned here first (`steps.validate`), so a rejected one fails with the
+    planner's line before anything is submitted; the DAG plans it again when it runs."""
+    from alterflow.workflow import steps
+    from alterflow.workflow.heavy_steps import JobCancelled
+
+    steps.validate(catalog, request)
+    client.check_dag()
+    client.trigger(request)
+
+    def ready_to_swap() -> bool:
+        job = catalog.job_by_request(request.request_id)
+        return job is not None and job.state == "READY_TO_SWAP"
+
+    state = client.wait(request.request_id, stop=ready_to_swap)
+    job = catalog.job_by_request(request.request_id)
+    if job is not None and job.state == "CANCELLED":
+        raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
+    if state == "failed" or job is None:
+        where = ", ".join(client.failed_tasks(request.request_id)) or "unknown"
+        known = f"; job {job.id} is {job.state}" + (f": {job.msg}" if job.msg else "") if job is not None else ""
+        raise AirflowRequestError(
+            f"ALTER TABLE {request.table}: Airflow run {request.request_id} of {DAG_ID} failed at task {where}{known}; "
+            f"its log is in Airflow"
+        )
+    return job

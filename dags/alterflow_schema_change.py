@@ -1,0 +1,104 @@
+"""### alterflow_schema_change
+
+One `ALTER TABLE` as one DAG run: **validate** the run's params → **plan** it against the table's
+current version → **branch**: a lightweight change is one catalog **commit**; a heavyweight one
+**start**s a job (shadow index, new version, boundary), **waits for the boundary** (deferred: no
+worker slot while loads below it finish), **converts** history with Spark (`spark-submit` on the
+`spark_default` connection's master, `local[*]` without one), **checks** the result with Great
+Expectations and **swaps** (with `postpone_swap` it waits, deferred, for `RESUME ALTER TABLE
+COLUMN`). **done** returns the job. The run id is the job's request id: a retried task finds its job.
+
+Every component (worker, triggerer) needs the same `ALTERFLOW_CATALOG_URL` and `ALTERFLOW_WAREHOUSE`
+(or `ALTERFLOW_HOME`) as the CLI.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pendulum
+from airflow.sdk import Param, dag, task
+
+from alterflow_airflow import tasks
+from alterflow_airflow.operators import ConvertHistoryOperator, SwapOperator, WaitForBoundaryOperator
+
+JOB_ID = "{{ ti.xcom_pull(task_ids='start')['job_id'] }}"
+HEAVY = {"retries": 2, "retry_delay": timedelta(seconds=30)}  # a retried step resumes: steps are idempotent
+
+PARAMS = {
+    "table": Param(
+        "",
+        type="string",
+        title="Table",
+        description="The table to alter, e.g. orders (letters, digits and _, starting with a letter or _).",
+    ),
+    "statement": Param(
+        "",
+        type="string",
+        format="multiline",
+        title="ALTER TABLE statement",
+        description="Exactly one ALTER TABLE statement of that table, e.g. "
+        "ALTER TABLE orders MODIFY COLUMN amount BIGINT",
+    ),
+    "properties": Param(
+        {},
+        type=["object", "string", "null"],
+        title="Properties",
+        description='Optional JSON object added to (and overriding) the statement\'s PROPERTIES, e.g. '
+        '{"postpone_swap": "true", "on_cast_error": "null", "timeout": "3600"}.',
+    ),
+}
+
+
+@dag(
+    dag_id="alterflow_schema_change",
+    schedule=None,
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    params=PARAMS,
+    tags=["alterflow"],
+    doc_md=__doc__,
+)
+def alterflow_schema_change():
+    @task
+    def validate(params=None, run_id=None) -> dict:
+        return tasks.validate(params, run_id)
+
+    @task
+    def plan(request: dict) -> dict:
+        return tasks.plan(request)
+
+    @task.branch
+    def branch(validated: dict) -> str:
+        return tasks.branch(validated)
+
+    @task
+    def commit(request: dict, validated: dict) -> dict:
+        return tasks.commit(request, validated)
+
+    @task(**HEAVY)
+    def start(request: dict, validated: dict) -> dict:
+        return tasks.start(request, validated)
+
+    @task(**HEAVY)
+    def check(started: dict) -> dict:
+        return tasks.check(started["job_id"])
+
+    @task(trigger_rule="none_failed_min_one_success")
+    def done(request: dict) -> dict:
+        return tasks.done(request)
+
+    request = validate()
+    validated = plan(request)
+    committed = commit(request, validated)
+    started = start(request, validated)
+    branch(validated) >> [committed, started]
+
+    wait = WaitForBoundaryOperator(task_id="wait_for_boundary", job_id=JOB_ID, **HEAVY)
+    convert = ConvertHistoryOperator(task_id="convert", job_id=JOB_ID, **HEAVY)
+    swap = SwapOperator(task_id="swap", job_id=JOB_ID, **HEAVY)
+    started >> wait >> convert >> check(started) >> swap
+    [committed, swap] >> done(request)
+
+
+alterflow_schema_change()

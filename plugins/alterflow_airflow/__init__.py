@@ -1,0 +1,6 @@
+"""Airflow glue for alterflow's DAGs: run conf parsing (`conf`), task bodies (`tasks`), deferrable
+operators (`operators`) and the triggers they defer to (`triggers`). The DAG files in `dags/` stay
+thin and the core (catalog, planner, workflow steps) never imports Airflow.
+
+Airflow puts `plugins/` on sys.path in every component; `plugins/.airflowignore` keeps its plugin
+loader from importing this package's modules as top-level plugin files."""

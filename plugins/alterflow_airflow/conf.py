@@ -1,0 +1,75 @@
+"""A schema-change DAG run's conf (`table`, `statement`, `properties`) checked and turned into the
+core's `AlterRequest`, whose idempotency key is the run id. No Airflow import: every problem is a
+`BadRunConf` with one line that names the parameter."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from alterflow.planner import AlterRejected
+from alterflow.planner._common import MAX_NAME, valid_name
+from alterflow.workflow import steps
+from alterflow.workflow.request import AlterRequest
+
+
+class BadRunConf(ValueError):
+    """The run's parameters cannot describe one ALTER; the message is the one line the user sees."""
+
+
+def _table(value) -> str:
+    if value is None or value == "":
+        raise BadRunConf("param table: missing; give the name of the table to alter")
+    if not isinstance(value, str) or not valid_name(value.strip()):
+        raise BadRunConf(
+            f"param table: invalid name {value!r}; names match [A-Za-z_][A-Za-z0-9_]* up to {MAX_NAME} characters"
+        )
+    return value.strip()
+
+
+def _statement(value) -> str:
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise BadRunConf(f"param statement: expected the ALTER TABLE statement as text, got {type(value).__name__}")
+    if not value.strip():
+        raise BadRunConf("param statement: empty; give one ALTER TABLE statement")
+    return value.strip()
+
+
+def _properties(value) -> dict[str, str]:
+    """A JSON object (or its text) of scalar values, returned with every value as text."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise BadRunConf(f"param properties: not valid JSON ({exc.msg} at position {exc.pos}); expected a JSON object") from None
+    if not isinstance(value, Mapping):
+        raise BadRunConf(f"param properties: expected a JSON object such as {{\"postpone_swap\": \"true\"}}, got {type(value).__name__}")
+    properties = {}
+    for key, item in value.items():
+        if isinstance(item, bool):
+            item = "true" if item else "false"
+        elif item is None or isinstance(item, (dict, list)):
+            raise BadRunConf(f"param properties: {key!r} must be a string, number or boolean")
+        properties[str(key)] = str(item)
+    return properties
+
+
+def alter_request(params: Mapping, run_id: str) -> AlterRequest:
+    """The run's request, its statement parsed as exactly one ALTER TABLE of `table`."""
+    if not isinstance(params, Mapping):
+        raise BadRunConf("the run conf must be a JSON object with table, statement and properties")
+    request = AlterRequest(
+        table=_table(params.get("table")),
+        statement=_statement(params.get("statement")),
+        properties=_properties(params.get("properties")),
+        request_id=run_id,
+    )
+    try:
+        steps.parse_alter(request)
+    except AlterRejected as exc:
+        raise BadRunConf(f"param statement: {exc}") from None
+    return request

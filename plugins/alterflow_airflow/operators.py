@@ -1,0 +1,155 @@
+"""The schema-change DAG's operators that are more than a TaskFlow function:
+
+WaitForBoundaryOperator  one look at the boundary; if loads below it are still open, defers to a
+                         `BoundaryTrigger` (no worker slot is held while waiting).
+ConvertHistoryOperator   `SparkSubmitOperator` running `spark_jobs/convert_history.py` on the master
+                         of the `spark_default` connection, `local[*]` when there is none.
+SwapOperator             the swap; a job left READY_TO_SWAP by `postpone_swap` defers to a
+                         `ResumeTrigger` until RESUME ALTER TABLE COLUMN swaps it (or it is cancelled).
+
+`job_id` is templated (the `start` task's XCom)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import sys
+from typing import Any
+
+from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import BaseHook, BaseOperator
+from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException
+
+from alterflow.rewrite.spark_submit import application_path, spark_submit_binary, submit_command
+from alterflow.settings import Settings
+from alterflow_airflow import tasks
+from alterflow_airflow.triggers import POLL_SECONDS, BoundaryTrigger, ResumeTrigger
+
+DEFAULT_MASTER = "local[*]"
+REPO_ROOT = pathlib.Path(application_path()).parent.parent
+
+
+def _event_or_fail(event: dict | None) -> dict:
+    if not event:
+        raise AirflowFailException("the trigger ended without an event")
+    if event.get("error"):
+        raise AirflowFailException(event["error"])
+    return event
+
+
+class WaitForBoundaryOperator(BaseOperator):
+    template_fields = ("job_id",)
+    ui_color = "#f0e4ff"
+
+    def __init__(self, *, job_id: Any, poll_seconds: float = POLL_SECONDS, **kwargs):
+        super().__init__(**kwargs)
+        self.job_id = job_id
+        self.poll_seconds = poll_seconds
+
+    def execute(self, context) -> dict:
+        result = tasks.wait_for_boundary(int(self.job_id))
+        if result["done"]:
+            return result
+        self.log.info("job %s waits for transactions %s; deferring", self.job_id, result["blocking"])
+        self.defer(trigger=BoundaryTrigger(int(self.job_id), self.poll_seconds), method_name="execute_complete")
+
+    def execute_complete(self, context, event: dict | None = None) -> dict:
+        _event_or_fail(event)
+        return self.execute(context)  # one more look: it records the move to RUNNING (or defers again)
+
+
+class SwapOperator(BaseOperator):
+    template_fields = ("job_id",)
+    ui_color = "#e4ffe8"
+
+    def __init__(self, *, job_id: Any, poll_seconds: float = POLL_SECONDS, **kwargs):
+        super().__init__(**kwargs)
+        self.job_id = job_id
+        self.poll_seconds = poll_seconds
+
+    def execute(self, context) -> dict:
+        result = tasks.swap(int(self.job_id))
+        if result["state"] == "READY_TO_SWAP":
+            self.log.info("job %s is READY_TO_SWAP (postpone_swap); waiting for RESUME ALTER TABLE COLUMN", self.job_id)
+            self.defer(trigger=ResumeTrigger(int(self.job_id), self.poll_seconds), method_name="execute_complete")
+        return result
+
+    def execute_complete(self, context, event: dict | None = None) -> dict:
+        return {"state": _event_or_fail(event)["state"]}
+
+
+def _connection_exists(conn_id: str) -> bool:
+    try:
+        BaseHook.get_connection(conn_id)
+    except AirflowNotFoundException:
+        return False
+    return True
+
+
+def _submit_conf(settings: Settings) -> dict[str, str]:
+    """The Spark settings the conversion needs, the same ones `alterflow.rewrite.spark_submit` uses."""
+    command = submit_command(settings, 0, DEFAULT_MASTER)
+    pairs = [command[i + 1] for i, arg in enumerate(command) if arg == "--conf"]
+    return dict(pair.split("=", 1) for pair in pairs)
+
+
+def _submit_env() -> dict[str, str]:
+    """The application's environment: this Python for PySpark, the repo importable, and
+    pyspark's own spark-submit when none is on PATH."""
+    path = os.environ.get("PATH", "")
+    if shutil.which("spark-submit", path=path) is None:
+        path = os.pathsep.join(p for p in (str(spark_submit_binary().parent), path) if p)
+    return {
+        "PATH": path,
+        "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
+        "PYSPARK_DRIVER_PYTHON": os.environ.get("PYSPARK_DRIVER_PYTHON", sys.executable),
+        "SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"),
+        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p),
+    }
+
+
+class ConvertHistoryOperator(SparkSubmitOperator):
+    """spark-submit of `spark_jobs/convert_history.py` for the job; skipped when the job is already
+    past RUNNING (a retried run), a failed task when the job was cancelled meanwhile. The catalog and
+    warehouse reach the application through the inherited ALTERFLOW_* environment."""
+
+    template_fields = (*SparkSubmitOperator.template_fields, "job_id")
+
+    def __init__(self, *, job_id: Any, parallelism: int = 2, conn_id: str = "spark_default", **kwargs):
+        super().__init__(application=application_path(), conn_id=conn_id, name="alterflow-convert", **kwargs)
+        self.job_id = job_id
+        self.parallelism = parallelism
+
+    def _get_hook(self) -> SparkSubmitHook:
+        """The provider's hook; without the connection, on `local[*]` instead of the provider's
+        fallback (yarn). A local master is neither yarn nor Kubernetes nor a tracked cluster driver."""
+        hook = super()._get_hook()
+        if not _connection_exists(self._conn_id):
+            self.log.info("no connection %s: spark-submit runs on %s", self._conn_id, DEFAULT_MASTER)
+            hook._connection["master"] = DEFAULT_MASTER
+            hook._is_yarn = hook._is_yarn_cluster_mode = hook._is_kubernetes = False
+            hook._should_track_driver_status = False
+        return hook
+
+    def execute(self, context) -> dict:
+        job_id = int(self.job_id)
+        job = tasks.alive_job(job_id)
+        if job.state != "RUNNING":
+            self.log.info("job %s is %s: nothing to convert", job_id, job.state)
+            return {"skipped": job.state}
+        settings = Settings.from_env()
+        self.name = f"alterflow-convert-job-{job_id}"
+        self.conf = {**_submit_conf(settings), **(self.conf or {})}
+        self.env_vars = {**_submit_env(), **(self.env_vars or {})}
+        self.application_args = ["--job-id", str(job_id), "--parallelism", str(self.parallelism)]
+        try:
+            super().execute(context)
+        except AirflowException:
+            tasks.alive_job(job_id)  # cancelled meanwhile: fail with the job's Msg, no retry
+            raise
+        job = tasks.alive_job(job_id)
+        if job.state != "VALIDATING":
+            raise AirflowException(f"job {job_id} is {job.state} after the conversion; expected VALIDATING")
+        return {"state": job.state, "progress": job.progress}

@@ -1,0 +1,126 @@
+"""The bodies of the schema-change DAG's tasks: each calls one core step with the catalog and
+warehouse of `Settings.from_env()` and passes small JSON between tasks (through XCom). A refusal of
+the core (a rejected plan, a cancelled job, bad run conf) becomes `AirflowFailException` with the
+core's one-line message, so Airflow fails the task without retrying it; anything else (a lost
+database connection, a killed worker) is an ordinary error and the task's retries resume the step,
+which is idempotent."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterator, Mapping
+
+from airflow.sdk.exceptions import AirflowFailException
+
+from alterflow.planner import AlterRejected
+from alterflow.settings import Settings
+from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow.heavy_steps import JobCancelled
+from alterflow.workflow.request import AlterRequest
+from alterflow_airflow.conf import BadRunConf, alter_request
+from catalog.catalog import AlterJob, Catalog
+from catalog.errors import CatalogError, UnknownObject
+from catalog.heavy_jobs import HeavyJobs, JobStateError
+
+REFUSALS = (BadRunConf, AlterRejected, JobCancelled, JobStateError, CatalogError, steps.HeavyChangeUnavailable)
+
+
+@contextlib.contextmanager
+def refusals_fail_the_task() -> Iterator[None]:
+    try:
+        yield
+    except REFUSALS as exc:
+        raise AirflowFailException(str(exc)) from None
+
+
+def _settings() -> Settings:
+    settings = Settings.from_env()
+    settings.ensure_dirs()
+    return settings
+
+
+def _catalog(settings: Settings) -> Catalog:
+    return Catalog(settings.catalog_url)
+
+
+def job_json(job: AlterJob) -> dict:
+    data = dataclasses.asdict(job)
+    data["steps"] = list(job.steps)
+    for key in ("created_at", "finished_at"):
+        data[key] = data[key].isoformat() if data[key] is not None else None
+    return data
+
+
+def validate(params: Mapping, run_id: str) -> dict:
+    """The run's params as the request (request_id = run id), or a failed task with one line."""
+    with refusals_fail_the_task():
+        request = alter_request(params, run_id)
+        try:
+            _catalog(_settings()).table(request.table)
+        except UnknownObject:
+            raise BadRunConf(f"param table: unknown table {request.table}") from None
+    return request.to_json()
+
+
+def plan(request: dict) -> dict:
+    with refusals_fail_the_task():
+        req = AlterRequest.from_json(request)
+        catalog = _catalog(_settings())
+        job = catalog.job_by_request(req.request_id)
+        if job is not None:  # a retry after the job was recorded: plan what it was planned as
+            return {"kind": job.kind, "from_version": job.from_version, "to_version": job.to_version, "clauses": []}
+        return steps.validate(catalog, req)
+
+
+def branch(validated: dict) -> str:
+    return "commit" if validated["kind"] == "LIGHT" else "start"
+
+
+def commit(request: dict, validated: dict) -> dict:
+    with refusals_fail_the_task():
+        return steps.commit(_catalog(_settings()), AlterRequest.from_json(request), validated)
+
+
+def start(request: dict, validated: dict) -> dict:
+    with refusals_fail_the_task():
+        return heavy_steps.start(_catalog(_settings()), AlterRequest.from_json(request), validated)
+
+
+def wait_for_boundary(job_id: int) -> dict:
+    with refusals_fail_the_task():
+        settings = _settings()
+        return heavy_steps.wait_for_boundary(_catalog(settings), settings.warehouse, job_id)
+
+
+def alive_job(job_id: int) -> AlterJob:
+    """The job, cancelled first if past its timeout; a cancelled job fails the task with its Msg."""
+    with refusals_fail_the_task():
+        settings = _settings()
+        return heavy_steps.ensure_alive(_catalog(settings), settings.warehouse, job_id)
+
+
+def check(job_id: int) -> dict:
+    from alterflow.spark_session import get_spark
+
+    with refusals_fail_the_task():
+        settings = _settings()
+        catalog = _catalog(settings)
+        if heavy_steps.ensure_alive(catalog, settings.warehouse, job_id).state != "VALIDATING":
+            return {"skipped": HeavyJobs(catalog).job(job_id).state}
+        return heavy_steps.check(get_spark(settings.spark_master), catalog, settings.warehouse, job_id)
+
+
+def swap(job_id: int) -> dict:
+    with refusals_fail_the_task():
+        settings = _settings()
+        return heavy_steps.swap(_catalog(settings), settings.warehouse, job_id)
+
+
+def done(request: dict) -> dict:
+    """The run's job as JSON (whichever branch ran)."""
+    catalog = _catalog(_settings())
+    job = catalog.job_by_request(request["request_id"])
+    if job is None:
+        raise AirflowFailException(f"ALTER TABLE {request['table']}: no job was recorded for run {request['request_id']}")
+    return job_json(job)

@@ -1,0 +1,70 @@
+"""Triggers a heavyweight job's deferred tasks wait on, in the triggerer (no worker slot held).
+Each polls one core call in a thread (`asyncio.to_thread`: the catalog is synchronous SQLAlchemy)
+every `poll_seconds` and fires one event: the payload of the look that ended the wait, or
+{"error": message} when the job was cancelled (by CANCEL ALTER, a failed check or its timeout).
+The catalog and warehouse come from the triggerer's ALTERFLOW_* environment, as in every task."""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from airflow.triggers.base import BaseTrigger, TriggerEvent
+
+from alterflow.settings import Settings
+from alterflow.workflow import heavy_steps
+from alterflow.workflow.heavy_steps import JobCancelled
+from catalog.catalog import Catalog
+
+POLL_SECONDS = 5.0
+
+
+class JobTrigger(BaseTrigger):
+    """Polls `look(catalog, warehouse)` until it returns a payload or the job is cancelled."""
+
+    def __init__(self, job_id: int, poll_seconds: float = POLL_SECONDS):
+        super().__init__()
+        self.job_id = int(job_id)
+        self.poll_seconds = float(poll_seconds)
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return f"{type(self).__module__}.{type(self).__qualname__}", {"job_id": self.job_id, "poll_seconds": self.poll_seconds}
+
+    @abc.abstractmethod
+    def look(self, catalog: Catalog, warehouse) -> dict | None:
+        """One look at the job: the event's payload when the wait is over, else None."""
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        settings = Settings.from_env()
+        catalog = await asyncio.to_thread(Catalog, settings.catalog_url)
+        try:
+            while True:
+                try:
+                    payload = await asyncio.to_thread(self.look, catalog, settings.warehouse)
+                except JobCancelled as exc:
+                    yield TriggerEvent({"error": str(exc)})
+                    return
+                if payload is not None:
+                    yield TriggerEvent(payload)
+                    return
+                await asyncio.sleep(self.poll_seconds)
+        finally:
+            catalog.engine.dispose()
+
+
+class BoundaryTrigger(JobTrigger):
+    """Fires once every transaction below the job's boundary has committed or aborted."""
+
+    def look(self, catalog: Catalog, warehouse) -> dict | None:
+        result = heavy_steps.wait_for_boundary(catalog, warehouse, self.job_id)
+        return result if result["done"] else None
+
+
+class ResumeTrigger(JobTrigger):
+    """Fires once a READY_TO_SWAP job was swapped by RESUME ALTER TABLE COLUMN (FINISHED)."""
+
+    def look(self, catalog: Catalog, warehouse) -> dict | None:
+        job = heavy_steps.ensure_alive(catalog, warehouse, self.job_id)
+        return {"state": job.state} if job.state == "FINISHED" else None

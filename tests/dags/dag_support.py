@@ -1,0 +1,59 @@
+"""Helpers of the DAG tests: an alterflow under tmp_path that the DAG's tasks find through the
+ALTERFLOW_* environment, and `dag.test()` runs of the project's DAGs (loaded from dags/ the way
+Airflow loads them). Imported by the test modules of this folder (no __init__.py under tests/)."""
+
+from __future__ import annotations
+
+import pathlib
+
+from alterflow.session import ResultSet, Session
+from alterflow.settings import Settings
+from catalog.catalog import AlterJob
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DAGS = ROOT / "dags"
+SCHEMA_CHANGE = "alterflow_schema_change"
+
+
+def alterflow_env(monkeypatch, tmp_path: pathlib.Path) -> Settings:
+    """ALTERFLOW_* for the tasks (and the spark-submit they start) pointing under tmp_path."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("ALTERFLOW_HOME", str(home))
+    monkeypatch.setenv("ALTERFLOW_CATALOG_URL", f"sqlite:///{home / 'catalog.db'}")
+    monkeypatch.setenv("ALTERFLOW_WAREHOUSE", str(tmp_path / "warehouse"))
+    monkeypatch.setenv("ALTERFLOW_SPARK_MASTER", "local[2]")
+    monkeypatch.delenv("ALTERFLOW_AIRFLOW_URL", raising=False)
+    return Settings.from_env()
+
+
+def dag_bag():
+    from airflow.dag_processing.dagbag import DagBag
+
+    return DagBag(dag_folder=str(DAGS))
+
+
+def load_dag(dag_id: str):
+    bag = dag_bag()
+    assert not bag.import_errors, bag.import_errors
+    return bag.dags[dag_id]
+
+
+def sql(session: Session, text: str):
+    results = list(session.run(text))
+    last = results[-1]
+    return last.rows if isinstance(last, ResultSet) else last.message
+
+
+def run_dag(dag, conf) -> tuple[str, dict[str, str], object]:
+    """dag.test() of one run: (run state, {task_id: state}, the run)."""
+    run = dag.test(run_conf=conf)
+    states = {ti.task_id: ti.state for ti in run.get_task_instances()}
+    return run.state, states, run
+
+
+def jobs(session: Session, table: str) -> list[AlterJob]:
+    return session.catalog.jobs(session.catalog.table(table).id)
+
+
+def versions(session: Session, table: str) -> list[int]:
+    return [r[0] for r in sql(session, f"SHOW SCHEMA VERSIONS FROM {table}")]

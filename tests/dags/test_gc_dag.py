@@ -1,0 +1,36 @@
+"""`dag.test()` of alterflow_gc: its tasks are the steps of `alterflow.gc.steps.GC_STEPS`, in that
+order, and a run compacts files written under an old version and collects that version."""
+
+from __future__ import annotations
+
+import pytest
+
+from alterflow.gc.steps import GC_STEPS
+from alterflow.session import Session
+from alterflow_airflow.gc_tasks import STEP_ORDER
+from dag_support import alterflow_env, load_dag, run_dag, sql, versions
+
+pytestmark = pytest.mark.spark
+
+
+def test_the_dag_runs_the_gc_steps_in_their_order():
+    assert STEP_ORDER == GC_STEPS
+    dag = load_dag("alterflow_gc")
+    assert [t.task_id for t in dag.topological_sort()] == list(GC_STEPS)
+
+
+def test_a_gc_run_compacts_old_files_and_collects_their_version(monkeypatch, tmp_path, airflow_db, spark):
+    session = Session(alterflow_env(monkeypatch, tmp_path))
+    monkeypatch.setenv("ALTERFLOW_GC_RETENTION", "0")
+    sql(session, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
+    sql(session, "INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+    sql(session, "ALTER TABLE t ADD COLUMN n INT DEFAULT 5")
+    sql(session, "INSERT INTO t VALUES (3, 'c', 6)")
+    assert versions(session, "t") == [1, 2]
+
+    state, states, run = run_dag(load_dag("alterflow_gc"), None)
+    assert state == "success" and all(s == "success" for s in states.values()), states
+    compacted = run.get_task_instance("compact").xcom_pull(task_ids="compact")
+    assert compacted["tablets_compacted"] >= 1, compacted
+    assert versions(session, "t") == [2]
+    assert sql(session, "SELECT id, v, n FROM t ORDER BY id") == ((1, "a", 5), (2, "b", 5), (3, "c", 6))

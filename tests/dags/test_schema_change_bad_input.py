@@ -1,0 +1,90 @@
+"""Bad run conf (SPEC §9): a missing or unknown table, an empty or malformed statement, a
+statement of another table, properties that are not a JSON object: the run fails at its first
+task, `validate`, with one clear line, and nothing changes. A plan the planner rejects fails at
+`plan`, also changing nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow.sdk.exceptions import AirflowFailException
+from alterflow.session import Session
+from alterflow_airflow import tasks
+from dag_support import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions
+
+TABLE = "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))"
+ROWS = "INSERT INTO t VALUES (1, 'a')"
+ALTER = "ALTER TABLE t ADD COLUMN n INT"
+
+BAD_CONF = [
+    ({"statement": ALTER}, "param table: missing"),
+    ({"table": "", "statement": ALTER}, "param table: missing"),
+    ({"table": "no_such_table", "statement": "ALTER TABLE no_such_table ADD COLUMN n INT"}, "unknown table no_such_table"),
+    ({"table": "t; DROP TABLE t", "statement": ALTER}, "param table: invalid name"),
+    ({"table": "t"}, "param statement: empty"),
+    ({"table": "t", "statement": "   "}, "param statement: empty"),
+    ({"table": "t", "statement": "ALTER TABLE t FROBNICATE v"}, "param statement: ALTER TABLE t:"),
+    ({"table": "t", "statement": "SELECT 1"}, "exactly one ALTER TABLE statement"),
+    ({"table": "t", "statement": f"{ALTER}; {ALTER}"}, "exactly one ALTER TABLE statement"),
+    ({"table": "t", "statement": "ALTER TABLE u ADD COLUMN n INT"}, "the statement alters u, not t"),
+    ({"table": "t", "statement": ALTER, "properties": "not json"}, "param properties: not valid JSON"),
+    ({"table": "t", "statement": ALTER, "properties": "[1, 2]"}, "param properties: expected a JSON object"),
+    ({"table": "t", "statement": ALTER, "properties": '"text"'}, "param properties: expected a JSON object"),
+    ({"table": "t", "statement": ALTER, "properties": {"timeout": {"nested": 1}}}, "must be a string, number or boolean"),
+]
+
+
+@pytest.fixture
+def alterflow(monkeypatch, tmp_path):
+    session = Session(alterflow_env(monkeypatch, tmp_path))
+    sql(session, TABLE)
+    sql(session, ROWS)
+    return session
+
+
+def snapshot(session: Session):
+    info = session.catalog.table("t")
+    return versions(session, "t"), info.current_index_id, jobs(session, "t"), sql(session, "DESCRIBE t")
+
+
+@pytest.mark.parametrize(("conf", "message"), BAD_CONF, ids=[m for _, m in BAD_CONF])
+def test_validate_refuses_bad_conf_with_one_line(alterflow, conf, message):
+    before = snapshot(alterflow)
+    with pytest.raises(AirflowFailException) as raised:
+        tasks.validate(conf, "manual__bad")
+    text = str(raised.value)
+    assert message in text and "\n" not in text, text
+    assert snapshot(alterflow) == before
+
+
+def test_bad_runs_fail_at_validate_and_change_nothing(alterflow, airflow_db, capfd):
+    before = snapshot(alterflow)
+    for conf, message in BAD_CONF:
+        # A fresh DAG per run: dag.test() runs every task in this process on the same operator
+        # objects, and the task runner merges a run's conf into them (a worker parses anew).
+        state, states, _run = run_dag(load_dag(SCHEMA_CHANGE), conf)
+        assert state == "failed", (conf, states)
+        assert states["validate"] == "failed", (conf, states)
+        assert all(s in ("upstream_failed", None) for t, s in states.items() if t != "validate"), (conf, states)
+        assert message in capfd.readouterr().out, conf  # the task log says why
+        assert snapshot(alterflow) == before, conf
+
+
+def test_a_rejected_plan_fails_at_plan_and_changes_nothing(alterflow, airflow_db):
+    dag = load_dag(SCHEMA_CHANGE)
+    before = snapshot(alterflow)
+    state, states, _run = run_dag(dag, {"table": "t", "statement": "ALTER TABLE t DROP COLUMN id"})
+    assert state == "failed" and states["validate"] == "success" and states["plan"] == "failed", states
+    assert snapshot(alterflow) == before
+
+
+def test_properties_that_are_not_an_object_or_text_are_refused_when_triggered(alterflow, airflow_db):
+    """The trigger form's JSON schema takes an object or its JSON text; anything else (here a list)
+    never becomes a run."""
+    from airflow.exceptions import ParamValidationError
+
+    dag = load_dag(SCHEMA_CHANGE)
+    before = snapshot(alterflow)
+    with pytest.raises(ParamValidationError, match="properties"):
+        dag.test(run_conf={"table": "t", "statement": ALTER, "properties": [1, 2]})
+    assert snapshot(alterflow) == before

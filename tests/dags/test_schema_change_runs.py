@@ -1,0 +1,156 @@
+"""`dag.test()` runs of alterflow_schema_change with real tasks: a light change commits, a heavy
+change runs every step (spark-submit of the conversion, Great Expectations, swap)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from alterflow.session import Session
+from alterflow_airflow import tasks as task_bodies
+from alterflow_airflow.operators import ConvertHistoryOperator
+from dag_support import ROOT, SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+pytestmark = pytest.mark.spark
+
+TABLE = "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2"
+ROWS = "INSERT INTO t VALUES (1, '10'), (2, '20'), (3, '30')"
+
+
+@pytest.fixture
+def alterflow(monkeypatch, tmp_path, airflow_db, spark):
+    settings = alterflow_env(monkeypatch, tmp_path)
+    session = Session(settings)
+    sql(session, TABLE)
+    sql(session, ROWS)
+    return session
+
+
+def test_light_change_commits_in_the_commit_branch(alterflow):
+    dag = load_dag(SCHEMA_CHANGE)
+    state, tasks, run = run_dag(dag, {"table": "t", "statement": "ALTER TABLE t ADD COLUMN n INT DEFAULT 7"})
+    assert state == "success", tasks
+    assert tasks["commit"] == "success" and tasks["done"] == "success"
+    assert all(tasks[t] == "skipped" for t in ("start", "wait_for_boundary", "convert", "check", "swap")), tasks
+    assert versions(alterflow, "t") == [1, 2]
+    [job] = jobs(alterflow, "t")
+    assert job.kind == "LIGHT" and job.state == "FINISHED" and job.request_id == run.run_id
+    assert sql(alterflow, "SELECT id, v, n FROM t ORDER BY id") == ((1, "10", 7), (2, "20", 7), (3, "30", 7))
+
+
+def test_heavy_change_waits_deferred_for_an_open_load_then_runs_every_step_and_swaps(alterflow, monkeypatch):
+    """A load still open below the boundary: wait_for_boundary defers (its trigger polls the job)
+    until the load aborts; then spark-submit on the spark_default connection's master converts,
+    Great Expectations checks, and the swap makes version 2 current."""
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", '{"conn_type": "spark", "host": "local[2]"}')
+    catalog = alterflow.catalog
+    held = catalog.begin_transaction(catalog.table("t").id, "a slow load", 3600)
+    seen = {}
+
+    def abort_the_load_once_the_job_waits_for_it():
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            waiting = [j for j in jobs(alterflow, "t") if j.state == "WAITING_TXN" and str(held) in j.msg]
+            if waiting:
+                seen["msg"] = waiting[0].msg
+                break
+            time.sleep(0.5)
+        catalog.abort_transaction(held, "given up by the test")
+
+    helper = threading.Thread(target=abort_the_load_once_the_job_waits_for_it, name="abort-load")
+    helper.start()
+    state, tasks, run = run_dag(
+        load_dag(SCHEMA_CHANGE), {"table": "t", "statement": "ALTER TABLE t MODIFY COLUMN v INT", "properties": {}}
+    )
+    helper.join(60)
+    assert state == "success", tasks
+    assert "waiting for transactions" in seen.get("msg", ""), seen
+    for task_id in ("validate", "plan", "branch", "start", "wait_for_boundary", "convert", "check", "swap", "done"):
+        assert tasks[task_id] == "success", tasks
+    assert tasks["commit"] == "skipped"
+    [job] = jobs(alterflow, "t")
+    assert job.kind == "HEAVY" and job.state == "FINISHED" and job.request_id == run.run_id
+    assert versions(alterflow, "t") == [1, 2]
+    assert sql(alterflow, "SELECT id, v FROM t ORDER BY id") == ((1, 10), (2, 20), (3, 30))
+    done = run.get_task_instance("done").xcom_pull(task_ids="done")
+    assert done["id"] == job.id and done["state"] == "FINISHED"
+
+    # A retried task resumes: each heavy task's body, run again for this run, finds the job by the
+    # run id and changes nothing (the conversion is not even submitted).
+    request = run.get_task_instance("validate").xcom_pull(task_ids="validate")
+    validated = run.get_task_instance("plan").xcom_pull(task_ids="plan")
+    assert request["request_id"] == run.run_id
+    assert task_bodies.plan(request)["kind"] == "HEAVY"
+    assert task_bodies.start(request, validated) == {"job_id": job.id, "boundary": job.boundary_txn}
+    assert task_bodies.wait_for_boundary(job.id) == {"done": True, "blocking": []}
+    assert ConvertHistoryOperator(task_id="convert_again", job_id=str(job.id)).execute({}) == {"skipped": "FINISHED"}
+    assert task_bodies.check(job.id) == {"skipped": "FINISHED"}
+    assert task_bodies.swap(job.id) == {"state": "FINISHED"}
+    assert len(jobs(alterflow, "t")) == 1 and versions(alterflow, "t") == [1, 2]
+
+
+def run_in_process(conf: dict) -> dict:
+    """A second dag.test() run, in a process of its own (it needs a main thread)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "plugins"), str(HERE), str(ROOT)])
+    done = subprocess.run(
+        [sys.executable, str(HERE / "dag_test_process.py"), SCHEMA_CHANGE, json.dumps(conf)],
+        env=env, capture_output=True, text=True, timeout=600,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def test_postponed_swap_waits_deferred_for_resume_and_a_second_run_makes_no_second_job(alterflow, monkeypatch):
+    """Without a spark_default connection the conversion runs on local[*]. The run stops in
+    READY_TO_SWAP (its swap task deferred to a ResumeTrigger); meanwhile a second run on the same
+    table fails at plan (one job per table), then RESUME ALTER TABLE COLUMN swaps and the first run
+    ends in success."""
+    monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT", raising=False)
+    seen = {}
+
+    def meanwhile():
+        deadline = time.monotonic() + 600
+        try:
+            while not any(j.state == "READY_TO_SWAP" for j in jobs(alterflow, "t")):
+                if time.monotonic() > deadline or any(j.state == "CANCELLED" for j in jobs(alterflow, "t")):
+                    return
+                time.sleep(1)
+            seen["versions_before_resume"] = versions(alterflow, "t")
+            seen["second"] = run_in_process({"table": "t", "statement": "ALTER TABLE t ADD COLUMN n INT"})
+            seen["jobs_after_second"] = len(jobs(alterflow, "t"))
+            seen["resume"] = sql(alterflow, "RESUME ALTER TABLE COLUMN FROM t")
+        finally:
+            if "resume" not in seen:  # never leave the run below waiting for a RESUME
+                active = [j for j in jobs(alterflow, "t") if j.state not in ("FINISHED", "CANCELLED")]
+                if active:
+                    sql(alterflow, "CANCEL ALTER TABLE COLUMN FROM t")
+
+    helper = threading.Thread(target=meanwhile, name="meanwhile")
+    helper.start()
+    state, states, run = run_dag(
+        load_dag(SCHEMA_CHANGE),
+        {"table": "t", "statement": "ALTER TABLE t MODIFY COLUMN v BIGINT", "properties": {"postpone_swap": "true"}},
+    )
+    helper.join(600)
+    assert seen.get("versions_before_resume") == [1], seen
+    second = seen["second"]
+    assert second["state"] == "failed" and second["tasks"]["validate"] == "success", second
+    assert second["tasks"]["plan"] == "failed", second
+    assert seen["jobs_after_second"] == 1
+    assert "FINISHED" in seen["resume"]
+    assert state == "success" and states["swap"] == "success" and states["done"] == "success", states
+    [job] = jobs(alterflow, "t")
+    assert job.state == "FINISHED" and job.request_id == run.run_id
+    assert versions(alterflow, "t") == [1, 2]
+    assert sql(alterflow, "SELECT id, v FROM t ORDER BY id") == ((1, 10), (2, 20), (3, 30))
