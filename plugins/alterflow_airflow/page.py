@@ -1,0 +1,109 @@
+"""The "Schema changes" page: reads the catalog into the page's model and renders the HTML
+(`templates/schema_changes.html`, styled by `static/`). No Airflow import: `web.py` authenticates
+the user and decides what they may do.
+
+Stable hooks for tests and scripts: `<table id="jobs">` with one `<tr class="job" data-job-id=N
+data-state=S data-table=T>` per job, `<section id="schema-history">` with one
+`<article class="table-card" data-table=T>` per table, one `<details class="version"
+data-version=N>` per schema version and one `<tr class="column" data-column-id=N>` per column;
+action buttons are `<button data-action="cancel|resume" data-job-id=N>`.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from datetime import datetime
+
+import jinja2
+
+from alterflow_airflow.page_data import job_json, table_json, version_json
+from catalog.catalog import Catalog, TableInfo, utcnow
+
+HERE = pathlib.Path(__file__).resolve().parent
+_templates = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(HERE / "templates"),
+    autoescape=jinja2.select_autoescape(default=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def duration_text(seconds: float) -> str:
+    """12 s, 4 min 05 s, 3 h 02 min, 2 d 4 h."""
+    total = int(seconds)
+    if total < 60:
+        return f"{total} s"
+    minutes, secs = divmod(total, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h {minutes:02d} min"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h"
+
+
+def time_text(iso: str | None) -> str:
+    """`2026-11-22T07:38:04Z` -> `2026-11-22 07:38:04`."""
+    return "" if iso is None else iso.replace("T", " ").removesuffix("Z")
+
+
+def column_changes(versions: list[dict]) -> None:
+    """Mark what each version changed against the one before it: per column `change` (added,
+    renamed, retyped, ...) and the version's `dropped` column names. Matched by column id."""
+    previous: dict[int, dict] = {}
+    for index, version in enumerate(versions):
+        current = {c["id"]: c for c in version["columns"]}
+        for column in version["columns"]:
+            notes = []
+            before = previous.get(column["id"])
+            if index and before is None:
+                notes.append("added")
+            elif before is not None:
+                if before["name"] != column["name"]:
+                    notes.append(f"renamed from {before['name']}")
+                if before["type"] != column["type"]:
+                    notes.append(f"was {before['type']}")
+                if before["nullable"] != column["nullable"]:
+                    notes.append("was NULL" if before["nullable"] else "was NOT NULL")
+                if before["default"] != column["default"]:
+                    notes.append("default changed")
+            column["change"] = ", ".join(notes)
+        version["dropped"] = [c["name"] for cid, c in previous.items() if cid not in current] if index else []
+        previous = current
+
+
+def _table_model(catalog: Catalog, table: TableInfo) -> dict:
+    model = table_json(table, catalog.active_job(table.id))
+    versions = [version_json(v, table.current_version) for v in catalog.schema_versions(table.id)]
+    column_changes(versions)
+    model["versions"] = list(reversed(versions))  # newest first
+    return model
+
+
+def page_model(catalog: Catalog, table: TableInfo | None, now: datetime | None = None) -> dict:
+    """Jobs (newest first) and tables with their versions; only `table`'s when given."""
+    now = now or utcnow()
+    tables = [table] if table is not None else catalog.tables()
+    jobs = [job_json(j, now) for j in reversed(catalog.jobs(table.id if table is not None else None))]
+    for job in jobs:
+        job["duration"] = duration_text(job["duration_s"])
+    return {
+        "jobs": jobs,
+        "tables": [_table_model(catalog, t) for t in tables],
+        "all_tables": [t.name for t in catalog.tables()],
+        "selected": table.name if table is not None else "",
+        "active": any(j["actions"] for j in jobs),
+        "now": now.isoformat(timespec="seconds") + "Z",
+    }
+
+
+def render_page(model: dict, base: str, user: str, may_control: bool) -> str:
+    return _templates.get_template("schema_changes.html").render(
+        **model, base=base, user=user, may_control=may_control, time_text=time_text
+    )
+
+
+def render_message(base: str, title: str, message: str, link: tuple[str, str] | None = None) -> str:
+    """A page with one message (signed out, a bad filter): no catalog data."""
+    return _templates.get_template("message.html").render(base=base, title=title, message=message, link=link)

@@ -1,0 +1,105 @@
+"""Alter jobs, tables and schema versions as JSON-ready dicts: what the "Schema changes" page shows
+and what its JSON API returns (one shape for both). No Airflow import.
+
+Times are UTC, ISO 8601 with a `Z`; durations are seconds (a running job's duration so far).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from alterflow.types import format_value
+from alterflow.workflow.job_control import can_cancel, can_resume
+from catalog.catalog import AlterJob, TableInfo
+from catalog.schema import SchemaVersion
+
+_TABLETS = re.compile(r"tablets (\d+)/(\d+)")
+
+
+def utc_text(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat(timespec="seconds") + "Z"
+
+
+def tablets_progress(progress: str) -> dict | None:
+    """`tablets 3/4, rows 120` -> {"done": 3, "total": 4}; None before the conversion reports."""
+    found = _TABLETS.search(progress or "")
+    if found is None:
+        return None
+    return {"done": int(found.group(1)), "total": int(found.group(2))}
+
+
+def job_json(job: AlterJob, now: datetime) -> dict:
+    end = job.finished_at or now
+    actions = [name for name, allowed in (("cancel", can_cancel(job)), ("resume", can_resume(job))) if allowed]
+    return {
+        "job_id": job.id,
+        "table": job.table_name,
+        "table_id": job.table_id,
+        "kind": job.kind,
+        "state": job.state,
+        "statement": job.statement,
+        "from_version": job.from_version,
+        "schema_version": job.to_version,
+        "boundary_txn": job.boundary_txn,
+        "msg": job.msg,
+        "progress": job.progress,
+        "tablets": tablets_progress(job.progress),
+        "steps": list(job.steps),
+        "properties": job.properties,
+        "timeout_s": job.timeout_s,
+        "created_at": utc_text(job.created_at),
+        "finished_at": utc_text(job.finished_at),
+        "duration_s": max(0.0, round((end - job.created_at).total_seconds(), 3)),
+        "actions": actions,
+    }
+
+
+def table_json(table: TableInfo, unfinished_job: AlterJob | None) -> dict:
+    return {
+        "table": table.name,
+        "table_id": table.id,
+        "current_version": table.current_version,
+        "created_at": utc_text(table.created_at),
+        "unfinished_job_id": unfinished_job.id if unfinished_job is not None else None,
+    }
+
+
+def _default(value, column) -> str | None:
+    return None if value is None else format_value(value, column.type)
+
+
+def column_json(version: SchemaVersion, column) -> dict:
+    roles = [
+        role for role, ids in (
+            ("primary key", version.primary_key), ("partition", version.partition_by),
+            ("distribution", version.distributed_by), ("sort", version.sort_key),
+        )
+        if column.id in ids
+    ]
+    return {
+        "id": column.id,
+        "name": column.name,
+        "type": column.type.sql(),
+        "nullable": column.nullable,
+        "key": column.id in version.primary_key,
+        "roles": roles,
+        "default": _default(column.write_default, column),
+        "initial_default": _default(column.initial_default, column),
+        "comment": column.comment,
+    }
+
+
+def version_json(version: SchemaVersion, current_version: int) -> dict:
+    return {
+        "version": version.version,
+        "current": version.version == current_version,
+        "created_at": utc_text(version.created_at),
+        "statement": version.statement,
+        "columns": [column_json(version, c) for c in version.columns],
+        "primary_key": version.names(version.primary_key),
+        "partition_by": version.names(version.partition_by),
+        "distributed_by": version.names(version.distributed_by),
+        "buckets": version.buckets,
+        "sort_key": version.names(version.sort_key),
+    }

@@ -1,0 +1,96 @@
+// The Schema changes page: Cancel / Resume through the JSON API (the Airflow session cookie
+// authenticates the call), a table filter, live refresh of the jobs while one is unfinished, and
+// Airflow's colour mode when shown inside its UI.
+(() => {
+  "use strict";
+  const body = document.body;
+  const api = body.dataset.api;
+  const notice = document.getElementById("notice");
+  const REFRESH_MS = 5000;
+
+  // Follow Airflow's light / dark mode (the page is a same-origin iframe of its UI).
+  try {
+    const parentRoot = window.parent !== window ? window.parent.document.documentElement : null;
+    if (parentRoot) {
+      const dark = parentRoot.classList.contains("dark") || parentRoot.dataset.theme === "dark";
+      document.documentElement.dataset.theme = dark ? "dark" : "light";
+    }
+  } catch (_) { /* not embedded, or another origin: the system preference applies */ }
+
+  function show(text, isError) {
+    if (!notice) return;
+    notice.textContent = text;
+    notice.classList.toggle("error", Boolean(isError));
+    notice.hidden = false;
+  }
+
+  const remembered = sessionStorage.getItem("alterflow.notice");
+  if (remembered) {
+    sessionStorage.removeItem("alterflow.notice");
+    show(remembered, false);
+  }
+
+  const filter = document.getElementById("table-filter");
+  if (filter) filter.addEventListener("change", () => filter.form.submit());
+
+  const QUESTIONS = {
+    cancel: (b) => `Cancel job ${b.dataset.jobId} on ${b.dataset.table}? Its shadow index and pending schema version are dropped; the table stays as it is.`,
+    resume: (b) => `Resume job ${b.dataset.jobId} on ${b.dataset.table}? Schema version ${b.dataset.version} and the converted data become current.`,
+  };
+
+  document.addEventListener("click", async (event) => {
+    const button = event.target.closest("button[data-action]");
+    if (!button) return;
+    const action = button.dataset.action;
+    if (!QUESTIONS[action] || !window.confirm(QUESTIONS[action](button))) return;
+    button.disabled = true;
+    try {
+      const response = await fetch(`${api}/jobs/${encodeURIComponent(button.dataset.jobId)}/${action}`, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { Accept: "application/json" },
+      });
+      const answer = await response.json().catch(() => ({}));
+      if (!response.ok) {
+        show(typeof answer.detail === "string" ? answer.detail : `${response.status} ${response.statusText}`, true);
+        button.disabled = false;
+        return;
+      }
+      sessionStorage.setItem("alterflow.notice", `Job ${answer.job_id} is ${answer.state}.`);
+      window.location.reload();
+    } catch (error) {
+      show(`The request failed: ${error}`, true);
+      button.disabled = false;
+    }
+  });
+
+  // While a job is unfinished, refresh the jobs (and the schema history when a version or job
+  // changes) in place, keeping which versions are open.
+  async function refresh() {
+    if (body.dataset.refresh !== "on") return;
+    if (document.hidden || document.querySelector("button[data-action]:disabled")) return schedule();
+    try {
+      const response = await fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
+      if (!response.ok) return schedule();
+      const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+      const jobs = fresh.getElementById("jobs-section");
+      if (jobs) document.getElementById("jobs-section").replaceWith(jobs);
+      const history = fresh.getElementById("schema-history");
+      const current = document.getElementById("schema-history");
+      if (history && current && history.dataset.signature !== current.dataset.signature) {
+        const open = new Set([...current.querySelectorAll("details.version[open]")].map(
+          (d) => `${d.closest(".table-card").dataset.table}:${d.dataset.version}`));
+        history.querySelectorAll("details.version").forEach((d) => {
+          if (open.has(`${d.closest(".table-card").dataset.table}:${d.dataset.version}`)) d.open = true;
+        });
+        current.replaceWith(history);
+      }
+      body.dataset.refresh = fresh.body.dataset.refresh;
+    } catch (_) { /* try again later */ }
+    schedule();
+  }
+  function schedule() {
+    if (body.dataset.refresh === "on") window.setTimeout(refresh, REFRESH_MS);
+  }
+  schedule();
+})();

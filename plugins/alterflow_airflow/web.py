@@ -1,0 +1,232 @@
+"""The FastAPI app the Airflow plugin mounts at `/alterflow`: the "Schema changes" page and its
+JSON API. Thin: every answer comes from the catalog (`catalog.Catalog`) and every action from the
+core (`alterflow.workflow.job_control`, the same code as CANCEL / RESUME ALTER TABLE COLUMN).
+
+Every route needs an authenticated Airflow user, the way Airflow's own API does it
+(`airflow.api_fastapi.core_api.security.get_user`): a `Bearer` JWT, or the `_token` cookie the
+Airflow UI holds (sent with the page's iframe and its fetches). Cancel and resume also need the
+right to change runs of the schema-change DAG (`alterflow_schema_change`).
+
+    GET  /                                  the page (HTML; ?table= filters)
+    GET  /api/jobs[?table=T]                alter jobs, newest first
+    GET  /api/jobs/{job_id}                 one job
+    POST /api/jobs/{job_id}/cancel          cancel an unfinished job            409 if it cannot be
+    POST /api/jobs/{job_id}/resume          swap a READY_TO_SWAP job            409 if it cannot be
+    GET  /api/tables                        live tables
+    GET  /api/tables/{table}/versions       a table's committed schema versions with their columns
+
+Errors are `{"detail": "<one line>"}`: 401 not signed in, 403 not allowed, 422 a malformed id or
+name, 404 unknown, 409 the job's state forbids it, 503 the catalog cannot be reached. None of them
+changes anything.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from fastapi import APIRouter, FastAPI, HTTPException, Request, status
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
+from sqlalchemy.exc import OperationalError
+
+from airflow.api_fastapi.app import get_auth_manager
+from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
+from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
+from airflow.api_fastapi.core_api.security import GetUserDep, bearer_scheme, get_user
+
+from alterflow.planner._common import MAX_NAME, valid_name
+from alterflow.settings import Settings
+from alterflow.workflow import job_control
+from alterflow_airflow import page
+from alterflow_airflow.page_data import job_json, table_json, version_json
+from catalog.catalog import Catalog, TableInfo, utcnow
+from catalog.errors import UnknownObject
+from catalog.heavy_jobs import HeavyJobs
+
+SCHEMA_CHANGE_DAG = "alterflow_schema_change"
+MOUNT_PATH = "/alterflow"  # where the plugin mounts this app
+UI_ROUTE = "schema-changes"  # the page inside Airflow's UI: /plugin/schema-changes
+HERE = pathlib.Path(__file__).resolve().parent
+_JOB_ID = re.compile(r"[1-9][0-9]{0,17}")  # below 2**63: a catalog id
+
+app = FastAPI(
+    title="alterflow: Schema changes",
+    description="Alter jobs and schema history of the alterflow catalog.",
+    docs_url=None,
+    redoc_url=None,
+    openapi_url=None,  # nothing is served to anonymous callers but the page's CSS and JS
+)
+app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+
+
+@app.exception_handler(OperationalError)
+async def _catalog_unreachable(_request: Request, exc: OperationalError) -> JSONResponse:
+    first = str(exc.orig or exc).strip().splitlines()[0] if str(exc.orig or exc).strip() else type(exc).__name__
+    return JSONResponse({"detail": f"the alterflow catalog cannot be reached: {first}"}, status.HTTP_503_SERVICE_UNAVAILABLE)
+
+
+# -- inputs ---------------------------------------------------------------------------------------
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
+def parse_job_id(text: str) -> int:
+    if not _JOB_ID.fullmatch(text):
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT, f"malformed job id {_shown(text)}: a job id is a positive integer"
+        )
+    return int(text)
+
+
+def check_name(text: str) -> str:
+    if not valid_name(text):
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            f"malformed table name {_shown(text)}: names match [A-Za-z_][A-Za-z0-9_]* up to {MAX_NAME} characters",
+        )
+    return text
+
+
+# -- the catalog ----------------------------------------------------------------------------------
+def open_catalog() -> tuple[Settings, Catalog]:
+    """The catalog and warehouse of the environment, as the CLI finds them (ALTERFLOW_*)."""
+    settings = Settings.from_env()
+    settings.ensure_dirs()
+    return settings, Catalog(settings.catalog_url)
+
+
+@contextmanager
+def _answers() -> Iterator[None]:
+    """The core's refusals as HTTP answers."""
+    try:
+        yield
+    except UnknownObject as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
+    except job_control.JobControlRefused as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+
+
+def _table(catalog: Catalog, name: str | None) -> TableInfo | None:
+    """The table a `?table=` names (empty: no filter)."""
+    if not name:
+        return None
+    with _answers():
+        return catalog.table(check_name(name))
+
+
+# -- who may do what ------------------------------------------------------------------------------
+def may_control_jobs(user: BaseUser) -> bool:
+    """Cancel and resume change a schema change's run: the user must be allowed to edit DAG runs
+    of the schema-change DAG (roles USER and above with Airflow's simple auth manager)."""
+    return get_auth_manager().is_authorized_dag(
+        method="PUT", access_entity=DagAccessEntity.RUN, details=DagDetails(id=SCHEMA_CHANGE_DAG), user=user
+    )
+
+
+def _require_control(user: BaseUser) -> None:
+    if not may_control_jobs(user):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"user {user.get_name()} may not cancel or resume alter jobs: "
+            f"that needs the right to change runs of the DAG {SCHEMA_CHANGE_DAG}",
+        )
+
+
+async def _page_user(request: Request) -> BaseUser | None:
+    """The signed-in user of a page request, or None (no or a bad token): Airflow's own check."""
+    try:
+        return await get_user(request, None, await bearer_scheme(request))
+    except HTTPException:
+        return None
+
+
+def _base(request: Request) -> str:
+    """Where this app is mounted, as the browser sees it (e.g. `/alterflow`)."""
+    return request.scope.get("root_path", "").rstrip("/")
+
+
+# -- the page -------------------------------------------------------------------------------------
+@app.get("/", response_class=HTMLResponse, include_in_schema=False)
+async def schema_changes_page(request: Request, table: str | None = None) -> HTMLResponse:
+    base = _base(request)
+    user = await _page_user(request)
+    if user is None:
+        airflow_root = base.removesuffix(MOUNT_PATH)  # Airflow's own base path ("" by default)
+        login = get_auth_manager().get_url_login(next_url=f"{airflow_root}/plugin/{UI_ROUTE}")
+        html = page.render_message(base, "Not signed in", "sign in to Airflow to see schema changes.", ("Sign in", login))
+        return HTMLResponse(html, status.HTTP_401_UNAUTHORIZED)
+    try:
+        return HTMLResponse(await run_in_threadpool(_render, base, user, table))
+    except HTTPException as exc:
+        return HTMLResponse(page.render_message(base, "Cannot show this", exc.detail, ("All tables", f"{base}/")), exc.status_code)
+
+
+def _render(base: str, user: BaseUser, table: str | None) -> str:
+    _settings, catalog = open_catalog()
+    model = page.page_model(catalog, _table(catalog, table))
+    return page.render_page(model, base, user.get_name(), may_control_jobs(user))
+
+
+# -- the JSON API ---------------------------------------------------------------------------------
+api = APIRouter(prefix="/api")
+
+
+@api.get("/jobs")
+def list_jobs(user: GetUserDep, table: str | None = None) -> dict:
+    _settings, catalog = open_catalog()
+    info = _table(catalog, table)
+    now = utcnow()
+    jobs = [job_json(j, now) for j in reversed(catalog.jobs(info.id if info is not None else None))]
+    return {"jobs": jobs, "total": len(jobs)}
+
+
+@api.get("/jobs/{job_id}")
+def get_job(job_id: str, user: GetUserDep) -> dict:
+    number = parse_job_id(job_id)
+    _settings, catalog = open_catalog()
+    with _answers():
+        return job_json(HeavyJobs(catalog).job(number), utcnow())
+
+
+@api.post("/jobs/{job_id}/cancel")
+def cancel_job(job_id: str, user: GetUserDep) -> dict:
+    number = parse_job_id(job_id)
+    _require_control(user)
+    settings, catalog = open_catalog()
+    with _answers():
+        job = job_control.cancel_job(
+            catalog, settings.warehouse, number, f"cancelled by {user.get_name()} on the Schema changes page"
+        )
+    return job_json(job, utcnow())
+
+
+@api.post("/jobs/{job_id}/resume")
+def resume_job(job_id: str, user: GetUserDep) -> dict:
+    number = parse_job_id(job_id)
+    _require_control(user)
+    _settings, catalog = open_catalog()
+    with _answers():
+        job = job_control.resume_job(catalog, number)
+    return job_json(job, utcnow())
+
+
+@api.get("/tables")
+def list_tables(user: GetUserDep) -> dict:
+    _settings, catalog = open_catalog()
+    tables = [table_json(t, catalog.active_job(t.id)) for t in catalog.tables()]
+    return {"tables": tables, "total": len(tables)}
+
+
+@api.get("/tables/{table}/versions")
+def table_versions(table: str, user: GetUserDep) -> dict:
+    _settings, catalog = open_catalog()
+    info = _table(catalog, check_name(table))
+    versions = [version_json(v, info.current_version) for v in catalog.schema_versions(info.id)]
+    return {**table_json(info, catalog.active_job(info.id)), "versions": versions}
+
+
+app.include_router(api)

@@ -1,0 +1,24 @@
+"""The alterflow Airflow plugin: the "Schema changes" page (an external view in Airflow's navigation,
+shown in the UI at /plugin/schema-changes) and its JSON API, both served by the FastAPI app in
+`alterflow_airflow.web`, mounted by the api-server at /alterflow."""
+
+from __future__ import annotations
+
+from airflow.plugins_manager import AirflowPlugin
+
+from alterflow_airflow.web import MOUNT_PATH, UI_ROUTE, app
+
+
+class AlterflowPlugin(AirflowPlugin):
+    name = "alterflow"
+    fastapi_apps = [{"app": app, "url_prefix": MOUNT_PATH, "name": "alterflow"}]
+    external_views = [
+        {
+            "name": "Schema changes",
+            "href": f"{MOUNT_PATH}/",
+            "destination": "nav",
+            "url_route": UI_ROUTE,
+            "icon": f"{MOUNT_PATH}/static/schema_changes.svg",
+            "nav_top_level": True,
+        }
+    ]

@@ -1,0 +1,59 @@
+"""Fixtures of the plugin tests: Airflow's real auth manager issuing real JWTs, the plugin's app
+mounted the way the api-server mounts it, and an alterflow environment (ALTERFLOW_*) on the
+parametrised catalog that both the app and a `Session` use."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def auth_manager(airflow_db):
+    """Airflow's configured auth manager (SimpleAuthManager), initialised as the api-server does."""
+    from airflow.api_fastapi.app import init_auth_manager
+
+    return init_auth_manager()
+
+
+@pytest.fixture(scope="session")
+def mint(auth_manager):
+    """mint(username, role) -> a JWT signed by Airflow's auth manager for that user."""
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+
+    def _mint(username: str = "alice", role: str = "admin") -> str:
+        return auth_manager.generate_jwt(SimpleAuthManagerUser(username=username, role=role))
+
+    return _mint
+
+
+@pytest.fixture
+def alterflow_env(settings, monkeypatch):
+    """The plugin reads ALTERFLOW_* like the CLI: point them at this test's catalog and warehouse."""
+    monkeypatch.setenv("ALTERFLOW_HOME", str(settings.home))
+    monkeypatch.setenv("ALTERFLOW_CATALOG_URL", settings.catalog_url)
+    monkeypatch.setenv("ALTERFLOW_WAREHOUSE", str(settings.warehouse))
+    monkeypatch.setenv("ALTERFLOW_SPARK_MASTER", settings.spark_master)
+    return settings
+
+
+@pytest.fixture
+def plugin_session(alterflow_env):
+    """A Session on the same catalog and warehouse as the plugin (Spark only when a statement needs it)."""
+    from alterflow.session import Session
+
+    return Session(alterflow_env)
+
+
+@pytest.fixture
+def client(auth_manager, alterflow_env):
+    """An HTTP client on the plugin's app mounted at /alterflow, as Airflow's `init_plugins` does."""
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from alterflow_plugin import AlterflowPlugin
+
+    root = FastAPI()
+    for spec in AlterflowPlugin.fastapi_apps:
+        root.mount(spec["url_prefix"], spec["app"])
+    with TestClient(root, base_url="http://127.0.0.1") as http:
+        yield http

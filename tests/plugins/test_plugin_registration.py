@@ -1,0 +1,104 @@
+"""The plugin as Airflow sees it: loaded by Airflow's plugin manager from the plugins folder,
+registering the FastAPI app at /alterflow and the "Schema changes" external view, and served by
+Airflow's real api-server app (with its real login route issuing the token)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+from alterflow.session import Session
+from alterflow.settings import Settings
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_airflow_plugin_manager_loads_the_plugin(airflow_db):
+    from airflow import plugins_manager, settings
+    from airflow.api_fastapi.core_api.datamodels.plugins import PluginResponse
+
+    assert pathlib.Path(settings.PLUGINS_FOLDER) == REPO / "plugins"
+    plugins, errors = plugins_manager._get_plugins()
+    ours = [p for p in plugins if p.name == "alterflow"]
+    assert len(ours) == 1, [p.name for p in plugins]
+    assert str(ours[0].source) == "$PLUGINS_FOLDER/alterflow_plugin.py"
+    assert not [path for path in errors if "alterflow" in path], errors
+
+    from alterflow_airflow.web import app
+
+    apps, _middlewares = plugins_manager.get_fastapi_plugins()
+    assert [(a["name"], a["url_prefix"]) for a in apps if a["app"] is app] == [("alterflow", "/alterflow")]
+    external_views, _react_apps = plugins_manager._get_ui_plugins()
+    view = next(v for v in external_views if v["name"] == "Schema changes")
+    assert (view["href"], view["destination"], view["url_route"]) == ("/alterflow/", "nav", "schema-changes")
+    assert view["nav_top_level"] is True and view["icon"] == "/alterflow/static/schema_changes.svg"
+
+    # What Airflow's /api/v2/plugins serves the UI: it validates against Airflow's own models.
+    info = next(i for i in plugins_manager.get_plugin_info() if i["name"] == "alterflow")
+    response = PluginResponse.model_validate(info)
+    assert [v.url_route for v in response.external_views] == ["schema-changes"]
+    assert [a.url_prefix for a in response.fastapi_apps] == ["/alterflow"]
+
+
+def test_the_airflow_api_server_serves_the_page_and_the_api(airflow_db, tmp_path, monkeypatch):
+    """Airflow's own app (as `airflow api-server` builds it): log in through /auth/token with the
+    simple auth manager's generated password, then call the plugin with that token and cookie."""
+    from fastapi.testclient import TestClient
+
+    from airflow.api_fastapi.app import create_app
+    from airflow.api_fastapi.auth.managers.simple.simple_auth_manager import SimpleAuthManager
+
+    settings = Settings.from_env({"ALTERFLOW_HOME": str(tmp_path / "home")})
+    for key, value in (("ALTERFLOW_HOME", settings.home), ("ALTERFLOW_CATALOG_URL", settings.catalog_url),
+                       ("ALTERFLOW_WAREHOUSE", settings.warehouse)):
+        monkeypatch.setenv(key, str(value))
+    session = Session(settings)
+    list(session.run("CREATE TABLE served (id INT); ALTER TABLE served ADD COLUMN n INT DEFAULT 7"))
+
+    app = create_app("core")
+    with TestClient(app, base_url="http://localhost:8080") as http:
+        # Anonymous: nothing.
+        assert http.get("/alterflow/api/jobs").status_code == 401
+        assert http.get("/alterflow/").status_code == 401
+
+        users = {u.username for u in SimpleAuthManager.get_users()}
+        assert "admin" in users
+        passwords = json.loads(pathlib.Path(SimpleAuthManager.get_generated_password_file()).read_text())
+        login = http.post("/auth/token", json={"username": "admin", "password": passwords["admin"]})
+        assert login.status_code == 201, login.text
+        token = login.json()["access_token"]
+
+        jobs = http.get("/alterflow/api/jobs", headers={"Authorization": f"Bearer {token}"})
+        assert jobs.status_code == 200, jobs.text
+        assert [(j["table"], j["kind"], j["state"], j["schema_version"]) for j in jobs.json()["jobs"]] == [
+            ("served", "LIGHT", "FINISHED", 2)
+        ]
+        http.cookies.set("_token", token)
+        page = http.get("/alterflow/")
+        assert page.status_code == 200 and 'data-table="served"' in page.text and 'id="jobs"' in page.text
+        assert http.get("/alterflow/static/schema_changes.js").status_code == 200
+
+        # Airflow's plugin listing shows the external view the UI turns into the nav entry.
+        listed = http.get("/api/v2/plugins", headers={"Authorization": f"Bearer {token}"}).json()
+        ours = next(p for p in listed["plugins"] if p["name"] == "alterflow")
+        assert [(v["name"], v["href"], v["url_route"]) for v in ours["external_views"]] == [
+            ("Schema changes", "/alterflow/", "schema-changes")
+        ]
+
+
+@pytest.mark.parametrize("module", ["web", "page", "page_data"])
+def test_the_plugin_loader_does_not_import_package_modules_as_plugins(airflow_db, module):
+    """`plugins/.airflowignore` keeps Airflow's loader from executing the package's modules as
+    top-level plugin files (it would register each under its bare name in sys.modules)."""
+    import sys
+
+    from airflow import plugins_manager
+
+    plugins_manager._get_plugins()
+    path = REPO / "plugins" / "alterflow_airflow" / f"{module}.py"
+    assert path.is_file()
+    loaded = sys.modules.get(module)
+    assert loaded is None or pathlib.Path(getattr(loaded, "__file__", "") or "") != path
+    assert sys.modules[f"alterflow_airflow.{module}"].__file__ == str(path)

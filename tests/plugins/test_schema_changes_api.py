@@ -1,0 +1,236 @@
+"""The plugin's JSON API on a real catalog (SQLite and PostgreSQL), real Airflow JWTs and real
+ALTERs: a light one, a heavy one with `postpone_swap` resumed through the API, a heavy one
+cancelled through the API. Cancel and resume run the same core code as CANCEL / RESUME ALTER."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from alterflow.session import ResultSet, StatementError
+from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow.request import AlterRequest
+from catalog.heavy_jobs import HeavyJobs
+
+JOB_FIELDS = {
+    "job_id", "table", "table_id", "kind", "state", "statement", "from_version", "schema_version", "boundary_txn",
+    "msg", "progress", "tablets", "steps", "properties", "timeout_s", "created_at", "finished_at", "duration_s",
+    "actions",
+}
+UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
+def sql(session, text: str):
+    last = list(session.run(text))[-1]
+    return last.rows if isinstance(last, ResultSet) else last.message
+
+
+def bearer(token: str) -> dict:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def show_alter(session, table: str) -> dict[int, tuple]:
+    return {row[0]: row for row in sql(session, f"SHOW ALTER TABLE COLUMN FROM {table}")}
+
+
+def start_heavy(session, statement: str) -> int:
+    """validate + start of a heavyweight ALTER, as a DAG run's first tasks do: the job is PENDING."""
+    request = AlterRequest(statement.split()[2], statement, {})
+    validated = steps.validate(session.catalog, request)
+    assert validated["kind"] == "HEAVY"
+    return heavy_steps.start(session.catalog, request, validated)["job_id"]
+
+
+@pytest.mark.spark
+def test_light_and_postponed_heavy_jobs_are_listed_and_resumed_through_the_api(plugin_session, spark, client, mint):
+    s = plugin_session
+    token = mint("alice", "admin")
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
+    sql(s, "INSERT INTO t VALUES (1, '10'), (2, '20'), (3, '30')")
+    sql(s, "ALTER TABLE t ADD COLUMN note VARCHAR(20) DEFAULT 'none'")
+    done = sql(s, 'ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ("postpone_swap" = "true")')
+    heavy_id = int(re.fullmatch(r"ALTER TABLE t: job (\d+) READY_TO_SWAP, schema version 3", done).group(1))
+
+    answer = client.get("/alterflow/api/jobs", headers=bearer(token))
+    assert answer.status_code == 200, answer.text
+    jobs = answer.json()["jobs"]
+    assert answer.json()["total"] == 2 and [j["job_id"] for j in jobs] == [heavy_id, heavy_id - 1]  # newest first
+    heavy, light = jobs
+    assert set(heavy) == JOB_FIELDS and set(light) == JOB_FIELDS
+    assert (light["table"], light["kind"], light["state"], light["schema_version"], light["boundary_txn"]) == (
+        "t", "LIGHT", "FINISHED", 2, None
+    )
+    assert light["actions"] == [] and UTC.fullmatch(light["finished_at"]) and light["duration_s"] >= 0
+    job = HeavyJobs(s.catalog).job(heavy_id)
+    assert (heavy["kind"], heavy["state"], heavy["from_version"], heavy["schema_version"]) == ("HEAVY", "READY_TO_SWAP", 2, 3)
+    assert heavy["boundary_txn"] == job.boundary_txn and heavy["msg"] == job.msg and heavy["progress"] == job.progress
+    assert heavy["tablets"]["done"] == heavy["tablets"]["total"] >= 1
+    assert heavy["finished_at"] is None and UTC.fullmatch(heavy["created_at"])
+    assert heavy["actions"] == ["cancel", "resume"] and heavy["properties"]["postpone_swap"] is True
+    assert heavy["statement"].startswith("ALTER TABLE t MODIFY COLUMN v INT")
+    # The same numbers as SHOW ALTER TABLE COLUMN.
+    shown = show_alter(s, "t")[heavy_id]
+    assert (shown[4], shown[5], shown[6], shown[7], shown[8], shown[9]) == (
+        heavy["kind"], heavy["schema_version"], heavy["boundary_txn"], heavy["state"], heavy["msg"], heavy["progress"]
+    )
+    assert client.get(f"/alterflow/api/jobs/{heavy_id}", headers=bearer(token)).json() == {
+        **heavy, "duration_s": pytest.approx(heavy["duration_s"], abs=30)
+    }
+    assert client.get("/alterflow/api/jobs?table=T", headers=bearer(token)).json()["total"] == 2
+
+    # Resume through the API: the same swap as RESUME ALTER TABLE COLUMN.
+    answer = client.post(f"/alterflow/api/jobs/{heavy_id}/resume", headers=bearer(token))
+    assert answer.status_code == 200, answer.text
+    assert (answer.json()["state"], answer.json()["actions"]) == ("FINISHED", [])
+    assert answer.json()["finished_at"] is not None
+    assert show_alter(s, "t")[heavy_id][7] == "FINISHED"
+    assert {r[0]: r[1] for r in sql(s, "DESCRIBE t")} == {"id": "INT", "v": "INT", "note": "VARCHAR(20)"}
+    assert sql(s, "SELECT id, v, note FROM t ORDER BY id") == ((1, 10, "none"), (2, 20, "none"), (3, 30, "none"))
+
+    # A finished job: resume and cancel are refused with one line (409), nothing changes.
+    for action in ("resume", "cancel"):
+        answer = client.post(f"/alterflow/api/jobs/{heavy_id}/{action}", headers=bearer(token))
+        assert answer.status_code == 409
+        detail = answer.json()["detail"]
+        assert detail.startswith(f"job {heavy_id} is FINISHED; only ") and "\n" not in detail
+    assert s.catalog.table("t").current_version == 3 and HeavyJobs(s.catalog).job(heavy_id).state == "FINISHED"
+
+    # Tables and their schema history with columns.
+    tables = client.get("/alterflow/api/tables", headers=bearer(token)).json()
+    assert [(t["table"], t["current_version"], t["unfinished_job_id"]) for t in tables["tables"]] == [("t", 3, None)]
+    history = client.get("/alterflow/api/tables/t/versions", headers=bearer(token)).json()
+    assert [v["version"] for v in history["versions"]] == [1, 2, 3]
+    assert [v["current"] for v in history["versions"]] == [False, False, True]
+    v1, v2, v3 = history["versions"]
+    assert [c["name"] for c in v1["columns"]] == ["id", "v"]
+    assert v2["columns"][2] == {
+        "id": 3, "name": "note", "type": "VARCHAR(20)", "nullable": True, "key": False, "roles": [],
+        "default": "none", "initial_default": "none", "comment": None,
+    }
+    assert v3["columns"][0]["key"] is True and v3["columns"][0]["roles"] == ["primary key", "distribution"]
+    assert v3["columns"][0]["nullable"] is False
+    assert [c["type"] for c in v3["columns"]] == ["INT", "INT", "VARCHAR(20)"]
+    assert (v3["primary_key"], v3["distributed_by"], v3["buckets"]) == (["id"], ["id"], 2)
+    assert v3["statement"].startswith("ALTER TABLE t MODIFY COLUMN v INT") and UTC.fullmatch(v3["created_at"])
+
+
+def test_cancel_through_the_api_drops_the_shadow_and_keeps_the_origin(plugin_session, client, mint):
+    s = plugin_session
+    token = mint("bob", "user")
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
+    sql(s, "INSERT INTO t VALUES (1, '1'), (2, '2')")
+    job_id = start_heavy(s, "ALTER TABLE t MODIFY COLUMN v INT")
+    sql(s, "INSERT INTO t VALUES (3, '3')")  # dual-written into the shadow index
+    job = HeavyJobs(s.catalog).job(job_id)
+    shadow_files = s.catalog.index_snapshot(job.table_id, job.shadow_index_id, job.to_version).files
+    assert shadow_files
+    before = (s.catalog.table("t"), sorted(f.path for f in s.catalog.snapshot("t").files), sql(s, "DESCRIBE t"))
+
+    listed = client.get("/alterflow/api/jobs?table=t", headers=bearer(token)).json()["jobs"]
+    assert [(j["job_id"], j["state"], j["actions"]) for j in listed] == [(job_id, "PENDING", ["cancel"])]
+    answer = client.post(f"/alterflow/api/jobs/{job_id}/resume", headers=bearer(token))
+    assert (answer.status_code, answer.json()["detail"]) == (
+        409, f"job {job_id} is PENDING; only a READY_TO_SWAP job can be resumed"
+    )
+    assert HeavyJobs(s.catalog).job(job_id).state == "PENDING"
+
+    answer = client.post(f"/alterflow/api/jobs/{job_id}/cancel", headers=bearer(token))
+    assert answer.status_code == 200, answer.text
+    assert (answer.json()["state"], answer.json()["msg"]) == ("CANCELLED", "cancelled by bob on the Schema changes page")
+    job = HeavyJobs(s.catalog).job(job_id)
+    assert job.state == "CANCELLED" and job.finished_at is not None
+    assert s.catalog.index_snapshot(job.table_id, job.shadow_index_id, job.from_version).files == ()
+    for f in shadow_files:
+        assert not (s.warehouse / f.path).exists(), f"shadow file left behind: {f.path}"
+    assert (s.catalog.table("t"), sorted(f.path for f in s.catalog.snapshot("t").files), sql(s, "DESCRIBE t")) == before
+    assert [v[0] for v in sql(s, "SHOW SCHEMA VERSIONS FROM t")] == [1]
+    assert show_alter(s, "t")[job_id][7:9] == ("CANCELLED", "cancelled by bob on the Schema changes page")
+
+    # Cancelled: the API refuses again (409), and SQL agrees there is nothing left to cancel.
+    answer = client.post(f"/alterflow/api/jobs/{job_id}/cancel", headers=bearer(token))
+    assert (answer.status_code, answer.json()["detail"]) == (
+        409, f"job {job_id} is CANCELLED; only an unfinished job can be cancelled"
+    )
+    with pytest.raises(StatementError, match="no unfinished alter job on t"):
+        sql(s, "CANCEL ALTER TABLE COLUMN FROM t")
+    # A new ALTER runs, and gets version 2 again.
+    assert sql(s, "ALTER TABLE t ADD COLUMN x INT").endswith("FINISHED, schema version 2")
+
+
+def test_unauthenticated_calls_bad_ids_and_forbidden_actions_change_nothing(plugin_session, client, mint, auth_manager):
+    s = plugin_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
+    sql(s, "INSERT INTO t VALUES (1, '1')")
+    job_id = start_heavy(s, "ALTER TABLE t MODIFY COLUMN v INT")
+
+    def unchanged():
+        job = HeavyJobs(s.catalog).job(job_id)
+        assert (job.state, job.msg, job.finished_at) == ("PENDING", "", None)
+        assert s.catalog.table("t").current_version == 1
+
+    calls = [
+        ("get", "/alterflow/api/jobs"), ("get", "/alterflow/api/jobs?table=t"), ("get", f"/alterflow/api/jobs/{job_id}"),
+        ("post", f"/alterflow/api/jobs/{job_id}/cancel"), ("post", f"/alterflow/api/jobs/{job_id}/resume"),
+        ("get", "/alterflow/api/tables"), ("get", "/alterflow/api/tables/t/versions"),
+        ("post", "/alterflow/api/jobs/abc/cancel"),  # not even the id is looked at before the user
+    ]
+    for method, path in calls:
+        answer = getattr(client, method)(path)
+        assert (answer.status_code, answer.json()) == (401, {"detail": "Not authenticated"}), path
+        # A token that Airflow did not sign is refused too (Airflow's own answer: 403).
+        answer = getattr(client, method)(path, headers=bearer(mint() + "x"))
+        assert answer.status_code in (401, 403) and set(answer.json()) == {"detail"}, path
+    # An expired token.
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+
+    old = auth_manager.generate_jwt(SimpleAuthManagerUser(username="alice", role="admin"), expiration_time_in_seconds=-60)
+    assert client.post(f"/alterflow/api/jobs/{job_id}/cancel", headers=bearer(old)).status_code in (401, 403)
+    unchanged()
+
+    token = mint("alice", "admin")
+    for bad in ("abc", "0", "-1", "1.5", "01", "1e3", "9" * 19, "%20"):
+        for method, path in (("get", f"/alterflow/api/jobs/{bad}"), ("post", f"/alterflow/api/jobs/{bad}/cancel"),
+                             ("post", f"/alterflow/api/jobs/{bad}/resume")):
+            answer = getattr(client, method)(path, headers=bearer(token))
+            assert answer.status_code == 422, (path, answer.text)
+            detail = answer.json()["detail"]
+            assert detail.startswith("malformed job id ") and detail.endswith("a job id is a positive integer")
+            assert "\n" not in detail
+    for bad in ("1x", "a-b", "x" * 129, "t;drop"):
+        for path in (f"/alterflow/api/tables/{bad}/versions", f"/alterflow/api/jobs?table={bad}"):
+            answer = client.get(path, headers=bearer(token))
+            assert answer.status_code == 422, (path, answer.text)
+            assert answer.json()["detail"].startswith("malformed table name ")
+    unknown = job_id + 1000
+    for method, path in (("get", f"/alterflow/api/jobs/{unknown}"), ("post", f"/alterflow/api/jobs/{unknown}/cancel"),
+                         ("post", f"/alterflow/api/jobs/{unknown}/resume")):
+        answer = getattr(client, method)(path, headers=bearer(token))
+        assert (answer.status_code, answer.json()) == (404, {"detail": f"unknown alter job {unknown}"}), path
+    for path in ("/alterflow/api/tables/nope/versions", "/alterflow/api/jobs?table=nope"):
+        answer = client.get(path, headers=bearer(token))
+        assert (answer.status_code, answer.json()) == (404, {"detail": "unknown table nope"}), path
+    unchanged()
+
+    # A viewer sees everything but may not cancel or resume: 403 with one line.
+    viewer = mint("val", "viewer")
+    assert client.get(f"/alterflow/api/jobs/{job_id}", headers=bearer(viewer)).json()["state"] == "PENDING"
+    for action in ("cancel", "resume"):
+        answer = client.post(f"/alterflow/api/jobs/{job_id}/{action}", headers=bearer(viewer))
+        assert answer.status_code == 403
+        assert answer.json()["detail"] == (
+            "user val may not cancel or resume alter jobs: that needs the right to change runs of the DAG "
+            "alterflow_schema_change"
+        )
+    unchanged()
+
+
+@pytest.mark.parametrize("catalog_url", ["sqlite"], indirect=True)
+def test_an_unreachable_catalog_is_one_line_503(client, mint, monkeypatch):
+    monkeypatch.setenv("ALTERFLOW_CATALOG_URL", "postgresql+psycopg://nobody@127.0.0.1:1/nothing")
+    for path in ("/alterflow/api/jobs", "/alterflow/api/tables", "/alterflow/api/jobs/1"):
+        answer = client.get(path, headers=bearer(mint()))
+        assert answer.status_code == 503, answer.text
+        detail = answer.json()["detail"]
+        assert detail.startswith("the alterflow catalog cannot be reached: ") and "\n" not in detail
+    assert client.get("/alterflow/api/jobs").status_code == 401  # still nothing for anonymous callers

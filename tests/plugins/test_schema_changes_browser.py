@@ -1,0 +1,150 @@
+"""The page's script in a real browser: headless Chromium (Debian's chromium and chromedriver, as
+`make browser` installs them) on the plugin's app served by uvicorn, signed in with Airflow's
+`_token` cookie holding a JWT from Airflow's auth manager. Cancel asks first and does nothing when
+declined; accepted, it calls the API with the cookie and the page shows the job CANCELLED; the
+jobs refresh in place while one is unfinished; a refused action shows the API's one line."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import socket
+import threading
+import time
+
+import pytest
+
+from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow.request import AlterRequest
+from catalog.heavy_jobs import HeavyJobs
+
+CHROMIUM = pathlib.Path("/usr/bin/chromium")
+CHROMEDRIVER = pathlib.Path("/usr/bin/chromedriver")
+
+
+def start_heavy(session, statement: str) -> int:
+    request = AlterRequest(statement.split()[2], statement, {})
+    validated = steps.validate(session.catalog, request)
+    return heavy_steps.start(session.catalog, request, validated)["job_id"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def served(auth_manager, alterflow_env):
+    """The plugin's app mounted at /alterflow (as Airflow's init_plugins does), served by uvicorn."""
+    import uvicorn
+    from fastapi import FastAPI
+
+    from alterflow_plugin import AlterflowPlugin
+
+    root = FastAPI()
+    for spec in AlterflowPlugin.fastapi_apps:
+        root.mount(spec["url_prefix"], spec["app"])
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(root, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture
+def browser():
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        message = "Debian's chromium and chromium-driver are not installed: run `make browser`"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    from selenium import webdriver
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,900"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=str(CHROMEDRIVER)))
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+@pytest.mark.parametrize("catalog_url", ["sqlite"], indirect=True)  # the script is what is tested here
+def test_cancel_in_the_browser_and_live_refresh(plugin_session, served, browser, mint):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    s = plugin_session
+    for table in ("t", "u"):
+        list(s.run(f"CREATE TABLE {table} (id INT NOT NULL, v STRING, PRIMARY KEY (id)); INSERT INTO {table} VALUES (1, '1')"))
+    job_a = start_heavy(s, "ALTER TABLE t MODIFY COLUMN v INT")
+    job_b = start_heavy(s, "ALTER TABLE u MODIFY COLUMN v INT")
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    # The live refresh replaces the jobs table every few seconds: an element found just before
+    # may be gone, so look again.
+    wait = WebDriverWait(browser, 20, ignored_exceptions=[StaleElementReferenceException])
+
+    def row(job_id: int):
+        return browser.find_element(By.CSS_SELECTOR, f'#jobs tr.job[data-job-id="{job_id}"]')
+
+    def state_of(job_id: int) -> str:
+        return row(job_id).get_attribute("data-state")
+
+    def click(job_id: int, action: str):
+        def press(_):
+            row(job_id).find_element(By.CSS_SELECTOR, f'button[data-action="{action}"]').click()
+            return True
+
+        wait.until(press)
+        return wait.until(EC.alert_is_present())
+
+    browser.get(f"{served}/alterflow/static/schema_changes.css")  # the cookie's site
+    browser.add_cookie({"name": "_token", "value": mint("alice", "admin"), "path": "/"})
+    browser.get(f"{served}/alterflow/")
+    assert browser.find_element(By.ID, "user").text == "alice"
+    assert (state_of(job_a), state_of(job_b)) == ("PENDING", "PENDING")
+    assert browser.find_element(By.TAG_NAME, "body").get_attribute("data-refresh") == "on"
+
+    # Declined: nothing happens.
+    alert = click(job_b, "cancel")
+    assert alert.text.startswith(f"Cancel job {job_b} on u?")
+    alert.dismiss()
+    assert HeavyJobs(s.catalog).job(job_b).state == "PENDING"
+
+    # Accepted: the API cancels the job with the signed-in user's name; the page shows it.
+    click(job_a, "cancel").accept()
+    wait.until(lambda _: state_of(job_a) == "CANCELLED")
+    assert browser.find_element(By.ID, "notice").text == f"Job {job_a} is CANCELLED."
+    wait.until(lambda _: row(job_a).find_elements(By.CSS_SELECTOR, "button[data-action]") == [])
+    job = HeavyJobs(s.catalog).job(job_a)
+    assert (job.state, job.msg) == ("CANCELLED", "cancelled by alice on the Schema changes page")
+
+    # Live refresh: job B cancelled elsewhere (SQL) shows up without reloading the page.
+    browser.execute_script("window.alterflowNotReloaded = true;")
+    list(s.run("CANCEL ALTER TABLE COLUMN FROM u"))
+    wait.until(lambda _: state_of(job_b) == "CANCELLED")
+    assert browser.execute_script("return window.alterflowNotReloaded === true;")
+    wait.until(lambda _: browser.find_element(By.TAG_NAME, "body").get_attribute("data-refresh") == "off")
+
+    # A stale button: the API's refusal is shown as its one line, and nothing changes.
+    job_c = start_heavy(s, "ALTER TABLE t MODIFY COLUMN v INT")
+    browser.get(f"{served}/alterflow/")
+    browser.execute_script("document.body.dataset.refresh = 'off';")  # keep the stale row
+    list(s.run("CANCEL ALTER TABLE COLUMN FROM t"))
+    click(job_c, "cancel").accept()
+    notice = browser.find_element(By.ID, "notice")
+    wait.until(lambda _: notice.is_displayed())
+    assert notice.text == f"job {job_c} is CANCELLED; only an unfinished job can be cancelled"
+    assert "error" in notice.get_attribute("class").split()
+    wait.until(lambda _: row(job_c).find_element(By.CSS_SELECTOR, 'button[data-action="cancel"]').is_enabled())
+    assert HeavyJobs(s.catalog).job(job_c).msg == "cancelled by CANCEL ALTER TABLE COLUMN"
