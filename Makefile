@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export PYTHONUNBUFFERED := 1
 
-.PHONY: install demo test test-fast bench lock clean
+.PHONY: install demo test test-fast bench lock clean airflow browser
 
 install: $(STAMP)
 
@@ -37,8 +37,26 @@ demo: install
 	@! $(DEMO_SQL) examples/heavyweight_fails.sql
 	$(DEMO_SQL) examples/heavyweight_after.sql
 
-test: install
+test: install browser
 	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=1200
+
+# Airflow on this machine, no Docker: `airflow standalone` (scheduler, dag-processor, triggerer,
+# api-server) with the project's dags and plugins, LocalExecutor, user admin/admin, and the same
+# ALTERFLOW_* catalog and warehouse as the CLI (deploy/airflow_env.py). AIRFLOW_PORT (8080) and
+# ALTERFLOW_AIRFLOW_HOME (.alterflow/airflow) may be overridden. Foreground; Ctrl-C stops everything.
+AIRFLOW_PORT ?= 8080
+airflow: install
+	$(BIN)/python deploy/airflow_env.py --port $(AIRFLOW_PORT) standalone
+
+# Headless Chromium for the browser test (Debian's packages, installed when missing; needs root or sudo).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; else \
+	    echo "installing Debian's chromium and chromium-driver (apt-get)"; \
+	    $(SUDO) apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
+	        chromium chromium-driver fonts-liberation >/dev/null; \
+	fi
 
 bench: install
 	$(BIN)/python -m bench

@@ -1,0 +1,196 @@
+"""A real Airflow for the live end-to-end test: `deploy/airflow_env.py standalone` (exactly what
+`make airflow` runs: scheduler, dag-processor, triggerer and api-server as processes, LocalExecutor)
+in a throwaway Airflow home and alterflow home, on a free port.
+
+`stop()` ends every process of the run by id (SIGTERM, then SIGKILL): those below the standalone
+process, and those carrying the run's marker in their environment (task and spark-submit
+processes that may have lost their parent).
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import httpx
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+BIN = pathlib.Path(sys.executable).parent
+ENV_SCRIPT = REPO / "deploy" / "airflow_env.py"
+MARKER = "ALTERFLOW_E2E_RUN"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _marked_pids(marker: str) -> list[int]:
+    """Ids of the live processes whose environment holds MARKER=marker (only ours can)."""
+    needle = f"{MARKER}={marker}".encode()
+    pids = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                pids.append(int(entry.name))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return pids
+
+
+def _descendants(root: int) -> set[int]:
+    """`root` and every live process below it (by parent id). Taken before any signal: Airflow's
+    api-server starts its own session and renames itself (which also hides its environment), so
+    only the parent links find it while its parent is still alive."""
+    children: dict[int, list[int]] = {}
+    for entry in pathlib.Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(children.get(pid, []))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _signal_all(pids, sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+class LiveAirflow:
+    def __init__(self, base: pathlib.Path):
+        self.base = base
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.airflow_home = base / "airflow"
+        self.alterflow_home = base / "alterflow"
+        self.log_path = base / "standalone.log"
+        self.marker = uuid.uuid4().hex
+        self.process: subprocess.Popen | None = None
+        self.password = "admin"
+
+    def cli_env(self) -> dict[str, str]:
+        """The CLI's environment: the same alterflow home (hence catalog and warehouse) as Airflow."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
+        env["ALTERFLOW_HOME"] = str(self.alterflow_home)
+        env["ALTERFLOW_SPARK_MASTER"] = "local[2]"
+        env["PYSPARK_PYTHON"] = sys.executable
+        env[MARKER] = self.marker
+        return env
+
+    def start(self) -> None:
+        env = self.cli_env()
+        env["ALTERFLOW_AIRFLOW_PASSWORD"] = self.password
+        # The log servers of the scheduler and the triggerer on free ports too, so that the test
+        # runs next to a developer's `make airflow` (8793, 8794).
+        env["AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT"] = str(free_port())
+        env["AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT"] = str(free_port())
+        command = [sys.executable, str(ENV_SCRIPT), "--home", str(self.airflow_home), "--port", str(self.port), "standalone"]
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                command, cwd=self.base, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+
+    def log_tail(self, lines: int = 150) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+    def task_logs(self, run_id: str | None = None, limit_chars: int = 6000) -> str:
+        """The task log files of the run (all runs when None), last lines of each."""
+        parts = []
+        for path in sorted((self.airflow_home / "logs").rglob("*.log")):
+            if run_id is not None and f"run_id={run_id}" not in str(path):
+                continue
+            text = path.read_text(errors="replace")
+            parts.append(f"--- {path.relative_to(self.airflow_home)}\n{text[-limit_chars:]}")
+        return "\n".join(parts) or "(no task logs)"
+
+    def diagnostics(self) -> str:
+        return f"=== standalone output (last lines), {self.log_path}\n{self.log_tail()}\n=== task logs\n{self.task_logs()}"
+
+    def check_running(self) -> None:
+        assert self.process is not None
+        if self.process.poll() is not None:
+            raise AssertionError(f"airflow standalone exited with {self.process.returncode}:\n{self.log_tail()}")
+
+    def wait_healthy(self, timeout: float = 240) -> dict:
+        """Until /api/v2/monitor/health reports the metadatabase, scheduler, triggerer and
+        dag-processor healthy."""
+        deadline = time.monotonic() + timeout
+        last: object = None
+        while time.monotonic() < deadline:
+            self.check_running()
+            try:
+                answer = httpx.get(f"{self.url}/api/v2/monitor/health", timeout=5)
+                last = answer.text
+                if answer.status_code == 200:
+                    health = answer.json()
+                    parts = ("metadatabase", "scheduler", "triggerer", "dag_processor")
+                    if all((health.get(p) or {}).get("status") == "healthy" for p in parts):
+                        return health
+            except httpx.HTTPError as exc:
+                last = repr(exc)
+            time.sleep(1)
+        raise AssertionError(f"Airflow not healthy after {timeout} s (last answer: {last})")
+
+    def token(self, username: str = "admin", password: str | None = None) -> str:
+        answer = httpx.post(
+            f"{self.url}/auth/token", json={"username": username, "password": password or self.password}, timeout=30
+        )
+        assert answer.status_code == 201, f"POST /auth/token: {answer.status_code} {answer.text}"
+        return answer.json()["access_token"]
+
+    def stop(self) -> None:
+        """SIGTERM to every process of this run (the standalone process, everything below it, and
+        whatever carries the run's marker), SIGKILL to what is left after 20 s."""
+        if self.process is None:
+            return
+        pids = set(_marked_pids(self.marker))
+        if self.process.poll() is None:
+            pids |= _descendants(self.process.pid)
+        _signal_all(pids, signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            self.process.poll()
+            pids |= set(_marked_pids(self.marker))
+            if not any(_alive(pid) for pid in pids - {self.process.pid}) and self.process.returncode is not None:
+                break
+            time.sleep(0.5)
+        _signal_all([pid for pid in pids | set(_marked_pids(self.marker)) if _alive(pid)], signal.SIGKILL)
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)

@@ -1,0 +1,224 @@
+"""Live end to end: a real Airflow (`make airflow`'s command, in a throwaway home on a free port),
+an ALTER triggered through the REST API with a token and one sent by `alterflow sql` through
+ALTERFLOW_AIRFLOW_URL, both DAG runs waited for, the catalog checked through the CLI, then the
+"Schema changes" page opened in headless Chromium (Debian's chromium and chromedriver,
+`make browser`) as the signed-in admin, the job's row found and a screenshot saved
+(to $ALTERFLOW_SCREENSHOT when set, e.g. `docs/schema-changes.png` for the README).
+
+Every Airflow, task and spark-submit process is stopped at the end, also on failure; on failure
+the Airflow output and the task logs are printed."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from live_airflow import BIN, LiveAirflow
+
+pytestmark = [pytest.mark.live, pytest.mark.spark, pytest.mark.timeout(900)]
+
+DAG = "alterflow_schema_change"
+CHROMIUM = pathlib.Path("/usr/bin/chromium")
+CHROMEDRIVER = pathlib.Path("/usr/bin/chromedriver")
+HEAVY_RUN = "e2e_orders_amount_to_int"
+
+
+@pytest.fixture
+def airflow(tmp_path):
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        message = "Debian's chromium and chromium-driver are not installed: run `make browser`"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    live = LiveAirflow(tmp_path)
+    live.start()
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
+def sql(live: LiveAirflow, text: str, env: dict[str, str] | None = None, timeout: float = 300) -> list[dict]:
+    """`alterflow sql -e TEXT --format json` with the live run's alterflow home: the result sets."""
+    done = subprocess.run(
+        [str(BIN / "alterflow"), "sql", "--format", "json", "-e", text],
+        env=env or live.cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, f"alterflow sql -e {text!r} failed ({done.returncode}):\n{done.stderr[-4000:]}"
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def rows_as_dicts(result: dict) -> list[dict]:
+    return [dict(zip(result["columns"], row)) for row in result["rows"]]
+
+
+def wait_for_dag(live: LiveAirflow, headers: dict, timeout: float = 150) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        live.check_running()
+        answer = httpx.get(f"{live.url}/api/v2/dags/{DAG}", headers=headers, timeout=30)
+        if answer.status_code == 200:
+            return answer.json()
+        time.sleep(1)
+    errors = httpx.get(f"{live.url}/api/v2/importErrors", headers=headers, timeout=30).text
+    raise AssertionError(f"DAG {DAG} not parsed after {timeout} s; import errors: {errors}")
+
+
+def task_states(live: LiveAirflow, headers: dict, run_id: str) -> dict[str, str | None]:
+    answer = httpx.get(f"{live.url}/api/v2/dags/{DAG}/dagRuns/{run_id}/taskInstances", headers=headers, timeout=30)
+    return {ti["task_id"]: ti["state"] for ti in answer.json().get("task_instances", [])}
+
+
+def wait_for_run(live: LiveAirflow, headers: dict, run_id: str, timeout: float = 420) -> dict:
+    deadline = time.monotonic() + timeout
+    run: dict = {}
+    while time.monotonic() < deadline:
+        live.check_running()
+        answer = httpx.get(f"{live.url}/api/v2/dags/{DAG}/dagRuns/{run_id}", headers=headers, timeout=30)
+        assert answer.status_code == 200, f"GET dag run {run_id}: {answer.status_code} {answer.text}"
+        run = answer.json()
+        if run["state"] in ("success", "failed"):
+            break
+        time.sleep(2)
+    states = task_states(live, headers, run_id)
+    assert run.get("state") == "success", (
+        f"DAG run {run_id} ended {run.get('state')!r} (tasks: {states})\n{live.task_logs(run_id)}"
+    )
+    return {"run": run, "tasks": states}
+
+
+def open_schema_changes_page(live: LiveAirflow, token: str, job_id: int, screenshot: pathlib.Path) -> dict:
+    """The Schema changes page in headless Chromium, signed in as admin (Airflow's `_token`
+    cookie): the job's row and the screenshot."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1600,1000"):
+        options.add_argument(flag)
+    service = Service(str(CHROMEDRIVER), log_output=str(live.base / "chromedriver.log"))
+    driver = webdriver.Chrome(options=options, service=service)
+    try:
+        driver.set_page_load_timeout(60)
+        driver.get(f"{live.url}/api/v2/version")  # any page of the origin, to set its cookie
+        driver.add_cookie({"name": "_token", "value": token, "path": "/"})
+        driver.get(f"{live.url}/plugin/schema-changes")
+        wait = WebDriverWait(driver, 90)
+        wait.until(ready.frame_to_be_available_and_switch_to_it((By.CSS_SELECTOR, "iframe")))
+        row = wait.until(
+            ready.presence_of_element_located((By.CSS_SELECTOR, f'table#jobs tr.job[data-job-id="{job_id}"]'))
+        )
+        found = {
+            "state": row.get_attribute("data-state"),
+            "table": row.get_attribute("data-table"),
+            "text": row.text,
+            "rows": len(driver.find_elements(By.CSS_SELECTOR, "table#jobs tr.job")),
+        }
+        driver.switch_to.default_content()
+        time.sleep(1)  # let the navigation finish painting
+        screenshot.parent.mkdir(parents=True, exist_ok=True)
+        assert driver.save_screenshot(str(screenshot)), f"no screenshot written to {screenshot}"
+        return found
+    finally:
+        driver.quit()
+
+
+def test_alter_through_airflow_shows_on_the_schema_changes_page(airflow: LiveAirflow, tmp_path):
+    try:
+        _scenario(airflow, tmp_path)
+    except BaseException:
+        print(airflow.diagnostics(), file=sys.stderr)
+        raise
+
+
+def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
+    started = time.monotonic()
+
+    def phase(name: str) -> None:
+        print(f"[{time.monotonic() - started:6.1f} s] {name}", flush=True)
+
+    # Tables first (plain CLI, embedded), while Airflow starts.
+    sql(
+        live,
+        "CREATE TABLE orders (id INT NOT NULL, amount STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2; "
+        "INSERT INTO orders VALUES (1, '10'), (2, '25'), (3, '-7'); "
+        "CREATE TABLE events (id INT NOT NULL, kind STRING, PRIMARY KEY (id)); "
+        "INSERT INTO events VALUES (1, 'click')",
+    )
+    phase("tables created")
+    live.wait_healthy()
+    phase("Airflow healthy")
+    token = live.token()
+    headers = {"Authorization": f"Bearer {token}"}
+    assert httpx.get(f"{live.url}/api/v2/dags", timeout=30).status_code == 401, "the REST API must need a token"
+    dag = wait_for_dag(live, headers)
+    assert dag["is_paused"] is False
+    phase("DAG parsed")
+
+    # A heavyweight ALTER through the REST API (the form's params as the run's conf).
+    conf = {"table": "orders", "statement": "ALTER TABLE orders MODIFY COLUMN amount INT", "properties": {}}
+    answer = httpx.post(
+        f"{live.url}/api/v2/dags/{DAG}/dagRuns",
+        headers=headers,
+        json={"dag_run_id": HEAVY_RUN, "logical_date": None, "conf": conf},
+        timeout=30,
+    )
+    assert answer.status_code == 200, f"trigger: {answer.status_code} {answer.text}"
+
+    # A lightweight ALTER of another table through the CLI, submitted to the same Airflow.
+    cli_env = live.cli_env()
+    cli_env.update(
+        ALTERFLOW_AIRFLOW_URL=live.url, ALTERFLOW_AIRFLOW_USERNAME="admin", ALTERFLOW_AIRFLOW_PASSWORD=live.password
+    )
+    sql(live, "ALTER TABLE events ADD COLUMN source STRING DEFAULT 'web'", env=cli_env)
+    phase("light ALTER done through the CLI")
+
+    heavy = wait_for_run(live, headers, HEAVY_RUN)
+    phase("heavy DAG run succeeded")
+    heavy_path = ("start", "wait_for_boundary", "convert", "check", "swap", "done")
+    assert {t: heavy["tasks"].get(t) for t in heavy_path} == dict.fromkeys(heavy_path, "success"), heavy["tasks"]
+    assert heavy["tasks"].get("commit") == "skipped", heavy["tasks"]
+
+    runs = httpx.get(f"{live.url}/api/v2/dags/{DAG}/dagRuns", headers=headers, params={"limit": 100}, timeout=30).json()
+    by_table = {(r.get("conf") or {}).get("table"): r for r in runs["dag_runs"]}
+    assert set(by_table) == {"orders", "events"}, f"expected one run per ALTER: {runs}"
+    assert by_table["events"]["state"] == "success", by_table["events"]
+
+    # The catalog, seen by the CLI: both changes committed; the rewrite passed its validation
+    # (row counts per tablet, no value lost to the cast, ...), so every row was converted.
+    results = sql(live, "SHOW ALTER TABLE COLUMN FROM orders; DESCRIBE orders; DESCRIBE events")
+    jobs = rows_as_dicts(results[0])
+    assert [j["State"] for j in jobs] == ["FINISHED"], jobs
+    assert {r["Field"]: r["Type"] for r in rows_as_dicts(results[1])}["amount"] == "INT"
+    events = {r["Field"]: r for r in rows_as_dicts(results[2])}
+    assert list(events) == ["id", "kind", "source"] and events["source"]["Default"] == "web", events
+
+    # The plugin's JSON API with the same token.
+    api = httpx.get(f"{live.url}/alterflow/api/jobs", headers=headers, params={"table": "orders"}, timeout=30)
+    assert api.status_code == 200, f"{api.status_code} {api.text}"
+    job = api.json()["jobs"][0]
+    assert (job["state"], job["kind"], job["table"]) == ("FINISHED", "HEAVY", "orders"), job
+    assert "rows 3" in job["progress"] and "expectations passed" in job["msg"], job
+
+    phase("catalog checked")
+    # The page, in a real browser.
+    screenshot = pathlib.Path(os.environ.get("ALTERFLOW_SCREENSHOT") or tmp_path / "schema-changes.png")
+    found = open_schema_changes_page(live, token, job["job_id"], screenshot)
+    assert (found["state"], found["table"]) == ("FINISHED", "orders"), found
+    assert found["rows"] >= 2, f"both jobs (heavy and light) should be listed: {found}"
+    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    phase(f"page checked in Chromium, screenshot {screenshot}")
