@@ -6,10 +6,10 @@ Callers get plain dataclasses back, never live ORM rows.
 
 from __future__ import annotations
 
-import functools
 import json
+import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Engine, and_, bindparam, func, select, update
@@ -186,11 +186,35 @@ def _version(row: SchemaVersionRow) -> SchemaVersion:
     return _decode_version(row.table_id, row.version, row.spec, row.statement, row.created_at)
 
 
-@functools.lru_cache(maxsize=1024)
+_DECODED: dict[tuple, SchemaVersion] = {}
+_DECODED_LOCK = threading.Lock()
+_DECODED_MAX = 1024
+
+
 def _decode_version(table_id: int, version: int, spec: str, statement: str, created_at: datetime | None) -> SchemaVersion:
     """A stored version, decoded once per process: the result is a pure function of the row's
     values and immutable, so every statement that reads the same version shares it."""
-    return SchemaVersion.from_spec_json(table_id, version, spec, statement, created_at)
+    key = (table_id, version, spec, statement, created_at)
+    found = _DECODED.get(key)
+    if found is None:
+        found = SchemaVersion.from_spec_json(table_id, version, spec, statement, created_at)
+        _remember_version(key, found)
+    return found
+
+
+def _remember_version(key: tuple, version: SchemaVersion) -> None:
+    with _DECODED_LOCK:
+        if len(_DECODED) >= _DECODED_MAX:
+            del _DECODED[next(iter(_DECODED))]  # the oldest entry
+        _DECODED[key] = version
+
+
+def _remember_written_version(row: SchemaVersionRow, version: SchemaVersion) -> None:
+    """The version a commit just wrote is the one the next statement reads: keep the planner's
+    object under the row's values instead of decoding the JSON it was encoded to."""
+    _remember_version(
+        (row.table_id, row.version, row.spec, row.statement, row.created_at), replace(version, table_id=row.table_id, created_at=row.created_at)
+    )
 
 
 class Catalog:
@@ -364,10 +388,11 @@ class Catalog:
                         f"ALTER TABLE {table_name}: the table changed since this statement was planned "
                         f"(version {old_version} is no longer current); nothing was applied"
                     )
-                s.add(SchemaVersionRow(
+                version_row = SchemaVersionRow(
                     table_id=table_id, version=new.version, state="COMMITTED", spec=new.spec_json(),
                     statement=new.statement, created_at=now,
-                ))
+                )
+                s.add(version_row)
                 row = AlterJobRow(
                     request_id=request_id, table_id=table_id, table_name=table_name, kind="LIGHT",
                     state="FINISHED", statement=new.statement, properties=json.dumps(properties, sort_keys=True),
@@ -376,7 +401,9 @@ class Catalog:
                 )
                 s.add(row)
                 s.flush()
-                return _job(row)
+                job = _job(row)
+            _remember_written_version(version_row, new)  # committed: the next read gets this object
+            return job
         except IntegrityError as exc:
             existing = self.job_by_request(request_id)
             if existing is not None:

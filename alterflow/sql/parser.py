@@ -18,6 +18,8 @@ Approach:
 
 from __future__ import annotations
 
+import functools
+
 import re
 from dataclasses import dataclass
 
@@ -58,7 +60,14 @@ _ALTER_CLAUSES = (
 
 def parse_statements(text: str) -> list[Statement]:
     """Parse `;`-separated statements; empty statements (and empty input) yield nothing."""
-    return [_Parser(text, tokens).statement() for tokens in _split(text)]
+    return list(_parsed(text))
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(text: str) -> tuple[Statement, ...]:
+    """Parsing is a pure function of the text and the statements are frozen dataclasses, so an
+    ALTER's steps (the session, validate, commit) share one parse. Errors are not cached."""
+    return tuple(_Parser(text, tokens).statement() for tokens in _split(text))
 
 
 def split_statements(text: str) -> list[str]:
