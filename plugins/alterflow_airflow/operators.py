@@ -95,19 +95,31 @@ def _submit_conf(settings: Settings) -> dict[str, str]:
     return dict(pair.split("=", 1) for pair in pairs)
 
 
-def _submit_env() -> dict[str, str]:
+def _local_master(conn_id: str) -> bool:
+    """Whether spark-submit runs on a local master (no connection means `local[*]`)."""
+    if not _connection_exists(conn_id):
+        return True
+    return (BaseHook.get_connection(conn_id).host or "").strip().startswith("local")
+
+
+def _submit_env(local_master: bool = True) -> dict[str, str]:
     """The application's environment: this Python for PySpark, the repo importable, and
-    pyspark's own spark-submit when none is on PATH."""
+    pyspark's own spark-submit when none is on PATH. On a local master the driver binds to
+    127.0.0.1 (unless SPARK_LOCAL_IP says otherwise); on a cluster, where executors must reach the
+    driver, Spark picks the address unless SPARK_LOCAL_IP is set."""
     path = os.environ.get("PATH", "")
     if shutil.which("spark-submit", path=path) is None:
         path = os.pathsep.join(p for p in (str(spark_submit_binary().parent), path) if p)
-    return {
+    env = {
         "PATH": path,
         "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
         "PYSPARK_DRIVER_PYTHON": os.environ.get("PYSPARK_DRIVER_PYTHON", sys.executable),
-        "SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"),
         "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p),
     }
+    local_ip = os.environ.get("SPARK_LOCAL_IP") or ("127.0.0.1" if local_master else None)
+    if local_ip:
+        env["SPARK_LOCAL_IP"] = local_ip
+    return env
 
 
 class ConvertHistoryOperator(SparkSubmitOperator):
@@ -142,7 +154,7 @@ class ConvertHistoryOperator(SparkSubmitOperator):
         settings = Settings.from_env()
         self.name = f"alterflow-convert-job-{job_id}"
         self.conf = {**_submit_conf(settings), **(self.conf or {})}
-        self.env_vars = {**_submit_env(), **(self.env_vars or {})}
+        self.env_vars = {**_submit_env(_local_master(self._conn_id)), **(self.env_vars or {})}
         self.application_args = ["--job-id", str(job_id), "--parallelism", str(self.parallelism)]
         try:
             super().execute(context)

@@ -31,6 +31,29 @@ def test_master_from_the_spark_default_connection(monkeypatch, connection, maste
     assert not hook._is_yarn and not hook._is_kubernetes
 
 
+@pytest.mark.parametrize(
+    ("connection", "given", "expected"),
+    [
+        (None, None, "127.0.0.1"),  # local[*]: the driver binds to loopback
+        ('{"conn_type": "spark", "host": "local[2]"}', None, "127.0.0.1"),
+        ("spark://spark-master:7077", None, None),  # a cluster's executors must reach the driver
+        ("spark://spark-master:7077", "10.0.0.5", "10.0.0.5"),  # what the environment says wins
+    ],
+)
+def test_spark_local_ip_only_defaults_to_loopback_on_a_local_master(monkeypatch, connection, given, expected, airflow_db):
+    from alterflow_airflow.operators import _local_master, _submit_env
+
+    if connection is None:
+        monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT", raising=False)
+    else:
+        monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", connection)
+    if given is None:
+        monkeypatch.delenv("SPARK_LOCAL_IP", raising=False)
+    else:
+        monkeypatch.setenv("SPARK_LOCAL_IP", given)
+    assert _submit_env(_local_master("spark_default")).get("SPARK_LOCAL_IP") == expected
+
+
 def test_the_application_is_the_repos_convert_history():
     operator = ConvertHistoryOperator(task_id="convert", job_id="{{ ti.xcom_pull(task_ids='start')['job_id'] }}")
     assert pathlib.Path(operator.application) == ROOT / "spark_jobs" / "convert_history.py"
