@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import pathlib
 import subprocess
@@ -24,6 +25,10 @@ os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(REPO / "dags")
 os.environ["AIRFLOW__CORE__PLUGINS_FOLDER"] = str(REPO / "plugins")
 os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = f"sqlite:///{AIRFLOW_TEST_HOME / 'airflow.db'}"
 os.environ.pop("ALTERFLOW_AIRFLOW_URL", None)  # tests drive Airflow explicitly, never by accident
+# Tokens of the plugin tests are signed with this (Airflow would make a short random one and warn).
+os.environ.setdefault("AIRFLOW__API_AUTH__JWT_SECRET", "alterflow-tests-" + "0123456789abcdef" * 4)
+# py4j logs at INFO from __del__ at interpreter exit, after the streams are closed: keep it quiet.
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 @pytest.fixture(scope="session")
