@@ -1,21 +1,25 @@
 """Live end to end: a real Airflow (`make airflow`'s command, in a throwaway home on a free port),
 an ALTER triggered through the REST API with a token and one sent by `alterflow sql` through
 ALTERFLOW_AIRFLOW_URL, both DAG runs waited for, the catalog checked through the CLI, then the
-"Schema changes" page opened in headless Chromium (Debian's chromium and chromedriver,
-`make browser`) as the signed-in admin, the job's row found and a screenshot saved
-(to $ALTERFLOW_SCREENSHOT when set, e.g. `docs/schema-changes.png` for the README).
+browser part in headless Chromium (Debian's chromium and chromedriver, `make browser`) as the
+signed-in admin: a third ALTER triggered from the DAG's trigger form as a user would, its run waited
+for, then the "Schema changes" page opened, the job's row found and a screenshot saved (to
+$ALTERFLOW_SCREENSHOT when set, e.g. `docs/schema-changes.png` for the README; the form's
+screenshot goes beside it as `trigger-form.png`).
 
 Every Airflow, task and spark-submit process is stopped at the end, also on failure; on failure
 the Airflow output and the task logs are printed."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
 import subprocess
 import sys
 import time
+import urllib.parse
 
 import httpx
 import pytest
@@ -97,14 +101,11 @@ def wait_for_run(live: LiveAirflow, headers: dict, run_id: str, timeout: float =
     return {"run": run, "tasks": states}
 
 
-def open_schema_changes_page(live: LiveAirflow, token: str, job_id: int, screenshot: pathlib.Path) -> dict:
-    """The Schema changes page in headless Chromium, signed in as admin (Airflow's `_token`
-    cookie): the job's row and the screenshot."""
+@contextlib.contextmanager
+def browser(live: LiveAirflow, token: str):
+    """Headless Chromium signed in to the live Airflow as admin (Airflow's `_token` cookie)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ready
-    from selenium.webdriver.support.ui import WebDriverWait
 
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
@@ -116,25 +117,57 @@ def open_schema_changes_page(live: LiveAirflow, token: str, job_id: int, screens
         driver.set_page_load_timeout(60)
         driver.get(f"{live.url}/api/v2/version")  # any page of the origin, to set its cookie
         driver.add_cookie({"name": "_token", "value": token, "path": "/"})
-        driver.get(f"{live.url}/plugin/schema-changes")
-        wait = WebDriverWait(driver, 90)
-        wait.until(ready.frame_to_be_available_and_switch_to_it((By.CSS_SELECTOR, "iframe")))
-        row = wait.until(
-            ready.presence_of_element_located((By.CSS_SELECTOR, f'table#jobs tr.job[data-job-id="{job_id}"]'))
-        )
-        found = {
-            "state": row.get_attribute("data-state"),
-            "table": row.get_attribute("data-table"),
-            "text": row.text,
-            "rows": len(driver.find_elements(By.CSS_SELECTOR, "table#jobs tr.job")),
-        }
-        driver.switch_to.default_content()
-        time.sleep(1)  # let the navigation finish painting
-        screenshot.parent.mkdir(parents=True, exist_ok=True)
-        assert driver.save_screenshot(str(screenshot)), f"no screenshot written to {screenshot}"
-        return found
+        yield driver
     finally:
         driver.quit()
+
+
+def trigger_from_the_form(driver, live: LiveAirflow, table: str, statement: str, screenshot: pathlib.Path) -> str:
+    """What a user does: the DAG's page, *Trigger*, the form's Table and statement fields, *Trigger*.
+    Returns the run id of the page Airflow then opens."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(driver, 90)
+    driver.get(f"{live.url}/dags/{DAG}")
+    wait.until(lambda d: [b for b in d.find_elements(By.TAG_NAME, "button") if b.text.strip() == "Trigger"])[0].click()
+    field = wait.until(ready.element_to_be_clickable((By.ID, "element_table")))
+    form_text = driver.find_element(By.TAG_NAME, "body").text
+    for words in ("Table", "ALTER TABLE statement", "Properties", "Optional JSON object"):  # the params' titles and help
+        assert words in form_text, f"the trigger form does not show {words!r}"
+    field.send_keys(table)
+    driver.find_element(By.ID, "element_statement").send_keys(statement)  # (typed quotes may lose the space before them)
+    screenshot.parent.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(screenshot))
+    [b for b in driver.find_elements(By.TAG_NAME, "button") if b.text.strip() == "Trigger"][-1].click()
+    wait.until(lambda d: f"/dags/{DAG}/runs/" in d.current_url)
+    return urllib.parse.unquote(driver.current_url.split("/runs/", 1)[1].split("/", 1)[0].split("?", 1)[0])
+
+
+def open_schema_changes_page(driver, live: LiveAirflow, job_id: int, screenshot: pathlib.Path) -> dict:
+    """The Schema changes page: the job's row and the screenshot."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(f"{live.url}/plugin/schema-changes")
+    wait = WebDriverWait(driver, 90)
+    wait.until(ready.frame_to_be_available_and_switch_to_it((By.CSS_SELECTOR, "iframe")))
+    row = wait.until(
+        ready.presence_of_element_located((By.CSS_SELECTOR, f'table#jobs tr.job[data-job-id="{job_id}"]'))
+    )
+    found = {
+        "state": row.get_attribute("data-state"),
+        "table": row.get_attribute("data-table"),
+        "text": row.text,
+        "rows": len(driver.find_elements(By.CSS_SELECTOR, "table#jobs tr.job")),
+    }
+    driver.switch_to.default_content()
+    time.sleep(1)  # let the navigation finish painting
+    screenshot.parent.mkdir(parents=True, exist_ok=True)
+    assert driver.save_screenshot(str(screenshot)), f"no screenshot written to {screenshot}"
+    return found
 
 
 def test_alter_through_airflow_shows_on_the_schema_changes_page(airflow: LiveAirflow, tmp_path):
@@ -215,10 +248,22 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
     assert "rows 3" in job["progress"] and "expectations passed" in job["msg"], job
 
     phase("catalog checked")
-    # The page, in a real browser.
+    # In a real browser: a lightweight ALTER triggered from the DAG's form, then the Schema changes page.
     screenshot = pathlib.Path(os.environ.get("ALTERFLOW_SCREENSHOT") or tmp_path / "schema-changes.png")
-    found = open_schema_changes_page(live, token, job["job_id"], screenshot)
+    form_shot = screenshot.with_name("trigger-form.png")
+    with browser(live, token) as driver:
+        form_run = trigger_from_the_form(
+            driver, live, "events", "ALTER TABLE events ADD COLUMN clicks INT DEFAULT 0", form_shot
+        )
+        phase(f"triggered {form_run} from the form")
+        light = wait_for_run(live, headers, form_run)
+        assert (light["tasks"].get("commit"), light["tasks"].get("start")) == ("success", "skipped"), light["tasks"]
+        assert light["run"]["conf"]["table"] == "events", light["run"]
+        phase("form-triggered DAG run succeeded")
+        found = open_schema_changes_page(driver, live, job["job_id"], screenshot)
     assert (found["state"], found["table"]) == ("FINISHED", "orders"), found
-    assert found["rows"] >= 2, f"both jobs (heavy and light) should be listed: {found}"
-    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    phase(f"page checked in Chromium, screenshot {screenshot}")
+    assert found["rows"] == 3, f"the heavy job and both light ones should be listed: {found}"
+    assert screenshot.read_bytes()[:8] == form_shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    events = {r["Field"]: r for r in rows_as_dicts(sql(live, "DESCRIBE events")[0])}
+    assert (events["clicks"]["Type"], events["clicks"]["Default"]) == ("INT", "0"), events
+    phase(f"page checked in Chromium, screenshots {screenshot} and {form_shot}")
