@@ -369,11 +369,8 @@ class Catalog:
                 done = s.scalar(_JOB_BY_REQUEST, {"request_id": request_id})
                 if done is not None:
                     return _job(done)
-                job = self._active_job_row(s, table_id)
-                if job is not None:
-                    raise ConcurrentChange(
-                        f"ALTER TABLE {table_name}: job {job.id} ({job.state}) is not finished; one job per table"
-                    )
+                # The compare-and-set first: it takes the table row's lock, which a heavyweight
+                # job's start holds too, so the job check below sees a job started meanwhile.
                 result = s.execute(
                     update(TableRow)
                     .where(
@@ -383,6 +380,11 @@ class Catalog:
                     )
                     .values(current_version=new.version, next_column_id=next_column_id)
                 )
+                job = self._active_job_row(s, table_id)
+                if job is not None:
+                    raise ConcurrentChange(
+                        f"ALTER TABLE {table_name}: job {job.id} ({job.state}) is not finished; one job per table"
+                    )
                 if result.rowcount != 1:
                     raise ConcurrentChange(
                         f"ALTER TABLE {table_name}: the table changed since this statement was planned "
