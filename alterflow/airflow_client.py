@@ -12,6 +12,13 @@ The wait ends when the run ends or when the job is READY_TO_SWAP (`postpone_swap
 waits for RESUME, the statement returns as it does in-process). Credentials come from
 ALTERFLOW_AIRFLOW_USERNAME (default `admin`) and ALTERFLOW_AIRFLOW_PASSWORD (default empty, which
 only an Airflow with `simple_auth_manager_all_admins` accepts). Every failure is one line.
+
+A server error (500, 502, 503, 504: Airflow's SQLite metadata database busy, a proxy in front of a
+restarting api-server) or no answer within the read timeout (70 s: longer than the 60 s that
+`make airflow`'s SQLite metadata database waits for its lock) is retried a few times before it
+counts. Every call may be repeated: the GETs change nothing, and a trigger carries its run id, so a
+repeat that finds the run already there (its first attempt went through, the answer was lost)
+takes that run if its conf is ours. A refused connection is not retried: Airflow is not there.
 """
 
 from __future__ import annotations
@@ -29,6 +36,10 @@ from alterflow.workflow.request import AlterRequest
 DAG_ID = "alterflow_schema_change"
 DEFAULT_USERNAME = "admin"
 RUN_ENDED = ("success", "failed")
+RETRY_STATUSES = frozenset({500, 502, 503, 504})
+RETRY_DELAYS_S = (1.0, 2.0, 4.0, 8.0)  # 15 s in all, then the server's answer stands
+READ_TIMEOUT_S = 70.0  # above the 60 s SQLite lock wait of `make airflow` (plugins/alterflow_airflow/metadata_db.py)
+CONNECT_TIMEOUT_S = 10.0
 
 
 class AirflowRequestError(RuntimeError):
@@ -56,9 +67,10 @@ class AirflowClient:
     url: str
     username: str = DEFAULT_USERNAME
     password: str = ""
-    timeout_s: float = 30.0
+    timeout_s: float = READ_TIMEOUT_S  # for an answer; connecting gives up after CONNECT_TIMEOUT_S
     poll_seconds: float = 2.0
     wait_timeout_s: float | None = None  # give up waiting for a run after this long (None: wait)
+    retry_delays_s: tuple[float, ...] = RETRY_DELAYS_S  # pauses before repeating a call after a server error
     http: httpx.Client | None = None  # an httpx client to send with (e.g. one bound to an in-process app)
     _token: str | None = field(default=None, init=False, repr=False)
     _own_http: httpx.Client | None = field(default=None, init=False, repr=False)
@@ -87,7 +99,9 @@ class AirflowClient:
                 raise AirflowRequestError(f"ALTERFLOW_AIRFLOW_URL {self.url!r} is not a valid URL: {exc}") from None
             if url.scheme not in ("http", "https") or not url.host:
                 raise AirflowRequestError(f"ALTERFLOW_AIRFLOW_URL {self.url!r} is not an http:// or https:// URL")
-            self._own_http = httpx.Client(base_url=self.base, timeout=self.timeout_s)
+            self._own_http = httpx.Client(
+                base_url=self.base, timeout=httpx.Timeout(self.timeout_s, connect=min(CONNECT_TIMEOUT_S, self.timeout_s))
+            )
         return self._own_http
 
     def close(self) -> None:
@@ -95,17 +109,35 @@ class AirflowClient:
             self._own_http.close()
             self._own_http = None
 
-    def _send(self, method: str, path: str, **kwargs) -> httpx.Response:
-        try:
-            return self._client().request(method, path, **kwargs)
-        except httpx.InvalidURL as exc:
-            raise AirflowRequestError(f"ALTERFLOW_AIRFLOW_URL {self.url!r} is not a valid URL: {exc}") from None
-        except httpx.HTTPError as exc:
-            reason = " ".join(str(exc).split()) or type(exc).__name__
-            raise AirflowRequestError(f"cannot reach Airflow at {self.base} (ALTERFLOW_AIRFLOW_URL): {reason}") from None
+    def _send(self, method: str, path: str, **kwargs) -> tuple[httpx.Response, bool]:
+        """The response and whether the request was sent more than once: a server error or no
+        answer in time is repeated after each of `retry_delays_s`, then the last outcome stands."""
+        delays = iter(self.retry_delays_s)
+        repeated = False
+        while True:
+            try:
+                response = self._client().request(method, path, **kwargs)
+            except httpx.InvalidURL as exc:
+                raise AirflowRequestError(f"ALTERFLOW_AIRFLOW_URL {self.url!r} is not a valid URL: {exc}") from None
+            except httpx.TimeoutException as exc:
+                delay = next(delays, None)
+                if delay is None:
+                    raise self._unreachable(exc) from None
+            except httpx.HTTPError as exc:
+                raise self._unreachable(exc) from None
+            else:
+                delay = next(delays, None) if response.status_code in RETRY_STATUSES else None
+                if delay is None:
+                    return response, repeated
+            repeated = True
+            time.sleep(delay)
+
+    def _unreachable(self, exc: httpx.HTTPError) -> AirflowRequestError:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        return AirflowRequestError(f"cannot reach Airflow at {self.base} (ALTERFLOW_AIRFLOW_URL): {reason}")
 
     def token(self) -> str:
-        response = self._send("POST", "/auth/token", json={"username": self.username, "password": self.password})
+        response, _ = self._send("POST", "/auth/token", json={"username": self.username, "password": self.password})
         if response.status_code in (400, 401, 403):
             raise AirflowRequestError(
                 f"Airflow at {self.base} refused the credentials of user {self.username!r} "
@@ -122,16 +154,18 @@ class AirflowClient:
         return self._token
 
     def _api(self, method: str, path: str, **kwargs) -> httpx.Response:
-        """An authenticated /api/v2 call; a token that expired meanwhile is renewed once."""
-        for attempt in (1, 2):
-            if self._token is None:
-                self.token()
-            response = self._send(method, f"/api/v2{path}", headers={"Authorization": f"Bearer {self._token}"}, **kwargs)
-            if response.status_code == 401 and attempt == 1:
-                self._token = None
-                continue
-            return response
-        return response
+        return self._call(method, path, **kwargs)[0]
+
+    def _call(self, method: str, path: str, **kwargs) -> tuple[httpx.Response, bool]:
+        """An authenticated /api/v2 call (repeated as `_send` says) and whether it was sent more
+        than once; a token that expired meanwhile is renewed once."""
+        if self._token is None:
+            self.token()
+        response, repeated = self._send(method, f"/api/v2{path}", headers={"Authorization": f"Bearer {self._token}"}, **kwargs)
+        if response.status_code == 401:  # refused before anything happened: only the repeat counts
+            self.token()
+            response, repeated = self._send(method, f"/api/v2{path}", headers={"Authorization": f"Bearer {self._token}"}, **kwargs)
+        return response, repeated
 
     # -- the DAG ----------------------------------------------------------------------------
     def check_dag(self) -> None:
@@ -152,7 +186,11 @@ class AirflowClient:
             "logical_date": None,
             "conf": {"table": request.table, "statement": request.statement, "properties": dict(request.properties)},
         }
-        response = self._api("POST", f"/dags/{DAG_ID}/dagRuns", json=body)
+        response, repeated = self._call("POST", f"/dags/{DAG_ID}/dagRuns", json=body)
+        if response.status_code == 409 and repeated:
+            existing = self._api("GET", f"/dags/{DAG_ID}/dagRuns/{request.request_id}")
+            if existing.status_code == 200 and existing.json().get("conf") == body["conf"]:
+                return existing.json()
         if response.status_code >= 300:
             raise AirflowRequestError(f"ALTER TABLE {request.table}: Airflow refused the run: {_detail(response)}")
         return response.json()

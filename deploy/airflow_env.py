@@ -5,14 +5,17 @@
     python deploy/airflow_env.py [...] env                                        # print `export` lines
 
 What it sets up:
-- AIRFLOW_HOME (default `.alterflow/airflow` in the repo), metadata in SQLite there unless
-  `--database-url` says otherwise; LocalExecutor; no example DAGs; DAGs active when created;
+- AIRFLOW_HOME (default `.alterflow/airflow` in the repo), metadata in SQLite there (waiting up to
+  60 s for its write lock) unless `--database-url` says otherwise; LocalExecutor; no example DAGs;
+  DAGs active when created;
 - the repo's `dags/` and `plugins/` folders;
 - SimpleAuthManager with one deterministic user, `admin` (role admin), whose password
   (ALTERFLOW_AIRFLOW_PASSWORD, default `admin`) is written to the passwords file Airflow reads;
 - the `spark_default` connection at ALTERFLOW_SPARK_MASTER (`local[*]` unless set);
 - the same ALTERFLOW_* settings as the CLI (alterflow.settings), made absolute, so DAG runs and
-  `alterflow sql` share one catalog and one warehouse.
+  `alterflow sql` share one catalog and one warehouse;
+- behind a reverse proxy under a path: `AIRFLOW__API__BASE_URL=https://host/airflow/` is kept, and
+  the workers reach the execution API under that path too.
 
 It never imports Airflow: it only writes files and computes environment variables.
 """
@@ -25,6 +28,7 @@ import os
 import pathlib
 import shlex
 import sys
+import urllib.parse
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT_HOME = REPO / ".alterflow" / "airflow"
@@ -46,6 +50,11 @@ def alterflow_settings(base_env: dict[str, str]) -> dict[str, str]:
         "ALTERFLOW_SPARK_MASTER": settings.spark_master,
         "ALTERFLOW_TXN_TIMEOUT": str(settings.txn_timeout_s),
     }
+
+
+def base_path(base_env: dict[str, str]) -> str:
+    """The path of `[api] base_url` (`/airflow` for `https://host/airflow/`), "" when it has none."""
+    return urllib.parse.urlsplit(base_env.get("AIRFLOW__API__BASE_URL", "")).path.rstrip("/")
 
 
 def airflow_environment(
@@ -73,7 +82,7 @@ def airflow_environment(
             "AIRFLOW__CORE__AUTH_MANAGER": SIMPLE_AUTH_MANAGER,
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{ADMIN_USER}:admin",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords_file(home)),
-            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}{base_path(base_env)}/execution/",
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": database_url or f"sqlite:///{home / 'airflow.db'}",
             "AIRFLOW__API__HOST": host,
             "AIRFLOW__API__PORT": str(port),
@@ -88,6 +97,10 @@ def airflow_environment(
         }
     )
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("sqlite"):
+        # Wait for SQLite's one writer lock instead of answering HTTP 500 (plugins/ is on Airflow's path).
+        env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS"] = "alterflow_airflow.metadata_db.SQLITE_CONNECT_ARGS"
+        env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC"] = "alterflow_airflow.metadata_db.SQLITE_CONNECT_ARGS_ASYNC"
     # Two cores here: a few task slots (LocalExecutor starts one worker process per slot).
     env.setdefault("AIRFLOW__CORE__PARALLELISM", "4")
     return env
@@ -116,7 +129,7 @@ def prepare_home(env: dict[str, str], password: str) -> None:
 def banner(env: dict[str, str], password: str) -> str:
     port = env["AIRFLOW__API__PORT"]
     host = env["AIRFLOW__API__HOST"]
-    url = f"http://{'localhost' if host in ('0.0.0.0', '127.0.0.1', '::') else host}:{port}"
+    url = f"http://{'localhost' if host in ('0.0.0.0', '127.0.0.1', '::') else host}:{port}{base_path(env)}"
     return "\n".join(
         [
             f"alterflow on Airflow: {url}  (user {ADMIN_USER}, password {password})",

@@ -15,10 +15,12 @@ class AlterflowPlugin(AirflowPlugin):
     external_views = [
         {
             "name": "Schema changes",
-            "href": f"{MOUNT_PATH}/",
+            # Relative (no leading slash): the UI resolves it against its <base href>, so the page
+            # is found under a URL prefix (`[api] base_url` with a path) too.
+            "href": f"{MOUNT_PATH.lstrip('/')}/",
             "destination": "nav",
             "url_route": UI_ROUTE,
-            "icon": f"{MOUNT_PATH}/static/schema_changes.svg",
+            "icon": f"{MOUNT_PATH.lstrip('/')}/static/schema_changes.svg",
             "nav_top_level": True,
         }
     ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import socket
 
+import httpx
 import pytest
 
 from alterflow.airflow_client import DAG_ID, AirflowClient, AirflowRequestError, new_run_id, submit_alter
@@ -181,3 +182,142 @@ def test_waiting_for_a_run_nobody_schedules_gives_up_after_the_wait_timeout(airf
     with pytest.raises(AirflowRequestError) as raised:
         c.wait(request.request_id)
     assert f"Airflow run {request.request_id} of {DAG_ID} is still queued" in one_line(raised.value)
+
+
+# -- server errors: retried, and a repeated trigger never makes a second run ----------------------
+class ServerErrors:
+    """An ASGI layer in front of Airflow's real app for POSTs to the DAG's runs: the first `refuse`
+    are answered 503 without reaching Airflow (a proxy whose api-server restarts); the next `lose`
+    reach Airflow, which creates the run, but their answer is replaced by a 500 (an answer lost)."""
+
+    def __init__(self, app, refuse: int = 0, lose: int = 0):
+        self.app, self.refuse, self.lose, self.posts = app, refuse, lose, 0
+
+    async def __call__(self, scope, receive, send):
+        from starlette.responses import JSONResponse
+
+        if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].endswith("/dagRuns"):
+            return await self.app(scope, receive, send)
+        self.posts += 1
+        if self.refuse > 0:
+            self.refuse -= 1
+            return await JSONResponse({"detail": "upstream restarting"}, 503)(scope, receive, send)
+        if self.lose > 0:
+            self.lose -= 1
+
+            async def dropped(message):
+                return None
+
+            await self.app(scope, receive, dropped)
+            return await JSONResponse({"detail": "Database error"}, 500)(scope, receive, send)
+        return await self.app(scope, receive, send)
+
+
+def flaky_client(airflow_api, **errors) -> tuple[AirflowClient, ServerErrors]:
+    from starlette.testclient import TestClient
+
+    layer = ServerErrors(airflow_api.app, **errors)  # the app is started by the airflow_api fixture
+    c = client(TestClient(layer, base_url="http://airflow.test"))
+    c.retry_delays_s = (0.01, 0.01, 0.01)
+    return c, layer
+
+
+def test_server_errors_are_retried_and_the_run_is_created_once(airflow_api):
+    set_paused(airflow_api, False)
+    c, layer = flaky_client(airflow_api, refuse=2)
+    request = AlterRequest("t", ALTER, request_id=new_run_id())
+    before = runs(airflow_api)
+    assert c.trigger(request)["dag_run_id"] == request.request_id
+    assert layer.posts == 3
+    assert sorted(runs(airflow_api)) == sorted([*before, request.request_id])
+
+
+def test_a_lost_answer_then_a_repeat_takes_the_run_the_first_attempt_made(airflow_api):
+    set_paused(airflow_api, False)
+    c, layer = flaky_client(airflow_api, lose=1)
+    request = AlterRequest("t", ALTER, {"timeout": "90"}, request_id=new_run_id())
+    before = runs(airflow_api)
+    created = c.trigger(request)
+    assert layer.posts == 2  # the second POST found the run (409) and took it: its conf is ours
+    assert (created["dag_run_id"], created["conf"]["properties"]) == (request.request_id, {"timeout": "90"})
+    assert sorted(runs(airflow_api)) == sorted([*before, request.request_id])
+
+
+def test_server_errors_past_the_retries_are_one_line_and_make_no_run(airflow_api):
+    set_paused(airflow_api, False)
+    c, layer = flaky_client(airflow_api, refuse=10)
+    request = AlterRequest("t", ALTER, request_id=new_run_id())
+    before = runs(airflow_api)
+    with pytest.raises(AirflowRequestError) as raised:
+        c.trigger(request)
+    assert one_line(raised.value) == "ALTER TABLE t: Airflow refused the run: upstream restarting"
+    assert layer.posts == 1 + len(c.retry_delays_s)
+    assert runs(airflow_api) == before
+
+
+# -- no answer in time: retried like a server error ------------------------------------------------
+class LostAnswers(httpx.BaseTransport):
+    """A transport in front of Airflow's real app whose first `lose` POSTs to the DAG's runs reach
+    Airflow (which creates the run) but time out before their answer comes back."""
+
+    def __init__(self, app_client, lose: int):
+        self.app_client, self.lose, self.posts = app_client, lose, 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        answer = self.app_client.send(request)
+        if request.method == "POST" and request.url.path.endswith("/dagRuns"):
+            self.posts += 1
+            if self.lose > 0:
+                self.lose -= 1
+                raise httpx.ReadTimeout("timed out", request=request)
+        headers = {k: v for k, v in answer.headers.items() if k.lower() not in ("content-encoding", "content-length")}
+        return httpx.Response(answer.status_code, headers=headers, content=answer.content)
+
+
+def test_an_answer_that_times_out_is_retried_and_the_run_is_created_once(airflow_api):
+    set_paused(airflow_api, False)
+    layer = LostAnswers(airflow_api, lose=2)
+    c = client(httpx.Client(transport=layer, base_url="http://airflow.test"))
+    c.retry_delays_s = (0.01, 0.01, 0.01)
+    request = AlterRequest("t", ALTER, request_id=new_run_id())
+    before = runs(airflow_api)
+    created = c.trigger(request)
+    assert layer.posts == 3  # two timed out after Airflow made the run; the third found it (409) and took it
+    assert created["dag_run_id"] == request.request_id
+    assert sorted(runs(airflow_api)) == sorted([*before, request.request_id])
+
+
+def test_a_server_that_never_answers_is_one_line_after_the_retries(session, monkeypatch):
+    """A real socket that accepts and reads requests but never answers: each call times out, is
+    repeated after each delay, then fails with one line; the table is untouched."""
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    requests: list[bytes] = []
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            held.append(conn)
+            requests.append(conn.recv(65536).split(b"\r\n", 1)[0])
+
+    threading.Thread(target=accept, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        c = AirflowClient(url, username="admin", password=PASSWORD, timeout_s=0.3, retry_delays_s=(0.01, 0.01))
+        before = untouched(session)
+        with pytest.raises(AirflowRequestError) as raised:
+            submit_alter(c, session.catalog, AlterRequest("t", ALTER, request_id=new_run_id()))
+        assert one_line(raised.value) == f"cannot reach Airflow at {url} (ALTERFLOW_AIRFLOW_URL): timed out"
+        assert requests == [b"POST /auth/token HTTP/1.1"] * 3
+        assert untouched(session) == before
+    finally:
+        listener.close()
+        for conn in held:
+            conn.close()

@@ -20,6 +20,8 @@ import uuid
 
 import httpx
 
+from alterflow.airflow_client import READ_TIMEOUT_S, RETRY_DELAYS_S, RETRY_STATUSES
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
 ENV_SCRIPT = REPO / "deploy" / "airflow_env.py"
@@ -87,10 +89,14 @@ def _signal_all(pids, sig: int) -> None:
 
 
 class LiveAirflow:
-    def __init__(self, base: pathlib.Path):
+    """`base_path` (e.g. "/af") serves Airflow under that path, as behind a reverse proxy:
+    `[api] base_url` is set to it and `url` includes it."""
+
+    def __init__(self, base: pathlib.Path, base_path: str = ""):
         self.base = base
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.base_path = base_path
+        self.url = f"http://127.0.0.1:{self.port}{base_path}"
         self.airflow_home = base / "airflow"
         self.alterflow_home = base / "alterflow"
         self.log_path = base / "standalone.log"
@@ -114,6 +120,8 @@ class LiveAirflow:
         # runs next to a developer's `make airflow` (8793, 8794).
         env["AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT"] = str(free_port())
         env["AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT"] = str(free_port())
+        if self.base_path:
+            env["AIRFLOW__API__BASE_URL"] = f"{self.url}/"
         command = [sys.executable, str(ENV_SCRIPT), "--home", str(self.airflow_home), "--port", str(self.port), "standalone"]
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
@@ -136,6 +144,24 @@ class LiveAirflow:
             text = path.read_text(errors="replace")
             parts.append(f"--- {path.relative_to(self.airflow_home)}\n{text[-limit_chars:]}")
         return "\n".join(parts) or "(no task logs)"
+
+    def slowest_requests(self, count: int = 6) -> str:
+        """The api-server's slowest answers so far (its access log: duration, method, path, when)
+        and how often a process logged "database is locked": what to look at when a call timed out."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return "(no log)"
+        found = []
+        for line in text.splitlines():
+            if "request finished" not in line or "duration_us=" not in line:
+                continue
+            fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
+            when = line.split()[2] if line.startswith("api-server") else ""
+            found.append((int(fields.get("duration_us", "0")), f"{fields.get('method')} {fields.get('path')} at {when}"))
+        found.sort(reverse=True)
+        slow = "; ".join(f"{us / 1e6:.1f} s {what}" for us, what in found[:count])
+        return f"slowest api-server answers: {slow or 'none logged'}; 'database is locked' logged {text.count('database is locked')} times"
 
     def diagnostics(self) -> str:
         return f"=== standalone output (last lines), {self.log_path}\n{self.log_tail()}\n=== task logs\n{self.task_logs()}"
@@ -165,10 +191,27 @@ class LiveAirflow:
             time.sleep(1)
         raise AssertionError(f"Airflow not healthy after {timeout} s (last answer: {last})")
 
+    def call(self, method: str, path: str, **kwargs) -> httpx.Response:
+        """`method` on `path` below the live Airflow's URL, as the CLI's client calls it: an answer
+        may take up to its read timeout (the SQLite metadata database waits up to 60 s for its lock
+        on a loaded machine), and a server error or no answer in time is repeated after each of
+        its delays. The last answer is returned; the last timeout is raised."""
+        delays = iter(RETRY_DELAYS_S)
+        while True:
+            try:
+                answer = httpx.request(method, f"{self.url}{path}", timeout=READ_TIMEOUT_S, **kwargs)
+            except httpx.TimeoutException:
+                delay = next(delays, None)
+                if delay is None:
+                    raise
+            else:
+                delay = next(delays, None) if answer.status_code in RETRY_STATUSES else None
+                if delay is None:
+                    return answer
+            time.sleep(delay)
+
     def token(self, username: str = "admin", password: str | None = None) -> str:
-        answer = httpx.post(
-            f"{self.url}/auth/token", json={"username": username, "password": password or self.password}, timeout=30
-        )
+        answer = self.call("POST", "/auth/token", json={"username": username, "password": password or self.password})
         assert answer.status_code == 201, f"POST /auth/token: {answer.status_code} {answer.text}"
         return answer.json()["access_token"]
 

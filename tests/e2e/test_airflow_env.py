@@ -56,6 +56,34 @@ def test_environment_has_the_projects_folders_user_and_the_clis_settings(airflow
     assert env["PATH"].split(":")[0] == str(pathlib.Path(sys.executable).parent)
 
 
+def test_a_base_url_path_reaches_the_execution_api_and_the_banner(airflow_env, tmp_path):
+    """Behind a reverse proxy at /airflow: the workers call the execution API under that path."""
+    base = {"ALTERFLOW_HOME": str(tmp_path / "home"), "AIRFLOW__API__BASE_URL": "https://example.test/airflow/"}
+    env = airflow_env.airflow_environment(base, home=tmp_path / "af", port=18125)
+    assert env["AIRFLOW__API__BASE_URL"] == "https://example.test/airflow/", "the user's base URL is kept"
+    assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://127.0.0.1:18125/airflow/execution/"
+    assert "alterflow on Airflow: http://localhost:18125/airflow " in airflow_env.banner(env, "pw")
+
+
+def test_sqlite_metadata_waits_for_its_lock_as_airflow_reads_it(airflow_env, tmp_path):
+    """Airflow itself resolves the connect-args setting (plugins/ is on its path) to a 60 s wait;
+    another database gets no SQLite-only argument."""
+    env = airflow_env.airflow_environment({"ALTERFLOW_HOME": str(tmp_path / "home")}, home=tmp_path / "af")
+    read = (
+        "from airflow.configuration import conf; "
+        "print(conf.getimport('database', 'sql_alchemy_connect_args')['timeout'], "
+        "conf.getimport('database', 'sql_alchemy_connect_args_async')['timeout'])"
+    )
+    done = subprocess.run([sys.executable, "-c", read], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[-1] == "60 60"
+
+    postgres = airflow_env.airflow_environment(
+        {"ALTERFLOW_HOME": str(tmp_path / "home")}, home=tmp_path / "af", database_url="postgresql+psycopg://u@h/airflow"
+    )
+    assert not {k for k in postgres if k.startswith("AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS")}
+
+
 def test_spark_default_resolves_to_the_clis_master(airflow_env, tmp_path, monkeypatch):
     """The connection as the Spark provider's SparkSubmitHook resolves it (from the environment)."""
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook

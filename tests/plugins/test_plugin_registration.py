@@ -32,8 +32,8 @@ def test_airflow_plugin_manager_loads_the_plugin(airflow_db):
     assert [(a["name"], a["url_prefix"]) for a in apps if a["app"] is app] == [("alterflow", "/alterflow")]
     external_views, _react_apps = plugins_manager._get_ui_plugins()
     view = next(v for v in external_views if v["name"] == "Schema changes")
-    assert (view["href"], view["destination"], view["url_route"]) == ("/alterflow/", "nav", "schema-changes")
-    assert view["nav_top_level"] is True and view["icon"] == "/alterflow/static/schema_changes.svg"
+    assert (view["href"], view["destination"], view["url_route"]) == ("alterflow/", "nav", "schema-changes")
+    assert view["nav_top_level"] is True and view["icon"] == "alterflow/static/schema_changes.svg"
 
     # What Airflow's /api/v2/plugins serves the UI: it validates against Airflow's own models.
     info = next(i for i in plugins_manager.get_plugin_info() if i["name"] == "alterflow")
@@ -84,7 +84,7 @@ def test_the_airflow_api_server_serves_the_page_and_the_api(airflow_db, tmp_path
         listed = http.get("/api/v2/plugins", headers={"Authorization": f"Bearer {token}"}).json()
         ours = next(p for p in listed["plugins"] if p["name"] == "alterflow")
         assert [(v["name"], v["href"], v["url_route"]) for v in ours["external_views"]] == [
-            ("Schema changes", "/alterflow/", "schema-changes")
+            ("Schema changes", "alterflow/", "schema-changes")
         ]
 
 
