@@ -46,6 +46,27 @@ class AirflowRequestError(RuntimeError):
     """Airflow could not be reached, refused us, or the run failed; the message is one line."""
 
 
+def send_repeating(send: Callable[[], httpx.Response], delays_s=RETRY_DELAYS_S) -> tuple[httpx.Response, bool]:
+    """`send()`'s response and whether it was sent more than once: a server error (RETRY_STATUSES)
+    or no answer in time is repeated after each of `delays_s`, then the last outcome stands (the
+    last timeout is raised). Any other failure, such as a refused connection, is raised at once."""
+    delays = iter(delays_s)
+    repeated = False
+    while True:
+        try:
+            response = send()
+        except httpx.TimeoutException:
+            delay = next(delays, None)
+            if delay is None:
+                raise
+        else:
+            delay = next(delays, None) if response.status_code in RETRY_STATUSES else None
+            if delay is None:
+                return response, repeated
+        repeated = True
+        time.sleep(delay)
+
+
 def new_run_id() -> str:
     return f"alterflow__{uuid.uuid4().hex}"
 
@@ -110,31 +131,14 @@ class AirflowClient:
             self._own_http = None
 
     def _send(self, method: str, path: str, **kwargs) -> tuple[httpx.Response, bool]:
-        """The response and whether the request was sent more than once: a server error or no
-        answer in time is repeated after each of `retry_delays_s`, then the last outcome stands."""
-        delays = iter(self.retry_delays_s)
-        repeated = False
-        while True:
-            try:
-                response = self._client().request(method, path, **kwargs)
-            except httpx.InvalidURL as exc:
-                raise AirflowRequestError(f"ALTERFLOW_AIRFLOW_URL {self.url!r} is not a valid URL: {exc}") from None
-            except httpx.TimeoutException as exc:
-                delay = next(delays, None)
-                if delay is None:
-                    raise self._unreachable(exc) from None
-            except httpx.HTTPError as exc:
-                raise self._unreachable(exc) from None
-            else:
-                delay = next(delays, None) if response.status_code in RETRY_STATUSES else None
-                if delay is None:
-                    return response, repeated
-            repeated = True
-            time.sleep(delay)
-
-    def _unreachable(self, exc: httpx.HTTPError) -> AirflowRequestError:
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        return AirflowRequestError(f"cannot reach Airflow at {self.base} (ALTERFLOW_AIRFLOW_URL): {reason}")
+        """The response and whether the request was sent more than once (`send_repeating`)."""
+        try:
+            return send_repeating(lambda: self._client().request(method, path, **kwargs), self.retry_delays_s)
+        except httpx.InvalidURL as exc:
+            raise AirflowRequestError(f"ALTERFLOW_AIRFLOW_URL {self.url!r} is not a valid URL: {exc}") from None
+        except httpx.HTTPError as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise AirflowRequestError(f"cannot reach Airflow at {self.base} (ALTERFLOW_AIRFLOW_URL): {reason}") from None
 
     def token(self) -> str:
         response, _ = self._send("POST", "/auth/token", json={"username": self.username, "password": self.password})

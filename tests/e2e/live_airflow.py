@@ -20,7 +20,7 @@ import uuid
 
 import httpx
 
-from alterflow.airflow_client import READ_TIMEOUT_S, RETRY_DELAYS_S, RETRY_STATUSES
+from alterflow.airflow_client import READ_TIMEOUT_S, send_repeating
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
@@ -196,19 +196,7 @@ class LiveAirflow:
         may take up to its read timeout (the SQLite metadata database waits up to 60 s for its lock
         on a loaded machine), and a server error or no answer in time is repeated after each of
         its delays. The last answer is returned; the last timeout is raised."""
-        delays = iter(RETRY_DELAYS_S)
-        while True:
-            try:
-                answer = httpx.request(method, f"{self.url}{path}", timeout=READ_TIMEOUT_S, **kwargs)
-            except httpx.TimeoutException:
-                delay = next(delays, None)
-                if delay is None:
-                    raise
-            else:
-                delay = next(delays, None) if answer.status_code in RETRY_STATUSES else None
-                if delay is None:
-                    return answer
-            time.sleep(delay)
+        return send_repeating(lambda: httpx.request(method, f"{self.url}{path}", timeout=READ_TIMEOUT_S, **kwargs))[0]
 
     def token(self, username: str = "admin", password: str | None = None) -> str:
         answer = self.call("POST", "/auth/token", json={"username": username, "password": password or self.password})
