@@ -139,16 +139,38 @@ def browser(live: LiveAirflow, token: str):
         driver.quit()
 
 
+def page_wait(driver):
+    """A 90 s wait that looks again when React re-rendered an element between finding and using it."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, 90, ignored_exceptions=(StaleElementReferenceException,))
+
+
+def click_button(wait, text: str, which: int) -> None:
+    """Click the `which`-th button whose text is `text`, found and clicked in one look (so a
+    re-render in between makes the wait look again instead of failing)."""
+    from selenium.webdriver.common.by import By
+
+    def clicked(driver) -> bool:
+        buttons = [b for b in driver.find_elements(By.TAG_NAME, "button") if b.text.strip() == text]
+        if not buttons:
+            return False
+        buttons[which].click()
+        return True
+
+    wait.until(clicked)
+
+
 def trigger_from_the_form(driver, live: LiveAirflow, table: str, statement: str, screenshot: pathlib.Path) -> str:
     """What a user does: the DAG's page, *Trigger*, the form's Table and statement fields, *Trigger*.
     Returns the run id of the page Airflow then opens."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ready
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    wait = WebDriverWait(driver, 90)
+    wait = page_wait(driver)
     driver.get(f"{live.url}/dags/{DAG}")
-    wait.until(lambda d: [b for b in d.find_elements(By.TAG_NAME, "button") if b.text.strip() == "Trigger"])[0].click()
+    click_button(wait, "Trigger", which=0)
     field = wait.until(ready.element_to_be_clickable((By.ID, "element_table")))
     form_text = driver.find_element(By.TAG_NAME, "body").text
     for words in ("Table", "ALTER TABLE statement", "Properties", "Optional JSON object"):  # the params' titles and help
@@ -157,7 +179,7 @@ def trigger_from_the_form(driver, live: LiveAirflow, table: str, statement: str,
     driver.find_element(By.ID, "element_statement").send_keys(statement)  # (typed quotes may lose the space before them)
     screenshot.parent.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(screenshot))
-    [b for b in driver.find_elements(By.TAG_NAME, "button") if b.text.strip() == "Trigger"][-1].click()
+    click_button(wait, "Trigger", which=-1)
     wait.until(lambda d: f"/dags/{DAG}/runs/" in d.current_url)
     return urllib.parse.unquote(driver.current_url.split("/runs/", 1)[1].split("/", 1)[0].split("?", 1)[0])
 
@@ -166,10 +188,9 @@ def open_schema_changes_page(driver, live: LiveAirflow, job_id: int, screenshot:
     """The Schema changes page: the job's row and the screenshot."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ready
-    from selenium.webdriver.support.ui import WebDriverWait
 
     driver.get(f"{live.url}/plugin/schema-changes")
-    wait = WebDriverWait(driver, 90)
+    wait = page_wait(driver)
     wait.until(ready.frame_to_be_available_and_switch_to_it((By.CSS_SELECTOR, "iframe")))
     row = wait.until(
         ready.presence_of_element_located((By.CSS_SELECTOR, f'table#jobs tr.job[data-job-id="{job_id}"]'))
@@ -288,7 +309,6 @@ def test_under_a_url_path_the_cli_and_the_schema_changes_page_work(airflow_under
     the signed-out page sends the user to Airflow's sign-in under /af."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ready
-    from selenium.webdriver.support.ui import WebDriverWait
 
     live = airflow_under_a_path
     assert live.url.endswith("/af")
@@ -311,7 +331,7 @@ def test_under_a_url_path_the_cli_and_the_schema_changes_page_work(airflow_under
     assert 'href="/af/auth/login?next=%2Faf%2Fplugin%2Fschema-changes"' in signed_out.text, signed_out.text
 
     with browser(live, token) as driver:
-        wait = WebDriverWait(driver, 90)
+        wait = page_wait(driver)
         driver.get(f"{live.url}/")
         link = wait.until(ready.element_to_be_clickable((By.CSS_SELECTOR, 'a[href$="plugin/schema-changes"]')))
         assert link.get_attribute("href") == f"{live.url}/plugin/schema-changes"
