@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Engine, and_, bindparam, func, select, update
+from sqlalchemy import Engine, and_, bindparam, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -59,6 +59,28 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+LEASE_EXPIRED = "its lease expired"
+
+
+def _lease_expired(txn: TransactionRow, now: datetime) -> bool:
+    return txn.lease_expires_at is not None and txn.lease_expires_at < now
+
+
+def _abort_expired(s: Session, txn: TransactionRow, now: datetime) -> list[str]:
+    """Abort a PREPARE transaction past its timeout or lease (in `s`); its files' paths to delete."""
+    txn.state = "ABORTED"
+    if _lease_expired(txn, now) and not txn.timeout_at < now:
+        txn.reason = LEASE_EXPIRED
+    else:
+        txn.reason = f"timed out at {txn.timeout_at.isoformat(sep=' ', timespec='seconds')}"
+    txn.finished_at = now
+    paths = []
+    for f in s.scalars(select(DataFileRow).where(DataFileRow.txn_id == txn.id, DataFileRow.state == "LIVE")):
+        f.state = "DELETED"
+        paths.append(f.path)
+    return paths
+
+
 # -- what callers get back --------------------------------------------------------------------
 @dataclass(frozen=True)
 class TableInfo:
@@ -89,6 +111,17 @@ class NewFile:
     path: str
     row_count: int
     byte_size: int
+
+
+@dataclass(frozen=True)
+class OpenTransaction:
+    """A PREPARE transaction, as a job waiting on its boundary shows it."""
+
+    id: int
+    label: str
+    created_at: datetime
+    timeout_at: datetime
+    lease_expires_at: datetime | None
 
 
 @dataclass(frozen=True)
@@ -124,6 +157,12 @@ class AlterJob:
     finished_at: datetime | None
     origin_index_id: int | None = None
     shadow_index_id: int | None = None
+    # The runner lease (catalog.leases): who drives the job and until when.
+    lease_holder: str | None = None
+    lease_group: str | None = None
+    lease_acquired_at: datetime | None = None
+    lease_renewed_at: datetime | None = None
+    lease_expires_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -175,7 +214,20 @@ def _job(row: AlterJobRow) -> AlterJob:
         finished_at=row.finished_at,
         origin_index_id=row.origin_index_id,
         shadow_index_id=row.shadow_index_id,
+        lease_holder=row.lease_holder,
+        lease_group=row.lease_group,
+        lease_acquired_at=row.lease_acquired_at,
+        lease_renewed_at=row.lease_renewed_at,
+        lease_expires_at=row.lease_expires_at,
     )
+
+
+def lock_job_row(s: Session, job_id: int) -> AlterJobRow:
+    """The job's row, locked for the rest of `s`'s transaction; UnknownObject if there is none."""
+    row = s.get(AlterJobRow, job_id, with_for_update=True)
+    if row is None:
+        raise UnknownObject(f"unknown alter job {job_id}")
+    return row
 
 
 def _table(row: TableRow) -> TableInfo:
@@ -485,9 +537,15 @@ class Catalog:
             rows = s.scalars(select(TabletRow).where(TabletRow.index_id == index_id))
             return {r.id: (r.partition_key, r.bucket) for r in rows}
 
-    def begin_transaction(self, table_id: int, label: str, timeout_s: int) -> int:
+    def begin_transaction(
+        self, table_id: int, label: str, timeout_s: int, lease_s: float | None = None, holder: str | None = None
+    ) -> int:
         """A new PREPARE transaction. Its id is taken under the table row's lock, the same lock a
-        heavyweight job takes for its boundary, so every id is clearly below or above a boundary."""
+        heavyweight job takes for its boundary, so every id is clearly below or above a boundary.
+
+        With `lease_s` the transaction has a load lease (SPEC §4) that its process renews
+        (`renew_transaction`); once past, whoever looks first aborts it. Without, only the
+        timeout bounds it."""
         now = utcnow()
         with self._session() as s, s.begin():
             if s.scalar(select(TableRow.id).where(TableRow.id == table_id, TableRow.name_key.is_not(None)).with_for_update()) is None:
@@ -495,10 +553,27 @@ class Catalog:
             row = TransactionRow(
                 table_id=table_id, state="PREPARE", label=label, created_at=now,
                 timeout_at=now + timedelta(seconds=timeout_s),
+                lease_holder=holder if lease_s is not None else None,
+                lease_expires_at=now + timedelta(seconds=lease_s) if lease_s is not None else None,
             )
             s.add(row)
             s.flush()
             return row.id
+
+    def renew_transaction(self, txn_id: int, lease_s: float, now: datetime | None = None) -> bool:
+        """Extend a PREPARE transaction's load lease; False once it expired or the transaction ended
+        (a lease that ran out is gone, even if nobody has aborted the transaction yet)."""
+        now = now or utcnow()
+        with self._session() as s, s.begin():
+            result = s.execute(
+                update(TransactionRow)
+                .where(
+                    TransactionRow.id == txn_id, TransactionRow.state == "PREPARE",
+                    TransactionRow.lease_expires_at.is_not(None), TransactionRow.lease_expires_at >= now,
+                )
+                .values(lease_expires_at=now + timedelta(seconds=lease_s))
+            )
+            return result.rowcount == 1
 
     def register_files(self, txn_id: int, files: Iterable[NewFile]) -> None:
         """Record files a PREPARE transaction is about to write (invisible until it commits),
@@ -527,24 +602,34 @@ class Catalog:
         `file_sizes` records the byte sizes of the files written since `register_files`."""
         with self._session() as s, s.begin():
             txn = s.get(TransactionRow, txn_id, with_for_update=True)
-            if txn is None or txn.state != "PREPARE":
-                state = txn.state if txn is not None else "unknown"
-                reason = f" ({txn.reason})" if txn is not None and txn.reason else ""
-                raise TransactionStateError(f"transaction {txn_id} cannot commit: it is {state}{reason}")
-            if check is not None:
-                check(s, txn)
-            s.execute(update(TableRow).where(TableRow.id == txn.table_id).values(commit_seq=TableRow.commit_seq + 1))
-            seq = s.scalar(select(TableRow.commit_seq).where(TableRow.id == txn.table_id))
-            for path, size in (file_sizes or {}).items():
-                s.execute(
-                    update(DataFileRow)
-                    .where(DataFileRow.txn_id == txn_id, DataFileRow.path == path)
-                    .values(byte_size=size)
-                )
-            txn.state = "COMMITTED"
-            txn.commit_seq = seq
-            txn.finished_at = utcnow()
-            return seq
+            now = utcnow()
+            if txn is not None and txn.state == "PREPARE" and _lease_expired(txn, now):
+                _abort_expired(s, txn, now)  # the abort commits with this block; the commit is refused below
+            lease_lost = txn is not None and txn.state == "ABORTED" and txn.reason == LEASE_EXPIRED
+            if not lease_lost:
+                return self._commit_prepared(s, txn_id, txn, file_sizes, check)
+        raise TransactionStateError(f"transaction {txn_id} was aborted ({LEASE_EXPIRED}); retry the load")
+
+    def _commit_prepared(self, s: Session, txn_id: int, txn: TransactionRow | None, file_sizes, check) -> int:
+        """The commit proper, inside the caller's database transaction."""
+        if txn is None or txn.state != "PREPARE":
+            state = txn.state if txn is not None else "unknown"
+            reason = f" ({txn.reason})" if txn is not None and txn.reason else ""
+            raise TransactionStateError(f"transaction {txn_id} cannot commit: it is {state}{reason}")
+        if check is not None:
+            check(s, txn)
+        s.execute(update(TableRow).where(TableRow.id == txn.table_id).values(commit_seq=TableRow.commit_seq + 1))
+        seq = s.scalar(select(TableRow.commit_seq).where(TableRow.id == txn.table_id))
+        for path, size in (file_sizes or {}).items():
+            s.execute(
+                update(DataFileRow)
+                .where(DataFileRow.txn_id == txn_id, DataFileRow.path == path)
+                .values(byte_size=size)
+            )
+        txn.state = "COMMITTED"
+        txn.commit_seq = seq
+        txn.finished_at = utcnow()
+        return seq
 
     def abort_transaction(self, txn_id: int, reason: str) -> list[str]:
         """PREPARE -> ABORTED. Returns the paths of its files, which the caller deletes."""
@@ -565,21 +650,38 @@ class Catalog:
             return paths
 
     def abort_expired_transactions(self, table_id: int | None = None, now: datetime | None = None) -> list[str]:
-        """Abort every PREPARE transaction past its timeout; returns their files' paths to delete."""
+        """Abort every PREPARE transaction past its timeout or its load lease; returns their
+        files' paths to delete."""
         now = now or utcnow()
         paths: list[str] = []
+        expired = or_(
+            TransactionRow.timeout_at < now,
+            and_(TransactionRow.lease_expires_at.is_not(None), TransactionRow.lease_expires_at < now),
+        )
+        with self._session() as s:
+            # A look first, without a write lock: most of the time nothing has expired.
+            query = select(TransactionRow.id).where(TransactionRow.state == "PREPARE", expired)
+            if table_id is not None:
+                query = query.where(TransactionRow.table_id == table_id)
+            if not s.scalars(query).first():
+                return paths
         with self._session() as s, s.begin():
-            query = select(TransactionRow).where(TransactionRow.state == "PREPARE", TransactionRow.timeout_at < now)
+            query = select(TransactionRow).where(TransactionRow.state == "PREPARE", expired)
             if table_id is not None:
                 query = query.where(TransactionRow.table_id == table_id)
             for txn in s.scalars(query.with_for_update()):
-                txn.state = "ABORTED"
-                txn.reason = f"timed out at {txn.timeout_at.isoformat(sep=' ', timespec='seconds')}"
-                txn.finished_at = now
-                for f in s.scalars(select(DataFileRow).where(DataFileRow.txn_id == txn.id, DataFileRow.state == "LIVE")):
-                    f.state = "DELETED"
-                    paths.append(f.path)
+                paths += _abort_expired(s, txn, now)
         return paths
+
+    def blocking_transactions(self, table_id: int, below: int) -> list["OpenTransaction"]:
+        """The table's PREPARE transactions with ids below `below`, oldest first."""
+        with self._session() as s:
+            rows = s.scalars(
+                select(TransactionRow)
+                .where(TransactionRow.table_id == table_id, TransactionRow.state == "PREPARE", TransactionRow.id < below)
+                .order_by(TransactionRow.id)
+            )
+            return [OpenTransaction(r.id, r.label, r.created_at, r.timeout_at, r.lease_expires_at) for r in rows]
 
     def transaction_state(self, txn_id: int) -> str:
         with self._session() as s:

@@ -23,3 +23,16 @@ class DependentObjects(CatalogError):
 
 class TransactionStateError(CatalogError):
     """The transaction is not in a state that allows this."""
+
+
+class JobStateError(CatalogError):
+    """The alter job is not in a state that allows this; nothing changed."""
+
+
+class LeaseHeld(CatalogError):
+    """Another live runner holds the job's lease: it is being driven; nothing changed."""
+
+
+class LeaseLost(CatalogError):
+    """This runner's lease on a job (or a load's on its transaction) was taken over or expired;
+    the runner stops without writing."""

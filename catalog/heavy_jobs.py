@@ -17,8 +17,11 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog, _job, utcnow
-from catalog.errors import ConcurrentChange, TransactionStateError, UnknownObject
+from datetime import timedelta
+
+from catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog, _job, lock_job_row, utcnow
+from catalog.errors import ConcurrentChange, JobStateError, TransactionStateError, UnknownObject
+from catalog.leases import fence
 from catalog.models import (
     AlterJobRow,
     ConvertedTabletRow,
@@ -33,10 +36,6 @@ from catalog.schema import SchemaVersion
 
 # States in which loads dual-write into the shadow index.
 DUAL_WRITE_STATES = ACTIVE_JOB_STATES
-
-
-class JobStateError(ValueError):
-    """The job is not in a state that allows this; nothing changed."""
 
 
 @dataclass(frozen=True)
@@ -95,18 +94,6 @@ class HeavyJobs:
                 json.loads(row.properties).get("on_cast_error", "fail"),
             )
 
-    def blocking_transactions(self, job: AlterJob) -> list[int]:
-        """Transactions below the job's boundary that are still in PREPARE."""
-        with self._session() as s:
-            return list(s.scalars(
-                select(TransactionRow.id)
-                .where(
-                    TransactionRow.table_id == job.table_id, TransactionRow.state == "PREPARE",
-                    TransactionRow.id < job.boundary_txn,
-                )
-                .order_by(TransactionRow.id)
-            ))
-
     def converted(self, job_id: int) -> dict[int, ConvertedTablet]:
         with self._session() as s:
             rows = s.scalars(select(ConvertedTabletRow).where(ConvertedTabletRow.job_id == job_id))
@@ -151,9 +138,11 @@ class HeavyJobs:
         next_column_id: int,
         properties: dict,
         timeout_s: int,
+        lease: tuple[str, str, float] | None = None,
     ) -> AlterJob:
         """Record the job (PENDING), the new version (not current), the shadow index and its
-        tablets, and the boundary, all in one transaction. Idempotent per request id."""
+        tablets, and the boundary, all in one transaction. Idempotent per request id.
+        `lease` (holder, group, seconds): the job is born with its runner's lease."""
         existing = self.catalog.job_by_request(request_id)
         if existing is not None:
             return existing
@@ -206,6 +195,11 @@ class HeavyJobs:
                     origin_index_id=table.current_index_id, shadow_index_id=shadow.id, msg="", progress="",
                     steps=json.dumps(["validate", "start"]), timeout_s=timeout_s, created_at=now,
                 )
+                if lease is not None:
+                    holder, group, seconds = lease
+                    row.lease_holder, row.lease_group = holder, group
+                    row.lease_acquired_at = row.lease_renewed_at = now
+                    row.lease_expires_at = now + timedelta(seconds=seconds)
                 s.add(row)
                 s.flush()
                 return _job(row)
@@ -221,15 +215,18 @@ class HeavyJobs:
         job_id: int,
         from_states: tuple[str, ...],
         state: str,
+        *,
+        holder: str,
         step: str | None = None,
         msg: str | None = None,
         progress: str | None = None,
     ) -> AlterJob:
-        """Move the job to `state` if it is in one of `from_states` (or already in `state`)."""
+        """Move the job to `state` if it is in one of `from_states` (or already in `state`), if
+        `holder` still holds its lease."""
         with self._session() as s, s.begin():
-            row = s.get(AlterJobRow, job_id, with_for_update=True)
-            if row is None:
-                raise UnknownObject(f"unknown alter job {job_id}")
+            row = lock_job_row(s, job_id)
+            if row.state in ACTIVE_JOB_STATES:
+                fence(row, holder)
             if row.state != state and row.state not in from_states:
                 raise JobStateError(f"alter job {job_id} is {row.state}, not {' or '.join(from_states)}")
             row.state = state
@@ -243,22 +240,26 @@ class HeavyJobs:
                     row.steps = json.dumps(steps + [step])
             return _job(row)
 
-    def note(self, job_id: int, msg: str | None = None, progress: str | None = None) -> None:
-        """Update Msg / Progress of an unfinished job (no state change)."""
+    def note(self, job_id: int, *, holder: str, msg: str | None = None, progress: str | None = None) -> bool:
+        """Update Msg / Progress of an unfinished job (no state change) while `holder` holds its
+        lease; False (nothing written) otherwise."""
         values = {k: v for k, v in (("msg", msg), ("progress", progress)) if v is not None}
         with self._session() as s, s.begin():
-            s.execute(update(AlterJobRow).where(
-                AlterJobRow.id == job_id, AlterJobRow.state.in_(ACTIVE_JOB_STATES)
+            result = s.execute(update(AlterJobRow).where(
+                AlterJobRow.id == job_id, AlterJobRow.state.in_(ACTIVE_JOB_STATES), AlterJobRow.lease_holder == holder,
             ).values(**values))
+            return result.rowcount == 1
 
     def record_converted(
         self, session: Session, job_id: int, origin_tablet_id: int, txn_id: int, rows_in: int, rows_out: int,
-        failed_casts: int, samples: list,
+        failed_casts: int, samples: list, *, holder: str,
     ) -> None:
-        """Inside the conversion transaction's commit: the tablet is done exactly when its files commit."""
+        """Inside the conversion transaction's commit: the tablet is done exactly when its files
+        commit, and only while `holder` holds the job's lease."""
         job = session.get(AlterJobRow, job_id, with_for_update=True)
         if job is None or job.state != "RUNNING":
             raise JobStateError(f"alter job {job_id} is {job.state if job else 'gone'}; conversion output discarded")
+        fence(job, holder)
         session.add(ConvertedTabletRow(
             job_id=job_id, origin_tablet_id=origin_tablet_id, txn_id=txn_id, rows_in=rows_in, rows_out=rows_out,
             failed_casts=failed_casts, samples=json.dumps(samples, default=str), finished_at=utcnow(),
@@ -276,17 +277,20 @@ class HeavyJobs:
             return int(s.scalar(select(AlterJobRow.dual_write_nulled).where(AlterJobRow.id == job_id)) or 0)
 
     # -- the end ------------------------------------------------------------------------------
-    def swap(self, job_id: int, from_states: tuple[str, ...] = ("VALIDATING", "READY_TO_SWAP")) -> AlterJob:
-        """In one transaction: the shadow index and the new version become current; FINISHED."""
+    def swap(self, job_id: int, from_states: tuple[str, ...], *, holder: str | None) -> AlterJob:
+        """In one transaction: the shadow index and the new version become current; FINISHED.
+        A runner swaps holding the lease (`holder`); a user's RESUME of a postponed swap
+        (READY_TO_SWAP only) passes None."""
+        if holder is None and set(from_states) - {"READY_TO_SWAP"}:
+            raise JobStateError(f"alter job {job_id}: only a READY_TO_SWAP job is swapped without its runner lease")
         now = utcnow()
         with self._session() as s, s.begin():
-            row = s.get(AlterJobRow, job_id, with_for_update=True)
-            if row is None:
-                raise UnknownObject(f"unknown alter job {job_id}")
+            row = lock_job_row(s, job_id)
             if row.state == "FINISHED":
                 return _job(row)
             if row.state not in from_states:
                 raise JobStateError(f"alter job {job_id} is {row.state}; only a job {' or '.join(from_states)} can swap")
+            fence(row, holder)
             table = s.get(TableRow, row.table_id, with_for_update=True)
             if table.current_version != row.from_version or table.current_index_id != row.origin_index_id:
                 raise ConcurrentChange(f"ALTER TABLE {row.table_name}: the table changed under job {job_id}")
@@ -302,16 +306,16 @@ class HeavyJobs:
             row.steps = json.dumps([*json.loads(row.steps), "swap"])
             return _job(row)
 
-    def cancel(self, job_id: int, reason: str) -> tuple[AlterJob, list[str]]:
+    def cancel(self, job_id: int, reason: str, *, holder: str | None = None) -> tuple[AlterJob, list[str]]:
         """Drop the shadow index and the uncommitted version; the origin is untouched.
-        Returns the job and the paths of the shadow files, which the caller deletes."""
+        Returns the job and the paths of the shadow files, which the caller deletes. A user's
+        cancel (holder None) needs no lease; a runner's (a failed validation) needs its lease."""
         now = utcnow()
         with self._session() as s, s.begin():
-            row = s.get(AlterJobRow, job_id, with_for_update=True)
-            if row is None:
-                raise UnknownObject(f"unknown alter job {job_id}")
+            row = lock_job_row(s, job_id)
             if row.state not in ACTIVE_JOB_STATES:
                 raise JobStateError(f"alter job {job_id} is {row.state} and cannot be cancelled")
+            fence(row, holder)
             paths = self._drop_shadow(s, row, now)
             row.state = "CANCELLED"
             row.msg = reason

@@ -84,6 +84,10 @@ class TransactionRow(Base):
     reason: Mapped[str | None] = mapped_column(Text)
     # The heavyweight job whose shadow index this transaction also wrote (dual write), if any.
     job_id: Mapped[int | None] = mapped_column(BigInteger)
+    # Load lease (SPEC §4): the PREPARE transaction's process renews it; once past, whoever looks
+    # first aborts the transaction. NULL: no lease (only the timeout bounds it).
+    lease_holder: Mapped[str | None] = mapped_column(String(256))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
 class DataFileRow(Base):
@@ -126,6 +130,14 @@ class AlterJobRow(Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime)
     # Values that dual-written loads turned into NULL (on_cast_error = null), for Msg.
     dual_write_nulled: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    # Runner lease (SPEC §4): who drives the job now (`host:pid:uuid`), the driver it belongs to
+    # across hand-offs (an Airflow DAG run, or one process), and until when. Taking it is a
+    # compare-and-set; every state change checks it (fencing).
+    lease_holder: Mapped[str | None] = mapped_column(String(256))
+    lease_group: Mapped[str | None] = mapped_column(String(256))
+    lease_acquired_at: Mapped[datetime | None] = mapped_column(DateTime)
+    lease_renewed_at: Mapped[datetime | None] = mapped_column(DateTime)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
 class ViewRow(Base):
