@@ -235,17 +235,25 @@ def submit_alter(client: AirflowClient, catalog, request: AlterRequest):
     planner's line before anything is submitted; the DAG plans it again when it runs."""
     from alterflow.workflow import steps
     from alterflow.workflow.heavy_steps import JobCancelled
+    from catalog.heavy_jobs import HeavyJobs
 
-    steps.validate(catalog, request)
+    validated = steps.validate(catalog, request)
+    taken_over = validated.get("job_id")  # the same ALTER as an orphaned job: the run takes it over
     client.check_dag()
     client.trigger(request)
 
-    def ready_to_swap() -> bool:
+    def run_job():
         job = catalog.job_by_request(request.request_id)
+        if job is None and taken_over is not None:
+            job = HeavyJobs(catalog).job(int(taken_over))
+        return job
+
+    def ready_to_swap() -> bool:
+        job = run_job()
         return job is not None and job.state == "READY_TO_SWAP"
 
     state = client.wait(request.request_id, stop=ready_to_swap)
-    job = catalog.job_by_request(request.request_id)
+    job = run_job()
     if job is not None and job.state == "CANCELLED":
         raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
     if state == "failed" or job is None:

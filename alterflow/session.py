@@ -28,7 +28,7 @@ from alterflow.workflow import job_control, steps
 from alterflow.workflow.heavy_steps import JobCancelled
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_alter
-from catalog.catalog import Catalog, ViewDependency
+from catalog.catalog import Catalog, ViewDependency, utcnow
 from catalog.errors import CatalogError
 from catalog.heavy_jobs import JobStateError
 from catalog.schema import SchemaVersion
@@ -159,7 +159,9 @@ class Session:
         info, version = self.catalog.current_schema(table)
         if by_name:
             data = rows_from_arrow(version, info.name, data)
-        result = load_table(self.catalog, self.warehouse, info, version, data, label, self.settings.txn_timeout_s)
+        result = load_table(
+            self.catalog, self.warehouse, info, version, data, label, self.settings.txn_timeout_s, self.settings.lease_s
+        )
         return Done(f"{result.rows} rows loaded into {info.name} (transaction {result.txn_id})")
 
     # -- queries and views --------------------------------------------------------------------
@@ -209,21 +211,25 @@ class Session:
         if stmt.explain:
             return self._explain(stmt)
         if self.settings.airflow_url:  # a DAG run of alterflow_schema_change, waited for
-            from alterflow.airflow_client import AirflowClient, AirflowRequestError, new_run_id, submit_alter
-
-            request = AlterRequest(stmt.table, stmt.sql or _statement_text(stmt), request_id=new_run_id())
-            client = AirflowClient.from_env(self.settings.airflow_url)
-            try:
-                job = submit_alter(client, self.catalog, request)
-            except AirflowRequestError as exc:
-                raise StatementError(str(exc)) from None
-            finally:
-                client.close()
+            job = self._submit_to_airflow(AlterRequest(stmt.table, stmt.sql or _statement_text(stmt)))
             return Done(f"ALTER TABLE {stmt.table}: job {job.id} {job.state}, schema version {job.to_version}")
         job = run_alter(
             self.catalog, AlterRequest(stmt.table, stmt.sql or _statement_text(stmt)), self.warehouse, lambda: self.spark
         )
         return Done(f"ALTER TABLE {stmt.table}: job {job.id} {job.state}, schema version {job.to_version}")
+
+    def _submit_to_airflow(self, request: AlterRequest):
+        """`request` as a DAG run of alterflow_schema_change (with its own run id), waited for."""
+        from alterflow.airflow_client import AirflowClient, AirflowRequestError, new_run_id, submit_alter
+
+        request = dataclasses.replace(request, request_id=new_run_id())
+        client = AirflowClient.from_env(self.settings.airflow_url)
+        try:
+            return submit_alter(client, self.catalog, request)
+        except AirflowRequestError as exc:
+            raise StatementError(str(exc)) from None
+        finally:
+            client.close()
 
     def _explain(self, stmt: ast.AlterTable) -> Result:
         context = steps.table_context(self.catalog, stmt.table)
@@ -246,11 +252,20 @@ class Session:
         return ResultSet(("Clause", "Kind", "Reason", "Rows", "Bytes"), tuple(rows))
 
     def _ShowAlter(self, stmt: ast.ShowAlter) -> Result:
+        from catalog.leases import is_orphaned, runner_text
+
         table_id = self.catalog.table(stmt.table).id if stmt.table else None
+        now = utcnow()
+
+        def msg(job) -> str:  # an orphaned job says so first (SPEC §4)
+            if not is_orphaned(job, now):
+                return job.msg
+            return runner_text(job, now) + (f"; {job.msg}" if job.msg else "")
+
         rows = tuple(
             (
                 job.id, job.table_name, _time(job.created_at), _time(job.finished_at), job.kind, job.to_version,
-                job.boundary_txn, job.state, job.msg, job.progress, job.timeout_s,
+                job.boundary_txn, job.state, msg(job), job.progress, job.timeout_s,
             )
             for job in self.catalog.jobs(table_id)
         )
@@ -278,9 +293,15 @@ class Session:
         return Done(f"CANCEL ALTER TABLE COLUMN FROM {name}: job {job.id} CANCELLED")
 
     def _ResumeAlter(self, stmt: ast.ResumeAlter) -> Result:
+        """A postponed swap, or an orphaned job taken over and driven to its end: in this process,
+        or, with ALTERFLOW_AIRFLOW_URL, as a DAG run of the same statement (which takes it over)."""
         name = self.catalog.table(stmt.table).name
         try:
-            job = job_control.resume_table_job(self.catalog, stmt.table)
+            job = job_control.table_job_to_resume(self.catalog, stmt.table)
+            if job.state != "READY_TO_SWAP" and self.settings.airflow_url:
+                job = self._submit_to_airflow(AlterRequest(name, job.statement))
+            else:
+                job = job_control.resume_job(self.catalog, self.warehouse, job.id, lambda: self.spark)
         except job_control.JobControlRefused as exc:
             raise StatementError(f"RESUME ALTER TABLE COLUMN FROM {name}: {exc}") from None
         return Done(f"RESUME ALTER TABLE COLUMN FROM {name}: job {job.id} {job.state}, schema version {job.to_version}")

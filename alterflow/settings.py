@@ -24,6 +24,26 @@ def _seconds(env, name: str, default: int) -> int:
     return value
 
 
+DEFAULT_LEASE_S = 30.0
+RENEWALS_PER_LEASE = 6  # a 30 s lease is renewed every 5 s
+
+
+def lease_seconds(env=None) -> float:
+    """ALTERFLOW_LEASE_S: how long a runner's lease on a job, or a load's on its transaction,
+    lives without renewal (default 30). Holders renew it every sixth of that (5 s by default)."""
+    env = os.environ if env is None else env
+    text = env.get("ALTERFLOW_LEASE_S")
+    if text is None or text.strip() == "":
+        return DEFAULT_LEASE_S
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise SettingError(f"ALTERFLOW_LEASE_S must be a number of seconds, got {text!r}") from None
+    if not 0.5 <= value <= 86400:
+        raise SettingError(f"ALTERFLOW_LEASE_S must be between 0.5 and 86400 seconds, got {text!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     home: pathlib.Path
@@ -33,6 +53,7 @@ class Settings:
     airflow_url: str | None
     txn_timeout_s: int = 3600
     gc_retention_s: int = 3600
+    lease_s: float = DEFAULT_LEASE_S
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
@@ -48,6 +69,7 @@ class Settings:
             airflow_url=env.get("ALTERFLOW_AIRFLOW_URL") or None,
             txn_timeout_s=int(env.get("ALTERFLOW_TXN_TIMEOUT", "3600")),
             gc_retention_s=_seconds(env, "ALTERFLOW_GC_RETENTION", 3600),
+            lease_s=lease_seconds(env),
         )
 
     def ensure_dirs(self) -> None:

@@ -1,14 +1,16 @@
 """spark-submit entry point of a heavyweight job's RUNNING step.
 
     spark-submit --master spark://host:7077 spark_jobs/convert_history.py \
-        [--catalog-url URL] [--warehouse PATH] --job-id N [--parallelism 2]
+        [--catalog-url URL] [--warehouse PATH] --job-id N [--parallelism 2] [--lease-group NAME]
 
 Without --catalog-url / --warehouse it reads ALTERFLOW_CATALOG_URL, ALTERFLOW_WAREHOUSE and
 ALTERFLOW_HOME like every other alterflow process (the Airflow DAG passes them this way, so a
 catalog password never shows in the spark-submit command line).
 
 It runs `alterflow.workflow.heavy_steps.convert`, the same step the embedded runner calls
-in-process: tablets already converted are skipped, so a resubmitted application resumes.
+in-process: tablets already converted are skipped, so a resubmitted application resumes. It drives
+the job under its runner lease; `--lease-group` names the driver it belongs to (the Airflow DAG
+run that submitted it, which holds the lease until the application takes it over).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warehouse", help="default: ALTERFLOW_WAREHOUSE (or warehouse/ under ALTERFLOW_HOME)")
     parser.add_argument("--job-id", required=True, type=int)
     parser.add_argument("--parallelism", type=int, default=2)
+    parser.add_argument("--lease-group", help="the driver this application belongs to (default: itself)")
     args = parser.parse_args(argv)
 
     from pyspark.sql import SparkSession
@@ -39,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = SparkSession.builder.appName(f"alterflow-convert-job-{args.job_id}").getOrCreate()
     try:
-        result = convert(spark, Catalog(catalog_url), warehouse, args.job_id, args.parallelism)
+        result = convert(spark, Catalog(catalog_url), warehouse, args.job_id, args.parallelism, group=args.lease_group)
     finally:
         spark.stop()
     print(json.dumps(result))

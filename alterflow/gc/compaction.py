@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import pyarrow.parquet as pq
 
 from alterflow.gc.files import COMPACT_STAGING, delete_paths
+from alterflow.leases import TransactionLease, new_holder
+from alterflow.settings import lease_seconds
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.rewrite.tablet_conversion import _with_field_ids
 from alterflow.store.layout import absolute, data_file_path, index_dir
@@ -33,7 +35,8 @@ from catalog.catalog import Catalog, DataFile, NewFile, TableSnapshot
 from catalog.garbage import CompactionTarget, GarbageCollection
 
 log = logging.getLogger(__name__)
-COMPACTION_TIMEOUT_S = 3600  # a crashed compaction's transaction is aborted after this long
+COMPACTION_TIMEOUT_S = 3600  # a live but slow compaction's transaction is aborted after this long
+# A crashed one is aborted once its lease expires (ALTERFLOW_LEASE_S): the compaction renews it.
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class Compacted:
     rows_out: int
     replaced: tuple[DataFile, ...]
     staging: pathlib.Path
+    lease: TransactionLease  # renewed until the commit (or the abort)
 
 
 def staging_dir(warehouse: pathlib.Path, table_id: int, index_id: int, txn_id: int) -> pathlib.Path:
@@ -72,9 +76,12 @@ def write_compacted(spark, catalog: Catalog, warehouse: pathlib.Path, target: Co
     if not any(f.schema_version != current.version for f in files):
         return None
     keyed = bool(current.primary_key)
+    lease_s = lease_seconds()
     txn_id = catalog.begin_transaction(
-        target.table_id, f"compact tablet {target.tablet_id} to version {current.version}", COMPACTION_TIMEOUT_S
+        target.table_id, f"compact tablet {target.tablet_id} to version {current.version}", COMPACTION_TIMEOUT_S,
+        lease_s=lease_s, holder=new_holder(),
     )
+    lease = TransactionLease(catalog, txn_id, lease_s).start()
     staging = staging_dir(warehouse, target.table_id, target.index_id, txn_id)
     own: list[str] = []
     try:
@@ -99,9 +106,10 @@ def write_compacted(spark, catalog: Catalog, warehouse: pathlib.Path, target: Co
             final.parent.mkdir(parents=True, exist_ok=True)
             source.replace(final)
         return Compacted(
-            target, txn_id, current.version, path, sum(f.row_count for f in files), rows_out, files, staging
+            target, txn_id, current.version, path, sum(f.row_count for f in files), rows_out, files, staging, lease
         )
     except BaseException as exc:
+        lease.stop()
         _abort(catalog, warehouse, txn_id, own, f"compaction failed: {exc}")
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -124,6 +132,7 @@ def commit_compacted(catalog: Catalog, warehouse: pathlib.Path, compacted: Compa
         _abort(catalog, warehouse, compacted.txn_id, [compacted.path] if compacted.path else [], f"compaction refused: {exc}")
         raise
     finally:
+        compacted.lease.stop()
         shutil.rmtree(compacted.staging, ignore_errors=True)
 
 

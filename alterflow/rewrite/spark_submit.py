@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import spark_jobs.convert_history as application
+from alterflow.leases import process_group
 from alterflow.spark_session import LOG_CONFIG
 from alterflow.settings import Settings
 
@@ -23,7 +24,7 @@ def application_path() -> str:
     return str(pathlib.Path(application.__file__).resolve())
 
 
-def submit_command(settings: Settings, job_id: int, master: str, parallelism: int = 2) -> list[str]:
+def submit_command(settings: Settings, job_id: int, master: str, parallelism: int = 2, lease_group: str | None = None) -> list[str]:
     return [
         str(spark_submit_binary()),
         "--master", master,
@@ -39,16 +40,18 @@ def submit_command(settings: Settings, job_id: int, master: str, parallelism: in
         "--warehouse", str(settings.warehouse),
         "--job-id", str(job_id),
         "--parallelism", str(parallelism),
+        *(("--lease-group", lease_group) if lease_group else ()),
     ]
 
 
 def submit_conversion(settings: Settings, job_id: int, master: str | None = None, timeout_s: int | None = None) -> subprocess.CompletedProcess:
-    """Run the conversion application to completion; raises CalledProcessError when it fails."""
+    """Run the conversion application to completion; raises CalledProcessError when it fails.
+    The application drives the job as part of this process's driver (it takes over its lease)."""
     env = dict(os.environ)
     env.setdefault("PYSPARK_PYTHON", sys.executable)
     env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     root = str(pathlib.Path(application.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    command = submit_command(settings, job_id, master or settings.spark_master)
+    command = submit_command(settings, job_id, master or settings.spark_master, lease_group=process_group())
     return subprocess.run(command, env=env, check=True, capture_output=True, text=True, timeout=timeout_s)

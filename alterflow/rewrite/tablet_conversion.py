@@ -25,10 +25,12 @@ from dataclasses import dataclass
 
 import pyarrow.parquet as pq
 
+from alterflow.leases import JobLease, TransactionLease
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.rewrite.footer_counts import file_counts
 from alterflow.store.layout import absolute, data_file_path, index_dir
 from alterflow.types import spark_bucket_expr, to_spark
+from alterflow.workflow.crash_points import crash_point
 from catalog.catalog import Catalog, NewFile, TableSnapshot
 from catalog.heavy_jobs import HeavyJobs
 from catalog.schema import SchemaVersion
@@ -50,8 +52,10 @@ class ConversionResult:
     failed_casts: int
 
 
-def staging_dir(warehouse: pathlib.Path, table_id: int, shadow_index_id: int, tablet_id: int) -> pathlib.Path:
-    return absolute(warehouse, f"{index_dir(table_id, shadow_index_id)}/_staging/o{int(tablet_id)}")
+def staging_dir(warehouse: pathlib.Path, table_id: int, shadow_index_id: int, tablet_id: int, attempt: str) -> pathlib.Path:
+    """A tablet's conversion output before it moves into place: one folder per runner (`attempt`),
+    so a runner that lost its lease never touches its successor's files."""
+    return absolute(warehouse, f"{index_dir(table_id, shadow_index_id)}/_staging/o{int(tablet_id)}-{attempt}")
 
 
 def _with_field_ids(frame, version: SchemaVersion):
@@ -74,8 +78,10 @@ def _flag_column_id(flag: str) -> int:
 class TabletConverter:
     """Converts the origin tablets of one heavyweight job."""
 
-    def __init__(self, spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, parallelism: int = 2):
+    def __init__(self, spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease, parallelism: int = 2):
         self.spark = spark
+        self.lease = lease
+        self.attempt = lease.holder.rsplit(":", 1)[-1]
         self.catalog = catalog
         self.heavy = HeavyJobs(catalog)
         self.warehouse = warehouse
@@ -87,6 +93,7 @@ class TabletConverter:
         self.parallelism = max(1, parallelism)
         self._progress_lock = threading.Lock()
         self._local = threading.local()
+        self._committed = 0
 
     def _thread_spark(self):
         """A session per converting thread: observed metrics are delivered per session, and two
@@ -109,6 +116,9 @@ class TabletConverter:
             self._ensure_running()
             tablet_snapshot = TableSnapshot(snapshot.table, self.old, tuple(files.get(tablet_id, ())), versions, snapshot.commit_seqs)
             self.convert_tablet(tablet_id, origin_tablets[tablet_id][0], tablet_snapshot)
+            with self._progress_lock:
+                self._committed += 1
+                crash_point(f"tablet_{self._committed}")
             self._report(len(origin_tablets), self.heavy.converted(self.job.id))
 
         with ThreadPoolExecutor(self.parallelism, thread_name_prefix="convert") as pool:
@@ -120,6 +130,7 @@ class TabletConverter:
         )
 
     def _ensure_running(self) -> None:
+        self.lease.ensure_held()
         job = self.heavy.job(self.job.id)
         if job.state != "RUNNING":
             raise ConversionStopped(f"alter job {job.id} is {job.state}; conversion stopped")
@@ -127,7 +138,7 @@ class TabletConverter:
     def _report(self, total: int, done: dict) -> None:
         with self._progress_lock:
             rows = sum(t.rows_out for t in done.values())
-            self.heavy.note(self.job.id, progress=f"tablets {len(done)}/{total}, rows {rows}")
+            self.heavy.note(self.job.id, holder=self.lease.holder, progress=f"tablets {len(done)}/{total}, rows {rows}")
 
     # -- one tablet ---------------------------------------------------------------------------
     def convert_tablet(self, tablet_id: int, partition_key: str, snapshot: TableSnapshot) -> None:
@@ -137,7 +148,7 @@ class TabletConverter:
         from alterflow.conversion.spark_convert import convert_frame
 
         keyed = bool(self.old.primary_key)
-        staging = staging_dir(self.warehouse, self.job.table_id, self.shadow_index, tablet_id)
+        staging = staging_dir(self.warehouse, self.job.table_id, self.shadow_index, tablet_id, self.attempt)
         shutil.rmtree(staging, ignore_errors=True)  # what a killed attempt left behind
         if not snapshot.files:  # nothing below the boundary: done without Spark
             self._commit_tablet(tablet_id, partition_key, staging, 0, 0, [])
@@ -241,29 +252,14 @@ class TabletConverter:
         written = sorted(staging.glob(f"{BUCKET_COLUMN}=*/*.parquet"))
         by_bucket = [(int(p.parent.name.split("=", 1)[1]), p) for p in written]
         shadow_tablets = self.catalog.ensure_tablets(self.shadow_index, {(partition_key, b) for b, _ in by_bucket})
-        txn = self.catalog.begin_transaction(self.job.table_id, f"convert tablet {tablet_id} for alter job {self.job.id}", 3600)
+        txn = self.catalog.begin_transaction(
+            self.job.table_id, f"convert tablet {tablet_id} for alter job {self.job.id}", 3600,
+            lease_s=self.lease.lease_s, holder=self.lease.holder,
+        )
         moves: list = []
         try:
-            for bucket, path in by_bucket:
-                target = data_file_path(self.job.table_id, self.shadow_index, shadow_tablets[(partition_key, bucket)], txn)
-                moves.append((path, target, pq.ParquetFile(path).metadata.num_rows))
-            rows_out = sum(n for _, _, n in moves)
-            self.catalog.register_files(
-                txn,
-                [NewFile(shadow_tablets[(partition_key, b)], self.new.version, t, n, 0) for (b, _), (_, t, n) in zip(by_bucket, moves)],
-            )
-            sizes = {}
-            for source, target, _rows in moves:
-                final = absolute(self.warehouse, target)
-                final.parent.mkdir(parents=True, exist_ok=True)
-                source.replace(final)
-                sizes[target] = final.stat().st_size
-            self.catalog.commit_transaction(
-                txn, sizes,
-                check=lambda s, _txn: self.heavy.record_converted(
-                    s, self.job.id, tablet_id, txn, rows_in, rows_out, failed, samples
-                ),
-            )
+            with TransactionLease(self.catalog, txn, self.lease.lease_s):
+                self._register_move_commit(tablet_id, partition_key, by_bucket, shadow_tablets, txn, moves, rows_in, failed, samples)
         except BaseException:
             try:
                 # Its own targets too: a cancel may have dropped the rows before the files moved in.
@@ -277,8 +273,35 @@ class TabletConverter:
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
+    def _register_move_commit(
+        self, tablet_id: int, partition_key: str, by_bucket: list, shadow_tablets: dict, txn: int, moves: list,
+        rows_in: int, failed: int, samples: list,
+    ) -> None:
+        """Register the tablet's staged files under `txn`, move them into place and commit, the
+        commit recording the tablet as converted (`moves` collects what moved, for the abort)."""
+        for bucket, path in by_bucket:
+            target = data_file_path(self.job.table_id, self.shadow_index, shadow_tablets[(partition_key, bucket)], txn)
+            moves.append((path, target, pq.ParquetFile(path).metadata.num_rows))
+        rows_out = sum(n for _, _, n in moves)
+        self.catalog.register_files(
+            txn,
+            [NewFile(shadow_tablets[(partition_key, b)], self.new.version, t, n, 0) for (b, _), (_, t, n) in zip(by_bucket, moves)],
+        )
+        sizes = {}
+        for source, target, _rows in moves:
+            final = absolute(self.warehouse, target)
+            final.parent.mkdir(parents=True, exist_ok=True)
+            source.replace(final)
+            sizes[target] = final.stat().st_size
+        self.catalog.commit_transaction(
+            txn, sizes,
+            check=lambda s, _txn: self.heavy.record_converted(
+                s, self.job.id, tablet_id, txn, rows_in, rows_out, failed, samples, holder=self.lease.holder
+            ),
+        )
 
-def convert_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, parallelism: int = 2) -> ConversionResult:
-    return TabletConverter(spark, catalog, warehouse, job_id, parallelism).run()
+
+def convert_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease, parallelism: int = 2) -> ConversionResult:
+    return TabletConverter(spark, catalog, warehouse, job_id, lease, parallelism).run()
 
 

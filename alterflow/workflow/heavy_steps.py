@@ -10,19 +10,29 @@ swap               the shadow index and the new version become current (FINISHED
 
 Each step is idempotent: run again after a kill, it picks up where the job's record says it is.
 Every step first checks the job is still alive: cancelled jobs stop, timed-out ones are cancelled.
+
+Every step drives the job under its runner lease (`alterflow.leases.JobLease`): a caller that
+drives several steps passes its `lease`; otherwise the step takes one for itself, for `group`
+(the driver: an Airflow DAG run; by default this process), and hands it off when it ends. Each
+write checks the lease in the catalog, so a runner that lost it stops without writing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import pathlib
-from datetime import timedelta
+from collections.abc import Iterator
+from datetime import datetime, timedelta
 
+from alterflow.leases import JobLease, new_holder, process_group
 from alterflow.planner import Verdict
+from alterflow.settings import lease_seconds
 from alterflow.store.layout import absolute
 from alterflow.workflow import steps
+from alterflow.workflow.crash_points import crash_point
 from alterflow.workflow.request import AlterRequest
-from catalog.catalog import AlterJob, Catalog, utcnow
+from catalog.catalog import AlterJob, Catalog, OpenTransaction, utcnow
 from catalog.heavy_jobs import HeavyJobs, JobStateError
 
 HEAVY_STEPS = ("validate", "start", "wait_for_boundary", "convert", "check", "swap")
@@ -37,8 +47,8 @@ def delete_files(warehouse: pathlib.Path, paths: list[str]) -> None:
         absolute(warehouse, relative).unlink(missing_ok=True)
 
 
-def cancel(catalog: Catalog, warehouse: pathlib.Path, job_id: int, reason: str) -> AlterJob:
-    job, paths = HeavyJobs(catalog).cancel(job_id, reason)
+def cancel(catalog: Catalog, warehouse: pathlib.Path, job_id: int, reason: str, holder: str | None = None) -> AlterJob:
+    job, paths = HeavyJobs(catalog).cancel(job_id, reason, holder=holder)
     delete_files(warehouse, paths)
     return job
 
@@ -53,9 +63,26 @@ def ensure_alive(catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> Alte
     return job
 
 
-def start(catalog: Catalog, request: AlterRequest, validated: dict) -> dict:
+@contextlib.contextmanager
+def driving(catalog: Catalog, job_id: int, lease: JobLease | None = None, group: str | None = None) -> Iterator[JobLease]:
+    """The lease a step drives the job under: the caller's, or one taken for this step."""
+    if lease is not None:
+        lease.ensure_held()
+        yield lease
+        return
+    with JobLease(catalog, job_id, group) as own:
+        yield own
+
+
+def start(catalog: Catalog, request: AlterRequest, validated: dict, group: str | None = None) -> dict:
+    """Record the job. When `validate` found the same ALTER's orphaned job (`job_id`), take it
+    over instead: its lease now belongs to this driver."""
     existing = catalog.job_by_request(request.request_id)
-    if existing is None:
+    if existing is None and validated.get("job_id") is not None:
+        existing = HeavyJobs(catalog).job(int(validated["job_id"]))
+        with driving(catalog, existing.id, group=group):
+            pass
+    elif existing is None:
         info, result = steps.replan(catalog, request, validated, Verdict.HEAVY, "start")
         existing = HeavyJobs(catalog).start(
             request_id=request.request_id,
@@ -66,66 +93,109 @@ def start(catalog: Catalog, request: AlterRequest, validated: dict) -> dict:
             next_column_id=result.next_column_id,
             properties=dataclasses.asdict(result.properties),
             timeout_s=result.properties.timeout,
+            lease=(new_holder(), group or process_group(), lease_seconds()),
         )
+    crash_point("after_start")
     return {"job_id": existing.id, "boundary": existing.boundary_txn}
 
 
-def wait_for_boundary(catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> dict:
+def _age(seconds: float) -> str:
+    return f"{max(0, int(seconds))} s"
+
+
+def waiting_message(boundary: int, blocking: list[OpenTransaction], now: datetime) -> str:
+    """WAITING_TXN's Msg: the transactions, each with its age and when its lease (or, without
+    one, its timeout) runs out."""
+    parts = []
+    for txn in blocking:
+        if txn.lease_expires_at is not None:
+            until = f"lease expires in {_age((txn.lease_expires_at - now).total_seconds())}"
+        else:
+            until = f"no lease, times out in {_age((txn.timeout_at - now).total_seconds())}"
+        parts.append(f"{txn.id} open {_age((now - txn.created_at).total_seconds())}, {until}")
+    ids = ", ".join(str(t.id) for t in blocking)
+    return f"waiting for transactions {ids} (below boundary {boundary}): {'; '.join(parts)}"
+
+
+def wait_for_boundary(
+    catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease | None = None, group: str | None = None
+) -> dict:
     """One look: returns {"done": bool, "blocking": [txn ids]}. Drivers call it until done."""
     job = ensure_alive(catalog, warehouse, job_id)
     heavy = HeavyJobs(catalog)
     if job.state not in ("PENDING", "WAITING_TXN"):
         return {"done": True, "blocking": []}
-    heavy.advance(job_id, ("PENDING",), "WAITING_TXN")
-    delete_files(warehouse, catalog.abort_expired_transactions(job.table_id))
-    blocking = heavy.blocking_transactions(job)
-    if blocking:
-        heavy.note(job_id, msg=f"waiting for transactions {', '.join(map(str, blocking))} (below boundary {job.boundary_txn})")
-        return {"done": False, "blocking": blocking}
-    heavy.advance(job_id, ("WAITING_TXN",), "RUNNING", step="wait_for_boundary", msg="")
+    with driving(catalog, job_id, lease, group) as held:
+        if job.state == "PENDING":
+            heavy.advance(job_id, ("PENDING",), "WAITING_TXN", holder=held.holder)
+            crash_point("waiting_txn")
+        delete_files(warehouse, catalog.abort_expired_transactions(job.table_id))
+        blocking = catalog.blocking_transactions(job.table_id, job.boundary_txn)
+        if blocking:
+            heavy.note(job_id, holder=held.holder, msg=waiting_message(job.boundary_txn, blocking, utcnow()))
+            return {"done": False, "blocking": [t.id for t in blocking]}
+        heavy.advance(job_id, ("WAITING_TXN",), "RUNNING", holder=held.holder, step="wait_for_boundary", msg="")
+        crash_point("running")
     return {"done": True, "blocking": []}
 
 
-def convert(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, parallelism: int = 2) -> dict:
+def convert(
+    spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, parallelism: int = 2,
+    lease: JobLease | None = None, group: str | None = None,
+) -> dict:
     from alterflow.rewrite.tablet_conversion import ConversionStopped, convert_job
 
     job = ensure_alive(catalog, warehouse, job_id)
     if job.state != "RUNNING":
         return {"skipped": job.state}
-    try:
-        result = convert_job(spark, catalog, warehouse, job_id, parallelism)
-    except (ConversionStopped, JobStateError):
-        ensure_alive(catalog, warehouse, job_id)  # cancelled meanwhile: JobCancelled with its reason
-        raise
-    HeavyJobs(catalog).advance(job_id, ("RUNNING",), "VALIDATING", step="convert")
+    with driving(catalog, job_id, lease, group) as held:
+        try:
+            result = convert_job(spark, catalog, warehouse, job_id, held, parallelism)
+        except (ConversionStopped, JobStateError):
+            ensure_alive(catalog, warehouse, job_id)  # cancelled meanwhile: JobCancelled with its reason
+            raise
+        HeavyJobs(catalog).advance(job_id, ("RUNNING",), "VALIDATING", holder=held.holder, step="convert")
+        crash_point("validating")
     return dataclasses.asdict(result)
 
 
-def check(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> dict:
-    from expectations.validation import validate_job
-
+def check(
+    spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease | None = None, group: str | None = None
+) -> dict:
+    """The validation suites. A job that passed them already (a runner killed before its swap)
+    is not validated again."""
     job = ensure_alive(catalog, warehouse, job_id)
     if job.state != "VALIDATING":
         return {"skipped": job.state}
-    report = validate_job(spark, catalog, warehouse, job_id)
-    if not report.success:
-        job = cancel(catalog, warehouse, job_id, report.message)
-        raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
     heavy = HeavyJobs(catalog)
-    nulled = sum(t.failed_casts for t in heavy.converted(job_id).values()) + heavy.dual_write_nulled(job_id)
-    note = f"{report.expectations} expectations passed"
-    if nulled:
-        note += f"; {nulled} values that could not be converted became NULL"
-    HeavyJobs(catalog).advance(job_id, ("VALIDATING",), "VALIDATING", step="check", msg=note)
+    if "check" in job.steps:
+        return {"skipped": "validated already", "msg": job.msg}
+    from expectations.validation import validate_job
+
+    with driving(catalog, job_id, lease, group) as held:
+        report = validate_job(spark, catalog, warehouse, job_id)
+        if not report.success:
+            job = cancel(catalog, warehouse, job_id, report.message, holder=held.holder)
+            raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
+        nulled = sum(t.failed_casts for t in heavy.converted(job_id).values()) + heavy.dual_write_nulled(job_id)
+        note = f"{report.expectations} expectations passed"
+        if nulled:
+            note += f"; {nulled} values that could not be converted became NULL"
+        heavy.advance(job_id, ("VALIDATING",), "VALIDATING", holder=held.holder, step="check", msg=note)
+        crash_point("before_swap")
     return {"expectations": report.expectations, "nulled": nulled}
 
 
-def swap(catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> dict:
+def swap(
+    catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease | None = None, group: str | None = None
+) -> dict:
     job = ensure_alive(catalog, warehouse, job_id)
     heavy = HeavyJobs(catalog)
-    if job.state == "VALIDATING" and job.properties.get("postpone_swap"):
-        job = heavy.advance(job_id, ("VALIDATING",), "READY_TO_SWAP")
+    if job.state != "VALIDATING":  # READY_TO_SWAP is left only by RESUME ALTER TABLE COLUMN
         return {"state": job.state}
-    if job.state == "VALIDATING":  # READY_TO_SWAP is left only by RESUME ALTER TABLE COLUMN
-        job = heavy.swap(job_id, from_states=("VALIDATING",))
+    with driving(catalog, job_id, lease, group) as held:
+        if job.properties.get("postpone_swap"):
+            job = heavy.advance(job_id, ("VALIDATING",), "READY_TO_SWAP", holder=held.holder)
+        else:
+            job = heavy.swap(job_id, ("VALIDATING",), holder=held.holder)
     return {"state": job.state}

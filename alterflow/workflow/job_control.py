@@ -1,8 +1,14 @@
-"""A user's hand on an alter job: cancel it, or resume a postponed swap (SPEC §4).
+"""A user's hand on an alter job: cancel it, or resume it (SPEC §4).
 
 The one place both doors go through: SQL (`CANCEL / RESUME ALTER TABLE COLUMN FROM t`, which name a
 table) and the Airflow plugin's API (which names a job id). A refusal raises `JobControlRefused`
 with one line and changes nothing; an unknown table or job raises the catalog's `UnknownObject`.
+
+Resuming means one of two things:
+- a READY_TO_SWAP job (`postpone_swap`) is swapped: it becomes FINISHED;
+- an orphaned job (its runner died: its lease expired) is taken over and driven to the end from
+  where it stopped (`take_over`, in this process; the Airflow page starts a DAG run instead).
+  While a live runner holds the job's lease, the answer names it and when its lease expires.
 """
 
 from __future__ import annotations
@@ -11,8 +17,9 @@ import pathlib
 
 from alterflow.workflow import heavy_steps
 from catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog
-from catalog.errors import ConcurrentChange
+from catalog.errors import ConcurrentChange, LeaseHeld
 from catalog.heavy_jobs import HeavyJobs, JobStateError
+from catalog.leases import ensure_not_driven, is_orphaned
 
 
 class JobControlRefused(ValueError):
@@ -24,7 +31,8 @@ def can_cancel(job: AlterJob) -> bool:
 
 
 def can_resume(job: AlterJob) -> bool:
-    return job.state == "READY_TO_SWAP"
+    """A postponed swap, or an orphaned job."""
+    return job.state == "READY_TO_SWAP" or is_orphaned(job)
 
 
 def cancel_job(catalog: Catalog, warehouse: pathlib.Path, job_id: int, reason: str) -> AlterJob:
@@ -38,15 +46,44 @@ def cancel_job(catalog: Catalog, warehouse: pathlib.Path, job_id: int, reason: s
         raise JobControlRefused(str(exc)) from None
 
 
-def resume_job(catalog: Catalog, job_id: int) -> AlterJob:
+def swap_postponed(catalog: Catalog, job_id: int) -> AlterJob:
     """Perform the postponed swap of a READY_TO_SWAP job: it becomes FINISHED."""
-    job = HeavyJobs(catalog).job(job_id)
-    if not can_resume(job):
-        raise JobControlRefused(f"job {job.id} is {job.state}; only a READY_TO_SWAP job can be resumed")
     try:
-        return HeavyJobs(catalog).swap(job.id, from_states=("READY_TO_SWAP",))
+        return HeavyJobs(catalog).swap(job_id, ("READY_TO_SWAP",), holder=None)
     except (JobStateError, ConcurrentChange) as exc:
         raise JobControlRefused(str(exc)) from None
+
+
+def check_resumable(job: AlterJob) -> None:
+    """Refuse, in one line, a job that RESUME cannot take: finished, or driven by a live runner."""
+    if job.state == "READY_TO_SWAP":
+        return
+    if job.state not in ACTIVE_JOB_STATES:
+        raise JobControlRefused(f"job {job.id} is {job.state}; only an unfinished job can be resumed")
+    try:
+        ensure_not_driven(job)
+    except LeaseHeld as exc:
+        raise JobControlRefused(str(exc)) from None
+
+
+def take_over(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_factory) -> AlterJob:
+    """Drive an orphaned job to its end in this process (the lease is taken by compare-and-set: of
+    two runners resuming at once, one drives and the other is refused)."""
+    from alterflow.workflow.runner import run_heavy
+
+    check_resumable(HeavyJobs(catalog).job(job_id))
+    try:
+        return run_heavy(catalog, warehouse, job_id, spark_factory)
+    except LeaseHeld as exc:
+        raise JobControlRefused(str(exc)) from None
+
+
+def resume_job(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_factory) -> AlterJob:
+    job = HeavyJobs(catalog).job(job_id)
+    check_resumable(job)
+    if job.state == "READY_TO_SWAP":
+        return swap_postponed(catalog, job.id)
+    return take_over(catalog, warehouse, job.id, spark_factory)
 
 
 def unfinished_job(catalog: Catalog, table: str) -> AlterJob | None:
@@ -62,9 +99,10 @@ def cancel_table_job(catalog: Catalog, warehouse: pathlib.Path, table: str, reas
     return cancel_job(catalog, warehouse, job.id, reason)
 
 
-def resume_table_job(catalog: Catalog, table: str) -> AlterJob:
-    """`RESUME ALTER TABLE COLUMN FROM table`."""
+def table_job_to_resume(catalog: Catalog, table: str) -> AlterJob:
+    """The job `RESUME ALTER TABLE COLUMN FROM table` would resume (refused in one line if none)."""
     job = unfinished_job(catalog, table)
     if job is None:
-        raise JobControlRefused("there is no unfinished job; only a READY_TO_SWAP job can be resumed")
-    return resume_job(catalog, job.id)
+        raise JobControlRefused("there is no unfinished job to resume")
+    check_resumable(job)
+    return job

@@ -1,5 +1,6 @@
 """The embedded runner: the steps of an ALTER in this process, in order (the Airflow DAG calls the
-same step functions, one task each)."""
+same step functions, one task each). It drives a heavyweight job under one runner lease for the
+whole run (`alterflow.leases.JobLease`), renewed in the background."""
 
 from __future__ import annotations
 
@@ -8,17 +9,20 @@ import pathlib
 import threading
 import time
 
+from alterflow.leases import JobLease
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from catalog.catalog import AlterJob, Catalog
 from catalog.heavy_jobs import HeavyJobs
+from catalog.leases import DRIVEN_STATES
 
 POLL_SECONDS = 0.5
 
 
 def run_alter(catalog: Catalog, request: AlterRequest, warehouse: pathlib.Path | None = None, spark_factory=None) -> AlterJob:
     """Run an ALTER until it is FINISHED, READY_TO_SWAP or cancelled (JobCancelled).
-    A request already run returns its job (idempotent retry); an unfinished one is resumed."""
+    A request already run returns its job (idempotent retry); an unfinished one is resumed, and so
+    is the orphaned job of the same statement (SPEC §4)."""
     done = catalog.job_by_request(request.request_id)
     if done is not None and done.kind == "LIGHT":
         return done
@@ -30,7 +34,10 @@ def run_alter(catalog: Catalog, request: AlterRequest, warehouse: pathlib.Path |
             raise steps.HeavyChangeUnavailable(
                 f"ALTER TABLE {request.table}: a heavyweight change needs the warehouse and Spark; nothing was changed"
             )
-        job_id = heavy_steps.start(catalog, request, validated)["job_id"]
+        if validated.get("job_id") is not None:
+            job_id = int(validated["job_id"])
+        else:
+            job_id = heavy_steps.start(catalog, request, validated)["job_id"]
     else:
         job_id = done.id
     return run_heavy(catalog, warehouse, job_id, spark_factory)
@@ -42,12 +49,24 @@ def _preload_expectations() -> None:
     importlib.import_module("expectations.validation")
 
 
-def run_heavy(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_factory) -> AlterJob:
-    """Drive a started heavyweight job through its remaining steps."""
-    threading.Thread(target=_preload_expectations, name="preload-expectations", daemon=True).start()
-    while not heavy_steps.wait_for_boundary(catalog, warehouse, job_id)["done"]:
-        time.sleep(POLL_SECONDS)
-    heavy_steps.convert(spark_factory(), catalog, warehouse, job_id)
-    heavy_steps.check(spark_factory(), catalog, warehouse, job_id)
-    heavy_steps.swap(catalog, warehouse, job_id)
+def run_heavy(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_factory, group: str | None = None) -> AlterJob:
+    """Drive a started heavyweight job through its remaining steps, holding its lease throughout
+    (LeaseHeld, in one line, while another runner drives it)."""
+    job = heavy_steps.ensure_alive(catalog, warehouse, job_id)
+    if job.state not in DRIVEN_STATES:  # FINISHED, or READY_TO_SWAP waiting for RESUME
+        return job
+    with JobLease(catalog, job_id, group) as lease:
+        threading.Thread(target=_preload_expectations, name="preload-expectations", daemon=True).start()
+        # Before each step: still ours? (A paused runner learns here that another took the job over.)
+        while True:
+            lease.ensure_held(ask_catalog=True)
+            if heavy_steps.wait_for_boundary(catalog, warehouse, job_id, lease)["done"]:
+                break
+            time.sleep(POLL_SECONDS)
+        lease.ensure_held(ask_catalog=True)
+        heavy_steps.convert(spark_factory(), catalog, warehouse, job_id, lease=lease)
+        lease.ensure_held(ask_catalog=True)
+        heavy_steps.check(spark_factory(), catalog, warehouse, job_id, lease=lease)
+        lease.ensure_held(ask_catalog=True)
+        heavy_steps.swap(catalog, warehouse, job_id, lease=lease)
     return HeavyJobs(catalog).job(job_id)

@@ -2,6 +2,7 @@
 JSON result) and returns a JSON-able dict, so any driver can pass results between processes.
 
 validate  parse and plan against the current version; reject with one line, changing nothing.
+          The same text as an orphaned heavyweight job's ALTER takes that job over instead (SPEC §4).
 commit    (light) make the planned version current in one catalog transaction, with its job.
 """
 
@@ -15,6 +16,7 @@ from alterflow.sql import AlterTable, SqlError, parse_statements
 from alterflow.workflow.request import AlterRequest
 from catalog.catalog import AlterContext, AlterJob, Catalog
 from catalog.errors import UnknownObject
+from catalog.leases import DRIVEN_STATES, ensure_not_driven, is_orphaned, runner_text
 from catalog.schema import SchemaVersion, name_key
 
 LIGHT_STEPS = ("validate", "commit")
@@ -39,13 +41,38 @@ def parse_alter(request: AlterRequest) -> AlterTable:
     return stmt
 
 
-def table_context(catalog: Catalog, table: str, version: SchemaVersion | None = None) -> TableContext:
-    """What the planner needs to know about a table (at its current version unless given)."""
+def _alter_context(catalog: Catalog, table: str) -> AlterContext:
     try:
-        context = catalog.alter_context(table)
+        return catalog.alter_context(table)
     except UnknownObject:
         raise AlterRejected(f"ALTER TABLE {table}: unknown table {table}") from None
+
+
+def table_context(catalog: Catalog, table: str, version: SchemaVersion | None = None) -> TableContext:
+    """What the planner needs to know about a table (at its current version unless given)."""
+    context = _alter_context(catalog, table)
     return _planner_context(context, version or context.current)
+
+
+def same_statement(a: str, b: str) -> bool:
+    """Whether two ALTER texts are the same statement (white space and a final `;` aside)."""
+    def norm(text: str) -> str:
+        return " ".join(text.split()).rstrip(";").rstrip()
+
+    return norm(a) == norm(b)
+
+
+def resumable_job(context: AlterContext, request: AlterRequest, group: str | None = None) -> AlterJob | None:
+    """The table's unfinished heavyweight job when `request` is the same ALTER again and nobody
+    else drives it (SPEC §4: the same statement issued again takes over an orphaned job). While a
+    live runner of another driver holds it, `LeaseHeld` says who, in one line."""
+    job = context.active_job
+    if job is None or job.kind != "HEAVY" or job.state not in DRIVEN_STATES:
+        return None
+    if not same_statement(job.statement, request.statement):
+        return None
+    ensure_not_driven(job, group)
+    return job
 
 
 def _planner_context(context: AlterContext, version: SchemaVersion) -> TableContext:
@@ -55,8 +82,18 @@ def _planner_context(context: AlterContext, version: SchemaVersion) -> TableCont
         current=version,
         next_column_id=context.table.next_column_id,
         view_uses=context.view_uses,
-        active_job=f"job {job.id} ({job.state})" if job else None,
+        active_job=_unfinished(job) if job else None,
     )
+
+
+def _unfinished(job: AlterJob) -> str:
+    """How the planner names the table's unfinished job: an orphan says how to take it over."""
+    if is_orphaned(job):
+        return (
+            f"job {job.id} ({job.state}, {runner_text(job)}; "
+            f"RESUME ALTER TABLE COLUMN FROM {job.table_name} drives it on)"
+        )
+    return f"job {job.id} ({job.state})"
 
 
 def plan(catalog: Catalog, request: AlterRequest, version: SchemaVersion | None = None) -> AlterPlan:
@@ -64,8 +101,13 @@ def plan(catalog: Catalog, request: AlterRequest, version: SchemaVersion | None 
     return plan_alter(table_context(catalog, request.table, version), stmt)
 
 
-def validate(catalog: Catalog, request: AlterRequest) -> dict:
-    result = plan(catalog, request)
+def validate(catalog: Catalog, request: AlterRequest, group: str | None = None) -> dict:
+    """The plan as JSON, or a rejection. `job_id` in it: the request takes over that orphaned job."""
+    context = _alter_context(catalog, request.table)
+    job = resumable_job(context, request, group)
+    if job is not None:
+        return {"kind": "HEAVY", "from_version": job.from_version, "to_version": job.to_version, "clauses": [], "job_id": job.id}
+    result = plan_alter(_planner_context(context, context.current), parse_alter(request))
     result.raise_if_rejected()
     return {
         "kind": result.kind.value,

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 import alterflow.rewrite.tablet_conversion as tablet_conversion
+from alterflow.leases import process_group
 from alterflow.rewrite.spark_submit import submit_command
 from alterflow.session import StatementError
 from alterflow.workflow import heavy_steps
@@ -83,7 +84,8 @@ def _kill_midway(session, job_id: int, log_path) -> dict:
     """spark-submit the conversion (one tablet at a time) and SIGKILL its process group once a
     tablet is recorded converted. Returns the converted tablets seen after the kill."""
     heavy = HeavyJobs(session.catalog)
-    command = submit_command(session.settings, job_id, "local[1]", parallelism=1)
+    # The application drives the job as part of this test's driver (as a DAG run's convert task does).
+    command = submit_command(session.settings, job_id, "local[1]", parallelism=1, lease_group=process_group())
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
             command, env=subprocess_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,

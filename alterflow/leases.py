@@ -1,0 +1,209 @@
+"""Leases this process holds in the catalog and renews while it works (SPEC §4):
+
+- `JobLease`: a runner's hold on an alter job. Taken by compare-and-set (`catalog.leases`),
+  renewed by a background thread, handed off (renewed once more) when a step ends so the next step
+  of the same driver has a whole lease to start in. Every write the runner makes checks it in the
+  catalog (fencing); `ensure_held` lets long work stop early once the renewal saw it lost.
+- `TransactionLease`: a load's hold on its PREPARE transaction, renewed the same way. Once it
+  expires, whoever looks first aborts the transaction; the load then fails at commit.
+
+A 30 s lease renewed every 5 s by default; `ALTERFLOW_LEASE_S` changes both (renewal every sixth).
+A renewal that fails for a passing reason (the database briefly unreachable) is tried again at the
+next tick; only the catalog's answer "not yours any more" ends it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+
+from alterflow.settings import RENEWALS_PER_LEASE, lease_seconds
+from catalog.catalog import AlterJob, Catalog
+from catalog.errors import LeaseLost
+from catalog.leases import JobLeases, shown_holder
+
+log = logging.getLogger(__name__)
+
+_GROUP: tuple[int, str] | None = None
+
+
+def new_holder() -> str:
+    """A holder name for one taking of a lease: `host:pid:uuid`."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def process_group() -> str:
+    """This process as a driver: every step it runs belongs to the same group (a new one after a fork)."""
+    global _GROUP
+    pid = os.getpid()
+    if _GROUP is None or _GROUP[0] != pid:
+        _GROUP = (pid, f"process {new_holder()}")
+    return _GROUP[1]
+
+
+class _Renewer:
+    """The process's one renewal thread: it renews every registered lease when its turn comes, so
+    holding a lease costs a load a dictionary entry, not a thread. Started on first use (again in a
+    forked child)."""
+
+    def __init__(self):
+        self._lock = threading.Condition()
+        self._leases: dict[int, Renewal] = {}
+        self._pid: int | None = None
+
+    def add(self, renewal: "Renewal") -> None:
+        with self._lock:
+            if self._pid != os.getpid():
+                self._pid = os.getpid()
+                self._leases = {}
+                threading.Thread(target=self._loop, name="lease-renewer", daemon=True).start()
+            renewal.next_due = time.monotonic() + renewal.every_s
+            self._leases[id(renewal)] = renewal
+            self._lock.notify()
+
+    def remove(self, renewal: "Renewal") -> None:
+        with self._lock:
+            self._leases.pop(id(renewal), None)
+
+    def _loop(self) -> None:
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                due = [r for r in self._leases.values() if r.next_due <= now]
+                if not due:
+                    nearest = min((r.next_due for r in self._leases.values()), default=now + 60.0)
+                    self._lock.wait(max(0.0, nearest - now))
+                    continue
+                for renewal in due:
+                    renewal.next_due = now + renewal.every_s
+            for renewal in due:  # outside the lock: a renewal is a catalog transaction
+                if not renewal.renew_once():
+                    self.remove(renewal)
+
+
+_RENEWER = _Renewer()
+
+
+class Renewal:
+    """Calls `renew()` every `every_s` seconds (in the process's renewal thread) until stopped or
+    until it answers False: the lease is gone (`lost`)."""
+
+    def __init__(self, renew: Callable[[], bool], every_s: float, name: str):
+        self._renew = renew
+        self.every_s = every_s
+        self.name = name
+        self.next_due = 0.0
+        self.lost = False
+        self._stopped = False
+
+    def start(self) -> "Renewal":
+        _RENEWER.add(self)
+        return self
+
+    def renew_once(self) -> bool:
+        """One renewal; False once the lease is gone (or this renewal was stopped)."""
+        if self._stopped:
+            return False
+        try:
+            kept = self._renew()
+        except Exception:  # a passing fault: the lease is still ours until it expires
+            log.warning("renewal of %s failed; trying again in %.1f s", self.name, self.every_s, exc_info=True)
+            return True
+        if not kept and not self._stopped:
+            self.lost = True
+        return kept
+
+    def stop(self) -> None:
+        self._stopped = True
+        _RENEWER.remove(self)
+
+
+class JobLease:
+    """A runner's lease on one alter job, for a `with` block:
+
+        with JobLease(catalog, job_id, group) as lease:
+            heavy.advance(..., holder=lease.holder)
+
+    `group` names the driver across hand-offs (an Airflow DAG run); by default, this process."""
+
+    def __init__(self, catalog: Catalog, job_id: int, group: str | None = None, lease_s: float | None = None):
+        self.catalog = catalog
+        self.job_id = int(job_id)
+        self.group = group or process_group()
+        self.lease_s = lease_s if lease_s is not None else lease_seconds()
+        self.holder = new_holder()
+        self._renewal: Renewal | None = None
+
+    def acquire(self) -> AlterJob:
+        """Take the lease (LeaseHeld while another driver's runner holds it) and keep renewing it."""
+        job = JobLeases(self.catalog).acquire(self.job_id, self.holder, self.group, self.lease_s)
+        self._renewal = Renewal(self._renew, self.lease_s / RENEWALS_PER_LEASE, f"lease-job-{self.job_id}").start()
+        return job
+
+    def _renew(self) -> bool:
+        return JobLeases(self.catalog).renew(self.job_id, self.holder, self.lease_s)
+
+    @property
+    def lost(self) -> bool:
+        return self._renewal is not None and self._renewal.lost
+
+    def ensure_held(self, ask_catalog: bool = False) -> None:
+        """Raise LeaseLost once the lease is known to be taken over (by the renewal, or with
+        `ask_catalog` by a read of the job now): stop before more work."""
+        holder = JobLeases(self.catalog).holder(self.job_id) if ask_catalog else self.holder
+        if self.lost or holder != self.holder:
+            taker = f" to {shown_holder(holder)}" if holder != self.holder else ""
+            raise LeaseLost(f"alter job {self.job_id}: this runner lost its lease{taker}; it stopped without writing")
+
+    def hand_off(self) -> None:
+        """Stop renewing; renew once more so the driver's next step starts inside a whole lease."""
+        if self._renewal is None:
+            return
+        self._renewal.stop()
+        if not self._renewal.lost:
+            try:
+                self._renew()
+            except Exception:
+                log.warning("could not renew the lease on job %s at hand-off", self.job_id, exc_info=True)
+        self._renewal = None
+
+    def __enter__(self) -> "JobLease":
+        self.acquire()
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.hand_off()
+
+
+class TransactionLease:
+    """A load's lease on its PREPARE transaction, renewed while the load works:
+
+        with TransactionLease(catalog, txn_id, lease_s):
+            ... write files, commit ...
+    """
+
+    def __init__(self, catalog: Catalog, txn_id: int, lease_s: float):
+        self.catalog = catalog
+        self.txn_id = txn_id
+        self.lease_s = lease_s
+        self._renewal = Renewal(
+            lambda: catalog.renew_transaction(txn_id, lease_s), lease_s / RENEWALS_PER_LEASE, f"lease-txn-{txn_id}"
+        )
+
+    def start(self) -> "TransactionLease":
+        self._renewal.start()
+        return self
+
+    def stop(self) -> None:
+        self._renewal.stop()
+
+    def __enter__(self) -> "TransactionLease":
+        return self.start()
+
+    def __exit__(self, *_exc) -> None:
+        self.stop()

@@ -1,0 +1,28 @@
+"""Named points where a process can be made to die with SIGKILL, for the kill-anywhere tests.
+
+`ALTERFLOW_CRASH_AT=after_start` (a comma-separated list of names) makes a runner kill itself,
+with the same signal as `kill -9`, the moment it reaches that point; unset (always, in production)
+a crash point costs one dictionary look-up. The points of a heavyweight job:
+
+after_start    the job is recorded (PENDING) and the step that started it is done
+waiting_txn    the job moved to WAITING_TXN
+running        the job moved to RUNNING
+tablet_<k>     this runner committed its k-th converted tablet
+validating     the conversion is done: the job moved to VALIDATING
+before_swap    the validation passed; the swap is next
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+ENV = "ALTERFLOW_CRASH_AT"
+
+
+def crash_point(name: str) -> None:
+    wanted = os.environ.get(ENV)
+    if wanted and name in wanted.split(","):
+        if os.getpgrp() == os.getpid():  # the leader of its own group: its children (Spark's JVM) die too
+            os.killpg(os.getpgrp(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)

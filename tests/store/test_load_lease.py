@@ -1,0 +1,130 @@
+"""Load leases (SPEC §4) with real processes and signals: a load killed with SIGKILL in PREPARE no
+longer holds a heavyweight ALTER for an hour (the job aborts it once its lease expires, and its
+files go), and a load stopped with SIGSTOP past its lease fails at commit with the SPEC's line,
+leaving nothing visible."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pytest
+
+from alterflow.session import ResultSet, Session
+from alterflow.store.layout import absolute
+from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow.request import AlterRequest
+from alterflow.workflow.runner import run_heavy
+from catalog.heavy_jobs import HeavyJobs
+from catalog.models import DataFileRow, TransactionRow
+
+ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"
+LEASE_S = 3.0
+ROWS = 300_000
+
+
+def sql(session: Session, text: str):
+    last = list(session.run(text))[-1]
+    return last.rows if isinstance(last, ResultSet) else last.message
+
+
+@pytest.fixture
+def big_csv(tmp_path) -> pathlib.Path:
+    path = tmp_path / "big.csv"
+    table = pa.table({"id": pa.array(range(ROWS), pa.int64()), "v": pa.array([str(i % 1000) for i in range(ROWS)])})
+    pacsv.write_csv(table, path)
+    return path
+
+
+def spawn_load(session: Session, path: pathlib.Path) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
+    env.update(ALTERFLOW_HOME=str(session.settings.home), ALTERFLOW_LEASE_S=str(LEASE_S))
+    return subprocess.Popen(
+        [str(ALTERFLOW), "load", "b", str(path)], env=env, cwd=session.settings.home,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+
+
+def wait_for_prepare(session: Session, proc: subprocess.Popen) -> int:
+    """The load's transaction id, as soon as it is in PREPARE with files registered."""
+    deadline = time.monotonic() + 120
+    while True:
+        with session.catalog._session() as s:
+            found = s.query(TransactionRow.id).join(DataFileRow, DataFileRow.txn_id == TransactionRow.id).filter(
+                TransactionRow.state == "PREPARE", TransactionRow.label.like("load %")
+            ).first()
+        if found is not None:
+            return found[0]
+        assert proc.poll() is None, f"the load ended before its PREPARE was seen: {proc.communicate()}"
+        assert time.monotonic() < deadline, "the load never reached PREPARE"
+        time.sleep(0.005)
+
+
+def txn_files(session: Session, txn_id: int) -> list[str]:
+    with session.catalog._session() as s:
+        return [r.path for r in s.query(DataFileRow).filter(DataFileRow.txn_id == txn_id)]
+
+
+@pytest.fixture
+def table_b(session, monkeypatch):
+    monkeypatch.setenv("ALTERFLOW_LEASE_S", str(LEASE_S))
+    sql(session, "CREATE TABLE b (id BIGINT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 4")
+    sql(session, "INSERT INTO b VALUES (-1, '7'), (-2, '8')")
+    return session
+
+
+def test_a_load_killed_in_prepare_holds_a_heavy_alter_no_longer_than_its_lease(table_b, big_csv, spark):
+    session = table_b
+    proc = spawn_load(session, big_csv)
+    try:
+        txn = wait_for_prepare(session, proc)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+    files = txn_files(session, txn)
+    assert files
+
+    request = AlterRequest("b", "ALTER TABLE b MODIFY COLUMN v INT")
+    began = time.monotonic()
+    job_id = heavy_steps.start(session.catalog, request, steps.validate(session.catalog, request))["job_id"]
+    look = heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id)
+    if not look["done"]:  # the dead load's lease had not run out yet: the job names it
+        assert look["blocking"] == [txn]
+        msg = HeavyJobs(session.catalog).job(job_id).msg
+        assert msg.startswith(f"waiting for transactions {txn} (below boundary ") and "lease expires in" in msg, msg
+    job = run_heavy(session.catalog, session.warehouse, job_id, lambda: spark)
+    took = time.monotonic() - began
+    assert job.state == "FINISHED"
+    assert took < LEASE_S + 30, f"the ALTER took {took:.1f} s behind a dead load"
+    with session.catalog._session() as s:
+        row = s.get(TransactionRow, txn)
+        assert (row.state, row.reason) == ("ABORTED", "its lease expired")
+    assert not [p for p in files if absolute(session.warehouse, p).exists()], "the dead load's files are still there"
+    assert sql(session, "SELECT id, v FROM b ORDER BY id") == ((-2, 8), (-1, 7))
+
+
+def test_a_load_stopped_past_its_lease_fails_at_commit_and_leaves_nothing(table_b, big_csv):
+    session = table_b
+    before = sql(session, "SELECT count(*) FROM b")
+    proc = spawn_load(session, big_csv)
+    try:
+        txn = wait_for_prepare(session, proc)
+        os.killpg(proc.pid, signal.SIGSTOP)
+        time.sleep(LEASE_S + 1.5)
+        os.killpg(proc.pid, signal.SIGCONT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate(timeout=60)
+    assert proc.returncode == 1, (out, err)
+    assert err.strip() == f"error: transaction {txn} was aborted (its lease expired); retry the load", err
+    assert sql(session, "SELECT count(*) FROM b") == before
+    assert session.catalog.transaction_state(txn) == "ABORTED"
+    assert not [p for p in txn_files(session, txn) if absolute(session.warehouse, p).exists()]
