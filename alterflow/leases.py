@@ -100,6 +100,7 @@ class Renewal:
         self.next_due = 0.0
         self.lost = False
         self._stopped = False
+        self._last_renewed = time.monotonic()
 
     def start(self) -> "Renewal":
         _RENEWER.add(self)
@@ -112,9 +113,13 @@ class Renewal:
         try:
             kept = self._renew()
         except Exception:  # a passing fault: the lease is still ours until it expires
-            log.warning("renewal of %s failed; trying again in %.1f s", self.name, self.every_s, exc_info=True)
-            return True
-        if not kept and not self._stopped:
+            if time.monotonic() - self._last_renewed < self.every_s * RENEWALS_PER_LEASE:
+                log.warning("renewal of %s failed; trying again in %.1f s", self.name, self.every_s, exc_info=True)
+                return True
+            kept = False  # not renewed for a whole lease: it has expired
+        if kept:
+            self._last_renewed = time.monotonic()
+        elif not self._stopped:
             self.lost = True
         return kept
 

@@ -8,6 +8,11 @@ worker slot while loads below it finish), **converts** history with Spark (`spar
 Expectations and **swaps** (with `postpone_swap` it waits, deferred, for `RESUME ALTER TABLE
 COLUMN`). **done** returns the job. The run id is the job's request id: a retried task finds its job.
 
+Every heavy task drives the job under the run's runner lease: a retried or cleared task resumes it.
+A run whose statement is the same text as an orphaned job's ALTER (its runner died: the `alterflow_gc`
+DAG, the Schema changes page's Resume button and `RESUME ALTER TABLE COLUMN` with
+`ALTERFLOW_AIRFLOW_URL` start such runs) takes that job over and drives it to the end.
+
 Every component (worker, triggerer) needs the same `ALTERFLOW_CATALOG_URL` and `ALTERFLOW_WAREHOUSE`
 (or `ALTERFLOW_HOME`) as the CLI.
 """
@@ -81,12 +86,12 @@ def alterflow_schema_change():
         return tasks.start(request, validated)
 
     @task(**HEAVY)
-    def check(started: dict) -> dict:
-        return tasks.check(started["job_id"])
+    def check(started: dict, run_id=None) -> dict:
+        return tasks.check(started["job_id"], run_id)
 
     @task(trigger_rule="none_failed_min_one_success")
-    def done(request: dict) -> dict:
-        return tasks.done(request)
+    def done(request: dict, validated: dict) -> dict:
+        return tasks.done(request, validated)
 
     request = validate()
     validated = plan(request)
@@ -98,7 +103,7 @@ def alterflow_schema_change():
     convert = ConvertHistoryOperator(task_id="convert", job_id=JOB_ID, **HEAVY)
     swap = SwapOperator(task_id="swap", job_id=JOB_ID, **HEAVY)
     started >> wait >> convert >> check(started) >> swap
-    [committed, swap] >> done(request)
+    [committed, swap] >> done(request, validated)
 
 
 alterflow_schema_change()

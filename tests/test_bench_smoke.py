@@ -26,7 +26,7 @@ def test_quick_benchmarks_run_and_print_the_results_table(tmp_path):
     assert done.returncode == 0, f"exit {done.returncode}\n--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-4000:]}"
     header = "| Benchmark | Case | Result | Baseline (same run) | Ratio | Goal |"
     assert header in done.stdout
-    for benchmark in ("light ALTER", "evolved read", "heavy conversion", "load during dual write"):
+    for benchmark in ("light ALTER", "lease cost", "evolved read", "heavy conversion", "load during dual write"):
         assert f"| {benchmark}" in done.stdout, done.stdout
     assert "FAILED" not in done.stdout
     assert header in output.read_text(encoding="utf-8")

@@ -62,19 +62,23 @@ def test_gc_compacts_and_collects(tmp_path):
     # Within the retention (the default hour) compaction runs, versions stay.
     out = ok(run(home, "gc"))
     lines = out.splitlines()
-    assert [line.split(":")[0] for line in lines] == ["drop_origin_indexes", "compact", "collect_versions"], out
-    assert lines[1] == "compact: 1 tablet compacted (2 files replaced, 2 rows written)", out
-    assert lines[2] == "collect_versions: 0 schema versions deleted", out
+    assert [line.split(":")[0] for line in lines] == [
+        "abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions",
+    ], out
+    assert lines[3] == "compact: 1 tablet compacted (2 files replaced, 2 rows written)", out
+    assert lines[4] == "collect_versions: 0 schema versions deleted", out
     assert versions(home) == [1, 2, 3]
     assert not set(old) & set(files(home)) and len(files(home)) == 1
 
     out = ok(run(home, "gc", "--retention", "0"))
-    assert out.splitlines()[2] == "collect_versions: 2 schema versions deleted (t: 1, 2)", out
+    assert out.splitlines()[4] == "collect_versions: 2 schema versions deleted (t: 1, 2)", out
     assert versions(home) == [3]
     assert ok(run(home, "sql", "--format", "json", "-e", "SELECT * FROM t ORDER BY id")) == before
 
     out = ok(run(home, "gc", ALTERFLOW_GC_RETENTION="0"))
     assert out.splitlines() == [
+        "abort_expired_loads: 0 files of expired transactions deleted",
+        "resume_orphaned_jobs: 0 orphaned jobs resumed",
         "drop_origin_indexes: 0 indexes dropped, 0 files of them deleted, 0 unreferenced files deleted",
         "compact: 0 tablets compacted (0 files replaced, 0 rows written)",
         "collect_versions: 0 schema versions deleted",

@@ -22,6 +22,8 @@ def run_gc(
     """Every step of `steps.GC_STEPS`, in that order; step name -> what it did. `on_step(name,
     result)` hears of each step as it finishes (a later step may still fail)."""
     calls = {
+        "abort_expired_loads": lambda: steps.abort_expired_loads(catalog, warehouse, now=now),
+        "resume_orphaned_jobs": lambda: steps.resume_orphaned_jobs(catalog, warehouse, spark_factory),
         "drop_origin_indexes": lambda: steps.drop_origin_indexes(catalog, warehouse, retention_s, now=now),
         "compact": lambda: steps.compact(catalog, warehouse, spark_factory),
         "collect_versions": lambda: steps.collect_versions(catalog, retention_s, now=now),

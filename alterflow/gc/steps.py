@@ -1,9 +1,14 @@
 """The garbage-collection steps (SPEC §6). JSON-able dicts out, idempotent, catalog first and files
 after, so a run killed anywhere is finished by the next one.
 
-drop_origin_indexes  aborts load transactions past their timeout, drops RETIRED indexes (origins of
-                     swaps, indexes of dropped tables) past the retention period with their files,
-                     and deletes every file the catalog proves unreferenced (left by a crash).
+abort_expired_loads  aborts PREPARE transactions past their lease or timeout (a dead or stuck load)
+                     and deletes their files.
+resume_orphaned_jobs drives every orphaned alter job (its runner died) to its end, in this process
+                     (the `alterflow_gc` DAG starts one `alterflow_schema_change` run per job instead,
+                     from `orphaned_jobs`).
+drop_origin_indexes  drops RETIRED indexes (origins of swaps, indexes of dropped tables) past the
+                     retention period with their files, and deletes every file the catalog proves
+                     unreferenced (left by a crash).
 compact              rewrites each tablet holding live files written under old versions into one
                      file under the current version (Spark), skipping tables with an unfinished
                      alter job.
@@ -21,8 +26,9 @@ from alterflow.gc.files import delete_paths, sweep
 from catalog.catalog import Catalog, utcnow
 from catalog.errors import CatalogError
 from catalog.garbage import GarbageCollection
+from catalog.leases import JobLeases, last_seen
 
-GC_STEPS = ("drop_origin_indexes", "compact", "collect_versions")
+GC_STEPS = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions")
 DEFAULT_RETENTION_S = 3600
 
 
@@ -32,14 +38,47 @@ def _cutoff(retention_s: int, now: datetime | None) -> datetime:
     return (now or utcnow()) - timedelta(seconds=retention_s)
 
 
+def abort_expired_loads(catalog: Catalog, warehouse: pathlib.Path, now: datetime | None = None) -> dict:
+    """Aborts every PREPARE transaction whose lease (or timeout) ran out, then deletes its files."""
+    paths = catalog.abort_expired_transactions(now=now)
+    delete_paths(pathlib.Path(warehouse), paths)
+    return {"expired_transaction_files": len(paths)}
+
+
+def orphaned_jobs(catalog: Catalog, now: datetime | None = None) -> list[dict]:
+    """Every orphaned alter job: what a run that takes it over needs (the same ALTER statement)."""
+    return [
+        {
+            "job_id": job.id, "table": job.table_name, "statement": job.statement, "state": job.state,
+            "no_runner_since": last_seen(job).isoformat(sep=" ", timespec="seconds"),
+        }
+        for job in JobLeases(catalog).orphaned(now)
+    ]
+
+
+def resume_orphaned_jobs(catalog: Catalog, warehouse: pathlib.Path, spark_factory: Callable[[], object]) -> dict:
+    """Takes over every orphaned job and drives it to its end here. A job another runner took
+    first, or whose validation fails (it is cancelled, Msg says why), is reported, not raised."""
+    from alterflow.workflow.heavy_steps import JobCancelled
+    from alterflow.workflow.job_control import JobControlRefused, take_over
+
+    resumed = []
+    for orphan in orphaned_jobs(catalog):
+        try:
+            job = take_over(catalog, pathlib.Path(warehouse), orphan["job_id"], spark_factory)
+            outcome = job.state
+        except (JobCancelled, JobControlRefused, CatalogError) as exc:
+            outcome = f"not resumed: {exc}"
+        resumed.append({**orphan, "outcome": outcome})
+    return {"jobs": resumed}
+
+
 def drop_origin_indexes(
     catalog: Catalog, warehouse: pathlib.Path, retention_s: int = DEFAULT_RETENTION_S, now: datetime | None = None
 ) -> dict:
     cutoff = _cutoff(retention_s, now)
     warehouse = pathlib.Path(warehouse)
     gc = GarbageCollection(catalog)
-    expired = catalog.abort_expired_transactions(now=now)
-    delete_paths(warehouse, expired)
     dropped, files = [], 0
     for index_id in gc.expired_indexes(cutoff):
         paths = gc.drop_index(index_id, cutoff)  # the catalog first ...
@@ -49,7 +88,6 @@ def drop_origin_indexes(
     return {
         "dropped_indexes": dropped,
         "index_files_deleted": files,
-        "expired_transaction_files": len(expired),
         "unreferenced_files_deleted": swept.dead_files + len(swept.orphan_files),
         "orphan_files": swept.orphan_files,
         "staging_dirs_deleted": swept.staging_dirs,

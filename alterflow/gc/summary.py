@@ -8,14 +8,18 @@ def _plural(n: int, word: str) -> str:
 
 
 def step_line(step: str, result: dict) -> str:
-    if step == "drop_origin_indexes":
+    if step == "abort_expired_loads":
+        text = f"{_plural(result['expired_transaction_files'], 'file')} of expired transactions deleted"
+    elif step == "resume_orphaned_jobs":
+        text = f"{_plural(len(result['jobs']), 'orphaned job')} resumed"
+        for job in result["jobs"]:
+            text += f"; job {job['job_id']} on {job['table']} (no runner since {job['no_runner_since']}): {job['outcome']}"
+    elif step == "drop_origin_indexes":
         ids = ", ".join(str(i) for i in result["dropped_indexes"])
         text = f"{_plural(len(result['dropped_indexes']), 'index')} dropped" + (f" ({ids})" if ids else "")
         text = text.replace("indexs", "indexes")
         text += f", {_plural(result['index_files_deleted'], 'file')} of them deleted"
         text += f", {_plural(result['unreferenced_files_deleted'], 'unreferenced file')} deleted"
-        if result["expired_transaction_files"]:
-            text += f", {_plural(result['expired_transaction_files'], 'file')} of expired transactions deleted"
         if result["staging_dirs_deleted"]:
             text += f", {_plural(len(result['staging_dirs_deleted']), 'staging folder')} deleted"
     elif step == "compact":

@@ -1,5 +1,9 @@
 """The GC DAG's task bodies: each runs one step of `alterflow.gc.steps` (imported when the task
-runs, so the DAG parses without it) on the catalog and warehouse of `Settings.from_env()`."""
+runs, so the DAG parses without it) on the catalog and warehouse of `Settings.from_env()`.
+
+`resume_orphaned_jobs` is the one step the DAG runs differently from `alterflow gc`: a task
+(`find_orphaned_jobs`) lists the orphaned jobs, and one `alterflow_schema_change` run per job
+(a mapped TriggerDagRunOperator) takes each over with the same ALTER statement."""
 
 from __future__ import annotations
 
@@ -9,7 +13,13 @@ from alterflow.settings import Settings
 from catalog.catalog import Catalog
 
 # The order of alterflow.gc.steps.GC_STEPS (tests/dags checks they agree).
-STEP_ORDER = ("drop_origin_indexes", "compact", "collect_versions")
+STEP_ORDER = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions")
+FIND_ORPHANS = "find_orphaned_jobs"  # the task before resume_orphaned_jobs
+SCHEMA_CHANGE_DAG = "alterflow_schema_change"
+# The DAG's tasks, in order: the steps, with the look for orphans before their resumption.
+DAG_TASKS = tuple(
+    task for step in STEP_ORDER for task in ((FIND_ORPHANS, step) if step == "resume_orphaned_jobs" else (step,))
+)
 
 
 def run_step(name: str) -> dict:
@@ -18,6 +28,8 @@ def run_step(name: str) -> dict:
     settings = Settings.from_env()
     settings.ensure_dirs()
     catalog = Catalog(settings.catalog_url)
+    if name == "abort_expired_loads":
+        return gc.abort_expired_loads(catalog, settings.warehouse)
     if name == "drop_origin_indexes":
         return gc.drop_origin_indexes(catalog, settings.warehouse, settings.gc_retention_s)
     if name == "compact":
@@ -36,3 +48,25 @@ def step_function(name: str) -> Callable[[], dict]:
     body.__name__ = name
     body.__doc__ = f"GC step {name} (alterflow.gc.steps.{name})."
     return body
+
+
+def resume_run_id(orphan: dict) -> str:
+    """One run id per orphaned job and runner lost: a later GC run that finds the job still
+    orphaned (its run not started yet) does not start a second run."""
+    since = orphan["no_runner_since"].replace(" ", "T").replace(":", "")
+    return f"resume_job_{orphan['job_id']}_{since}"
+
+
+def orphan_runs() -> list[dict]:
+    """The kwargs of one TriggerDagRunOperator per orphaned job: its conf is the job's ALTER."""
+    from alterflow.gc.steps import orphaned_jobs
+
+    settings = Settings.from_env()
+    settings.ensure_dirs()
+    return [
+        {
+            "trigger_run_id": resume_run_id(orphan),
+            "conf": {"table": orphan["table"], "statement": orphan["statement"], "properties": {}},
+        }
+        for orphan in orphaned_jobs(Catalog(settings.catalog_url))
+    ]

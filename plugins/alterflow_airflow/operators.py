@@ -22,8 +22,10 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import BaseHook, BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException
 
+from alterflow.leases import JobLease
 from alterflow.rewrite.spark_submit import application_path, spark_submit_binary, submit_command
 from alterflow.settings import Settings
+from catalog.catalog import Catalog
 from alterflow_airflow import tasks
 from alterflow_airflow.triggers import POLL_SECONDS, BoundaryTrigger, ResumeTrigger
 
@@ -49,11 +51,14 @@ class WaitForBoundaryOperator(BaseOperator):
         self.poll_seconds = poll_seconds
 
     def execute(self, context) -> dict:
-        result = tasks.wait_for_boundary(int(self.job_id))
+        result = tasks.wait_for_boundary(int(self.job_id), context["run_id"])
         if result["done"]:
             return result
         self.log.info("job %s waits for transactions %s; deferring", self.job_id, result["blocking"])
-        self.defer(trigger=BoundaryTrigger(int(self.job_id), self.poll_seconds), method_name="execute_complete")
+        self.defer(
+            trigger=BoundaryTrigger(int(self.job_id), self.poll_seconds, tasks.run_group(context["run_id"])),
+            method_name="execute_complete",
+        )
 
     def execute_complete(self, context, event: dict | None = None) -> dict:
         _event_or_fail(event)
@@ -70,7 +75,7 @@ class SwapOperator(BaseOperator):
         self.poll_seconds = poll_seconds
 
     def execute(self, context) -> dict:
-        result = tasks.swap(int(self.job_id))
+        result = tasks.swap(int(self.job_id), context["run_id"])
         if result["state"] == "READY_TO_SWAP":
             self.log.info("job %s is READY_TO_SWAP (postpone_swap); waiting for RESUME ALTER TABLE COLUMN", self.job_id)
             self.defer(trigger=ResumeTrigger(int(self.job_id), self.poll_seconds), method_name="execute_complete")
@@ -152,12 +157,18 @@ class ConvertHistoryOperator(SparkSubmitOperator):
             self.log.info("job %s is %s: nothing to convert", job_id, job.state)
             return {"skipped": job.state}
         settings = Settings.from_env()
+        group = tasks.run_group(context["run_id"])
         self.name = f"alterflow-convert-job-{job_id}"
         self.conf = {**_submit_conf(settings), **(self.conf or {})}
         self.env_vars = {**_submit_env(_local_master(self._conn_id)), **(self.env_vars or {})}
-        self.application_args = ["--job-id", str(job_id), "--parallelism", str(self.parallelism)]
+        self.application_args = [
+            "--job-id", str(job_id), "--parallelism", str(self.parallelism), "--lease-group", group,
+        ]
         try:
-            super().execute(context)
+            # The task holds the run's lease while spark-submit starts; the application takes it
+            # over (same group) once it runs, and renews it while it converts.
+            with tasks.refusals_fail_the_task(), JobLease(Catalog(settings.catalog_url), job_id, group):
+                super().execute(context)
         except AirflowException:
             tasks.alive_job(job_id)  # cancelled meanwhile: fail with the job's Msg, no retry
             raise

@@ -12,6 +12,7 @@ from datetime import datetime
 from alterflow.types import format_value
 from alterflow.workflow.job_control import can_cancel, can_resume
 from catalog.catalog import AlterJob, TableInfo
+from catalog.leases import is_orphaned, runner_text, shown_holder
 from catalog.schema import SchemaVersion
 
 _TABLETS = re.compile(r"tablets (\d+)/(\d+)")
@@ -52,6 +53,11 @@ def job_json(job: AlterJob, now: datetime) -> dict:
         "finished_at": utc_text(job.finished_at),
         "duration_s": max(0.0, round((end - job.created_at).total_seconds(), 3)),
         "actions": actions,
+        # Who drives the job (SPEC §4): "driven by host:pid since ...", "no runner since ...", or "".
+        "runner": runner_text(job, now),
+        "orphaned": is_orphaned(job, now),
+        "lease_holder": shown_holder(job.lease_holder) if job.lease_holder else None,
+        "lease_expires_at": utc_text(job.lease_expires_at),
     }
 
 

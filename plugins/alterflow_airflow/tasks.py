@@ -3,7 +3,11 @@ warehouse of `Settings.from_env()` and passes small JSON between tasks (through 
 the core (a rejected plan, a cancelled job, bad run conf) becomes `AirflowFailException` with the
 core's one-line message, so Airflow fails the task without retrying it; anything else (a lost
 database connection, a killed worker) is an ordinary error and the task's retries resume the step,
-which is idempotent."""
+which is idempotent.
+
+Every heavy step drives the job under its runner lease (SPEC §4) for the run's driver group
+(`run_group`): a retried or cleared task of the same run takes the lease back at once (the try it
+replaces, if still alive, is fenced off); another driver waits for it to expire."""
 
 from __future__ import annotations
 
@@ -44,6 +48,11 @@ def _catalog(settings: Settings) -> Catalog:
     return Catalog(settings.catalog_url)
 
 
+def run_group(run_id: str) -> str:
+    """The lease group of one DAG run: every task of the run drives its job as the same driver."""
+    return f"airflow run {run_id}"
+
+
 def job_json(job: AlterJob) -> dict:
     data = dataclasses.asdict(job)
     data["steps"] = list(job.steps)
@@ -70,7 +79,7 @@ def plan(request: dict) -> dict:
         job = catalog.job_by_request(req.request_id)
         if job is not None:  # a retry after the job was recorded: plan what it was planned as
             return {"kind": job.kind, "from_version": job.from_version, "to_version": job.to_version, "clauses": []}
-        return steps.validate(catalog, req)
+        return steps.validate(catalog, req, run_group(req.request_id))  # `job_id`: an orphaned job it takes over
 
 
 def branch(validated: dict) -> str:
@@ -84,13 +93,15 @@ def commit(request: dict, validated: dict) -> dict:
 
 def start(request: dict, validated: dict) -> dict:
     with refusals_fail_the_task():
-        return heavy_steps.start(_catalog(_settings()), AlterRequest.from_json(request), validated)
+        return heavy_steps.start(
+            _catalog(_settings()), AlterRequest.from_json(request), validated, group=run_group(request["request_id"])
+        )
 
 
-def wait_for_boundary(job_id: int) -> dict:
+def wait_for_boundary(job_id: int, run_id: str) -> dict:
     with refusals_fail_the_task():
         settings = _settings()
-        return heavy_steps.wait_for_boundary(_catalog(settings), settings.warehouse, job_id)
+        return heavy_steps.wait_for_boundary(_catalog(settings), settings.warehouse, job_id, group=run_group(run_id))
 
 
 def alive_job(job_id: int) -> AlterJob:
@@ -100,27 +111,32 @@ def alive_job(job_id: int) -> AlterJob:
         return heavy_steps.ensure_alive(_catalog(settings), settings.warehouse, job_id)
 
 
-def check(job_id: int) -> dict:
+def check(job_id: int, run_id: str) -> dict:
     from alterflow.spark_session import get_spark
 
     with refusals_fail_the_task():
         settings = _settings()
         catalog = _catalog(settings)
-        if heavy_steps.ensure_alive(catalog, settings.warehouse, job_id).state != "VALIDATING":
-            return {"skipped": HeavyJobs(catalog).job(job_id).state}
-        return heavy_steps.check(get_spark(settings.spark_master), catalog, settings.warehouse, job_id)
+        job = heavy_steps.ensure_alive(catalog, settings.warehouse, job_id)
+        if job.state != "VALIDATING" or "check" in job.steps:
+            return {"skipped": job.state}
+        return heavy_steps.check(
+            get_spark(settings.spark_master), catalog, settings.warehouse, job_id, group=run_group(run_id)
+        )
 
 
-def swap(job_id: int) -> dict:
+def swap(job_id: int, run_id: str) -> dict:
     with refusals_fail_the_task():
         settings = _settings()
-        return heavy_steps.swap(_catalog(settings), settings.warehouse, job_id)
+        return heavy_steps.swap(_catalog(settings), settings.warehouse, job_id, group=run_group(run_id))
 
 
-def done(request: dict) -> dict:
-    """The run's job as JSON (whichever branch ran)."""
+def done(request: dict, validated: dict | None = None) -> dict:
+    """The run's job as JSON (whichever branch ran; the job it took over, if it took one over)."""
     catalog = _catalog(_settings())
     job = catalog.job_by_request(request["request_id"])
+    if job is None and validated and validated.get("job_id") is not None:
+        job = HeavyJobs(catalog).job(int(validated["job_id"]))
     if job is None:
         raise AirflowFailException(f"ALTER TABLE {request['table']}: no job was recorded for run {request['request_id']}")
     return job_json(job)

@@ -24,13 +24,16 @@ POLL_SECONDS = 5.0
 class JobTrigger(BaseTrigger):
     """Polls `look(catalog, warehouse)` until it returns a payload or the job is cancelled."""
 
-    def __init__(self, job_id: int, poll_seconds: float = POLL_SECONDS):
+    def __init__(self, job_id: int, poll_seconds: float = POLL_SECONDS, group: str | None = None):
         super().__init__()
         self.job_id = int(job_id)
         self.poll_seconds = float(poll_seconds)
+        self.group = group  # the DAG run's lease group: a look that writes drives the job as the run
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
-        return f"{type(self).__module__}.{type(self).__qualname__}", {"job_id": self.job_id, "poll_seconds": self.poll_seconds}
+        return f"{type(self).__module__}.{type(self).__qualname__}", {
+            "job_id": self.job_id, "poll_seconds": self.poll_seconds, "group": self.group,
+        }
 
     @abc.abstractmethod
     def look(self, catalog: Catalog, warehouse) -> dict | None:
@@ -55,10 +58,11 @@ class JobTrigger(BaseTrigger):
 
 
 class BoundaryTrigger(JobTrigger):
-    """Fires once every transaction below the job's boundary has committed or aborted."""
+    """Fires once every transaction below the job's boundary has committed or aborted. Each look
+    takes the run's lease, renewing it while the task is deferred (a deferred job is not orphaned)."""
 
     def look(self, catalog: Catalog, warehouse) -> dict | None:
-        result = heavy_steps.wait_for_boundary(catalog, warehouse, self.job_id)
+        result = heavy_steps.wait_for_boundary(catalog, warehouse, self.job_id, group=self.group)
         return result if result["done"] else None
 
 

@@ -11,7 +11,8 @@ right to change runs of the schema-change DAG (`alterflow_schema_change`).
     GET  /api/jobs[?table=T]                alter jobs, newest first
     GET  /api/jobs/{job_id}                 one job
     POST /api/jobs/{job_id}/cancel          cancel an unfinished job            409 if it cannot be
-    POST /api/jobs/{job_id}/resume          swap a READY_TO_SWAP job            409 if it cannot be
+    POST /api/jobs/{job_id}/resume          swap a READY_TO_SWAP job, or start  409 if it cannot be
+                                            a DAG run that takes over an orphaned job
     GET  /api/tables                        live tables
     GET  /api/tables/{table}/versions       a table's committed schema versions with their columns
 
@@ -206,12 +207,36 @@ def cancel_job(job_id: str, user: GetUserDep) -> dict:
 
 @api.post("/jobs/{job_id}/resume")
 def resume_job(job_id: str, user: GetUserDep) -> dict:
+    """A postponed swap is done here; an orphaned job is taken over by a new run of the
+    schema-change DAG with the job's statement (the api-server runs no conversion itself)."""
     number = parse_job_id(job_id)
     _require_control(user)
     _settings, catalog = open_catalog()
     with _answers():
-        job = job_control.resume_job(catalog, number)
-    return job_json(job, utcnow())
+        job = HeavyJobs(catalog).job(number)
+        job_control.check_resumable(job)
+        if job.state == "READY_TO_SWAP":
+            return job_json(job_control.swap_postponed(catalog, number), utcnow())
+        run_id = _trigger_takeover(job, user)
+    return {**job_json(HeavyJobs(catalog).job(number), utcnow()), "dag_run_id": run_id}
+
+
+def _trigger_takeover(job, user: BaseUser) -> str:
+    """A run of the schema-change DAG whose statement is the orphaned job's: it takes the job over."""
+    from airflow.api.common.trigger_dag import trigger_dag
+    from airflow.utils.types import DagRunTriggeredByType
+
+    from airflow.exceptions import DagNotFound, DagRunAlreadyExists
+
+    run_id = f"resume_job_{job.id}_{utcnow().strftime('%Y%m%dT%H%M%S')}"
+    try:
+        trigger_dag(
+            SCHEMA_CHANGE_DAG, run_id=run_id, conf={"table": job.table_name, "statement": job.statement, "properties": {}},
+            triggered_by=DagRunTriggeredByType.UI, triggering_user_name=user.get_name(),
+        )
+    except (DagNotFound, DagRunAlreadyExists) as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, f"job {job.id} cannot be resumed now: {str(exc).splitlines()[0]}") from None
+    return run_id
 
 
 @api.get("/tables")

@@ -48,9 +48,11 @@ def test_schema_change_dag_shape_and_trigger_form():
 
 
 def test_gc_dag_is_hourly_one_run_at_a_time_one_task_per_step_in_order():
-    from alterflow_airflow.gc_tasks import STEP_ORDER
+    from alterflow_airflow.gc_tasks import DAG_TASKS, STEP_ORDER
+
+    assert "resume_orphaned_jobs" in STEP_ORDER
 
     dag = dag_bag().dags["alterflow_gc"]
     assert dag.max_active_runs == 1 and dag.catchup is False
     assert dag.schedule == "@hourly" and dag.timetable.expression in ("@hourly", "0 * * * *")
-    assert [t.task_id for t in dag.topological_sort()] == list(STEP_ORDER)
+    assert [t.task_id for t in dag.topological_sort()] == list(DAG_TASKS)

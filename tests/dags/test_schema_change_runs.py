@@ -91,10 +91,10 @@ def test_heavy_change_waits_deferred_for_an_open_load_then_runs_every_step_and_s
     assert request["request_id"] == run.run_id
     assert task_bodies.plan(request)["kind"] == "HEAVY"
     assert task_bodies.start(request, validated) == {"job_id": job.id, "boundary": job.boundary_txn}
-    assert task_bodies.wait_for_boundary(job.id) == {"done": True, "blocking": []}
+    assert task_bodies.wait_for_boundary(job.id, run.run_id) == {"done": True, "blocking": []}
     assert ConvertHistoryOperator(task_id="convert_again", job_id=str(job.id)).execute({}) == {"skipped": "FINISHED"}
-    assert task_bodies.check(job.id) == {"skipped": "FINISHED"}
-    assert task_bodies.swap(job.id) == {"state": "FINISHED"}
+    assert task_bodies.check(job.id, run.run_id) == {"skipped": "FINISHED"}
+    assert task_bodies.swap(job.id, run.run_id) == {"state": "FINISHED"}
     assert len(jobs(alterflow, "t")) == 1 and versions(alterflow, "t") == [1, 2]
 
 

@@ -77,8 +77,9 @@ def test_sweep_deletes_only_provably_unreferenced_files(session):
         assert kept in on_disk, kept
 
     # Past its timeout the open transaction is aborted, and then its files are unreferenced.
-    expired = gc_steps.drop_origin_indexes(session.catalog, session.warehouse, 3600, now=later())
+    expired = gc_steps.abort_expired_loads(session.catalog, session.warehouse, now=later())
     assert expired["expired_transaction_files"] == 2
+    gc_steps.drop_origin_indexes(session.catalog, session.warehouse, 3600, now=later())
     assert txn_state(session, txn) == "ABORTED"
     on_disk = set(disk_files(session))
     assert open_file not in on_disk and open_tmp + ".tmp" not in on_disk and compact_running not in on_disk

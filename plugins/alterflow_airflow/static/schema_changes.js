@@ -35,7 +35,9 @@
 
   const QUESTIONS = {
     cancel: (b) => `Cancel job ${b.dataset.jobId} on ${b.dataset.table}? Its shadow index and pending schema version are dropped; the table stays as it is.`,
-    resume: (b) => `Resume job ${b.dataset.jobId} on ${b.dataset.table}? Schema version ${b.dataset.version} and the converted data become current.`,
+    resume: (b) => b.dataset.orphaned === "true"
+      ? `Resume job ${b.dataset.jobId} on ${b.dataset.table}? Its runner is gone; a new alterflow_schema_change run takes it over and drives it on from where it stopped.`
+      : `Resume job ${b.dataset.jobId} on ${b.dataset.table}? Schema version ${b.dataset.version} and the converted data become current.`,
   };
 
   document.addEventListener("click", async (event) => {
@@ -56,7 +58,9 @@
         button.disabled = false;
         return;
       }
-      sessionStorage.setItem("alterflow.notice", `Job ${answer.job_id} is ${answer.state}.`);
+      sessionStorage.setItem("alterflow.notice", answer.dag_run_id
+        ? `Job ${answer.job_id} is taken over by run ${answer.dag_run_id} of alterflow_schema_change.`
+        : `Job ${answer.job_id} is ${answer.state}.`);
       window.location.reload();
     } catch (error) {
       show(`The request failed: ${error}`, true);

@@ -1,0 +1,62 @@
+"""Airflow resumes orphaned jobs (SPEC §4): the `alterflow_gc` DAG aborts expired loads and starts
+one `alterflow_schema_change` run per orphaned job, whose conf is the job's own statement; that
+run takes the job over and drives it to the end (dag.test() of both DAGs, real tasks)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from alterflow.session import Session
+from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow.request import AlterRequest
+from catalog.heavy_jobs import HeavyJobs
+from dag_support import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions
+
+pytestmark = pytest.mark.spark
+
+LEASE_S = "1"
+STATEMENT = "ALTER TABLE t MODIFY COLUMN v INT"
+
+
+@pytest.fixture
+def orphan(monkeypatch, tmp_path, airflow_db, spark):
+    """A job whose runner died in RUNNING (its lease ran out), and a load that died in PREPARE."""
+    monkeypatch.setenv("ALTERFLOW_LEASE_S", LEASE_S)
+    session = Session(alterflow_env(monkeypatch, tmp_path))
+    sql(session, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
+    sql(session, "INSERT INTO t VALUES (1, '10'), (2, '20'), (3, '30')")
+    request = AlterRequest("t", STATEMENT)
+    job_id = heavy_steps.start(session.catalog, request, steps.validate(session.catalog, request), group="a dead runner")["job_id"]
+    assert heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id, group="a dead runner")["done"]
+    dead_load = session.catalog.begin_transaction(session.catalog.table("t").id, "load that died", 3600, lease_s=1.0, holder="x:1:y")
+    time.sleep(1.5)
+    return session, job_id, dead_load
+
+
+def test_the_gc_dag_starts_one_schema_change_run_per_orphan_and_that_run_takes_it_over(orphan):
+    from airflow.models import DagRun
+
+    session, job_id, dead_load = orphan
+    assert HeavyJobs(session.catalog).job(job_id).state == "RUNNING"
+
+    state, states, run = run_dag(load_dag("alterflow_gc"), None)
+    assert state == "success", states
+    assert session.catalog.transaction_state(dead_load) == "ABORTED"
+    found = run.get_task_instance("find_orphaned_jobs").xcom_pull(task_ids="find_orphaned_jobs")
+    assert [o["conf"] for o in found] == [{"table": "t", "statement": STATEMENT, "properties": {}}]
+    run_id = found[0]["trigger_run_id"]
+    assert run_id.startswith(f"resume_job_{job_id}_")
+    triggered = DagRun.find(dag_id=SCHEMA_CHANGE, run_id=run_id)
+    assert len(triggered) == 1 and triggered[0].conf == found[0]["conf"]
+
+    # The run that GC started, as a worker would run it: it takes the job over and finishes it.
+    state, states, run = run_dag(load_dag(SCHEMA_CHANGE), found[0]["conf"])
+    assert state == "success", states
+    assert states["commit"] == "skipped" and states["swap"] == "success", states
+    [job] = jobs(session, "t")  # no second job
+    assert job.id == job_id and job.state == "FINISHED"
+    assert run.get_task_instance("done").xcom_pull(task_ids="done")["id"] == job_id
+    assert versions(session, "t") == [1, 2]
+    assert sql(session, "SELECT id, v FROM t ORDER BY id") == ((1, 10), (2, 20), (3, 30))
