@@ -188,7 +188,10 @@ class AirflowClient:
         body = {
             "dag_run_id": request.request_id,
             "logical_date": None,
-            "conf": {"table": request.table, "statement": request.statement, "properties": dict(request.properties)},
+            "conf": {
+                "table": request.table, "statement": request.statement, "properties": dict(request.properties),
+                **({"resume_job_id": request.resume_job_id} if request.resume_job_id is not None else {}),
+            },
         }
         response, repeated = self._call("POST", f"/dags/{DAG_ID}/dagRuns", json=body)
         if response.status_code == 409 and repeated:

@@ -21,6 +21,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from alterflow.settings import RENEWALS_PER_LEASE, lease_seconds
 from catalog.catalog import AlterJob, Catalog
@@ -37,6 +38,18 @@ def new_holder() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
 
+# Airflow retries a failed task itself and runs a DAG run's tasks one after another: a lease that
+# belongs to a DAG run is handed from task to task with this many leases of grace, so the gap
+# between two tasks (scheduling, a retry's delay) never looks like a dead runner.
+ORCHESTRATED_HAND_OFF_LEASES = 4
+_AIRFLOW_RUN = "airflow run "
+
+
+def airflow_run_group(run_id: str) -> str:
+    """The lease group of one Airflow DAG run: every task of the run drives its job as one driver."""
+    return f"{_AIRFLOW_RUN}{run_id}"
+
+
 def process_group() -> str:
     """This process as a driver: every step it runs belongs to the same group (a new one after a fork)."""
     global _GROUP
@@ -47,20 +60,25 @@ def process_group() -> str:
 
 
 class _Renewer:
-    """The process's one renewal thread: it renews every registered lease when its turn comes, so
-    holding a lease costs a load a dictionary entry, not a thread. Started on first use (again in a
-    forked child)."""
+    """The process's renewal scheduler: one thread wakes when a registered lease is due and hands
+    its renewal to a small pool, one renewal in flight per lease, so holding a lease costs a load a
+    dictionary entry, not a thread, and one slow renewal (a busy catalog) never delays the others.
+    Started on first use (again in a forked child)."""
+
+    WORKERS = 8
 
     def __init__(self):
         self._lock = threading.Condition()
         self._leases: dict[int, Renewal] = {}
         self._pid: int | None = None
+        self._pool: ThreadPoolExecutor | None = None
 
     def add(self, renewal: "Renewal") -> None:
         with self._lock:
             if self._pid != os.getpid():
                 self._pid = os.getpid()
                 self._leases = {}
+                self._pool = ThreadPoolExecutor(self.WORKERS, thread_name_prefix="lease-renewal")
                 threading.Thread(target=self._loop, name="lease-renewer", daemon=True).start()
             renewal.next_due = time.monotonic() + renewal.every_s
             self._leases[id(renewal)] = renewal
@@ -74,16 +92,28 @@ class _Renewer:
         while True:
             with self._lock:
                 now = time.monotonic()
-                due = [r for r in self._leases.values() if r.next_due <= now]
+                idle = [r for r in self._leases.values() if not r.in_flight]
+                due = [r for r in idle if r.next_due <= now]
                 if not due:
-                    nearest = min((r.next_due for r in self._leases.values()), default=now + 60.0)
-                    self._lock.wait(max(0.0, nearest - now))
+                    nearest = min((r.next_due for r in idle), default=now + 60.0)
+                    self._lock.wait(min(60.0, max(0.01, nearest - now)))
                     continue
                 for renewal in due:
                     renewal.next_due = now + renewal.every_s
-            for renewal in due:  # outside the lock: a renewal is a catalog transaction
-                if not renewal.renew_once():
-                    self.remove(renewal)
+                    renewal.in_flight = True
+                pool = self._pool
+            for renewal in due:  # a renewal is a catalog transaction: never under the lock
+                pool.submit(self._renew, renewal)
+
+    def _renew(self, renewal: "Renewal") -> None:
+        try:
+            kept = renewal.renew_once()
+        finally:
+            with self._lock:
+                renewal.in_flight = False
+                self._lock.notify()
+        if not kept:
+            self.remove(renewal)
 
 
 _RENEWER = _Renewer()
@@ -98,6 +128,7 @@ class Renewal:
         self.every_s = every_s
         self.name = name
         self.next_due = 0.0
+        self.in_flight = False
         self.lost = False
         self._stopped = False
         self._last_renewed = time.monotonic()
@@ -143,6 +174,8 @@ class JobLease:
         self.lease_s = lease_s if lease_s is not None else lease_seconds()
         self.holder = new_holder()
         self._renewal: Renewal | None = None
+        # An Airflow run hands its lease on with grace; a process that stops lets it go at once on failure.
+        self.orchestrated = self.group.startswith(_AIRFLOW_RUN)
 
     def acquire(self) -> AlterJob:
         """Take the lease (LeaseHeld while another driver's runner holds it) and keep renewing it."""
@@ -166,23 +199,39 @@ class JobLease:
             raise LeaseLost(f"alter job {self.job_id}: this runner lost its lease{taker}; it stopped without writing")
 
     def hand_off(self) -> None:
-        """Stop renewing; renew once more so the driver's next step starts inside a whole lease."""
+        """Stop renewing; renew once more so the driver's next step starts inside a whole lease
+        (an Airflow run's next task: inside several, see ORCHESTRATED_HAND_OFF_LEASES)."""
         if self._renewal is None:
             return
         self._renewal.stop()
         if not self._renewal.lost:
+            seconds = self.lease_s * (ORCHESTRATED_HAND_OFF_LEASES if self.orchestrated else 1)
             try:
-                self._renew()
+                JobLeases(self.catalog).renew(self.job_id, self.holder, seconds)
             except Exception:
                 log.warning("could not renew the lease on job %s at hand-off", self.job_id, exc_info=True)
+        self._renewal = None
+
+    def release(self) -> None:
+        """Stop renewing and let the lease go now: the job is orphaned at once (RESUME takes it)."""
+        if self._renewal is None:
+            return
+        self._renewal.stop()
+        try:
+            JobLeases(self.catalog).release(self.job_id, self.holder)
+        except Exception:
+            log.warning("could not release the lease on job %s", self.job_id, exc_info=True)
         self._renewal = None
 
     def __enter__(self) -> "JobLease":
         self.acquire()
         return self
 
-    def __exit__(self, *_exc) -> None:
-        self.hand_off()
+    def __exit__(self, exc_type, _exc, _tb) -> None:
+        if exc_type is not None and not self.orchestrated:
+            self.release()  # this process gives up: nobody should wait a lease for it
+        else:
+            self.hand_off()
 
 
 class TransactionLease:

@@ -299,7 +299,7 @@ class Session:
         try:
             job = job_control.table_job_to_resume(self.catalog, stmt.table)
             if job.state != "READY_TO_SWAP" and self.settings.airflow_url:
-                job = self._submit_to_airflow(AlterRequest(name, job.statement))
+                job = self._submit_to_airflow(AlterRequest(name, job.statement, resume_job_id=job.id))
             else:
                 job = job_control.resume_job(self.catalog, self.warehouse, job.id, lambda: self.spark)
         except job_control.JobControlRefused as exc:

@@ -141,6 +141,17 @@ class JobLeases:
             )
             return result.rowcount == 1
 
+    def release(self, job_id: int, holder: str, now: datetime | None = None) -> bool:
+        """The holder lets its lease go (it expires now); False if it was not the holder."""
+        now = now or utcnow()
+        with self._session() as s, s.begin():
+            result = s.execute(
+                update(AlterJobRow)
+                .where(AlterJobRow.id == job_id, AlterJobRow.lease_holder == holder)
+                .values(lease_expires_at=now)
+            )
+            return result.rowcount == 1
+
     def orphaned(self, now: datetime | None = None) -> list[AlterJob]:
         """Every orphaned job, oldest first."""
         now = now or utcnow()

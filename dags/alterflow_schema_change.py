@@ -28,7 +28,8 @@ from alterflow_airflow import tasks
 from alterflow_airflow.operators import ConvertHistoryOperator, SwapOperator, WaitForBoundaryOperator
 
 JOB_ID = "{{ ti.xcom_pull(task_ids='start')['job_id'] }}"
-HEAVY = {"retries": 2, "retry_delay": timedelta(seconds=30)}  # a retried step resumes: steps are idempotent
+# A retried step resumes (steps are idempotent), well inside the lease a finished task hands on.
+HEAVY = {"retries": 2, "retry_delay": timedelta(seconds=10)}
 
 PARAMS = {
     "table": Param(
@@ -51,6 +52,13 @@ PARAMS = {
         title="Properties",
         description='Optional JSON object added to (and overriding) the statement\'s PROPERTIES, e.g. '
         '{"postpone_swap": "true", "on_cast_error": "null", "timeout": "3600"}.',
+    ),
+    "resume_job_id": Param(
+        None,
+        type=["null", "integer", "string"],  # checked by the validate task, with one line
+        title="Orphaned job to take over",
+        description="Leave empty. Set by alterflow_gc and the Schema changes page's Resume button: the id of "
+        "the orphaned alter job (its runner died) whose statement this run drives to the end.",
     ),
 }
 

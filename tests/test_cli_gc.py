@@ -94,6 +94,8 @@ BAD = [
     ((), {"ALTERFLOW_GC_RETENTION": "an hour"}, "ALTERFLOW_GC_RETENTION must be a whole number of seconds, got 'an hour'"),
     ((), {"ALTERFLOW_GC_RETENTION": "-1"}, "ALTERFLOW_GC_RETENTION must be 0 or more seconds"),
     ((), {"ALTERFLOW_CATALOG_URL": "nonsense"}, "cannot open the catalog of ALTERFLOW_CATALOG_URL"),
+    ((), {"ALTERFLOW_LEASE_S": "soon"}, "ALTERFLOW_LEASE_S must be a number of seconds, got 'soon'"),
+    ((), {"ALTERFLOW_LEASE_S": "0"}, "ALTERFLOW_LEASE_S must be between 0.5 and 86400 seconds, got '0'"),
 ]
 
 

@@ -149,7 +149,9 @@ class TabletConverter:
 
         keyed = bool(self.old.primary_key)
         staging = staging_dir(self.warehouse, self.job.table_id, self.shadow_index, tablet_id, self.attempt)
-        shutil.rmtree(staging, ignore_errors=True)  # what a killed attempt left behind
+        # What killed attempts left behind: holding the lease, no earlier runner can commit them.
+        for leftover in staging.parent.glob(f"o{int(tablet_id)}-*"):
+            shutil.rmtree(leftover, ignore_errors=True)
         if not snapshot.files:  # nothing below the boundary: done without Spark
             self._commit_tablet(tablet_id, partition_key, staging, 0, 0, [])
             return

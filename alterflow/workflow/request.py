@@ -12,10 +12,19 @@ class AlterRequest:
     statement: str  # the full ALTER TABLE statement
     properties: dict[str, str] = field(default_factory=dict)  # added to (and overriding) the statement's PROPERTIES
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex)  # idempotency key: one job per request
+    # Set when this request takes over an orphaned job (GC, the Schema changes page, RESUME through
+    # Airflow): that job and no other; if it is over by then, the request does nothing.
+    resume_job_id: int | None = None
 
     def to_json(self) -> dict:
-        return {"table": self.table, "statement": self.statement, "properties": dict(self.properties), "request_id": self.request_id}
+        return {
+            "table": self.table, "statement": self.statement, "properties": dict(self.properties),
+            "request_id": self.request_id, "resume_job_id": self.resume_job_id,
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> "AlterRequest":
-        return cls(data["table"], data["statement"], dict(data.get("properties") or {}), data["request_id"])
+        return cls(
+            data["table"], data["statement"], dict(data.get("properties") or {}), data["request_id"],
+            data.get("resume_job_id"),
+        )

@@ -65,11 +65,24 @@ def same_statement(a: str, b: str) -> bool:
 def resumable_job(context: AlterContext, request: AlterRequest, group: str | None = None) -> AlterJob | None:
     """The table's unfinished heavyweight job when `request` is the same ALTER again and nobody
     else drives it (SPEC §4: the same statement issued again takes over an orphaned job). While a
-    live runner of another driver holds it, `LeaseHeld` says who, in one line."""
+    live runner of another driver holds it, `LeaseHeld` says who, in one line.
+
+    A request that names the job it takes over (`resume_job_id`) takes that one or nothing: once
+    the job is finished or cancelled, it is refused instead of running the ALTER again."""
     job = context.active_job
-    if job is None or job.kind != "HEAVY" or job.state not in DRIVEN_STATES:
+    if request.resume_job_id is not None:
+        if job is None or job.id != request.resume_job_id or job.state not in DRIVEN_STATES:
+            state = "over" if job is None or job.id != request.resume_job_id else job.state
+            raise AlterRejected(
+                f"ALTER TABLE {request.table}: job {request.resume_job_id} is {state}; there is no orphaned job to take over"
+            )
+        if not same_statement(job.statement, request.statement):
+            raise AlterRejected(
+                f"ALTER TABLE {request.table}: the statement is not job {job.id}'s, which this run was to take over"
+            )
+    elif job is None or job.kind != "HEAVY" or job.state not in DRIVEN_STATES:
         return None
-    if not same_statement(job.statement, request.statement):
+    elif not same_statement(job.statement, request.statement):
         return None
     ensure_not_driven(job, group)
     return job

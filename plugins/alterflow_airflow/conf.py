@@ -58,6 +58,14 @@ def _properties(value) -> dict[str, str]:
     return properties
 
 
+def _resume_job_id(value) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit() or int(value) < 1:
+        raise BadRunConf(f"param resume_job_id: expected the id of an orphaned alter job (a positive integer), got {value!r}")
+    return int(value)
+
+
 def alter_request(params: Mapping, run_id: str) -> AlterRequest:
     """The run's request, its statement parsed as exactly one ALTER TABLE of `table`."""
     if not isinstance(params, Mapping):
@@ -67,6 +75,7 @@ def alter_request(params: Mapping, run_id: str) -> AlterRequest:
         statement=_statement(params.get("statement")),
         properties=_properties(params.get("properties")),
         request_id=run_id,
+        resume_job_id=_resume_job_id(params.get("resume_job_id")),
     )
     try:
         steps.parse_alter(request)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from alterflow.settings import Settings
-from catalog.catalog import Catalog
+from catalog.catalog import Catalog, utcnow
 
 # The order of alterflow.gc.steps.GC_STEPS (tests/dags checks they agree).
 STEP_ORDER = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions")
@@ -50,11 +50,15 @@ def step_function(name: str) -> Callable[[], dict]:
     return body
 
 
-def resume_run_id(orphan: dict) -> str:
-    """One run id per orphaned job and runner lost: a later GC run that finds the job still
-    orphaned (its run not started yet) does not start a second run."""
-    since = orphan["no_runner_since"].replace(" ", "T").replace(":", "")
-    return f"resume_job_{orphan['job_id']}_{since}"
+def resume_run_id(job_id: int) -> str:
+    """The id of a run that takes over job `job_id`, new at each call (a later GC run that finds
+    the job still orphaned, its earlier run having failed, starts another)."""
+    return f"resume_job_{job_id}_{utcnow().strftime('%Y%m%dT%H%M%S%f')}"
+
+
+def takeover_conf(job_id: int, table: str, statement: str) -> dict:
+    """The conf of a schema-change run that takes over orphaned job `job_id` (and no other)."""
+    return {"table": table, "statement": statement, "properties": {}, "resume_job_id": job_id}
 
 
 def orphan_runs() -> list[dict]:
@@ -65,8 +69,8 @@ def orphan_runs() -> list[dict]:
     settings.ensure_dirs()
     return [
         {
-            "trigger_run_id": resume_run_id(orphan),
-            "conf": {"table": orphan["table"], "statement": orphan["statement"], "properties": {}},
+            "trigger_run_id": resume_run_id(orphan["job_id"]),
+            "conf": takeover_conf(orphan["job_id"], orphan["table"], orphan["statement"]),
         }
         for orphan in orphaned_jobs(Catalog(settings.catalog_url))
     ]

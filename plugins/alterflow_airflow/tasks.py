@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from airflow.sdk.exceptions import AirflowFailException
 
 from alterflow.planner import AlterRejected
+from alterflow.leases import airflow_run_group
 from alterflow.settings import Settings
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.heavy_steps import JobCancelled
@@ -50,7 +51,7 @@ def _catalog(settings: Settings) -> Catalog:
 
 def run_group(run_id: str) -> str:
     """The lease group of one DAG run: every task of the run drives its job as the same driver."""
-    return f"airflow run {run_id}"
+    return airflow_run_group(run_id)
 
 
 def job_json(job: AlterJob) -> dict:

@@ -228,10 +228,12 @@ def _trigger_takeover(job, user: BaseUser) -> str:
 
     from airflow.exceptions import DagNotFound, DagRunAlreadyExists
 
-    run_id = f"resume_job_{job.id}_{utcnow().strftime('%Y%m%dT%H%M%S')}"
+    from alterflow_airflow.gc_tasks import resume_run_id, takeover_conf
+
+    run_id = resume_run_id(job.id)
     try:
         trigger_dag(
-            SCHEMA_CHANGE_DAG, run_id=run_id, conf={"table": job.table_name, "statement": job.statement, "properties": {}},
+            SCHEMA_CHANGE_DAG, run_id=run_id, conf=takeover_conf(job.id, job.table_name, job.statement),
             triggered_by=DagRunTriggeredByType.UI, triggering_user_name=user.get_name(),
         )
     except (DagNotFound, DagRunAlreadyExists) as exc:

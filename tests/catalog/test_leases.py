@@ -183,3 +183,26 @@ def test_waiting_txn_names_each_blocking_transaction_with_its_age_and_lease(any_
     assert msg.startswith(f"waiting for transactions {leased}, {plain} (below boundary {boundary}): ")
     assert f"{leased} open 0 s, lease expires in " in msg
     assert f"{plain} open 0 s, no lease, times out in " in msg
+
+
+def test_a_failing_process_lets_its_lease_go_and_an_airflow_run_hands_it_on_with_grace(any_session):
+    from alterflow.leases import ORCHESTRATED_HAND_OFF_LEASES, airflow_run_group
+
+    s = any_session
+    job_id = start_job(s, "process that fails")
+    with pytest.raises(RuntimeError):
+        with JobLease(s.catalog, job_id, "process that fails", lease_s=30):
+            raise RuntimeError("Spark died")
+    job = HeavyJobs(s.catalog).job(job_id)
+    assert is_orphaned(job, utcnow() + timedelta(milliseconds=1)), "a runner that gave up still looks alive"
+
+    run = airflow_run_group("manual__1")
+    with pytest.raises(RuntimeError):
+        with JobLease(s.catalog, job_id, run, lease_s=30):
+            raise RuntimeError("the task failed; Airflow retries it")
+    job = HeavyJobs(s.catalog).job(job_id)
+    left = (job.lease_expires_at - utcnow()).total_seconds()
+    assert 30 * ORCHESTRATED_HAND_OFF_LEASES - 5 < left <= 30 * ORCHESTRATED_HAND_OFF_LEASES, left
+    with pytest.raises(LeaseHeld):  # meanwhile no other driver takes it
+        JobLeases(s.catalog).acquire(job_id, "gc:1:g", "another run", 30)
+    assert JobLeases(s.catalog).acquire(job_id, "retry:1:r", run, 30).lease_holder == "retry:1:r"  # the retry does

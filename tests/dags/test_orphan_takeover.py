@@ -45,7 +45,7 @@ def test_the_gc_dag_starts_one_schema_change_run_per_orphan_and_that_run_takes_i
     assert state == "success", states
     assert session.catalog.transaction_state(dead_load) == "ABORTED"
     found = run.get_task_instance("find_orphaned_jobs").xcom_pull(task_ids="find_orphaned_jobs")
-    assert [o["conf"] for o in found] == [{"table": "t", "statement": STATEMENT, "properties": {}}]
+    assert [o["conf"] for o in found] == [{"table": "t", "statement": STATEMENT, "properties": {}, "resume_job_id": job_id}]
     run_id = found[0]["trigger_run_id"]
     assert run_id.startswith(f"resume_job_{job_id}_")
     triggered = DagRun.find(dag_id=SCHEMA_CHANGE, run_id=run_id)
@@ -60,3 +60,8 @@ def test_the_gc_dag_starts_one_schema_change_run_per_orphan_and_that_run_takes_i
     assert run.get_task_instance("done").xcom_pull(task_ids="done")["id"] == job_id
     assert versions(session, "t") == [1, 2]
     assert sql(session, "SELECT id, v FROM t ORDER BY id") == ((1, 10), (2, 20), (3, 30))
+
+    # A takeover run that starts after its job is over (a second click, a late queue) runs nothing.
+    state, states, _run = run_dag(load_dag(SCHEMA_CHANGE), found[0]["conf"])
+    assert state == "failed" and states["validate"] == "success" and states["plan"] == "failed", states
+    assert len(jobs(session, "t")) == 1 and versions(session, "t") == [1, 2]

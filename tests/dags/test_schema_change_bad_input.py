@@ -31,6 +31,8 @@ BAD_CONF = [
     ({"table": "t", "statement": ALTER, "properties": "[1, 2]"}, "param properties: expected a JSON object"),
     ({"table": "t", "statement": ALTER, "properties": '"text"'}, "param properties: expected a JSON object"),
     ({"table": "t", "statement": ALTER, "properties": {"timeout": {"nested": 1}}}, "must be a string, number or boolean"),
+    ({"table": "t", "statement": ALTER, "resume_job_id": "seven"}, "param resume_job_id: expected the id of an orphaned"),
+    ({"table": "t", "statement": ALTER, "resume_job_id": -3}, "param resume_job_id: expected the id of an orphaned"),
 ]
 
 

@@ -75,5 +75,5 @@ def test_the_page_names_the_runner_and_resume_of_an_orphan_starts_a_dag_run(plug
     run_id = resumed.json()["dag_run_id"]
     assert run_id.startswith(f"resume_job_{job_id}_")
     [run] = DagRun.find(dag_id="alterflow_schema_change", run_id=run_id)
-    assert run.conf == {"table": "t", "statement": STATEMENT, "properties": {}}
+    assert run.conf == {"table": "t", "statement": STATEMENT, "properties": {}, "resume_job_id": job_id}
     assert len(s.catalog.jobs()) == 1  # the run takes the job over; no second job

@@ -98,10 +98,17 @@ def test_a_load_killed_in_prepare_holds_a_heavy_alter_no_longer_than_its_lease(t
         assert look["blocking"] == [txn]
         msg = HeavyJobs(session.catalog).job(job_id).msg
         assert msg.startswith(f"waiting for transactions {txn} (below boundary ") and "lease expires in" in msg, msg
+    while not heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id)["done"]:
+        time.sleep(0.2)
+    waited = time.monotonic() - began
+    # What the dead load cost the job: its lease (it may have been renewed just before the kill).
+    assert waited < LEASE_S + 5, f"the ALTER waited {waited:.1f} s behind a dead load"
     job = run_heavy(session.catalog, session.warehouse, job_id, lambda: spark)
     took = time.monotonic() - began
     assert job.state == "FINISHED"
-    assert took < LEASE_S + 30, f"the ALTER took {took:.1f} s behind a dead load"
+    # The bound is the lease plus 30 s; the conversion and validation alone take seconds
+    # more on a loaded 2-core CI machine, so the whole ALTER is held to the lease plus 60 s.
+    assert took < LEASE_S + 60, f"the ALTER took {took:.1f} s behind a dead load"
     with session.catalog._session() as s:
         row = s.get(TransactionRow, txn)
         assert (row.state, row.reason) == ("ABORTED", "its lease expired")
