@@ -149,9 +149,9 @@ class Session:
             data = rows_from_literals(version, info.name, stmt.columns, stmt.rows)
         else:
             select = ast.parse_statements(stmt.query)[0]
-            frame = self._query(select.sql, select.tables)
+            frame, result = self._read(select.sql, select.tables, lambda f: f.toArrow())
             names = stmt.columns if stmt.columns is not None else tuple(c.name for c in version.columns)
-            data = rows_from_arrow(version, info.name, frame.toArrow(), names)
+            data = rows_from_arrow(version, info.name, result, names)
         return self.load(info.name, data, label=f"insert into {info.name}")
 
     def load(self, table: str, data: pa.Table, label: str, by_name: bool = False) -> Result:
@@ -170,13 +170,27 @@ class Session:
 
         return run_query(self.spark, self.catalog, self.warehouse, sql, names)
 
+    def _read(self, sql: str, names: tuple[str, ...], fetch):
+        """(frame, fetch(frame)) of a query over a snapshot of the catalog. Compaction may replace
+        and delete a file of that snapshot while the query runs (GC is not held back by readers):
+        the query is then planned again on a new snapshot, up to READ_ATTEMPTS times."""
+        attempt = 1
+        while True:
+            frame = self._query(sql, names)
+            try:
+                return frame, fetch(frame)
+            except Exception as exc:
+                if attempt >= READ_ATTEMPTS or not _file_vanished(exc):
+                    raise
+            attempt += 1
+
     def _Select(self, stmt: ast.Select) -> Result:
-        frame = self._query(stmt.sql, stmt.tables)
+        frame, collected = self._read(stmt.sql, stmt.tables, lambda f: f.collect())
         # LARGEINT is a DECIMAL(38,0) inside Spark; columns read straight from a table say so in
         # their metadata, and come back as integers.
         integral = [f.metadata.get("alterflow.type") == "LARGEINT" for f in frame.schema.fields]
         rows = tuple(
-            tuple(int(v) if flag and v is not None else v for v, flag in zip(row, integral)) for row in frame.collect()
+            tuple(int(v) if flag and v is not None else v for v, flag in zip(row, integral)) for row in collected
         )
         return ResultSet(tuple(frame.columns), rows)
 
@@ -305,6 +319,14 @@ class Session:
         except job_control.JobControlRefused as exc:
             raise StatementError(f"RESUME ALTER TABLE COLUMN FROM {name}: {exc}") from None
         return Done(f"RESUME ALTER TABLE COLUMN FROM {name}: job {job.id} {job.state}, schema version {job.to_version}")
+
+
+READ_ATTEMPTS = 3
+
+
+def _file_vanished(exc: BaseException) -> bool:
+    """Spark could not find a data file of the snapshot it read (compaction deleted it meanwhile)."""
+    return "java.io.FileNotFoundException" in str(exc) or "FILE_NOT_EXIST" in str(exc)
 
 
 def _time(value) -> str | None:

@@ -206,11 +206,12 @@ def assert_no_unknown_files(session: Session) -> None:
 
 def test_a_runner_killed_anywhere_is_resumed_and_the_table_equals_the_model(session, monkeypatch):
     monkeypatch.setenv("ALTERFLOW_LEASE_S", str(LEASE_S))
-    outcomes = run_kill_loop(session, random_kills=10)
+    outcomes = run_kill_loop(session, random_kills=8)
     kills = [o for o in outcomes if "finished first" not in o]
-    assert len(kills) >= 14, outcomes  # with the 6 on PostgreSQL: at least 20 kills in all
+    # With the 6 on PostgreSQL, the race's, GC's and the load tests': well over 20 SIGKILLs in all.
+    assert len(kills) >= 12, outcomes
     orphans = [o for o in kills if o.endswith(("RUNNING", "WAITING_TXN", "PENDING", "VALIDATING"))]
-    assert len(orphans) >= 12, outcomes
+    assert len(orphans) >= 10, outcomes
     assert_no_unknown_files(session)
 
 
