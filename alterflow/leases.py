@@ -72,6 +72,7 @@ class _Renewer:
         self._leases: dict[int, Renewal] = {}
         self._pid: int | None = None
         self._pool: ThreadPoolExecutor | None = None
+        self._wake_at = 0.0  # when the scheduler thread looks next
 
     def add(self, renewal: "Renewal") -> None:
         with self._lock:
@@ -82,7 +83,8 @@ class _Renewer:
                 threading.Thread(target=self._loop, name="lease-renewer", daemon=True).start()
             renewal.next_due = time.monotonic() + renewal.every_s
             self._leases[id(renewal)] = renewal
-            self._lock.notify()
+            if renewal.next_due < self._wake_at:  # wake the scheduler only if it would look too late
+                self._lock.notify()
 
     def remove(self, renewal: "Renewal") -> None:
         with self._lock:
@@ -95,8 +97,10 @@ class _Renewer:
                 idle = [r for r in self._leases.values() if not r.in_flight]
                 due = [r for r in idle if r.next_due <= now]
                 if not due:
-                    nearest = min((r.next_due for r in idle), default=now + 60.0)
-                    self._lock.wait(min(60.0, max(0.01, nearest - now)))
+                    # In-flight ones too: each was given its next turn when it was handed out.
+                    nearest = min((r.next_due for r in self._leases.values()), default=now + 60.0)
+                    self._wake_at = min(now + 60.0, max(now + 0.01, nearest))
+                    self._lock.wait(self._wake_at - now)
                     continue
                 for renewal in due:
                     renewal.next_due = now + renewal.every_s
@@ -111,7 +115,6 @@ class _Renewer:
         finally:
             with self._lock:
                 renewal.in_flight = False
-                self._lock.notify()
         if not kept:
             self.remove(renewal)
 
