@@ -63,21 +63,20 @@ def runner_text(job: AlterJob, now: datetime | None = None) -> str:
         return ""
     if is_orphaned(job, now):
         return f"no runner since {_time(last_seen(job))}"
+    return _driven_by(job, now)
+
+
+def _driven_by(job: AlterJobRow | AlterJob, now: datetime) -> str:
     since = job.lease_acquired_at or job.created_at
     left = max(0, int((job.lease_expires_at - now).total_seconds() + 0.999))
     return f"driven by {shown_holder(job.lease_holder)} since {_time(since)}; its lease expires in {left} s"
 
 
-def held_message(row: AlterJobRow | AlterJob, now: datetime) -> str:
-    since = row.lease_acquired_at or row.created_at
-    left = max(0, int((row.lease_expires_at - now).total_seconds() + 0.999))
-    return (
-        f"job {row.id} is being driven by {shown_holder(row.lease_holder)} since {_time(since)}; "
-        f"its lease expires in {left} s"
-    )
+def held_message(job: AlterJobRow | AlterJob, now: datetime) -> str:
+    return f"job {job.id} is being {_driven_by(job, now)}"
 
 
-def ensure_not_driven(job: AlterJob, group: str | None = None, now: datetime | None = None) -> None:
+def ensure_not_driven(job: AlterJobRow | AlterJob, group: str | None = None, now: datetime | None = None) -> None:
     """Raise `LeaseHeld` when a runner of another driver than `group` holds an unexpired lease."""
     now = now or utcnow()
     if job.lease_expires_at is not None and job.lease_expires_at >= now and (group is None or job.lease_group != group):
@@ -111,9 +110,7 @@ class JobLeases:
             row = lock_job_row(s, job_id)
             if row.state not in ACTIVE_JOB_STATES:
                 raise JobStateError(f"alter job {job_id} is {row.state}; there is nothing to drive")
-            free = row.lease_expires_at is None or row.lease_expires_at < now
-            if not free and row.lease_group != group and row.lease_holder != holder:
-                raise LeaseHeld(held_message(row, now))
+            ensure_not_driven(row, group, now)  # a holder's own group always passes
             if row.lease_holder != holder:
                 row.lease_acquired_at = now
             row.lease_holder = holder

@@ -80,8 +80,9 @@ def start(catalog: Catalog, request: AlterRequest, validated: dict, group: str |
     existing = catalog.job_by_request(request.request_id)
     if existing is None and validated.get("job_id") is not None:
         existing = HeavyJobs(catalog).job(int(validated["job_id"]))
-        with driving(catalog, existing.id, group=group):
-            pass
+        lease = JobLease(catalog, existing.id, group)
+        lease.acquire()  # LeaseHeld while another driver's runner holds it
+        lease.hand_off()  # the driver's next step takes it from here
     elif existing is None:
         info, result = steps.replan(catalog, request, validated, Verdict.HEAVY, "start")
         existing = HeavyJobs(catalog).start(

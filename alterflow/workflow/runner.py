@@ -63,10 +63,11 @@ def run_heavy(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_fact
             if heavy_steps.wait_for_boundary(catalog, warehouse, job_id, lease)["done"]:
                 break
             time.sleep(POLL_SECONDS)
-        lease.ensure_held(ask_catalog=True)
-        heavy_steps.convert(spark_factory(), catalog, warehouse, job_id, lease=lease)
-        lease.ensure_held(ask_catalog=True)
-        heavy_steps.check(spark_factory(), catalog, warehouse, job_id, lease=lease)
-        lease.ensure_held(ask_catalog=True)
-        heavy_steps.swap(catalog, warehouse, job_id, lease=lease)
+        for step in (
+            lambda: heavy_steps.convert(spark_factory(), catalog, warehouse, job_id, lease=lease),
+            lambda: heavy_steps.check(spark_factory(), catalog, warehouse, job_id, lease=lease),
+            lambda: heavy_steps.swap(catalog, warehouse, job_id, lease=lease),
+        ):
+            lease.ensure_held(ask_catalog=True)
+            step()
     return HeavyJobs(catalog).job(job_id)

@@ -7,6 +7,7 @@ clear line. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import random
@@ -102,10 +103,8 @@ def spawn(session: Session, statement: str, crash_at: str | None = None) -> subp
 
 
 def kill_group(proc: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):  # it may have ended by itself
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.communicate(timeout=60)
 
 
