@@ -1,4 +1,4 @@
-"""Column types: parsing, conversion classes, value coercion, Arrow/Spark mapping and bucketing.
+"""Column types: parsing, conversion classes, value coercion, Arrow/Spark mapping.
 
 One `DataType` per SQL type of SPEC §7. This module answers, for the rest of alterflow:
 
@@ -9,14 +9,13 @@ One `DataType` per SQL type of SPEC §7. This module answers, for the rest of al
   `coerce_value`), how a default is stored in the catalog (`encode_value` / `decode_value`) and
   shown to people (`format_value`),
 - the Arrow and Spark types that carry a column (`to_arrow`, `to_spark`),
-- the hash bucket of a distribution key, identically in Python (`bucket_of`) and in Spark
-  (`spark_bucket_expr`).
+- (the hash bucket of a distribution key lives in `alterflow.bucketing`).
 
 Python representations: BOOLEAN bool; TINYINT..LARGEINT int; FLOAT / DOUBLE float (finite);
 DECIMAL decimal.Decimal with exactly the column's scale; CHAR / VARCHAR / STRING str (CHAR is not
 padded); DATE datetime.date; DATETIME naive datetime.datetime (microseconds). NULL is None.
 
-Importing this module never imports pyspark: `to_spark` and `spark_bucket_expr` import it lazily.
+Importing this module never imports pyspark: `to_spark` imports it lazily.
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ import math
 import numbers
 import re
 import struct
-import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -36,12 +34,12 @@ import pyarrow as pa
 
 if TYPE_CHECKING:  # pragma: no cover
     from alterflow.sql.ast import Literal
-    from pyspark.sql import Column
 
 __all__ = [
     "InvalidType", "InvalidValue", "DataType", "parse_type", "Change", "classify_conversion",
-    "coerce_literal", "coerce_value", "encode_value", "decode_value", "format_value", "to_arrow",
-    "to_spark", "bucket_of", "spark_bucket_expr",
+    "coerce_literal", "coerce_value", "TEXT_WHITESPACE", "INT_TEXT_PATTERN", "NUMBER_TEXT_PATTERN",
+    "DATETIME_TEXT_PATTERN", "BOOLEAN_TEXTS", "MAX_EXPONENT_DIGITS", "encode_value", "decode_value",
+    "format_value", "to_arrow", "to_spark",
 ]
 
 
@@ -234,13 +232,30 @@ def _heavy_reason(old: DataType, new: DataType) -> str | None:
 # --------------------------------------------------------------------------------------------
 
 _DECIMAL_CONTEXT = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_EVEN, Emax=999999, Emin=-999999)
-_INT_TEXT_RE = re.compile(r"^[+-]?\d+$")
-_NUMBER_TEXT_RE = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
-_DATE_TEXT_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-_DATETIME_TEXT_RE = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?)?$"
+# The grammar of loaded texts, shared with the vectorised coercion (alterflow.store.coercion) so
+# the two cannot drift apart: every pattern means the same as a Python `re` and as RE2 (the
+# engine of pyarrow.compute) and is matched against the whole text once TEXT_WHITESPACE is
+# stripped from both ends. Whitespace and digits are ASCII only, as in the conversion rules of
+# a heavyweight ALTER (alterflow.conversion.rules): a value loaded into a column and the same
+# value converted by an ALTER follow one rule, and no Unicode table can differ between the two.
+TEXT_WHITESPACE = " \t\n\r\x0b\x0c"
+INT_TEXT_PATTERN = r"[+-]?[0-9]+"
+NUMBER_TEXT_PATTERN = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+DATETIME_TEXT_PATTERN = (
+    r"(?P<year>[0-9]{4})-(?P<month>[0-9]{2})-(?P<day>[0-9]{2})"
+    r"(?:[ T](?P<hour>[0-9]{2}):(?P<minute>[0-9]{2}):(?P<second>[0-9]{2})(?:\.(?P<fraction>[0-9]{1,6}))?)?"
 )
-_BOOL_TEXTS = {"true": True, "1": True, "false": False, "0": False}
+BOOLEAN_TEXTS = {"true": True, "1": True, "false": False, "0": False}  # matched lower-cased
+# A DECIMAL text whose exponent has more digits than this (leading zeros aside) is decided
+# without parsing it: a text holds fewer than 10**18 digits, so a non-zero number with such an
+# exponent is too large or has non-zero digits far below any scale; zero stays zero.
+MAX_EXPONENT_DIGITS = 18
+# No integer type holds more digits (Python refuses int() of texts past 4300 digits).
+_MAX_INTEGER_DIGITS = len(str(10**38))
+
+_INT_TEXT_RE = re.compile(INT_TEXT_PATTERN)
+_NUMBER_TEXT_RE = re.compile(NUMBER_TEXT_PATTERN)
+_DATETIME_TEXT_RE = re.compile(DATETIME_TEXT_PATTERN)
 _MAX_SHOWN = 60
 
 
@@ -260,7 +275,7 @@ def coerce_literal(lit: "Literal", t: DataType) -> object:
         return _coerce(int(lit.value), t, shown)
     if lit.kind == "decimal":
         text = str(lit.value).strip()
-        if not _NUMBER_TEXT_RE.match(text):
+        if not _NUMBER_TEXT_RE.fullmatch(text):
             raise InvalidValue(f"value {shown} is not a valid {t.sql()}")
         return _coerce(decimal.Decimal(text), t, shown)
     if lit.kind == "string":
@@ -298,22 +313,45 @@ def _coerce(value: object, t: DataType, shown: str) -> object:
 
 
 def _from_text(text: str, t: DataType, shown: str) -> object:
+    """A text as type `t`: strings as they are (length in characters); every other type after
+    stripping TEXT_WHITESPACE, by the grammar of the *_TEXT_PATTERN constants and SPEC §3's dates."""
     if t.is_string:
         if t.length is not None and len(text) > t.length:
             raise InvalidValue(f"value {shown} does not fit {t.sql()}")
         return text
-    stripped = text.strip()
-    if t.name == "BOOLEAN" and stripped.lower() in _BOOL_TEXTS:
-        return _BOOL_TEXTS[stripped.lower()]
-    if t.is_integer and _INT_TEXT_RE.match(stripped):
-        return _to_number(int(stripped), t, shown)
-    if t.is_number and not t.is_integer and _NUMBER_TEXT_RE.match(stripped):
-        return _to_number(decimal.Decimal(stripped), t, shown)
+    stripped = text.strip(TEXT_WHITESPACE)
+    if t.name == "BOOLEAN" and stripped.lower() in BOOLEAN_TEXTS:
+        return BOOLEAN_TEXTS[stripped.lower()]
+    if t.is_integer and _INT_TEXT_RE.fullmatch(stripped):
+        return _integer_from_text(stripped, t, shown)
+    if t.is_float and _NUMBER_TEXT_RE.fullmatch(stripped):
+        return _to_number(float(stripped), t, shown)  # correctly rounded, like float(Decimal(text)), any exponent
+    if t.name == "DECIMAL" and _NUMBER_TEXT_RE.fullmatch(stripped):
+        return _decimal_from_text(stripped, t, shown)
     if t.name == "DATE":
         return _parse_date(stripped, t, shown)
     if t.name == "DATETIME":
         return _parse_datetime(stripped, t, shown)
     raise InvalidValue(f"value {shown} is not a valid {t.sql()}")
+
+
+def _integer_from_text(text: str, t: DataType, shown: str) -> int:
+    """An INT_TEXT_PATTERN text as an integer type; more digits than any type holds do not fit
+    (and are never given to int(), which refuses thousands of digits)."""
+    if len(text.lstrip("+-").lstrip("0")) > _MAX_INTEGER_DIGITS:
+        raise InvalidValue(f"value {shown} does not fit {t.sql()}")
+    return _to_number(int(text), t, shown)
+
+
+def _decimal_from_text(text: str, t: DataType, shown: str) -> decimal.Decimal:
+    """A NUMBER_TEXT_PATTERN text as DECIMAL, exactly. An exponent past MAX_EXPONENT_DIGITS
+    digits is decided without building the number (decimal.Decimal refuses such exponents)."""
+    mantissa, _, exponent = text.lower().partition("e")
+    if len(exponent.lstrip("+-").lstrip("0")) > MAX_EXPONENT_DIGITS:
+        if mantissa.strip("+-.0"):
+            raise InvalidValue(f"value {shown} does not fit {t.sql()}")
+        return _to_number(decimal.Decimal(0), t, shown)
+    return _to_number(decimal.Decimal(text), t, shown)
 
 
 def _to_number(value: numbers.Real, t: DataType, shown: str) -> object:
@@ -368,17 +406,26 @@ def _to_decimal(value: numbers.Real, t: DataType, shown: str) -> decimal.Decimal
 
 
 def _parse_date(text: str, t: DataType, shown: str) -> _dt.date:
-    match = _DATE_TEXT_RE.match(text)
+    """SPEC §3's date texts, the same as a STRING -> DATE ALTER reads: %Y-%m-%d, %y-%m-%d,
+    %Y%m%d, %y%m%d, %Y/%m/%d, %y/%m/%d; a two-digit year 00..68 is 20xx, 69..99 is 19xx; years
+    1..9999 and real calendar days only."""
+    # Imported here, not at the top: alterflow.conversion.rules imports this module.
+    from alterflow.conversion.rules import DATE_PATTERN, two_digit_year
+
+    match = re.fullmatch(DATE_PATTERN, text)  # groups: 1 year, 3 month, 4 day or 5 year, 6 month, 7 day
     try:
         if match is None:
             raise ValueError(text)
-        return _dt.date(*(int(g) for g in match.groups()))
+        year_text = match.group(1) or match.group(5)
+        year = int(year_text) if len(year_text) == 4 else two_digit_year(int(year_text))
+        return _dt.date(year, int(match.group(3) or match.group(6)), int(match.group(4) or match.group(7)))
     except ValueError:
         raise InvalidValue(f"value {shown} is not a valid {t.sql()}") from None
 
 
 def _parse_datetime(text: str, t: DataType, shown: str) -> _dt.datetime:
-    match = _DATETIME_TEXT_RE.match(text)
+    """DATETIME_TEXT_PATTERN: YYYY-MM-DD[( |T)HH:MM:SS[.f{1,6}]] (a bare date is midnight)."""
+    match = _DATETIME_TEXT_RE.fullmatch(text)
     try:
         if match is None:
             raise ValueError(text)
@@ -519,62 +566,3 @@ def to_spark(t: DataType):
     if t.name == "LARGEINT":
         return st.DecimalType(38, 0)
     return getattr(st, _SPARK_TYPE_NAMES[t.name])()
-
-
-# --------------------------------------------------------------------------------------------
-# Hash bucketing
-# --------------------------------------------------------------------------------------------
-
-NULL_TEXT = "\\N"
-KEY_SEPARATOR = "\x01"
-
-
-def bucket_of(values: tuple, types: tuple[DataType, ...], buckets: int) -> int:
-    """The bucket of a distribution key, equal to `spark_bucket_expr` for the same key.
-
-    crc32 of the UTF-8 of the values as Spark's CAST(x AS STRING) prints them (NULL as \\N),
-    joined with \\x01, modulo `buckets`. Values are in their type's Python representation.
-    """
-    _check_key(len(values), types, buckets)
-    text = KEY_SEPARATOR.join(_spark_text(value, t) for value, t in zip(values, types))
-    return zlib.crc32(text.encode("utf-8")) % buckets
-
-
-def spark_bucket_expr(columns: list[str], types: tuple[DataType, ...], buckets: int) -> "Column":
-    """The Spark column computing `bucket_of` of `columns` (each first cast to its type)."""
-    from pyspark.sql import functions as F
-
-    _check_key(len(columns), types, buckets)
-    parts = [
-        F.coalesce(F.col(name).cast(to_spark(t)).cast("string"), F.lit(NULL_TEXT))
-        for name, t in zip(columns, types)
-    ]
-    key = F.concat_ws(KEY_SEPARATOR, *parts).cast("binary")
-    return F.pmod(F.crc32(key), F.lit(buckets))
-
-
-def _check_key(count: int, types: tuple[DataType, ...], buckets: int) -> None:
-    if count == 0 or count != len(types):
-        raise ValueError(f"a distribution key needs one type per column, got {count} and {len(types)}")
-    if buckets < 1:
-        raise ValueError(f"bucket count must be at least 1, got {buckets}")
-    for t in types:
-        if t.is_float:
-            raise InvalidType(f"{t.sql()} cannot be a distribution column")
-
-
-def _spark_text(value: object, t: DataType) -> str:
-    """Spark's CAST(value AS STRING) for a value of type `t`."""
-    if value is None:
-        return NULL_TEXT
-    if t.name == "BOOLEAN":
-        return "true" if value else "false"
-    if t.name in ("DECIMAL", "LARGEINT"):
-        scale = 0 if t.name == "LARGEINT" else t.scale
-        exact = decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-scale), context=_DECIMAL_CONTEXT)
-        return str(exact.copy_abs() if exact.is_zero() else exact)  # Java BigDecimal.toString
-    if t.name == "DATETIME":
-        return _datetime_text(value)
-    if t.name == "DATE":
-        return value.isoformat()
-    return str(value)

@@ -1,5 +1,7 @@
-"""alterflow.types against real Spark: Parquet written by pyarrow reads back as `to_spark`, and
-`bucket_of` (Python) equals `spark_bucket_expr` (Spark) for every distribution-eligible type."""
+"""alterflow.types against real Spark: Parquet written by pyarrow reads back as `to_spark`, and the
+bucket of a key is the same three ways, for every distribution-eligible type: `spark_bucket_expr`
+(Spark), `bucket_array` (numpy over the Arrow columns) and `bucket_of` (Python, one row); the raw
+hash equals Spark's `hash()`."""
 
 from __future__ import annotations
 
@@ -11,16 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from alterflow.types import (
-    DataType,
-    InvalidType,
-    bucket_of,
-    coerce_value,
-    parse_type,
-    spark_bucket_expr,
-    to_arrow,
-    to_spark,
-)
+from alterflow.bucketing import bucket_array, bucket_of, hash_array, hash_of, spark_bucket_expr
+from alterflow.types import DataType, InvalidType, coerce_value, parse_type, to_arrow, to_spark
 
 pytestmark = pytest.mark.spark
 
@@ -53,11 +47,15 @@ def test_arrow_and_spark_types_agree(spark, tmp_path):
 # --------------------------------------------------------------------------------------------
 
 _EXACT = Context(prec=100)
-_TEXTS = ["", "a", "abc", "ä", "日本語", "😀", "x y", "\\N", "a\x01b", "'quoted'", "Ünïcödé", "\t"]
+_TEXTS = ["", "a", "ab", "abc", "abcd", "abcde", "abcdefg", "abcdefgh", "ä", "é", "xé", "ñandú", "日本語", "😀",
+          "😀x", "x y", "\\N", "a\x01b", "'quoted'", "Ünïcödé", "\t", "long " * 40]
 
 
 def _integer_values(rng: random.Random, low: int, high: int) -> list:
     edges = [low, low + 1, -1, 0, 1, high - 1, high]
+    # Where the minimal two's complement bytes of a LARGEINT change length, and the 64-bit edges.
+    edges += [v for e in (7, 8, 15, 31, 32, 63, 64, 95, 126) for d in (-1, 0, 1) for v in (2**e + d, -(2**e) - d)
+              if low <= v <= high]
     return edges + [rng.randint(low, high) for _ in range(ROWS - len(edges))]
 
 
@@ -77,13 +75,15 @@ def _text_values(rng: random.Random, max_length: int) -> list:
 
 
 def _date_values(rng: random.Random) -> list:
-    edges = [dt.date(1, 1, 1), dt.date(1582, 10, 15), dt.date(1970, 1, 1), dt.date(9999, 12, 31)]
+    edges = [dt.date(1, 1, 1), dt.date(1582, 10, 15), dt.date(1969, 12, 31), dt.date(1970, 1, 1),
+             dt.date(9999, 12, 31)]
     return edges + [dt.date(1, 1, 1) + dt.timedelta(days=rng.randint(0, 3652058)) for _ in range(ROWS)]
 
 
 def _datetime_values(rng: random.Random) -> list:
     base = dt.datetime(1, 1, 1)
-    edges = [base, dt.datetime(1970, 1, 1), dt.datetime(2024, 1, 1, 10), dt.datetime(2024, 1, 1, 10, 0, 0, 500000),
+    edges = [base, dt.datetime(1969, 12, 31, 23, 59, 59, 999999), dt.datetime(1900, 6, 1, 0, 0, 0, 1),
+             dt.datetime(1970, 1, 1), dt.datetime(2024, 1, 1, 10), dt.datetime(2024, 1, 1, 10, 0, 0, 500000),
              dt.datetime(2024, 1, 1, 10, 0, 0, 123000), dt.datetime(2024, 1, 1, 10, 0, 0, 1),
              dt.datetime(9999, 12, 31, 23, 59, 59, 999999)]
     values = []
@@ -121,39 +121,52 @@ def _arrow_values(values: list, t: DataType) -> list:
     return values
 
 
-BUCKET_TYPES = ["BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT", "DECIMAL(10,2)",
-                "DECIMAL(5,0)", "DECIMAL(20,10)", "DECIMAL(38,0)", "DECIMAL(38,38)", "DECIMAL(18,9)",
-                "CHAR(3)", "VARCHAR(20)", "STRING", "DATE", "DATETIME"]
+BUCKET_TYPES = ["BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT", "DECIMAL(9,2)",
+                "DECIMAL(10,2)", "DECIMAL(5,0)", "DECIMAL(18,4)", "DECIMAL(18,9)", "DECIMAL(19,0)",
+                "DECIMAL(20,10)", "DECIMAL(38,0)", "DECIMAL(38,10)", "DECIMAL(38,38)", "CHAR(3)", "VARCHAR(20)",
+                "STRING", "DATE", "DATETIME"]
+BUCKET_COUNTS = (1, 2, 7, 16)
 
 
-def _assert_buckets_agree(spark, tmp_path, types: list[DataType], columns: list[list], buckets: int):
+def _assert_buckets_agree(spark, tmp_path, types: list[DataType], columns: list[list]):
+    """Spark's hash() and spark_bucket_expr over the Parquet file equal hash_array / bucket_array over
+    the Arrow columns written and hash_of / bucket_of over the Python values, row by row."""
+    from pyspark.sql import functions as F
+
+    types = tuple(types)
     data = {f"k{i}": (t, _arrow_values(values, t)) for i, (t, values) in enumerate(zip(types, columns))}
     df = _write_and_read(spark, tmp_path, data)
     names = list(data)
-    expr = spark_bucket_expr(names, tuple(types), buckets)
-    in_spark = {row["id"]: row["b"] for row in df.select("id", expr.alias("b")).collect()}
+    spark_hash = F.hash(*[F.col(name).cast(to_spark(t)) for name, t in zip(names, types)]).alias("h")
+    spark_buckets = [spark_bucket_expr(names, types, b).alias(f"b{b}") for b in BUCKET_COUNTS]
+    in_spark = {row["id"]: row for row in df.select("id", spark_hash, *spark_buckets).collect()}
+    arrays = [pa.array(values, to_arrow(t)) for t, values in data.values()]
+    in_arrow = {"h": hash_array(arrays, types).tolist()}
+    in_arrow.update({f"b{b}": bucket_array(arrays, types, b).tolist() for b in BUCKET_COUNTS})
     rows = list(zip(*columns))
-    in_python = {i: bucket_of(row, tuple(types), buckets) for i, row in enumerate(rows)}
-    mismatches = [(rows[i], in_python[i], in_spark[i]) for i in in_python if in_python[i] != in_spark[i]]
+    assert len(in_spark) == len(rows)
+    mismatches = []
+    for i, row in enumerate(rows):
+        in_python = {"h": hash_of(row, types), **{f"b{b}": bucket_of(row, types, b) for b in BUCKET_COUNTS}}
+        for field, value in in_python.items():
+            if not value == in_arrow[field][i] == in_spark[i][field]:
+                mismatches.append((row, field, value, in_arrow[field][i], in_spark[i][field]))
     assert not mismatches, mismatches[:5]
 
 
 @pytest.mark.parametrize("type_text", BUCKET_TYPES)
-def test_bucket_of_matches_spark(spark, tmp_path, type_text):
+def test_buckets_match_spark(spark, tmp_path, type_text):
     t = parse_type(type_text)
     values = _values_for(t, random.Random(type_text))
-    # 2**32 buckets compares the whole crc32, 7 the modulo.
-    for buckets in (2**32, 7):
-        (tmp_path / str(buckets)).mkdir()
-        _assert_buckets_agree(spark, tmp_path / str(buckets), [t], [values], buckets)
+    _assert_buckets_agree(spark, tmp_path, [t], [values])
 
 
 @pytest.mark.parametrize(
     "type_texts",
     [("INT", "STRING"), ("DATE", "BIGINT", "VARCHAR(20)"), ("DECIMAL(20,10)", "DATETIME", "BOOLEAN"),
-     ("LARGEINT", "CHAR(3)", "TINYINT", "DATE")],
+     ("LARGEINT", "CHAR(3)", "TINYINT", "DATE"), ("DECIMAL(9,2)", "SMALLINT", "DECIMAL(38,10)")],
 )
-def test_multi_column_bucket_of_matches_spark(spark, tmp_path, type_texts):
+def test_multi_column_buckets_match_spark(spark, tmp_path, type_texts):
     types = [parse_type(x) for x in type_texts]
     rng = random.Random(",".join(type_texts))
     columns = []
@@ -162,7 +175,15 @@ def test_multi_column_bucket_of_matches_spark(spark, tmp_path, type_texts):
         rng.shuffle(values)  # mixes NULLs into different rows per column
         columns.append(values)
     size = min(len(c) for c in columns)
-    _assert_buckets_agree(spark, tmp_path, types, [c[:size] for c in columns], 16)
+    _assert_buckets_agree(spark, tmp_path, types, [c[:size] for c in columns])
+
+
+def test_spark_bucket_expr_casts_each_column_to_its_type(spark):
+    """A key column Spark holds in a wider type hashes as its own type (here INT, not BIGINT)."""
+    df = spark.createDataFrame([(1,), (-7,), (None,)], "k BIGINT")
+    int_type = parse_type("INT")
+    got = [row[0] for row in df.select(spark_bucket_expr(["k"], (int_type,), 16)).collect()]
+    assert got == [bucket_of((v,), (int_type,), 16) for v in (1, -7, None)] == [3, 15, 10]
 
 
 def test_spark_bucket_expr_rejects_float_keys(spark):

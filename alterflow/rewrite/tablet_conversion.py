@@ -25,11 +25,12 @@ from dataclasses import dataclass
 
 import pyarrow.parquet as pq
 
+from alterflow.bucketing import spark_bucket_expr
 from alterflow.leases import JobLease, TransactionLease
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.rewrite.footer_counts import file_counts
 from alterflow.store.layout import absolute, data_file_path, index_dir
-from alterflow.types import spark_bucket_expr, to_spark
+from alterflow.types import to_spark
 from alterflow.workflow.crash_points import crash_point
 from catalog.catalog import Catalog, NewFile, TableSnapshot
 from catalog.heavy_jobs import HeavyJobs

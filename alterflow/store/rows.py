@@ -9,7 +9,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from alterflow.sql.ast import Literal
-from alterflow.types import InvalidValue, coerce_literal, coerce_value, to_arrow
+from alterflow.store.coercion import BadValue, coerce_array
+from alterflow.types import InvalidValue, coerce_literal, to_arrow
 from catalog.schema import Column, SchemaVersion, name_key
 
 FIELD_ID_KEY = b"PARQUET:field_id"
@@ -49,31 +50,34 @@ def _default_array(column: Column, table: str, length: int) -> pa.Array:
         raise BadRows(
             f"INSERT INTO {table}: column {column.name} is NOT NULL and has no default; give it a value"
         )
-    return pa.array([column.write_default] * length, type=to_arrow(column.type))
+    return pa.repeat(pa.scalar(column.write_default, type=to_arrow(column.type)), length)
 
 
-def _check_array(column: Column, table: str, array: pa.Array) -> None:
+def _check_array(column: Column, table: str, array: pa.Array | pa.ChunkedArray, first_row: int = 1) -> None:
+    """NOT NULL and CHAR / VARCHAR lengths, naming the first row that breaks one (counted from
+    `first_row`); kernels only, whatever the number of rows."""
     if not column.nullable and array.null_count:
-        row = array.is_null().to_pylist().index(True) + 1
+        row = pc.index(pc.is_null(array), True).as_py() + first_row
         raise BadRows(f"INSERT INTO {table}: column {column.name} is NOT NULL but row {row} has NULL")
     if column.type.name in ("CHAR", "VARCHAR") and len(array):
-        lengths = pc.utf8_length(array)
-        longest = pc.max(lengths).as_py()
-        if longest is not None and longest > column.type.length:
-            row = lengths.to_pylist().index(longest)
+        too_long = pc.greater(pc.utf8_length(array), column.type.length)
+        if pc.any(too_long).as_py():
+            index = pc.index(too_long, True).as_py()
             raise BadRows(
-                f"INSERT INTO {table}: column {column.name}: value {array[row].as_py()!r} is longer than "
-                f"{column.type.sql()} (row {row + 1})"
+                f"INSERT INTO {table}: column {column.name}: value {array[index].as_py()!r} is longer than "
+                f"{column.type.sql()} (row {index + first_row})"
             )
 
 
-def _build(version: SchemaVersion, table: str, arrays: dict[int, pa.Array], length: int) -> pa.Table:
+def _build(
+    version: SchemaVersion, table: str, arrays: dict[int, pa.Array | pa.ChunkedArray], length: int, first_row: int = 1
+) -> pa.Table:
     out = []
     for column in version.columns:
         array = arrays.get(column.id)
         if array is None:
             array = _default_array(column, table, length)
-        _check_array(column, table, array)
+        _check_array(column, table, array, first_row)
         out.append(array)
     return pa.Table.from_arrays(out, schema=arrow_schema(version))
 
@@ -97,38 +101,29 @@ def rows_from_literals(
     return _build(version, table, arrays, len(rows))
 
 
-def _coerce_slowly(column: Column, table: str, array: pa.Array) -> pa.Array:
-    """Value by value: precise errors for what a vectorised cast refused."""
-    values = []
-    for number, value in enumerate(array.to_pylist(), start=1):
-        try:
-            values.append(coerce_value(value, column.type))
-        except InvalidValue as exc:
-            raise BadRows(f"INSERT INTO {table}: column {column.name}: {exc} (row {number})") from None
-    return pa.array(values, type=to_arrow(column.type))
-
-
-def _conform_array(column: Column, table: str, array: pa.Array | pa.ChunkedArray) -> pa.Array:
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    target = to_arrow(column.type)
-    if array.type == target:
-        return array
-    if pa.types.is_null(array.type):
-        return pa.nulls(len(array), type=target)
-    if pa.types.is_string(array.type) or pa.types.is_large_string(array.type) or pa.types.is_floating(array.type) and not pa.types.is_floating(target):
-        return _coerce_slowly(column, table, array)  # text and float->exact need the strict rules
+def _conform_array(
+    column: Column, table: str, array: pa.Array | pa.ChunkedArray, first_row: int = 1
+) -> pa.Array | pa.ChunkedArray:
+    """The column's values as its type, by `coerce_value`'s rules (alterflow.store.coercion runs
+    them as Arrow kernels); the first bad value fails the whole batch, its row counted from
+    `first_row`."""
     try:
-        return pc.cast(array, target, safe=True)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return _coerce_slowly(column, table, array)
+        return coerce_array(array, column.type)
+    except BadValue as exc:
+        raise BadRows(
+            f"INSERT INTO {table}: column {column.name}: {exc.message} (row {exc.index + first_row})"
+        ) from None
 
 
-def rows_from_arrow(version: SchemaVersion, table: str, data: pa.Table, names: Sequence[str] | None = None) -> pa.Table:
-    """A bulk load or INSERT ... SELECT: columns matched by name (case-insensitive), then cast."""
+def rows_from_arrow(
+    version: SchemaVersion, table: str, data: pa.Table, names: Sequence[str] | None = None, first_row: int = 1
+) -> pa.Table:
+    """A bulk load or INSERT ... SELECT: columns matched by name (case-insensitive), then coerced
+    by `coerce_value`'s rules. Errors count rows from `first_row`: a streaming load converting
+    batch by batch passes each batch's first row number in the whole input."""
     source_names = list(data.column_names) if names is None else list(names)
     if names is not None and len(names) != data.num_columns:
         raise BadRows(f"INSERT INTO {table}: {len(names)} columns are named but the query returns {data.num_columns}")
     columns = _resolve_columns(version, table, source_names)
-    arrays = {column.id: _conform_array(column, table, data.column(i)) for i, column in enumerate(columns)}
-    return _build(version, table, arrays, data.num_rows)
+    arrays = {column.id: _conform_array(column, table, data.column(i), first_row) for i, column in enumerate(columns)}
+    return _build(version, table, arrays, data.num_rows, first_row)

@@ -1,21 +1,27 @@
-"""Splitting rows into tablets (partition value x hash bucket) and writing one Parquet file each."""
+"""Splitting rows into tablets (partition value x hash bucket) and writing one Parquet file each.
+
+Loads carry up to millions of rows, so splitting and primary-key deduplication work on whole Arrow
+columns (dictionary encoding, Arrow's hash grouping, numpy sorts), never row by row in Python."""
 
 from __future__ import annotations
 
 import json
 import pathlib
-from collections import defaultdict
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from alterflow.bucketing import bucket_array
 from alterflow.store.layout import absolute
-from alterflow.types import bucket_of, format_value
+from alterflow.types import format_value
 from catalog.schema import SchemaVersion
 
 # Hidden columns carry a "$", which no user-typed name can (SPEC §9), so they never collide.
 TXN_COLUMN = "af$txn"  # hidden column of primary-key tables: the transaction that wrote the row
+_ROW_COLUMN = "af$row"  # scratch column of dedupe_primary_key: the row's position in the load
 
 
 def partition_key(values: tuple, version: SchemaVersion) -> str:
@@ -31,45 +37,150 @@ class TabletSlice:
 
 
 def split_into_tablets(data: pa.Table, version: SchemaVersion) -> list[TabletSlice]:
-    """Group rows by (partition key, bucket); row order inside a group is kept."""
+    """Group rows by (partition key, bucket); row order inside a group is kept, and the groups come
+    in the order of their first row.
+
+    Each row gets a partition number (the partition columns dictionary-encoded) and a bucket
+    (`bucket_array`); one stable sort by (partition, bucket) puts every tablet's rows next to each
+    other in input order, and each tablet takes its run of that order. Each slice owns its memory
+    (its own `take`, not a view of a shared one), so a buffered slice never pins the rest of the
+    load. The partition key text is built once per distinct partition, from one representative row."""
     n = data.num_rows
     if n == 0:
         return []
     part_names = version.names(version.partition_by)
-    hash_ids = version.distributed_by
-    hash_types = tuple(version.column_by_id(cid).type for cid in hash_ids)
-    if not part_names and (not hash_ids or version.buckets == 1):
+    bucketed = bool(version.distributed_by) and version.buckets > 1
+    if not part_names and not bucketed:
         return [TabletSlice((partition_key((), version), 0), data)]
-    parts = list(zip(*(data.column(name).to_pylist() for name in part_names))) if part_names else [()] * n
-    if hash_ids and version.buckets > 1:
-        hash_values = zip(*(data.column(name).to_pylist() for name in version.names(hash_ids)))
-        buckets = [bucket_of(values, hash_types, version.buckets) for values in hash_values]
-    else:
-        buckets = [0] * n
-    groups: dict[tuple[tuple, int], list[int]] = defaultdict(list)
-    for row, (part, bucket) in enumerate(zip(parts, buckets)):
-        groups[(part, bucket)].append(row)
+    parts = _group_numbers(data, part_names) if part_names else np.zeros(n, dtype=np.int64)
+    buckets = _buckets(data, version) if bucketed else np.zeros(n, dtype=np.int64)
+    width = version.buckets if bucketed else 1
+    groups = parts * width + buckets
+    order = _stable_order(groups)
+    sorted_groups = groups[order]
+    starts = np.concatenate(([0], np.flatnonzero(sorted_groups[1:] != sorted_groups[:-1]) + 1))
+    ends = np.append(starts[1:], n)
+    first_rows = order[starts]
+    texts = _partition_texts(data, part_names, parts[first_rows], first_rows, version)
+    keys = [(texts[int(g) // width], int(g) % width) for g in sorted_groups[starts]]
+    if len(keys) == 1:
+        return [TabletSlice(keys[0], data)]
     return [
-        TabletSlice((partition_key(part, version), bucket), data.take(pa.array(rows, type=pa.int64())))
-        for (part, bucket), rows in groups.items()
+        TabletSlice(keys[i], data.take(pa.array(order[starts[i]:ends[i]])))
+        for i in np.argsort(first_rows, kind="stable")
     ]
 
 
+def _buckets(data: pa.Table, version: SchemaVersion) -> np.ndarray:
+    columns = [data.column(name) for name in version.names(version.distributed_by)]
+    types = tuple(version.column_by_id(cid).type for cid in version.distributed_by)
+    return bucket_array(columns, types, version.buckets)
+
+
+def _group_numbers(data: pa.Table, names: list[str]) -> np.ndarray:
+    """A number per row, equal for rows with equal values in `names` (NULL equals NULL), dense
+    from 0 in order of first appearance: dictionary encoding, one column after another."""
+    numbers = None
+    for name in names:
+        column = data.column(name)
+        encoded = pc.dictionary_encode(column.combine_chunks(), null_encoding="encode")
+        codes = encoded.indices.to_numpy().astype(np.int64)
+        numbers = codes if numbers is None else _dense(numbers * len(encoded.dictionary) + codes)
+    return numbers
+
+
+def _dense(numbers: np.ndarray) -> np.ndarray:
+    """Renumber 0..k-1 by first appearance, so combining one more column cannot overflow."""
+    return pc.dictionary_encode(pa.array(numbers)).indices.to_numpy().astype(np.int64)
+
+
+def _stable_order(groups: np.ndarray) -> np.ndarray:
+    """Row numbers sorted by group, input order kept within a group. A load usually spans few
+    tablets: group numbers below 2**16 sort as uint16, which numpy sorts by radix (linear time)."""
+    top = int(groups.max())
+    if top < 1 << 16:
+        groups = groups.astype(np.uint16)
+    elif top < 1 << 32:
+        groups = groups.astype(np.uint32)
+    return np.argsort(groups, kind="stable")
+
+
+def _partition_texts(
+    data: pa.Table, names: list[str], part_numbers: np.ndarray, rows: np.ndarray, version: SchemaVersion
+) -> dict[int, str]:
+    """The canonical key text of each partition number, from one row of it (`rows[i]` has partition
+    `part_numbers[i]`), so Python sees one row per distinct partition, not one per loaded row."""
+    if not names:
+        return {0: partition_key((), version)}
+    distinct, where = np.unique(part_numbers, return_index=True)
+    sample = data.select(names).take(pa.array(rows[where]))
+    values = zip(*(column.to_pylist() for column in sample.columns))
+    return {int(p): partition_key(tuple(row), version) for p, row in zip(distinct, values)}
+
+
 def dedupe_primary_key(data: pa.Table, version: SchemaVersion) -> pa.Table:
-    """Within one load, the last row of each primary key wins (as if loaded one after another)."""
+    """Within one load, the last row of each primary key wins (as if loaded one after another);
+    the survivors keep their input order.
+
+    Arrow's hash grouping finds each key's largest row position, its last row. Primary keys
+    never hold NULL."""
     if not version.primary_key or data.num_rows == 0:
         return data
-    keys = zip(*(data.column(name).to_pylist() for name in version.names(version.primary_key)))
-    last: dict[tuple, int] = {}
-    for row, key in enumerate(keys):
-        last[key] = row
-    if len(last) == data.num_rows:
+    n = data.num_rows
+    names = version.names(version.primary_key)
+    if len(names) == 1:
+        survivors = _last_of_each_number(data.column(names[0]))
+        if survivors is not None:
+            return data if len(survivors) == n else data.take(pa.array(survivors))
+    positions = pa.array(np.arange(n, dtype=np.int64))
+    keyed = data.select(names).append_column(_ROW_COLUMN, positions)
+    last = keyed.group_by(names, use_threads=False).aggregate([(_ROW_COLUMN, "max")])
+    if last.num_rows == n:
         return data
-    return data.take(pa.array(sorted(last.values()), type=pa.int64()))
+    survivors = np.sort(last.column(f"{_ROW_COLUMN}_max").to_numpy())
+    return data.take(pa.array(survivors))
+
+
+def _last_of_each_number(keys: pa.ChunkedArray) -> np.ndarray | None:
+    """Positions of the last row of each key, in input order, for a single integer or date key
+    (None for other types): a sort, far cheaper than hash grouping, and nothing at all when the
+    keys arrive strictly increasing (as ids in a file usually do)."""
+    if not (pa.types.is_integer(keys.type) or pa.types.is_date(keys.type) or pa.types.is_timestamp(keys.type)):
+        return None
+    values = keys.combine_chunks().to_numpy(zero_copy_only=False)
+    if len(values) < 2 or bool(np.all(values[1:] > values[:-1])):
+        return np.arange(len(values))
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    last = np.ones(len(values), dtype=bool)
+    last[:-1] = ordered[1:] != ordered[:-1]  # the last of a run of equal keys is its latest row
+    return np.sort(order[last])
 
 
 def with_txn_column(data: pa.Table, txn_id: int) -> pa.Table:
-    return data.append_column(pa.field(TXN_COLUMN, pa.int64(), nullable=False), pa.array([txn_id] * data.num_rows, pa.int64()))
+    txn = pa.array(np.full(data.num_rows, txn_id, dtype=np.int64))
+    return data.append_column(pa.field(TXN_COLUMN, pa.int64(), nullable=False), txn)
+
+
+DICTIONARY_SAMPLE_ROWS = 8192
+DICTIONARY_MAX_DISTINCT = 0.5  # share of distinct values in the sample above which a column is written plain
+
+
+def dictionary_columns(data: pa.Table) -> list[str]:
+    """The columns worth dictionary encoding: those with few distinct values in a sample of the
+    rows. Parquet writers try a dictionary for every column and fall back once it grows too big;
+    for ids and free text that attempt is wasted work."""
+    sample = data.slice(0, DICTIONARY_SAMPLE_ROWS)
+    if sample.num_rows == 0:
+        return []
+    chosen = []
+    for name, column in zip(sample.column_names, sample.columns):
+        if pa.types.is_boolean(column.type):
+            continue
+        distinct = pc.count_distinct(column, mode="all").as_py()
+        if distinct <= DICTIONARY_MAX_DISTINCT * sample.num_rows:
+            chosen.append(name)
+    return chosen
 
 
 def write_parquet(warehouse: pathlib.Path, relative: str, data: pa.Table) -> int:
@@ -77,6 +188,6 @@ def write_parquet(warehouse: pathlib.Path, relative: str, data: pa.Table) -> int
     path = absolute(warehouse, relative)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(data, tmp, compression="snappy")
+    pq.write_table(data, tmp, compression="snappy", use_dictionary=dictionary_columns(data))
     tmp.replace(path)
     return path.stat().st_size

@@ -14,8 +14,8 @@ import time
 import pytest
 
 import alterflow.rewrite.tablet_conversion as tablet_conversion
+from alterflow.bucketing import bucket_of
 from alterflow.session import Session, StatementError
-from alterflow.types import bucket_of
 from catalog.heavy_jobs import HeavyJobs
 from heavy_support import (
     check,

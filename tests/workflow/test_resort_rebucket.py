@@ -10,8 +10,8 @@ from collections import Counter
 import pyarrow.parquet as pq
 import pytest
 
+from alterflow.bucketing import bucket_of
 from alterflow.store.layout import absolute
-from alterflow.types import bucket_of
 from catalog.heavy_jobs import HeavyJobs
 from heavy_support import check, convert, describe, job, sql, start, swap, wait
 

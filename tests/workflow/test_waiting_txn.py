@@ -96,7 +96,8 @@ def test_a_load_that_began_before_the_job_is_waited_for_and_converted(session, s
     real_write = load_module.write_parquet
 
     def slow_write(warehouse, relative, data):
-        if threading.current_thread().name == "slow-load":
+        # The slow load's first file (its writer threads write them; no other load runs meanwhile).
+        if not paused.is_set():
             paused.set()
             assert release.wait(60)
         return real_write(warehouse, relative, data)
