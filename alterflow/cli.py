@@ -23,6 +23,11 @@ def _parser() -> argparse.ArgumentParser:
     load.add_argument("table")
     load.add_argument("path")
     load.add_argument("--format", choices=("parquet", "csv", "json"), default=None)
+    load.add_argument(
+        "--engine", choices=("auto", "local", "spark"), default="auto",
+        help="local: stream through Arrow in this process; spark: convert and write with Spark on "
+        "ALTERFLOW_SPARK_MASTER; auto (default): Spark from ALTERFLOW_SPARK_LOAD_MB (4096) of input up",
+    )
 
     # Listed for --help; its own arguments are parsed by _gc_parser (one-line errors).
     sub.add_parser("gc", help="garbage collection and compaction now", add_help=False)
@@ -117,13 +122,13 @@ def _sql(args) -> int:
 
 
 def _load(args) -> int:
-    from alterflow.loading import read_input
+    from alterflow.loading import open_input
     from alterflow.session import Session
 
     try:
-        data = read_input(pathlib.Path(args.path), args.format)
+        source = open_input(pathlib.Path(args.path), args.format)
         session = Session()
-        result = session.load(args.table, data, label=f"load {args.path}", by_name=True)
+        result = session.load_input(args.table, source, label=f"load {args.path}", engine=args.engine)
     except Exception as exc:
         print(f"error: {_message(exc)}", file=sys.stderr)
         return 1

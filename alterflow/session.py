@@ -10,8 +10,9 @@ import dataclasses
 import json
 import pathlib
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -20,7 +21,7 @@ from alterflow.planner import AlterRejected, CreateTableRejected, Verdict, plan_
 from alterflow.planner._common import quote_string
 from alterflow.settings import Settings
 from alterflow.store.layout import absolute, table_dir
-from alterflow.store.load import load_table
+from alterflow.store.load import load_batches
 from alterflow.store.rows import BadRows, rows_from_arrow, rows_from_literals
 from alterflow.types import format_value
 from alterflow.view_columns import columns_used
@@ -32,6 +33,9 @@ from catalog.catalog import Catalog, ViewDependency, utcnow
 from catalog.errors import CatalogError
 from catalog.heavy_jobs import JobStateError
 from catalog.schema import SchemaVersion
+
+if TYPE_CHECKING:  # pragma: no cover
+    from alterflow.loading import LoadInput
 
 
 class StatementError(ValueError):
@@ -147,22 +151,63 @@ class Session:
         info, version = self.catalog.current_schema(stmt.table)
         if stmt.rows is not None:
             data = rows_from_literals(version, info.name, stmt.columns, stmt.rows)
-        else:
-            select = ast.parse_statements(stmt.query)[0]
-            frame, result = self._read(select.sql, select.tables, lambda f: f.toArrow())
-            names = stmt.columns if stmt.columns is not None else tuple(c.name for c in version.columns)
-            data = rows_from_arrow(version, info.name, result, names)
-        return self.load(info.name, data, label=f"insert into {info.name}")
+            return self.load(info.name, data, label=f"insert into {info.name}")
+        # INSERT ... SELECT: Spark tasks convert and write the result; nothing is collected here.
+        from alterflow.store.spark_load import query_result, spark_load
+
+        select = ast.parse_statements(stmt.query)[0]
+        names = list(stmt.columns if stmt.columns is not None else (c.name for c in version.columns))
+
+        def write(frame):
+            return spark_load(
+                self.spark, self.catalog, self.warehouse, info, version, query_result(info, frame, names),
+                f"insert into {info.name}", self.settings,
+            )
+
+        _frame, result = self._read(select.sql, select.tables, write)
+        return Done(f"{result.rows} rows loaded into {info.name} (transaction {result.txn_id})")
 
     def load(self, table: str, data: pa.Table, label: str, by_name: bool = False) -> Result:
         """One transaction writing `data` into `table` (by_name: match columns by name, for bulk loads)."""
+        return self.load_batches(table, [data], label, by_name)
+
+    def load_batches(self, table: str, batches: Iterable[pa.Table | pa.RecordBatch], label: str, by_name: bool = True) -> Result:
+        """One transaction writing a stream of batches into `table`, converted batch by batch
+        (by_name: columns matched by name and converted to the table's types)."""
         info, version = self.catalog.current_schema(table)
+        conform = None
         if by_name:
-            data = rows_from_arrow(version, info.name, data)
-        result = load_table(
-            self.catalog, self.warehouse, info, version, data, label, self.settings.txn_timeout_s, self.settings.lease_s
+            def conform(batch: pa.Table, first_row: int) -> pa.Table:
+                return rows_from_arrow(version, info.name, batch, first_row=first_row)
+
+        result = load_batches(
+            self.catalog, self.warehouse, info, version, batches, label, self.settings.txn_timeout_s,
+            self.settings.lease_s, conform=conform, target_file_mb=self.settings.target_file_mb,
+            buffer_mb=self.settings.load_buffer_mb,
         )
         return Done(f"{result.rows} rows loaded into {info.name} (transaction {result.txn_id})")
+
+    def load_input(self, table: str, source: "LoadInput", label: str, engine: str = "auto") -> Result:
+        """`alterflow load`: one transaction loading every file of `source`, streamed through Arrow
+        in this process or, for big inputs (`engine` auto) or on request (`spark`), through Spark."""
+        if engine not in LOAD_ENGINES:
+            raise StatementError(f"load: unknown engine {engine!r}; use one of {', '.join(LOAD_ENGINES)}")
+        if engine == "spark" or (engine == "auto" and source.size >= self.settings.spark_load_mb << 20):
+            from alterflow.store.spark_load import input_files, spark_load
+
+            info, version = self.catalog.current_schema(table)
+            try:
+                result = spark_load(
+                    self.spark, self.catalog, self.warehouse, info, version, input_files(self.spark, info, source), label,
+                    self.settings,
+                )
+            except BadRows as exc:
+                raise StatementError(str(exc)) from None
+            return Done(f"{result.rows} rows loaded into {info.name} (transaction {result.txn_id})")
+        try:
+            return self.load_batches(table, source.batches(), label)
+        except BadRows as exc:
+            raise StatementError(str(exc)) from None
 
     # -- queries and views --------------------------------------------------------------------
     def _query(self, sql: str, names: tuple[str, ...]):
@@ -322,6 +367,7 @@ class Session:
 
 
 READ_ATTEMPTS = 3
+LOAD_ENGINES = ("auto", "local", "spark")
 
 
 def _file_vanished(exc: BaseException) -> bool:

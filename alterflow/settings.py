@@ -24,7 +24,19 @@ def _seconds(env, name: str, default: int) -> int:
     return value
 
 
+def _megabytes(env, name: str, default: int, least: int = 1) -> int:
+    text = env.get(name)
+    if text is None or text.strip() == "":
+        return default
+    if not text.strip().isdigit() or int(text.strip()) < least:
+        raise SettingError(f"{name} must be a whole number of megabytes, at least {least}; got {text!r}")
+    return int(text.strip())
+
+
 DEFAULT_LEASE_S = 30.0
+TARGET_FILE_MB = 128  # a load rolls a tablet's file at about this much data (Arrow bytes)
+LOAD_BUFFER_MB = 384  # rows one load holds in memory before it writes the largest tablet's file (files being written come on top)
+SPARK_LOAD_MB = 4096  # `alterflow load --engine auto` loads inputs at least this big through Spark
 RENEWALS_PER_LEASE = 6  # a 30 s lease is renewed every 5 s
 
 
@@ -54,6 +66,9 @@ class Settings:
     txn_timeout_s: int = 3600
     gc_retention_s: int = 3600
     lease_s: float = DEFAULT_LEASE_S
+    target_file_mb: int = TARGET_FILE_MB
+    load_buffer_mb: int = LOAD_BUFFER_MB
+    spark_load_mb: int = SPARK_LOAD_MB
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
@@ -70,6 +85,9 @@ class Settings:
             txn_timeout_s=int(env.get("ALTERFLOW_TXN_TIMEOUT", "3600")),
             gc_retention_s=_seconds(env, "ALTERFLOW_GC_RETENTION", 3600),
             lease_s=lease_seconds(env),
+            target_file_mb=_megabytes(env, "ALTERFLOW_TARGET_FILE_MB", TARGET_FILE_MB),
+            load_buffer_mb=_megabytes(env, "ALTERFLOW_LOAD_BUFFER_MB", LOAD_BUFFER_MB),
+            spark_load_mb=_megabytes(env, "ALTERFLOW_SPARK_LOAD_MB", SPARK_LOAD_MB, least=0),
         )
 
     def ensure_dirs(self) -> None:

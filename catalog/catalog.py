@@ -581,6 +581,12 @@ class Catalog:
         now = utcnow()
         with self._session() as s, s.begin():
             txn = s.get(TransactionRow, txn_id)
+            if txn is not None and txn.state == "ABORTED" and txn.reason == LEASE_EXPIRED:
+                raise TransactionStateError(f"transaction {txn_id} was aborted ({LEASE_EXPIRED}); retry the load")
+            if txn is not None and txn.state == "ABORTED":
+                raise TransactionStateError(
+                    f"transaction {txn_id} cannot write files: it is ABORTED" + (f" ({txn.reason})" if txn.reason else "")
+                )
             if txn is None or txn.state != "PREPARE":
                 raise TransactionStateError(f"transaction {txn_id} is not in PREPARE")
             s.add_all(

@@ -381,3 +381,19 @@ def test_bad_loads_are_one_line_and_add_nothing(tmp_path):
             assert word in message, (word, message)
         assert "events" in message or words == ("missing.csv",), message
     assert state() == before
+
+
+def test_load_through_spark_gives_what_a_local_load_gives(tmp_path):
+    home, session = _events_home(tmp_path)
+    list(session.run(EVENTS.replace("events", "events_local", 1)))
+    data = tmp_path / "data.csv"
+    data.write_text("id,name,amount,day\n1,ann,1.50,2024-01-01\n2,,NULL,240102\n3,cy,-3,\n2,bo,2,2024/01/03\n")
+    spark_run, local_run = cli_many(
+        home, ("load", "events", str(data), "--engine", "spark"), ("load", "events_local", str(data), "--engine", "local"),
+    )
+    assert re.fullmatch(r"\d rows loaded into events \(transaction \d+\)\n", ok(spark_run)), spark_run.stdout
+    assert re.fullmatch(r"\d rows loaded into events_local \(transaction \d+\)\n", ok(local_run)), local_run.stdout
+    assert _visible_rows(session, "events") == _visible_rows(session, "events_local")
+    assert len(_visible_rows(session, "events")) >= 3
+    bad = cli(home, "load", "events", str(data), "--engine", "fast")
+    assert bad.returncode == 2 and "invalid choice: 'fast'" in bad.stderr and bad.stdout == ""

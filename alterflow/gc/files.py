@@ -7,7 +7,8 @@ A file is deleted only when
   compaction registers before it moves its output in), so the folder is listed first and the rows
   are looked up after; a file seen without a row is a leftover of a crash or of an aborted write;
 - it is a staging folder of a job that is over: a conversion's `_staging` under an index that is no
-  longer a SHADOW index, a compaction's `_compact/x<txn>` whose transaction is no longer PREPARE.
+  longer a SHADOW index, a compaction's `_compact/x<txn>` or a Spark load's `_load/l<txn>` whose
+  transaction is no longer PREPARE.
 Empty folders are removed only under DROPPED indexes (nothing writes there any more).
 Anything else in the warehouse is left alone.
 """
@@ -26,9 +27,11 @@ _TABLE_DIR = re.compile(r"t(\d+)")
 _INDEX_DIR = re.compile(r"i(\d+)")
 _TABLET_DIR = re.compile(r"b(\d+)")
 _COMPACT_DIR = re.compile(r"x(\d+)")
-_DATA_FILE = re.compile(r"[0-9]+-[0-9a-f]{32}\.parquet(\.tmp)?")
+_LOAD_DIR = re.compile(r"l(\d+)")
+_DATA_FILE = re.compile(r"[0-9]+-(?:[0-9]+-)?[0-9a-f]{32}\.parquet(\.tmp)?")  # <txn>-[<seq>-]<uuid>
 STAGING = "_staging"  # a conversion's output before it moves (alterflow.rewrite.tablet_conversion)
 COMPACT_STAGING = "_compact"  # a compaction's output before it moves (alterflow.gc.compaction)
+LOAD_STAGING = "_load"  # a Spark load's output before it moves (alterflow.store.spark_load)
 
 
 @dataclass
@@ -117,21 +120,22 @@ def sweep(gc: GarbageCollection, warehouse: pathlib.Path) -> Sweep:
 
     # 3. Staging folders of jobs that are over.
     states = gc.index_states(index_id for _relative, index_id, _path in indexes)
-    compactions: dict[int, tuple[str, pathlib.Path]] = {}
+    staged_by_txn: dict[int, tuple[str, pathlib.Path]] = {}
     for relative, index_id, index in indexes:
         staging = index / STAGING
         if staging.is_dir() and states.get(index_id) != "SHADOW":
             shutil.rmtree(staging, ignore_errors=True)
             result.staging_dirs.append(f"{relative}/{STAGING}")
-        compact = index / COMPACT_STAGING
-        if compact.is_dir():
-            for attempt in sorted(compact.iterdir()):
-                match = _COMPACT_DIR.fullmatch(attempt.name)
+        for folder, pattern in ((COMPACT_STAGING, _COMPACT_DIR), (LOAD_STAGING, _LOAD_DIR)):
+            if not (index / folder).is_dir():
+                continue
+            for attempt in sorted((index / folder).iterdir()):
+                match = pattern.fullmatch(attempt.name)
                 if attempt.is_dir() and match:
-                    compactions[int(match.group(1))] = (f"{relative}/{COMPACT_STAGING}/{attempt.name}", attempt)
-    if compactions:
-        txn_states = gc.transaction_states(compactions)
-        for txn_id, (relative, attempt) in sorted(compactions.items()):
+                    staged_by_txn[int(match.group(1))] = (f"{relative}/{folder}/{attempt.name}", attempt)
+    if staged_by_txn:
+        txn_states = gc.transaction_states(staged_by_txn)
+        for txn_id, (relative, attempt) in sorted(staged_by_txn.items()):
             if txn_states.get(txn_id) != "PREPARE":
                 shutil.rmtree(attempt, ignore_errors=True)
                 result.staging_dirs.append(relative)

@@ -4,7 +4,9 @@ Files are grouped by the version they were written under and each group is scann
 once: a column of the target present in the group's version is read by id (under the name it had
 then) and cast when its type was widened; a column absent from it reads its initial default or
 NULL; columns the target no longer has are never read. The cost per row does not grow with the
-number of versions. Primary-key tables keep, per key, the row of the latest committed transaction.
+number of versions. Primary-key tables keep, per key, the row of the latest committed transaction;
+between rows of one transaction (a streaming load writes a tablet's rows in several files, each
+holding a key once) the row of the file whose name sorts last wins (`layout.data_file_path`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,19 @@ from catalog.catalog import DataFile, TableSnapshot
 from catalog.schema import Column, SchemaVersion
 
 RANK_COLUMN = "af$rank"  # hidden helper column; "$" keeps it apart from every user-typed name
+FILE_COLUMN = "af$file"  # hidden helper column: the data file a row was read from
+
+
+def files_share_a_load(files) -> bool:
+    """Whether one transaction wrote several files into one tablet, so that merge-on-read must
+    rank rows of the same transaction by their file."""
+    seen = set()
+    for data_file in files:
+        key = (data_file.tablet_id, data_file.txn_id)
+        if key in seen:
+            return True
+        seen.add(key)
+    return False
 
 
 def spark_schema(version: SchemaVersion, with_txn: bool = False):
@@ -167,11 +182,15 @@ def read_snapshot(
     # column gets its initial default (Spark's existence default) and every lossless widening is
     # done by the reader. Any other version (renamed columns, one newer than a view's pinned
     # target) keeps its own scan and projection by id.
+    seq = commit_seqs if commit_seqs is not None else snapshot.commit_seqs
+    by_file = merge and files_share_a_load(snapshot.files)
+    file_name = [F.col("_metadata.file_name").alias(FILE_COLUMN)] if by_file else []
     shared = [v for v in sorted(groups) if reads_directly(snapshot.versions[v], target)]
     parts = []
     if shared:
         paths = [str(absolute(warehouse, f.path)) for v in shared for f in groups[v]]
-        parts.append(spark.read.schema(direct_read_schema(target, with_txn=keyed)).parquet(*paths))
+        frame = spark.read.schema(direct_read_schema(target, with_txn=keyed)).parquet(*paths)
+        parts.append(frame.select("*", *file_name) if by_file else frame)
     for version_number in [v for v in sorted(groups) if v not in shared]:
         source = snapshot.versions[version_number]
         paths = [str(absolute(warehouse, f.path)) for f in groups[version_number]]
@@ -179,19 +198,25 @@ def read_snapshot(
         select = projection_sql(source, target)
         if keyed:
             select.append(_sql_name(TXN_COLUMN))
+        if by_file:
+            select.append(f"_metadata.file_name AS {_sql_name(FILE_COLUMN)}")
         parts.append(frame.selectExpr(*select))
     frame = reduce(lambda a, b: a.unionAll(b), parts)
     # Each column's alterflow type, once over the union (Spark keeps it through the plan).
     labelled = [F.col(_sql_name(c.name)).alias(c.name, metadata={"alterflow.type": c.type.sql()}) for c in target.columns]
-    frame = frame.select(*labelled, *([F.col(TXN_COLUMN)] if keyed else []))
+    frame = frame.select(*labelled, *([F.col(TXN_COLUMN)] if keyed else []), *([F.col(_sql_name(FILE_COLUMN))] if by_file else []))
     if not keyed:
         return frame
 
-    # Latest committed transaction wins: rank each row by its transaction's commit sequence.
-    seq = commit_seqs if commit_seqs is not None else snapshot.commit_seqs
-    if merge and len(set(seq.values())) > 1:
-        order = F.create_map(*[F.lit(x) for pair in sorted(seq.items()) for x in pair])[F.col(TXN_COLUMN)]
+    # Latest committed transaction wins: rank each row by its transaction's commit sequence, then
+    # (rows of one transaction) by its file.
+    if merge and (len(set(seq.values())) > 1 or by_file):
+        order = [F.create_map(*[F.lit(x) for pair in sorted(seq.items()) for x in pair])[F.col(TXN_COLUMN)].desc()]
+        if by_file:
+            order.append(F.col(_sql_name(FILE_COLUMN)).desc())
         keys = [F.col(f"`{name}`") for name in target.names(snapshot.current.primary_key)]
-        window = Window.partitionBy(*keys).orderBy(order.desc())
+        window = Window.partitionBy(*keys).orderBy(*order)
         frame = frame.withColumn(RANK_COLUMN, F.row_number().over(window)).where(F.col(f"`{RANK_COLUMN}`") == 1).drop(RANK_COLUMN)
+    if by_file:
+        frame = frame.drop(FILE_COLUMN)
     return frame if keep_txn else frame.drop(TXN_COLUMN)

@@ -1,42 +1,52 @@
-"""A load: one transaction that writes a batch of rows to a table's tablets.
+"""A load: one transaction that writes a stream of rows to a table's tablets.
 
 1. begin a PREPARE transaction;
-2. split the rows into tablets and record the files it is about to write (still invisible);
-3. write the Parquet files;
-4. commit: every file becomes visible at once.
+2. read the input batch by batch; each batch is converted to the table's types, split into
+   tablets and buffered;
+3. a tablet whose buffer reaches the target file size (or the largest one, when all buffers
+   together reach the memory budget) is flushed: its rows are deduplicated by primary key and
+   sorted, the file is recorded in the catalog (still invisible) and written by a writer thread
+   while the next batch is read;
+4. at the end every buffer is flushed and the transaction commits: every file becomes visible at
+   once.
 Any failure aborts the transaction and deletes its files, so no row becomes visible and no file is
 orphaned. While the transaction is open the load renews its lease on it (SPEC §4, `alterflow.leases`). A
 crash between 2 and 4 leaves a PREPARE transaction whose files the catalog knows; once its lease
 expires, whoever looks first (a job waiting on its boundary, GC, the next load) aborts it and
 deletes them. A load that lost its lease (a long pause) fails at commit and leaves nothing visible.
+
+Within one load the last row of a primary key wins. A tablet's rows may span several files of the
+load (one per flush): each file holds a key at most once, and a later file of the same transaction
+and tablet has a later sequence in its name (`layout.data_file_path`), which merge-on-read ranks.
 """
 
 from __future__ import annotations
 
 import logging
 import pathlib
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pyarrow as pa
 
 from alterflow.leases import TransactionLease, new_holder
-from alterflow.settings import DEFAULT_LEASE_S
+from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
 from alterflow.store.layout import absolute, data_file_path
-from alterflow.store.tablets import TXN_COLUMN, dedupe_primary_key, split_into_tablets, with_txn_column, write_parquet
 from alterflow.store.rows import BadRows
+from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
+from alterflow.store.tablets import TXN_COLUMN, with_txn_column, write_parquet
 from catalog.catalog import Catalog, NewFile, TableInfo
 from catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from catalog.schema import SchemaVersion
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class PlannedFile:
-    tablet_id: int
-    path: str
-    rows: pa.Table
-    version: int  # the schema version the file is written under
+# conform(batch, first_row): the batch converted to the table's version, its rows numbered from
+# first_row in errors (alterflow.store.rows.rows_from_arrow).
+Conform = Callable[[pa.Table, int], pa.Table]
+WRITERS = 2  # files written at once, beside the thread that reads and converts
 
 
 @dataclass(frozen=True)
@@ -46,12 +56,6 @@ class LoadResult:
     files: int
 
 
-def _sorted(data: pa.Table, version: SchemaVersion) -> pa.Table:
-    if not version.sort_key or data.num_rows < 2:
-        return data
-    return data.sort_by([(name, "ascending") for name in version.names(version.sort_key)])
-
-
 def _delete_files(warehouse: pathlib.Path, paths: list[str]) -> None:
     for relative in paths:
         path = absolute(warehouse, relative)
@@ -59,37 +63,152 @@ def _delete_files(warehouse: pathlib.Path, paths: list[str]) -> None:
         path.with_name(path.name + ".tmp").unlink(missing_ok=True)
 
 
-def _dual_write_rows(data: pa.Table, version: SchemaVersion, target: DualWriteTarget, table: str) -> tuple[pa.Table, int]:
+def _first_null(values: pa.ChunkedArray | pa.Array) -> int:
+    import pyarrow.compute as pc
+
+    return pc.index(pc.is_null(values), True).as_py()
+
+
+def _dual_write_rows(
+    data: pa.Table, version: SchemaVersion, target: DualWriteTarget, table: str, first_row: int = 1
+) -> tuple[pa.Table, int]:
     """The load's rows converted to the running job's new version; a row that cannot be converted
-    fails the whole load."""
+    fails the whole load (rows numbered from `first_row`)."""
     from alterflow.conversion.arrow_convert import convert_arrow
 
     result = convert_arrow(data, version, target.version, target.on_cast_error)
     if result.failures:
         first = result.failures[0]
         raise BadRows(
-            f"INSERT INTO {table}: column {first.column}: value {first.value!r} (row {first.row + 1}) cannot be "
+            f"INSERT INTO {table}: column {first.column}: value {first.value!r} (row {first.row + first_row}) cannot be "
             f"converted to {target.version.column(first.column).type.sql()} for schema change job {target.job_id}; "
             "nothing was loaded"
         )
     for column in target.version.columns:
         values = result.table.column(column.name)
         if not column.nullable and values.null_count:
-            row = values.is_null().to_pylist().index(True) + 1
             raise BadRows(
                 f"INSERT INTO {table}: column {column.name} becomes NOT NULL in schema change job {target.job_id} "
-                f"but row {row} has NULL; nothing was loaded"
+                f"but row {_first_null(values) + first_row} has NULL; nothing was loaded"
             )
     return result.table, sum(result.nulled.values())
 
 
-def _plan_files(catalog: Catalog, table: TableInfo, index_id: int, version: SchemaVersion, data: pa.Table, txn_id: int):
-    slices = split_into_tablets(data, version)
-    tablet_ids = catalog.ensure_tablets(index_id, [s.key for s in slices])
-    return [
-        PlannedFile(tablet_ids[s.key], data_file_path(table.id, index_id, tablet_ids[s.key], txn_id), _sorted(s.rows, version), version.version)
-        for s in slices
-    ]
+class _IndexFiles:
+    """The files one load writes into one index: buffered rows flushed to Parquet files, each
+    recorded in the catalog (invisible) before a writer thread writes it."""
+
+    def __init__(self, load: "_LoadWriter", index_id: int, version: SchemaVersion):
+        self.load = load
+        self.index_id = index_id
+        self.version = version
+        self.tablet_ids: dict[TabletKey, int] = {}
+        self.buffers = TabletBuffers(version, load.target_bytes, self._flushed)
+        self._flushed_files: list[tuple[TabletKey, int, pa.Table]] = []
+
+    def add(self, data: pa.Table) -> None:
+        self.buffers.add(data)
+        self.write_flushed()
+
+    def flush_largest(self) -> None:
+        self.buffers.flush_largest()
+        self.write_flushed()
+
+    def flush_all(self) -> None:
+        self.buffers.flush_all()
+        self.write_flushed()
+
+    def _flushed(self, key: TabletKey, seq: int, rows: pa.Table) -> None:
+        self._flushed_files.append((key, seq, rows))
+
+    def write_flushed(self) -> None:
+        """Record the files just flushed in the catalog (one call for all of them), then hand them
+        to the writer threads."""
+        if not self._flushed_files:
+            return
+        flushed, self._flushed_files = self._flushed_files, []
+        missing = {key for key, _seq, _rows in flushed if key not in self.tablet_ids}
+        if missing:  # once per tablet and load
+            self.tablet_ids.update(self.load.catalog.ensure_tablets(self.index_id, missing))
+        files = [
+            (data_file_path(self.load.table.id, self.index_id, self.tablet_ids[key], self.load.txn_id, seq), key, rows)
+            for key, seq, rows in flushed
+        ]
+        self.load.catalog.register_files(
+            self.load.txn_id, [NewFile(self.tablet_ids[key], self.version.version, path, rows.num_rows, 0) for path, key, rows in files]
+        )
+        for path, _key, rows in files:
+            self.load.planned.append(path)
+            self.load.write(path, rows)
+
+
+class _LoadWriter:
+    """Step 2 to 4 of one load's transaction: batches in, files out (see the module's docstring)."""
+
+    def __init__(
+        self, catalog: Catalog, warehouse: pathlib.Path, table: TableInfo, version: SchemaVersion, txn_id: int,
+        planned: list[str], target_bytes: int, budget_bytes: int,
+    ):
+        self.catalog, self.warehouse, self.table, self.version, self.txn_id = catalog, warehouse, table, version, txn_id
+        self.planned = planned
+        self.target_bytes, self.budget_bytes = target_bytes, budget_bytes
+        self.sizes: dict[str, int] = {}
+        self._pool = ThreadPoolExecutor(WRITERS, thread_name_prefix=f"load-{txn_id}")
+        self._pending: list[Future] = []
+        self._slots = threading.BoundedSemaphore(WRITERS)  # files in memory being written
+        self.origin = _IndexFiles(self, table.current_index_id, version)
+        self.shadow: _IndexFiles | None = None
+        self.nulled = 0
+
+    def write(self, path: str, rows: pa.Table) -> None:
+        self._slots.acquire()
+        try:
+            self._raise_failed()
+        except BaseException:
+            self._slots.release()
+            raise
+
+        def job() -> None:
+            try:
+                self.sizes[path] = write_parquet(self.warehouse, path, rows)
+            finally:
+                self._slots.release()
+
+        self._pending.append(self._pool.submit(job))
+
+    def _raise_failed(self) -> None:
+        for future in [f for f in self._pending if f.done()]:
+            self._pending.remove(future)
+            future.result()
+
+    def add(self, data: pa.Table, target: DualWriteTarget | None, first_row: int) -> None:
+        if self.version.primary_key:
+            data = with_txn_column(data, self.txn_id)
+        shadow = None
+        if target is not None:  # converted first: a row that cannot be converted fails before anything is buffered
+            shadow, nulled = _dual_write_rows(data, self.version, target, self.table.name, first_row)
+            self.nulled += nulled
+        self.origin.add(data)
+        if shadow is not None:
+            if self.shadow is None:
+                self.shadow = _IndexFiles(self, target.shadow_index_id, target.version)
+            self.shadow.add(shadow)
+        indexes = [i for i in (self.origin, self.shadow) if i is not None]
+        while sum(i.buffers.nbytes for i in indexes) > self.budget_bytes:
+            max(indexes, key=lambda i: i.buffers.largest()).flush_largest()
+
+    def finish(self) -> None:
+        self.origin.flush_all()
+        if self.shadow is not None:
+            self.shadow.flush_all()
+        self.close(wait=True)
+
+    def close(self, wait: bool) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=not wait)
+        pending, self._pending = self._pending, []
+        if wait:
+            for future in pending:
+                future.result()
 
 
 def load_table(
@@ -102,56 +221,100 @@ def load_table(
     timeout_s: int = 3600,
     lease_s: float | None = DEFAULT_LEASE_S,
 ) -> LoadResult:
-    """Write `data` (already conformed to `version`, see alterflow.store.rows) as one transaction,
-    under a load lease of `lease_s` seconds that this load renews (None: no lease, only the timeout).
+    """Write `data` (already conformed to `version`, see alterflow.store.rows) as one transaction."""
+    return load_batches(catalog, warehouse, table, version, [data], label, timeout_s, lease_s)
 
-    While a heavyweight job is unfinished and this transaction is above its boundary, the rows are
-    also written, converted, to the job's shadow index, in the same transaction (dual write)."""
-    heavy = HeavyJobs(catalog)
-    data = dedupe_primary_key(data, version)
+
+def load_batches(
+    catalog: Catalog,
+    warehouse: pathlib.Path,
+    table: TableInfo,
+    version: SchemaVersion,
+    batches: Iterable[pa.Table | pa.RecordBatch],
+    label: str,
+    timeout_s: int = 3600,
+    lease_s: float | None = DEFAULT_LEASE_S,
+    conform: Conform | None = None,
+    target_file_mb: int = TARGET_FILE_MB,
+    buffer_mb: int = LOAD_BUFFER_MB,
+) -> LoadResult:
+    """Write a stream of batches as one transaction, under a load lease of `lease_s` seconds that
+    this load renews (None: no lease, only the timeout). `conform` converts each batch to
+    `version` (None: the batches are conformed already). A tablet's file rolls at about
+    `target_file_mb` of Arrow data; all buffered rows together stay under about `buffer_mb`.
+
+    The first batch is converted before the transaction begins, so a small load with a bad value
+    leaves no trace at all. While a heavyweight job is unfinished and this transaction is above its
+    boundary, the rows are also written, converted, to the job's shadow index, in the same
+    transaction (dual write)."""
+    stream = _numbered(batches, conform)
+    first = next(stream, None)
     _delete_files(warehouse, catalog.abort_expired_transactions(table.id))
     txn_id = catalog.begin_transaction(table.id, label, timeout_s, lease_s=lease_s, holder=new_holder())
-    planned: list[PlannedFile] = []
+    planned: list[str] = []
+    writer = _LoadWriter(catalog, warehouse, table, version, txn_id, planned, target_file_mb << 20, buffer_mb << 20)
     try:
         if lease_s is None:
-            _write_and_commit(catalog, warehouse, table, version, data, txn_id, heavy, planned)
+            _write_and_commit(catalog, writer, first, stream)
         else:
             with TransactionLease(catalog, txn_id, lease_s):
-                _write_and_commit(catalog, warehouse, table, version, data, txn_id, heavy, planned)
+                _write_and_commit(catalog, writer, first, stream)
     except BaseException as exc:
-        try:
-            # Its own files too: an abort from elsewhere (a timeout) may have happened before they were written.
-            _delete_files(warehouse, [f.path for f in planned])
-            paths = catalog.abort_transaction(txn_id, f"load failed: {exc}")
-            _delete_files(warehouse, paths)
-        except Exception:  # the original error matters more; the lease, the timeout and GC will clean up
-            log.exception("could not abort transaction %s", txn_id)
+        writer.close(wait=False)
+        abort_load(catalog, warehouse, txn_id, planned, exc)
         raise
-    return LoadResult(txn_id, data.num_rows, len(planned))
+    return LoadResult(txn_id, writer.origin.buffers.rows_flushed, len(planned))
+
+
+def abort_load(catalog: Catalog, warehouse: pathlib.Path, txn_id: int, planned: list[str], error: BaseException) -> None:
+    """A failed load's transaction aborted and its files deleted: its own files too, since an
+    abort from elsewhere (a timeout) may have happened before they were written."""
+    try:
+        _delete_files(warehouse, planned)
+        paths = catalog.abort_transaction(txn_id, f"load failed: {_first_line(error)}")
+        _delete_files(warehouse, paths)
+    except Exception:  # the original error matters more; the lease, the timeout and GC will clean up
+        log.exception("could not abort transaction %s", txn_id)
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _numbered(batches: Iterable[pa.Table | pa.RecordBatch], conform: Conform | None) -> Iterator[tuple[pa.Table, int]]:
+    """(conformed batch, number of its first row in the whole input), empty batches skipped."""
+    first_row = 1
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        data = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
+        if conform is not None:
+            data = conform(data, first_row)
+        yield data, first_row
+        first_row += batch.num_rows
 
 
 def _write_and_commit(
-    catalog: Catalog, warehouse: pathlib.Path, table: TableInfo, version: SchemaVersion, data: pa.Table, txn_id: int,
-    heavy: HeavyJobs, planned: list[PlannedFile],
+    catalog: Catalog, writer: _LoadWriter, first: tuple[pa.Table, int] | None, stream: Iterator[tuple[pa.Table, int]]
 ) -> None:
-    """Steps 2 to 4 of a load; `planned` collects the files as they are planned (for the abort)."""
-    if version.primary_key:
-        data = with_txn_column(data, txn_id)
-    planned += _plan_files(catalog, table, table.current_index_id, version, data, txn_id)
-    target = heavy.dual_write_target(table.id)
-    nulled = 0
-    if target is not None and txn_id > target.boundary_txn:
-        shadow, nulled = _dual_write_rows(data, version, target, table.name)
-        planned += _plan_files(catalog, table, target.shadow_index_id, target.version, shadow, txn_id)
-    catalog.register_files(txn_id, [NewFile(f.tablet_id, f.version, f.path, f.rows.num_rows, 0) for f in planned])
-    sizes = {f.path: write_parquet(warehouse, f.path, f.rows) for f in planned}
+    """Steps 2 to 4 of a load."""
+    heavy = HeavyJobs(catalog)
+    target = heavy.dual_write_target(writer.table.id)
+    if target is not None and writer.txn_id <= target.boundary_txn:
+        target = None
+    if first is not None:
+        writer.add(first[0], target, first[1])
+    for data, first_row in stream:
+        writer.add(data, target, first_row)
+    writer.finish()
 
     def check(session, txn) -> None:
         heavy.check_load_commit(session, txn)
-        if nulled:
-            heavy.add_dual_write_nulls(session, target.job_id, nulled)
+        if writer.nulled:
+            heavy.add_dual_write_nulls(session, target.job_id, writer.nulled)
 
-    catalog.commit_transaction(txn_id, sizes, check=check)
+    catalog.commit_transaction(writer.txn_id, writer.sizes, check=check)
 
 
-__all__ = ["LoadResult", "load_table", "TXN_COLUMN"]
+__all__ = ["LoadResult", "load_table", "load_batches", "TXN_COLUMN"]

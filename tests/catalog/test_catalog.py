@@ -149,8 +149,10 @@ def test_transactions_make_files_visible_only_at_commit(catalog):
         catalog.commit_transaction(t2)
     with pytest.raises(TransactionStateError, match="already committed"):
         catalog.abort_transaction(t1, "late")
-    with pytest.raises(TransactionStateError, match="not in PREPARE"):
+    with pytest.raises(TransactionStateError, match=r"^transaction \d+ cannot write files: it is ABORTED \(test\)$"):
         catalog.register_files(t2, [])
+    with pytest.raises(TransactionStateError, match="not in PREPARE"):
+        catalog.register_files(t1, [])
 
 
 def test_views_pin_versions_and_protect_what_they_use(catalog):

@@ -29,7 +29,7 @@ ORDERS = (
     "CREATE TABLE customer_orders (order_id INT NOT NULL, region VARCHAR(8) NOT NULL, amount DECIMAL(8,2),"
     " note STRING, PRIMARY KEY (order_id, region)) PARTITION BY (region) DISTRIBUTED BY HASH(order_id) BUCKETS 4"
 )
-PATH_RE = re.compile(r"t(\d+)/i(\d+)/b(\d+)/(\d+)-[0-9a-f]{32}\.parquet")
+PATH_RE = re.compile(r"t(\d+)/i(\d+)/b(\d+)/(\d+)-\d{24}-[0-9a-f]{32}\.parquet")
 
 
 def orders(n: int, start: int = 0) -> pa.Table:
@@ -111,7 +111,7 @@ def test_a_failed_write_aborts_and_leaves_no_file(session, monkeypatch):
     monkeypatch.setattr(load_module, "write_parquet", flaky_write)
     with pytest.raises(OSError, match="disk full"):
         session.load("customer_orders", orders(40), label="test", by_name=True)
-    assert len(calls) == 2
+    assert len(calls) >= 2  # the writer threads may have begun a few more files before the failure showed
     ((txn_id, state, reason),) = transactions(session)
     assert state == "ABORTED" and "disk full" in reason
     assert session.catalog.snapshot("customer_orders").files == ()
@@ -134,14 +134,15 @@ def test_a_load_aborted_behind_its_back_fails_and_leaves_nothing(session, monkey
     and the files it wrote after the abort do not stay behind."""
     other = other_catalog(session)
     register = session.catalog.register_files
+    swept = []
 
     def register_then_time_out(txn_id, files):
         register(txn_id, files)
-        later = utcnow() + timedelta(seconds=session.settings.txn_timeout_s + 60)
-        swept = other.abort_expired_transactions(now=later)
-        assert len(swept) == 8  # the other process deletes these paths: none is written yet
-        for relative in swept:
-            assert not (session.warehouse / relative).exists()
+        if not swept:  # after the first files are recorded (a load records files before writing them)
+            later = utcnow() + timedelta(seconds=session.settings.txn_timeout_s + 60)
+            swept.extend(other.abort_expired_transactions(now=later))
+            assert sorted(swept) == sorted(f.path for f in files)  # the other process deletes these paths
+            assert not any((session.warehouse / path).exists() for path in swept)  # none is written yet
 
     monkeypatch.setattr(session.catalog, "register_files", register_then_time_out)
     values = ", ".join(f"({i}, '{'eu' if i % 2 else 'us'}', {i}.5, 'n{i}')" for i in range(40))

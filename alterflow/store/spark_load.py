@@ -1,0 +1,367 @@
+"""Bulk loads through Spark (`alterflow load --engine spark`, and `--engine auto` for big inputs).
+
+Spark reads the input on the configured master (CSV as text, Parquet and JSON typed) and hands each
+task's rows to Python as Arrow batches (`mapInArrow`), where the very code of a local load converts
+them (alterflow.store.rows, alterflow.store.coercion), buckets them (alterflow.bucketing), converts
+them again for a running job's shadow index (dual write) and writes Parquet files with field ids.
+One definition of every rule serves both engines.
+
+The load stays one transaction: the driver begins it (PREPARE) before the Spark job; the tasks write
+into a staging folder of the transaction (`t<table>/i<index>/_load/l<txn>`, swept by GC once the
+transaction is over); the driver then records every file, moves it into its tablet and commits,
+exactly like a local load, with the same dual write and the same commit checks.
+
+Within a load the last row of a primary key wins. Each task writes one set of files per input
+split (a file's byte range); a file's sequence, in its name, is (input file, split offset,
+flush), so files of one tablet sort in input order and merge-on-read keeps the last row.
+
+A bad value makes the task report it and stop; the driver aborts the transaction, deletes the
+staged files and finds the first bad row with the local conversion over the input (the error path
+only), so the error line is the one a local load gives, row number included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import pathlib
+import shutil
+import urllib.parse
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from alterflow.leases import TransactionLease, new_holder
+from alterflow.loading import CSV_NULLS, LoadInput, LoadInputError, csv_header
+from alterflow.store.layout import absolute, data_file_path, index_dir
+from alterflow.store.load import LoadResult, _delete_files, _dual_write_rows, _numbered, abort_load
+from alterflow.store.rows import BadRows, rows_from_arrow
+from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
+from alterflow.store.tablets import with_txn_column, write_parquet
+from catalog.catalog import Catalog, NewFile, TableInfo
+from catalog.heavy_jobs import DualWriteTarget, HeavyJobs
+from catalog.schema import SchemaVersion
+
+
+LOAD_STAGING = "_load"
+PATH_COLUMN = "af$input_path"
+BLOCK_COLUMN = "af$input_block"
+ARROW_BATCH_ROWS = 131072  # rows per Arrow batch handed to a task's Python worker
+# A file's sequence: input file, split offset (bytes), flush; each part zero-padded in SEQ_DIGITS.
+FILE_FACTOR = 10**19
+BLOCK_FACTOR = 10**5
+RESULT_SCHEMA = "shadow boolean, partition_key string, bucket int, path string, rows long, seq string, nulled long, error string"
+
+
+def staging_dir(warehouse: pathlib.Path, table_id: int, index_id: int, txn_id: int) -> pathlib.Path:
+    """The tasks' output before it moves into the tablets (GC sweeps it once the transaction is over)."""
+    return absolute(warehouse, f"{index_dir(table_id, index_id)}/{LOAD_STAGING}/l{int(txn_id)}")
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    """What every task of one Spark load needs (pickled to the Python workers)."""
+
+    table: str
+    version: SchemaVersion
+    txn_id: int
+    target: DualWriteTarget | None
+    staging: str
+    file_order: dict[str, int]  # an input file's absolute path -> its place in the load
+    target_bytes: int
+    csv: bool
+
+
+def _local_path(uri: str) -> str:
+    if not uri:  # a query's partition
+        return uri
+    parsed = urllib.parse.urlparse(uri)
+    return urllib.parse.unquote(parsed.path) if parsed.scheme in ("file", "") else uri
+
+
+def _runs(paths: pa.Array, blocks: pa.Array) -> list[tuple[int, int]]:
+    """[start, end) ranges of rows from one input split (a batch may span two)."""
+    n = len(paths)
+    if n == 0:
+        return []
+    changed = pc.or_(pc.not_equal(paths[1:], paths[:-1]), pc.not_equal(blocks[1:], blocks[:-1]))
+    cuts = [0] + [i + 1 for i in pc.indices_nonzero(changed).to_pylist()] + [n]
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+class _SplitFiles:
+    """One task's output: for each input split, its rows buffered per tablet and written to the
+    staging folder, origin and (dual write) shadow index."""
+
+    def __init__(self, plan: TaskPlan):
+        self.plan = plan
+        self.written: list[dict] = []
+        self.nulled = 0  # values the dual write set to NULL (`on_cast_error` = null)
+        self.origin: TabletBuffers | None = None
+        self.shadow: TabletBuffers | None = None
+
+    def start_split(self, path: str, block: int) -> None:
+        self.flush()
+        place = self.plan.file_order.get(_local_path(path))
+        if place is None:
+            raise RuntimeError(f"Spark read a file that is not part of the load: {path}")
+        first_seq = place * FILE_FACTOR + block * BLOCK_FACTOR
+        self.origin = TabletBuffers(self.plan.version, self.plan.target_bytes, self._writer(False), first_seq)
+        if self.plan.target is not None:
+            self.shadow = TabletBuffers(self.plan.target.version, self.plan.target_bytes, self._writer(True), first_seq)
+
+    def _writer(self, shadow: bool):
+        def write(key: TabletKey, seq: int, rows: pa.Table) -> None:
+            path = pathlib.Path(self.plan.staging) / f"{uuid.uuid4().hex}.parquet"
+            write_parquet(path.parent, path.name, rows)
+            self.written.append({
+                "shadow": shadow, "partition_key": key[0], "bucket": key[1], "path": str(path),
+                "rows": rows.num_rows, "seq": str(seq), "nulled": 0, "error": None,
+            })
+
+        return write
+
+    def add(self, rows: pa.Table) -> None:
+        data = rows_from_arrow(self.plan.version, self.plan.table, _null_texts(rows) if self.plan.csv else rows)
+        if self.plan.version.primary_key:
+            data = with_txn_column(data, self.plan.txn_id)
+        if self.plan.target is not None:
+            shadow, nulled = _dual_write_rows(data, self.plan.version, self.plan.target, self.plan.table)
+            self.nulled += nulled
+            self.shadow.add(shadow)
+        self.origin.add(data)
+
+    def flush(self) -> None:
+        for buffers in (self.origin, self.shadow):
+            if buffers is not None:
+                buffers.flush_all()
+
+
+def _null_texts(rows: pa.Table) -> pa.Table:
+    """'', 'NULL' and '\\N' are NULL, as in a local load (Spark's reader alone knows one NULL text)."""
+    nulls = pa.array(CSV_NULLS, pa.string())
+    columns = []
+    for column in rows.columns:
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            column = pc.if_else(pc.is_in(column, value_set=nulls), pa.nulls(len(column), column.type), column)
+        columns.append(column)
+    return pa.Table.from_arrays(columns, names=rows.column_names)
+
+
+def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """One Spark task: every batch converted and written; yields what it wrote (or its error)."""
+    files = _SplitFiles(plan)
+    current = None
+    try:
+        for batch in batches:
+            paths, blocks = batch.column(PATH_COLUMN), batch.column(BLOCK_COLUMN)
+            rows = pa.Table.from_batches([batch]).drop_columns([PATH_COLUMN, BLOCK_COLUMN])
+            for start, end in _runs(paths, blocks):
+                split = (paths[start].as_py(), blocks[start].as_py())
+                if split != current:
+                    files.start_split(*split)
+                    current = split
+                files.add(rows.slice(start, end - start))
+        files.flush()
+        if files.nulled:
+            files.written.append(_note(nulled=files.nulled))
+    except BadRows as exc:
+        files.written.append(_note(error=str(exc)))
+    if files.written:
+        yield pa.RecordBatch.from_pylist(files.written, schema=_result_arrow_schema())
+
+
+def _note(nulled: int = 0, error: str | None = None) -> dict:
+    """A result row that names no file: a task's error, or its count of values set to NULL."""
+    return {"shadow": False, "partition_key": None, "bucket": None, "path": None, "rows": 0, "seq": None,
+            "nulled": nulled, "error": error}
+
+
+def _result_arrow_schema() -> pa.Schema:
+    return pa.schema([
+        ("shadow", pa.bool_()), ("partition_key", pa.string()), ("bucket", pa.int32()), ("path", pa.string()),
+        ("rows", pa.int64()), ("seq", pa.string()), ("nulled", pa.int64()), ("error", pa.string()),
+    ])
+
+
+def _input_frame(spark, source: LoadInput):
+    """The input as a DataFrame, each row with its file and split (`_metadata`)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    formats = source.formats
+    if len(formats) != 1:
+        raise LoadInputError(f"a Spark load takes files of one format; found {', '.join(sorted(formats))}")
+    fmt = formats.pop()
+    paths = [str(f.path.resolve()) for f in source.files]
+    if fmt == "csv":
+        headers = {tuple(csv_header(f.path)) for f in source.files}
+        if len(headers) != 1:
+            raise LoadInputError("the CSV files of this load do not share one header")
+        schema = StructType([StructField(name, StringType()) for name in headers.pop()])
+        reader = spark.read.schema(schema).option("header", True).option("mode", "FAILFAST").option("enforceSchema", False)
+        frame = reader.csv(paths)
+    elif fmt == "parquet":
+        frame = spark.read.parquet(*paths)
+    else:
+        frame = spark.read.option("mode", "FAILFAST").json(paths)
+    return frame.select("*", F.col("_metadata.file_path").alias(PATH_COLUMN), F.col("_metadata.file_block_start").alias(BLOCK_COLUMN)), fmt
+
+
+@dataclass(frozen=True)
+class SparkInput:
+    """What a Spark load reads: a DataFrame whose rows carry their split (PATH_COLUMN, BLOCK_COLUMN),
+    the places of its input files in the load, and how to find the first bad row when a task
+    reports one (the local conversion, so the error line is a local load's)."""
+
+    frame: object
+    file_order: dict[str, int]
+    csv: bool
+    first_bad_row: Callable[[SchemaVersion, DualWriteTarget | None], BadRows | None]
+
+
+def input_files(spark, table: TableInfo, source: LoadInput) -> SparkInput:
+    """`alterflow load`'s files, read by Spark."""
+    frame, fmt = _input_frame(spark, source)
+
+    def first_bad_row(version: SchemaVersion, target: DualWriteTarget | None) -> BadRows | None:
+        return _first_bad_row(table, version, source.batches(), target)
+
+    order = {str(f.path.resolve()): place for place, f in enumerate(source.files)}
+    return SparkInput(frame, order, fmt == "csv", first_bad_row)
+
+
+def query_result(table: TableInfo, frame, names: list[str]) -> SparkInput:
+    """INSERT ... SELECT: the query's columns named `names`; each Spark partition is one split, in
+    partition order (a SELECT without ORDER BY has no other order)."""
+    from pyspark.sql import functions as F
+
+    if len(names) != len(frame.columns):
+        raise BadRows(f"INSERT INTO {table.name}: {len(names)} columns are named but the query returns {len(frame.columns)}")
+    renamed = frame.toDF(*names).select(
+        "*", F.lit("").alias(PATH_COLUMN), F.spark_partition_id().cast("long").alias(BLOCK_COLUMN)
+    )
+
+    def first_bad_row(version: SchemaVersion, target: DualWriteTarget | None) -> BadRows | None:
+        return _first_bad_row(table, version, [frame.toDF(*names).toArrow()], target)
+
+    return SparkInput(renamed, {"": 0}, False, first_bad_row)
+
+
+def spark_load(
+    spark, catalog: Catalog, warehouse: pathlib.Path, table: TableInfo, version: SchemaVersion, source: SparkInput,
+    label: str, settings,
+) -> LoadResult:
+    """`source` loaded into `table` as one transaction, converted and written by Spark tasks."""
+    _delete_files(warehouse, catalog.abort_expired_transactions(table.id))
+    txn_id = catalog.begin_transaction(table.id, label, settings.txn_timeout_s, lease_s=settings.lease_s, holder=new_holder())
+    staging = staging_dir(warehouse, table.id, table.current_index_id, txn_id)
+    new_folders = [folder for folder in staging.parents if not folder.exists()]  # removed again if left empty
+    planned: list[str] = []
+    try:
+        with TransactionLease(catalog, txn_id, settings.lease_s):
+            return _write_and_commit(spark, catalog, warehouse, table, version, source, txn_id, staging, planned, settings)
+    except BaseException as exc:
+        abort_load(catalog, warehouse, txn_id, planned, exc)
+        raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        for folder in [staging.parent, *new_folders]:
+            _remove_if_empty(folder)
+
+
+def _remove_if_empty(folder: pathlib.Path) -> None:
+    with contextlib.suppress(OSError):  # not empty (another load stages there) or gone: left as it is
+        folder.rmdir()
+
+
+def _write_and_commit(
+    spark, catalog: Catalog, warehouse: pathlib.Path, table: TableInfo, version: SchemaVersion, source: SparkInput,
+    txn_id: int, staging: pathlib.Path, planned: list[str], settings,
+) -> LoadResult:
+    heavy = HeavyJobs(catalog)
+    target = heavy.dual_write_target(table.id)
+    if target is not None and txn_id <= target.boundary_txn:
+        target = None
+    staging.mkdir(parents=True, exist_ok=True)
+    plan = TaskPlan(table.name, version, txn_id, target, str(staging), source.file_order, settings.target_file_mb << 20, source.csv)
+    written = _run_tasks(spark, source.frame, plan)
+    errors = [w["error"] for w in written if w["error"]]
+    if errors:
+        raise source.first_bad_row(version, target) or BadRows(errors[0])
+    return _commit(catalog, warehouse, table, version, target, txn_id, written, planned, heavy)
+
+
+def _commit(
+    catalog: Catalog, warehouse: pathlib.Path, table: TableInfo, version: SchemaVersion, target: DualWriteTarget | None,
+    txn_id: int, written: list[dict], planned: list[str], heavy: HeavyJobs,
+) -> LoadResult:
+    """Record the staged files under the transaction, move them into their tablets, commit."""
+    nulled = sum(w["nulled"] for w in written)
+    written = [w for w in written if w["path"] is not None]
+    _register_and_move(catalog, warehouse, table, version, target, txn_id, written, planned)
+    sizes = {path: absolute(warehouse, path).stat().st_size for path in planned}
+
+    def check(session, txn) -> None:
+        heavy.check_load_commit(session, txn)
+        if nulled:
+            heavy.add_dual_write_nulls(session, target.job_id, nulled)
+
+    catalog.commit_transaction(txn_id, sizes, check=check)
+    return LoadResult(txn_id, sum(w["rows"] for w in written if not w["shadow"]), len(planned))
+
+
+def _run_tasks(spark, frame, plan: TaskPlan) -> list[dict]:
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    previous = spark.conf.get(key)
+    spark.conf.set(key, str(ARROW_BATCH_ROWS))
+    try:
+        result = frame.mapInArrow(lambda batches: run_task(plan, batches), RESULT_SCHEMA)
+        return [row.asDict() for row in result.collect()]
+    finally:
+        spark.conf.set(key, previous)
+
+
+def _register_and_move(
+    catalog: Catalog, warehouse: pathlib.Path, table: TableInfo, version: SchemaVersion, target: DualWriteTarget | None,
+    txn_id: int, written: list[dict], planned: list[str],
+) -> None:
+    """Record every staged file under the transaction, then move it into its tablet."""
+    indexes = {False: (table.current_index_id, version)}
+    if target is not None:
+        indexes[True] = (target.shadow_index_id, target.version)
+    moves, files = [], []
+    for shadow, (index_id, index_version) in indexes.items():
+        mine = [w for w in written if w["shadow"] is shadow]
+        tablet_ids = catalog.ensure_tablets(index_id, {(w["partition_key"], w["bucket"]) for w in mine})
+        for w in mine:
+            tablet_id = tablet_ids[(w["partition_key"], w["bucket"])]
+            path = data_file_path(table.id, index_id, tablet_id, txn_id, int(w["seq"]))
+            files.append(NewFile(tablet_id, index_version.version, path, w["rows"], 0))
+            moves.append((pathlib.Path(w["path"]), path))
+    catalog.register_files(txn_id, files)
+    for staged, path in moves:
+        planned.append(path)
+        final = absolute(warehouse, path)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        staged.replace(final)
+
+
+def _first_bad_row(
+    table: TableInfo, version: SchemaVersion, batches: Iterable[pa.Table | pa.RecordBatch], target: DualWriteTarget | None
+) -> BadRows | None:
+    """The error a local load of `batches` gives: the first bad row, numbered in the whole input."""
+    def conform(batch: pa.Table, first_row: int) -> pa.Table:
+        return rows_from_arrow(version, table.name, batch, first_row=first_row)
+
+    try:
+        for data, first_row in _numbered(batches, conform):
+            if target is not None:
+                if version.primary_key:
+                    data = with_txn_column(data, 0)
+                _dual_write_rows(data, version, target, table.name, first_row)
+    except BadRows as exc:
+        return exc
+    return None

@@ -1,0 +1,83 @@
+"""Rows of one load waiting to become files, one buffer per tablet of an index.
+
+A streaming load adds batch after batch; a tablet whose buffer reaches the target file size is
+flushed at once, and the load flushes the largest buffer when all of them together pass its memory
+budget. A flush hands the tablet's rows to `on_file` as one file's content: primary keys
+deduplicated (the last row wins) and rows sorted by the sort key. The same buffers serve a local
+load (alterflow.store.load) and each task of a Spark load (alterflow.store.spark_load)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from alterflow.store.tablets import dedupe_primary_key, split_into_tablets
+from catalog.schema import SchemaVersion
+
+TabletKey = tuple[str, int]  # (partition key, bucket)
+OnFile = Callable[[TabletKey, int, pa.Table], None]  # (tablet, sequence of its file in this load, rows)
+
+
+def sorted_rows(data: pa.Table, version: SchemaVersion) -> pa.Table:
+    if not version.sort_key or data.num_rows < 2:
+        return data
+    return data.sort_by([(name, "ascending") for name in version.names(version.sort_key)])
+
+
+@dataclass
+class _Buffer:
+    parts: list[pa.Table] = field(default_factory=list)
+    nbytes: int = 0
+    files: int = 0  # files flushed so far: the next file's sequence
+
+
+class TabletBuffers:
+    def __init__(self, version: SchemaVersion, target_bytes: int, on_file: OnFile, first_seq: int = 0):
+        self.version = version
+        self.target_bytes = target_bytes
+        self.on_file = on_file
+        self.first_seq = first_seq
+        self.buffers: dict[TabletKey, _Buffer] = {}
+        self.nbytes = 0
+        self.rows_flushed = 0
+
+    def add(self, data: pa.Table) -> list[TabletKey]:
+        """Buffer `data`'s rows by tablet; returns the tablets seen for the first time."""
+        new = []
+        for piece in split_into_tablets(data, self.version):
+            buffer = self.buffers.get(piece.key)
+            if buffer is None:
+                buffer = self.buffers[piece.key] = _Buffer()
+                new.append(piece.key)
+            buffer.parts.append(piece.rows)
+            buffer.nbytes += piece.rows.nbytes
+            self.nbytes += piece.rows.nbytes
+            if buffer.nbytes >= self.target_bytes:
+                self.flush(piece.key)
+        return new
+
+    def largest(self) -> int:
+        return max((b.nbytes for b in self.buffers.values()), default=0)
+
+    def flush_largest(self) -> None:
+        key = max(self.buffers, key=lambda k: self.buffers[k].nbytes)
+        self.flush(key)
+
+    def flush(self, key: TabletKey) -> None:
+        buffer = self.buffers[key]
+        if not buffer.parts:
+            return
+        rows = pa.concat_tables(buffer.parts) if len(buffer.parts) > 1 else buffer.parts[0]
+        self.nbytes -= buffer.nbytes
+        buffer.parts, buffer.nbytes = [], 0
+        rows = sorted_rows(dedupe_primary_key(rows, self.version), self.version)
+        seq = self.first_seq + buffer.files
+        buffer.files += 1
+        self.rows_flushed += rows.num_rows
+        self.on_file(key, seq, rows)
+
+    def flush_all(self) -> None:
+        for key in list(self.buffers):
+            self.flush(key)

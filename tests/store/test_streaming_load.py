@@ -1,0 +1,133 @@
+"""Streaming loads (issue 11): the input is read batch by batch, each tablet's rows roll into files
+of a target size, memory stays bounded; the load stays one transaction, the last row of a primary
+key wins across files, and a bad value late in the input leaves nothing behind."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pytest
+
+import alterflow.loading as loading
+from alterflow.loading import open_input
+from alterflow.session import Session, StatementError
+
+TABLE = "CREATE TABLE events (id BIGINT NOT NULL, grp INT, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 4"
+PLAIN = "CREATE TABLE plain (id BIGINT NOT NULL, grp INT, v STRING) DISTRIBUTED BY HASH(id) BUCKETS 3"
+ROWS = 90_000
+
+
+def write_csv(path: pathlib.Path, ids: np.ndarray, grp: np.ndarray | None = None, v: list | None = None) -> pathlib.Path:
+    grp = ids % 7 if grp is None else grp
+    v = [f"value {i} " + "x" * 50 for i in ids] if v is None else v
+    pacsv.write_csv(pa.table({"id": pa.array(ids.astype(str)), "grp": pa.array(grp.astype(str)), "v": v}), path)
+    return path
+
+
+@pytest.fixture
+def session(settings, monkeypatch):
+    """Tiny batches and files, so a 60,000-row input streams through many of each."""
+    monkeypatch.setattr(loading, "BLOCK_BYTES", 64 << 10)
+    monkeypatch.setattr(loading, "WHOLE_CSV_BYTES", 0)  # stream even these small files
+    s = Session(dataclasses.replace(settings, target_file_mb=1, load_buffer_mb=2))
+    list(s.run(TABLE))
+    list(s.run(PLAIN))
+    return s
+
+
+def files_of(session: Session, table: str):
+    return session.catalog.snapshot(table).files
+
+
+def test_a_big_input_streams_into_many_files_as_one_transaction(session, tmp_path, spark):
+    ids = np.arange(ROWS, dtype=np.int64)
+    csv = write_csv(tmp_path / "in.csv", ids)
+    source = open_input(csv)
+    assert len(list(source.batches())) > 5  # really streamed
+    done = session.load_input("plain", source, label="big")
+    assert done.message.startswith(f"{ROWS} rows loaded into plain")
+    files = files_of(session, "plain")
+    assert len({f.txn_id for f in files}) == 1
+    per_tablet = {}
+    for f in files:
+        per_tablet.setdefault(f.tablet_id, []).append(f)
+    assert len(per_tablet) == 3 and all(len(fs) > 1 for fs in per_tablet.values())  # files rolled
+    assert sum(f.row_count for f in files) == ROWS
+    rows = list(session.run("SELECT id, grp, v FROM plain"))[0].rows
+    assert sorted(rows) == [(int(i), int(i % 7), f"value {i} " + "x" * 50) for i in ids]
+
+
+def test_the_last_row_of_a_key_wins_across_files(session, tmp_path, spark):
+    # every key three times, far apart in the input: each copy lands in a different file
+    ids = np.concatenate([np.arange(ROWS // 3)] * 3).astype(np.int64)
+    grp = np.repeat(np.arange(3), ROWS // 3)
+    csv = write_csv(tmp_path / "dups.csv", ids, grp=grp, v=[f"copy {g} " + "x" * 50 for g in grp])
+    session.load_input("events", open_input(csv), label="dups")
+    files = files_of(session, "events")
+    assert len(files) > 4
+    rows = list(session.run("SELECT id, grp, v FROM events"))[0].rows
+    assert sorted(rows) == [(i, 2, "copy 2 " + "x" * 50) for i in range(ROWS // 3)]
+
+    # a later load still wins over every file of the earlier one
+    write_csv(tmp_path / "later.csv", np.arange(10, dtype=np.int64), grp=np.full(10, 9), v=["later"] * 10)
+    session.load_input("events", open_input(tmp_path / "later.csv"), label="later")
+    rows = dict((r[0], r[1:]) for r in list(session.run("SELECT id, grp, v FROM events"))[0].rows)
+    assert len(rows) == ROWS // 3
+    assert all(rows[i] == (9, "later") for i in range(10)) and rows[10] == (2, "copy 2 " + "x" * 50)
+
+
+def test_a_bad_value_late_in_the_input_leaves_nothing(session, tmp_path):
+    ids = np.arange(ROWS, dtype=np.int64)
+    grp = (ids % 7).astype(str).astype(object)
+    grp[ROWS - 5] = "12x"
+    pacsv.write_csv(pa.table({"id": ids.astype(str), "grp": pa.array(grp.tolist()), "v": ["x"] * ROWS}), tmp_path / "bad.csv")
+    source = open_input(tmp_path / "bad.csv")
+    with pytest.raises(StatementError) as caught:
+        session.load_input("events", source, label="bad")
+    assert str(caught.value) == f"INSERT INTO events: column grp: value '12x' is not a valid INT (row {ROWS - 4})"
+    assert files_of(session, "events") == ()
+    on_disk = [p for p in session.warehouse.rglob("*") if p.is_file()]
+    assert on_disk == []  # the files written before the bad batch are gone too
+    with session.catalog._session() as s:
+        from sqlalchemy import select
+
+        from catalog.models import TransactionRow
+
+        states = [tuple(r) for r in s.execute(select(TransactionRow.state, TransactionRow.reason))]
+    assert len(states) == 1 and states[0][0] == "ABORTED" and f"row {ROWS - 4}" in states[0][1]
+
+
+def test_a_bad_value_in_the_first_batch_begins_no_transaction(session, tmp_path):
+    csv = tmp_path / "bad.csv"
+    csv.write_text("id,grp,v\n1,2,a\n2,x,b\n")
+    with pytest.raises(StatementError, match=r"column grp: value 'x' is not a valid INT \(row 2\)"):
+        session.load_input("events", open_input(csv), label="bad")
+    with session.catalog._session() as s:
+        from sqlalchemy import func, select
+
+        from catalog.models import TransactionRow
+
+        assert s.scalar(select(func.count()).select_from(TransactionRow)) == 0
+
+
+def test_a_directory_loads_file_after_file_and_later_files_win(session, tmp_path, spark):
+    folder = tmp_path / "dir"
+    folder.mkdir()
+    write_csv(folder / "a.csv", np.arange(100, dtype=np.int64), v=["a"] * 100)
+    write_csv(folder / "b.csv", np.arange(50, 150, dtype=np.int64), v=["b"] * 100)
+    (folder / "_SUCCESS").write_text("")
+    done = session.load_input("events", open_input(folder), label="dir")
+    assert "rows loaded into events" in done.message
+    rows = dict((r[0], r[1]) for r in list(session.run("SELECT id, v FROM events"))[0].rows)
+    assert len(rows) == 150
+    assert {rows[i] for i in range(50)} == {"a"} and {rows[i] for i in range(50, 150)} == {"b"}
+
+
+def test_an_unknown_engine_is_one_line(session, tmp_path):
+    csv = write_csv(tmp_path / "x.csv", np.arange(3, dtype=np.int64))
+    with pytest.raises(StatementError, match=r"^load: unknown engine 'fast'; use one of auto, local, spark$"):
+        session.load_input("events", open_input(csv), label="x", engine="fast")
