@@ -163,6 +163,22 @@ class LiveAirflow:
         slow = "; ".join(f"{us / 1e6:.1f} s {what}" for us, what in found[:count])
         return f"slowest api-server answers: {slow or 'none logged'}; 'database is locked' logged {text.count('database is locked')} times"
 
+    def task_problems(self, run_id: str) -> str:
+        """The warning and error lines of the run's task logs (Airflow writes one JSON object per
+        line): short enough for an assertion message, which pytest cuts after a few lines."""
+        parts = []
+        for path in sorted((self.airflow_home / "logs").rglob("*.log")):
+            if f"run_id={run_id}" not in str(path):
+                continue
+            lines = [
+                line
+                for line in path.read_text(errors="replace").splitlines()
+                if '"level":"info"' not in line and '"level":"debug"' not in line
+            ]
+            if lines:
+                parts.append(f"--- {path.relative_to(self.airflow_home)}\n" + "\n".join(lines)[-3000:])
+        return "\n".join(parts) or "(no warnings or errors in the task logs)"
+
     def diagnostics(self) -> str:
         return f"=== standalone output (last lines), {self.log_path}\n{self.log_tail()}\n=== task logs\n{self.task_logs()}"
 

@@ -112,8 +112,10 @@ def wait_for_run(live: LiveAirflow, headers: dict, run_id: str, timeout: float =
             break
         time.sleep(2)
     states = task_states(live, headers, run_id)
+    if run.get("state") != "success":
+        print(live.task_logs(run_id), flush=True)  # whole, in the report's captured stdout
     assert run.get("state") == "success", (
-        f"DAG run {run_id} ended {run.get('state')!r} (tasks: {states})\n{live.task_logs(run_id)}"
+        f"DAG run {run_id} ended {run.get('state')!r} (tasks: {states})\n{live.task_problems(run_id)}"
     )
     return {"run": run, "tasks": states}
 
@@ -335,9 +337,13 @@ def test_under_a_url_path_the_cli_and_the_schema_changes_page_work(airflow_under
         driver.get(f"{live.url}/")
         link = wait.until(ready.element_to_be_clickable((By.CSS_SELECTOR, 'a[href$="plugin/schema-changes"]')))
         assert link.get_attribute("href") == f"{live.url}/plugin/schema-changes"
-        icons = driver.execute_script(
-            "return [...document.images].filter(i => i.src.endsWith('/schema_changes.svg'))"
-            ".map(i => [i.src, i.complete && i.naturalWidth > 0])"
+        # The icon is fetched after the link renders: wait for the browser to finish with it (loaded
+        # or failed, both set `complete`), then check that it loaded.
+        icons = wait.until(
+            lambda d: d.execute_script(
+                "const icons = [...document.images].filter(i => i.src.endsWith('/schema_changes.svg'));"
+                "return icons.length && icons.every(i => i.complete) && icons.map(i => [i.src, i.naturalWidth > 0])"
+            )
         )
         assert icons == [[f"{live.url}/alterflow/static/schema_changes.svg", True]], icons
         link.click()
