@@ -30,6 +30,9 @@ from alterflow_airflow.operators import ConvertHistoryOperator, SwapOperator, Wa
 JOB_ID = "{{ ti.xcom_pull(task_ids='start')['job_id'] }}"
 # A retried step resumes (steps are idempotent), well inside the lease a finished task hands on.
 HEAVY = {"retries": 2, "retry_delay": timedelta(seconds=10)}
+# The short steps retry too, soon: a transient error (a locked database, a task process lost on a
+# busy worker) must not fail an ALTER. A refusal (AirflowFailException) still fails at once.
+LIGHT = {"retries": 2, "retry_delay": timedelta(seconds=2)}
 
 PARAMS = {
     "table": Param(
@@ -73,19 +76,19 @@ PARAMS = {
     doc_md=__doc__,
 )
 def alterflow_schema_change():
-    @task
+    @task(**LIGHT)
     def validate(params=None, run_id=None) -> dict:
         return tasks.validate(params, run_id)
 
-    @task
+    @task(**LIGHT)
     def plan(request: dict) -> dict:
         return tasks.plan(request)
 
-    @task.branch
+    @task.branch(**LIGHT)
     def branch(validated: dict) -> str:
         return tasks.branch(validated)
 
-    @task
+    @task(**LIGHT)
     def commit(request: dict, validated: dict) -> dict:
         return tasks.commit(request, validated)
 
@@ -97,7 +100,7 @@ def alterflow_schema_change():
     def check(started: dict, run_id=None) -> dict:
         return tasks.check(started["job_id"], run_id)
 
-    @task(trigger_rule="none_failed_min_one_success")
+    @task(trigger_rule="none_failed_min_one_success", **LIGHT)
     def done(request: dict, validated: dict) -> dict:
         return tasks.done(request, validated)
 

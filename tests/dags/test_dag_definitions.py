@@ -39,9 +39,9 @@ def test_schema_change_dag_shape_and_trigger_form():
     assert tasks["done"].trigger_rule == "none_failed_min_one_success"
     assert type(tasks["convert"]).__name__ == "ConvertHistoryOperator"
     assert tasks["convert"]._conn_id == "spark_default"
-    for task_id in HEAVY_PATH:
-        assert tasks[task_id].retries >= 1, task_id
-    assert tasks["validate"].retries == 0
+    for task_id, task in tasks.items():  # every step is idempotent, so a transient error retries it
+        assert task.retries >= 1, task_id
+    assert max(tasks[t].retry_delay.total_seconds() for t in ("validate", "plan", "branch", "commit", "done")) <= 2
     for name in ("table", "statement", "properties"):
         param = dag.params.get_param(name)
         assert param.schema.get("title") and param.description, name
