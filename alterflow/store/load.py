@@ -36,7 +36,7 @@ from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
 from alterflow.store.layout import absolute, data_file_path
 from alterflow.store.rows import BadRows
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
-from alterflow.store.tablets import TXN_COLUMN, with_txn_column, write_parquet
+from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_tablets, with_txn_column, write_parquet
 from catalog.catalog import Catalog, NewFile, TableInfo
 from catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from catalog.schema import SchemaVersion
@@ -106,9 +106,10 @@ class _IndexFiles:
         self.buffers = TabletBuffers(version, load.target_bytes, self._flushed)
         self._flushed_files: list[tuple[TabletKey, int, pa.Table]] = []
 
-    def add(self, data: pa.Table) -> None:
-        self.buffers.add(data)
+    def add(self, data: pa.Table, tablets: TabletRows | None = None) -> TabletRows:
+        tablets = self.buffers.add(data, tablets)
         self.write_flushed()
+        return tablets
 
     def flush_largest(self) -> None:
         self.buffers.flush_largest()
@@ -158,6 +159,7 @@ class _LoadWriter:
         self._slots = threading.BoundedSemaphore(WRITERS)  # files in memory being written
         self.origin = _IndexFiles(self, table.current_index_id, version)
         self.shadow: _IndexFiles | None = None
+        self.shadow_tablets_alike = False  # each row in the same tablet in both indexes
         self.nulled = 0
 
     def write(self, path: str, rows: pa.Table) -> None:
@@ -188,11 +190,12 @@ class _LoadWriter:
         if target is not None:  # converted first: a row that cannot be converted fails before anything is buffered
             shadow, nulled = _dual_write_rows(data, self.version, target, self.table.name, first_row)
             self.nulled += nulled
-        self.origin.add(data)
+        tablets = self.origin.add(data)
         if shadow is not None:
             if self.shadow is None:
                 self.shadow = _IndexFiles(self, target.shadow_index_id, target.version)
-            self.shadow.add(shadow)
+                self.shadow_tablets_alike = same_tablets(self.version, target.version)
+            self.shadow.add(shadow, tablets if self.shadow_tablets_alike else None)  # the split done once
         indexes = [i for i in (self.origin, self.shadow) if i is not None]
         while sum(i.buffers.nbytes for i in indexes) > self.budget_bytes:
             max(indexes, key=lambda i: i.buffers.largest()).flush_largest()

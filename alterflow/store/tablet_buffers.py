@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from alterflow.store.tablets import dedupe_primary_key, split_into_tablets
+from alterflow.store.tablets import TabletRows, dedupe_primary_key, tablet_rows
 from catalog.schema import SchemaVersion
 
 TabletKey = tuple[str, int]  # (partition key, bucket)
@@ -43,20 +43,21 @@ class TabletBuffers:
         self.nbytes = 0
         self.rows_flushed = 0
 
-    def add(self, data: pa.Table) -> list[TabletKey]:
-        """Buffer `data`'s rows by tablet; returns the tablets seen for the first time."""
-        new = []
-        for piece in split_into_tablets(data, self.version):
+    def add(self, data: pa.Table, tablets: TabletRows | None = None) -> TabletRows:
+        """Buffer `data`'s rows by tablet (`tablets`: how they fall, when already known); returns
+        how they fell."""
+        if tablets is None:
+            tablets = tablet_rows(data, self.version)
+        for piece in tablets.slices(data):
             buffer = self.buffers.get(piece.key)
             if buffer is None:
                 buffer = self.buffers[piece.key] = _Buffer()
-                new.append(piece.key)
             buffer.parts.append(piece.rows)
             buffer.nbytes += piece.rows.nbytes
             self.nbytes += piece.rows.nbytes
             if buffer.nbytes >= self.target_bytes:
                 self.flush(piece.key)
-        return new
+        return tablets
 
     def largest(self) -> int:
         return max((b.nbytes for b in self.buffers.values()), default=0)

@@ -36,22 +36,35 @@ class TabletSlice:
     rows: pa.Table
 
 
-def split_into_tablets(data: pa.Table, version: SchemaVersion) -> list[TabletSlice]:
+@dataclass(frozen=True)
+class TabletRows:
+    """Which rows of a batch go to which tablet: (key, row numbers) per tablet, in order of their
+    first row; `rows` None means every row, in order (a batch that falls into one tablet)."""
+
+    groups: list[tuple[tuple[str, int], np.ndarray | None]]
+
+    def slices(self, data: pa.Table) -> list[TabletSlice]:
+        """`data` cut by these groups. Each slice owns its memory (its own `take`, not a view of a
+        shared one), so a buffered slice never pins the rest of the load. Also for another table
+        row for row equal to the one grouped (a dual write's converted rows)."""
+        return [TabletSlice(key, data if rows is None else data.take(pa.array(rows))) for key, rows in self.groups]
+
+
+def tablet_rows(data: pa.Table, version: SchemaVersion) -> TabletRows:
     """Group rows by (partition key, bucket); row order inside a group is kept, and the groups come
     in the order of their first row.
 
     Each row gets a partition number (the partition columns dictionary-encoded) and a bucket
     (`bucket_array`); one stable sort by (partition, bucket) puts every tablet's rows next to each
-    other in input order, and each tablet takes its run of that order. Each slice owns its memory
-    (its own `take`, not a view of a shared one), so a buffered slice never pins the rest of the
-    load. The partition key text is built once per distinct partition, from one representative row."""
+    other in input order, and each tablet takes its run of that order. The partition key text is
+    built once per distinct partition, from one representative row."""
     n = data.num_rows
     if n == 0:
-        return []
+        return TabletRows([])
     part_names = version.names(version.partition_by)
     bucketed = bool(version.distributed_by) and version.buckets > 1
     if not part_names and not bucketed:
-        return [TabletSlice((partition_key((), version), 0), data)]
+        return TabletRows([((partition_key((), version), 0), None)])
     parts = _group_numbers(data, part_names) if part_names else np.zeros(n, dtype=np.int64)
     buckets = _buckets(data, version) if bucketed else np.zeros(n, dtype=np.int64)
     width = version.buckets if bucketed else 1
@@ -64,11 +77,26 @@ def split_into_tablets(data: pa.Table, version: SchemaVersion) -> list[TabletSli
     texts = _partition_texts(data, part_names, parts[first_rows], first_rows, version)
     keys = [(texts[int(g) // width], int(g) % width) for g in sorted_groups[starts]]
     if len(keys) == 1:
-        return [TabletSlice(keys[0], data)]
-    return [
-        TabletSlice(keys[i], data.take(pa.array(order[starts[i]:ends[i]])))
-        for i in np.argsort(first_rows, kind="stable")
-    ]
+        return TabletRows([(keys[0], None)])
+    return TabletRows([(keys[i], order[starts[i]:ends[i]]) for i in np.argsort(first_rows, kind="stable")])
+
+
+def split_into_tablets(data: pa.Table, version: SchemaVersion) -> list[TabletSlice]:
+    """`data`'s rows by tablet (see `tablet_rows`)."""
+    return tablet_rows(data, version).slices(data)
+
+
+def same_tablets(old: SchemaVersion, new: SchemaVersion) -> bool:
+    """Whether every row falls into the same tablet under both versions, its values converted from
+    `old` to `new`: the same partition and distribution columns, of the same types, in the same
+    number of buckets (a column whose type stays is copied as it is)."""
+    if (old.partition_by, old.distributed_by, old.buckets) != (new.partition_by, new.distributed_by, new.buckets):
+        return False
+    for column_id in (*old.partition_by, *old.distributed_by):
+        before, after = old.column_by_id(column_id), new.column_by_id(column_id)
+        if after is None or before.type != after.type:
+            return False
+    return True
 
 
 def _buckets(data: pa.Table, version: SchemaVersion) -> np.ndarray:

@@ -199,3 +199,39 @@ def test_dedupe_without_duplicates_or_key_returns_the_rows_unchanged():
     assert dedupe_primary_key(data, _version()) is data
     empty = data.slice(0, 0)
     assert dedupe_primary_key(empty, _version(primary_key=(1,))) is empty
+
+
+def _changed(version: SchemaVersion, column_id: int, type_text: str, **changes) -> SchemaVersion:
+    import dataclasses
+
+    columns = tuple(dataclasses.replace(c, type=parse_type(type_text)) if c.id == column_id else c for c in version.columns)
+    return dataclasses.replace(version, version=version.version + 1, columns=columns, **changes)
+
+
+def test_same_tablets_when_no_partition_or_distribution_column_changes():
+    from alterflow.store.tablets import same_tablets
+
+    old = _version(partition_by=(2,), distributed_by=(1, 3), buckets=4)
+    assert same_tablets(old, _changed(old, 6, "BIGINT"))
+    assert same_tablets(old, _changed(old, 5, "VARCHAR(3)"))
+    assert not same_tablets(old, _changed(old, 1, "LARGEINT"))  # a distribution column's type: its hash
+    assert not same_tablets(old, _changed(old, 2, "STRING"))  # a partition column's type
+    assert not same_tablets(old, _changed(old, 6, "BIGINT", buckets=8))
+    assert not same_tablets(old, _changed(old, 6, "BIGINT", distributed_by=(1,)))
+
+
+def test_a_dual_writes_converted_rows_fall_as_the_origin_rows_when_tablets_are_alike():
+    """The split of the origin rows, applied to the converted rows, is the split of the converted
+    rows themselves: what lets a dual write split a batch once."""
+    from alterflow.conversion.arrow_convert import convert_arrow
+    from alterflow.store.tablets import same_tablets, tablet_rows
+
+    old = _version(partition_by=(2,), distributed_by=(1, 3), buckets=5, primary_key=(1, 2))
+    new = _changed(old, 6, "BIGINT")
+    assert same_tablets(old, new)
+    data = _rows(3000)
+    converted = convert_arrow(data, old, new, "fail").table
+    shared = tablet_rows(data, old).slices(converted)
+    own = split_into_tablets(converted, new)
+    assert [s.key for s in shared] == [s.key for s in own]
+    assert all(a.rows.equals(b.rows) for a, b in zip(shared, own))
