@@ -143,17 +143,79 @@ def csv_header(path: pathlib.Path) -> list[str]:
         return reader.schema.names
 
 
-def _csv_batches(path: pathlib.Path) -> Iterator[pa.RecordBatch]:
+def _text_columns(header: list[str]) -> pacsv.ConvertOptions:
     """Every column as text: the table's types decide what a value means, not the reader's guess."""
-    header = csv_header(path)
-    options = pacsv.ConvertOptions(
+    return pacsv.ConvertOptions(
         column_types={name: pa.string() for name in header}, strings_can_be_null=True, null_values=CSV_NULLS,
     )
+
+
+def _csv_batches(path: pathlib.Path) -> Iterator[pa.RecordBatch]:
+    header = csv_header(path)
+    options = _text_columns(header)
     if path.stat().st_size <= WHOLE_CSV_BYTES:  # small enough to parse at once, on every core
         yield from pacsv.read_csv(path, convert_options=options).to_batches()
         return
     with pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=BLOCK_BYTES), convert_options=options) as reader:
         yield from reader
+
+
+@dataclass(frozen=True)
+class CsvSplit:
+    """The lines of one CSV file whose first byte lies in [start, end): a Spark task's share of a
+    big input. As in Spark's and Hadoop's line readers, a value may not hold a line break."""
+
+    path: str
+    place: int  # the file's place in the load
+    start: int
+    end: int
+
+
+def csv_splits(source: LoadInput, max_bytes: int, parallelism: int, min_bytes: int = 1 << 20) -> list[CsvSplit]:
+    """`source`'s CSV files cut into byte ranges of at most `max_bytes`, as many as a multiple of
+    `parallelism` (so that every core gets the same share), each at least `min_bytes`."""
+    total = max(source.size, 1)
+    count = -(-total // max_bytes)
+    count = -(-count // parallelism) * parallelism
+    size = max(min_bytes, -(-total // count))
+    splits = []
+    for place, one in enumerate(source.files):
+        for start in range(0, max(one.size, 1), size):
+            splits.append(CsvSplit(str(one.path.resolve()), place, start, min(start + size, one.size)))
+    return splits
+
+
+def _after_line_break(file, position: int) -> int:
+    """The offset just after the first line break at or after `position` (the file's size if none)."""
+    file.seek(position)
+    while True:
+        chunk = file.read(1 << 16)
+        if not chunk:
+            return file.tell()
+        found = chunk.find(b"\n")
+        if found >= 0:
+            return position + found + 1
+        position += len(chunk)
+
+
+def csv_split_batches(split: CsvSplit, header: list[str]) -> Iterator[pa.RecordBatch]:
+    """The rows of `split` as text columns, with the same NULL texts as a whole file's read. The
+    first split holds the header line; the others are named by `header`."""
+    with open(split.path, "rb") as file:
+        begin = 0 if split.start == 0 else _after_line_break(file, split.start - 1)
+        finish = _after_line_break(file, split.end - 1) if split.end > 0 else 0
+    if finish <= begin:
+        return
+    options = pacsv.ReadOptions(block_size=BLOCK_BYTES, use_threads=False, column_names=None if begin == 0 else header)
+    try:
+        with pa.memory_map(split.path) as mapped:
+            data = mapped.read_at(finish - begin, begin)
+            with pacsv.open_csv(pa.BufferReader(data), read_options=options, convert_options=_text_columns(header)) as reader:
+                if reader.schema.names != header:
+                    raise LoadInputError(f"{split.path}: the header is {reader.schema.names}, expected {header}")
+                yield from reader
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise LoadInputError(f"cannot read {split.path} as csv: {str(exc).splitlines()[0]}") from None
 
 
 def read_input(path: pathlib.Path, fmt: str | None = None) -> pa.Table:

@@ -1,10 +1,16 @@
 """Bulk loads through Spark (`alterflow load --engine spark`, and `--engine auto` for big inputs).
 
-Spark reads the input on the configured master (CSV as text, Parquet and JSON typed) and hands each
-task's rows to Python as Arrow batches (`mapInArrow`), where the very code of a local load converts
-them (alterflow.store.rows, alterflow.store.coercion), buckets them (alterflow.bucketing), converts
-them again for a running job's shadow index (dual write) and writes Parquet files with field ids.
-One definition of every rule serves both engines.
+Spark runs the load's tasks on the configured master, and in each task the very code of a local
+load converts the rows (alterflow.store.rows, alterflow.store.coercion), buckets them
+(alterflow.bucketing), converts them again for a running job's shadow index (dual write) and writes
+Parquet files with field ids. One definition of every rule serves both engines.
+
+- A CSV input is cut into byte ranges (`loading.csv_splits`, at most `SPLIT_MAX_BYTES` each, as
+  many as a multiple of the cores); each task parses its range with Arrow's CSV reader, so no row
+  passes through the JVM. Like Spark's own file sources, this needs the input on a file system
+  every executor sees (the warehouse already is).
+- Parquet and JSON inputs are read by Spark's readers and an INSERT ... SELECT is a Spark query:
+  their rows reach the tasks as Arrow batches (`mapInArrow`).
 
 The load stays one transaction: the driver begins it (PREPARE) before the Spark job; the tasks write
 into a staging folder of the transaction (`t<table>/i<index>/_load/l<txn>`, swept by GC once the
@@ -23,6 +29,7 @@ only), so the error line is the one a local load gives, row number included.
 from __future__ import annotations
 
 import contextlib
+import functools
 import pathlib
 import shutil
 import urllib.parse
@@ -34,12 +41,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from alterflow.leases import TransactionLease, new_holder
-from alterflow.loading import CSV_NULLS, LoadInput, LoadInputError, csv_header
+from alterflow.loading import CsvSplit, LoadInput, LoadInputError, csv_header, csv_split_batches, csv_splits
 from alterflow.store.layout import absolute, data_file_path, index_dir
 from alterflow.store.load import LoadResult, _delete_files, _dual_write_rows, _numbered, abort_load
 from alterflow.store.rows import BadRows, rows_from_arrow
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
-from alterflow.store.tablets import with_txn_column, write_parquet
+from alterflow.store.tablets import same_tablets, with_txn_column, write_parquet
+from alterflow.workflow.crash_points import crash_point
 from catalog.catalog import Catalog, NewFile, TableInfo
 from catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from catalog.schema import SchemaVersion
@@ -49,6 +57,8 @@ LOAD_STAGING = "_load"
 PATH_COLUMN = "af$input_path"
 BLOCK_COLUMN = "af$input_block"
 ARROW_BATCH_ROWS = 131072  # rows per Arrow batch handed to a task's Python worker
+SPLIT_MAX_BYTES = 128 << 20  # a CSV task's share of the input at most (Spark's maxPartitionBytes)
+SPLIT_MIN_BYTES = 4 << 20  # and at least (Spark's openCostInBytes)
 # A file's sequence: input file, split offset (bytes), flush; each part zero-padded in SEQ_DIGITS.
 FILE_FACTOR = 10**19
 BLOCK_FACTOR = 10**5
@@ -71,7 +81,6 @@ class TaskPlan:
     staging: str
     file_order: dict[str, int]  # an input file's absolute path -> its place in the load
     target_bytes: int
-    csv: bool
 
 
 def _local_path(uri: str) -> str:
@@ -101,6 +110,7 @@ class _SplitFiles:
         self.nulled = 0  # values the dual write set to NULL (`on_cast_error` = null)
         self.origin: TabletBuffers | None = None
         self.shadow: TabletBuffers | None = None
+        self.tablets_alike = plan.target is not None and same_tablets(plan.version, plan.target.version)
 
     def start_split(self, path: str, block: int) -> None:
         self.flush()
@@ -124,14 +134,16 @@ class _SplitFiles:
         return write
 
     def add(self, rows: pa.Table) -> None:
-        data = rows_from_arrow(self.plan.version, self.plan.table, _null_texts(rows) if self.plan.csv else rows)
+        data = rows_from_arrow(self.plan.version, self.plan.table, rows)
         if self.plan.version.primary_key:
             data = with_txn_column(data, self.plan.txn_id)
+        shadow = None
         if self.plan.target is not None:
             shadow, nulled = _dual_write_rows(data, self.plan.version, self.plan.target, self.plan.table)
             self.nulled += nulled
-            self.shadow.add(shadow)
-        self.origin.add(data)
+        tablets = self.origin.add(data)
+        if shadow is not None:
+            self.shadow.add(shadow, tablets if self.tablets_alike else None)  # the split done once
 
     def flush(self) -> None:
         for buffers in (self.origin, self.shadow):
@@ -139,19 +151,29 @@ class _SplitFiles:
                 buffers.flush_all()
 
 
-def _null_texts(rows: pa.Table) -> pa.Table:
-    """'', 'NULL' and '\\N' are NULL, as in a local load (Spark's reader alone knows one NULL text)."""
-    nulls = pa.array(CSV_NULLS, pa.string())
-    columns = []
-    for column in rows.columns:
-        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-            column = pc.if_else(pc.is_in(column, value_set=nulls), pa.nulls(len(column), column.type), column)
-        columns.append(column)
-    return pa.Table.from_arrays(columns, names=rows.column_names)
+def run_csv_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], splits: list[CsvSplit], header: list[str]) -> Iterator[pa.RecordBatch]:
+    """One Spark task of a CSV load: its input is the numbers of its splits (`spark.range`); it reads
+    each split with Arrow, converts and writes it; yields what it wrote (or its error)."""
+    files = _SplitFiles(plan)
+    try:
+        for batch in batches:
+            for number in batch.column(0).to_pylist():
+                split = splits[number]
+                files.start_split(split.path, split.start)
+                for rows in csv_split_batches(split, header):
+                    files.add(pa.Table.from_batches([rows]))
+        files.flush()
+        if files.nulled:
+            files.written.append(_note(nulled=files.nulled))
+    except (BadRows, LoadInputError) as exc:  # the driver words the error as a local load does
+        files.written.append(_note(error=str(exc)))
+    if files.written:
+        yield pa.RecordBatch.from_pylist(files.written, schema=_result_arrow_schema())
 
 
 def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """One Spark task: every batch converted and written; yields what it wrote (or its error)."""
+    """One Spark task over rows Spark read: every batch converted and written; yields what it wrote
+    (or its error)."""
     files = _SplitFiles(plan)
     current = None
     try:
@@ -186,28 +208,34 @@ def _result_arrow_schema() -> pa.Schema:
     ])
 
 
-def _input_frame(spark, source: LoadInput):
-    """The input as a DataFrame, each row with its file and split (`_metadata`)."""
+def _input_frame(spark, fmt: str, source: LoadInput):
+    """A Parquet or JSON input as a DataFrame, each row with its file and split (`_metadata`)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import StringType, StructField, StructType
 
-    formats = source.formats
-    if len(formats) != 1:
-        raise LoadInputError(f"a Spark load takes files of one format; found {', '.join(sorted(formats))}")
-    fmt = formats.pop()
     paths = [str(f.path.resolve()) for f in source.files]
-    if fmt == "csv":
-        headers = {tuple(csv_header(f.path)) for f in source.files}
-        if len(headers) != 1:
-            raise LoadInputError("the CSV files of this load do not share one header")
-        schema = StructType([StructField(name, StringType()) for name in headers.pop()])
-        reader = spark.read.schema(schema).option("header", True).option("mode", "FAILFAST").option("enforceSchema", False)
-        frame = reader.csv(paths)
-    elif fmt == "parquet":
+    if fmt == "parquet":
         frame = spark.read.parquet(*paths)
     else:
         frame = spark.read.option("mode", "FAILFAST").json(paths)
-    return frame.select("*", F.col("_metadata.file_path").alias(PATH_COLUMN), F.col("_metadata.file_block_start").alias(BLOCK_COLUMN)), fmt
+    return frame.select("*", F.col("_metadata.file_path").alias(PATH_COLUMN), F.col("_metadata.file_block_start").alias(BLOCK_COLUMN))
+
+
+def _csv_tasks(spark, source: LoadInput):
+    """A CSV input's tasks: a frame of split numbers, one per Spark partition, and the task that
+    reads them."""
+    headers = {tuple(csv_header(f.path)) for f in source.files}
+    if len(headers) != 1:
+        raise LoadInputError("the CSV files of this load do not share one header")
+    splits = csv_splits(source, SPLIT_MAX_BYTES, _parallelism(spark), SPLIT_MIN_BYTES)
+    frame = spark.range(0, len(splits), 1, len(splits))
+    return frame, functools.partial(run_csv_task, splits=splits, header=list(headers.pop()))
+
+
+def _parallelism(spark) -> int:
+    try:
+        return max(1, int(spark.sparkContext.defaultParallelism))
+    except Exception:  # Spark Connect has no SparkContext
+        return max(1, int(spark.conf.get("spark.default.parallelism", "2")))
 
 
 @dataclass(frozen=True)
@@ -218,19 +246,25 @@ class SparkInput:
 
     frame: object
     file_order: dict[str, int]
-    csv: bool
     first_bad_row: Callable[[SchemaVersion, DualWriteTarget | None], BadRows | None]
+    task: Callable[[TaskPlan, Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]] = run_task
 
 
 def input_files(spark, table: TableInfo, source: LoadInput) -> SparkInput:
-    """`alterflow load`'s files, read by Spark."""
-    frame, fmt = _input_frame(spark, source)
+    """`alterflow load`'s files, read in Spark tasks."""
+    formats = source.formats
+    if len(formats) != 1:
+        raise LoadInputError(f"a Spark load takes files of one format; found {', '.join(sorted(formats))}")
+    fmt = formats.pop()
 
     def first_bad_row(version: SchemaVersion, target: DualWriteTarget | None) -> BadRows | None:
         return _first_bad_row(table, version, source.batches(), target)
 
     order = {str(f.path.resolve()): place for place, f in enumerate(source.files)}
-    return SparkInput(frame, order, fmt == "csv", first_bad_row)
+    if fmt == "csv":
+        frame, task = _csv_tasks(spark, source)
+        return SparkInput(frame, order, first_bad_row, task)
+    return SparkInput(_input_frame(spark, fmt, source), order, first_bad_row)
 
 
 def query_result(table: TableInfo, frame, names: list[str]) -> SparkInput:
@@ -247,7 +281,7 @@ def query_result(table: TableInfo, frame, names: list[str]) -> SparkInput:
     def first_bad_row(version: SchemaVersion, target: DualWriteTarget | None) -> BadRows | None:
         return _first_bad_row(table, version, [frame.toDF(*names).toArrow()], target)
 
-    return SparkInput(renamed, {"": 0}, False, first_bad_row)
+    return SparkInput(renamed, {"": 0}, first_bad_row)
 
 
 def spark_load(
@@ -286,11 +320,12 @@ def _write_and_commit(
     if target is not None and txn_id <= target.boundary_txn:
         target = None
     staging.mkdir(parents=True, exist_ok=True)
-    plan = TaskPlan(table.name, version, txn_id, target, str(staging), source.file_order, settings.target_file_mb << 20, source.csv)
-    written = _run_tasks(spark, source.frame, plan)
+    plan = TaskPlan(table.name, version, txn_id, target, str(staging), source.file_order, settings.target_file_mb << 20)
+    written = _run_tasks(spark, source, plan)
     errors = [w["error"] for w in written if w["error"]]
     if errors:
         raise source.first_bad_row(version, target) or BadRows(errors[0])
+    crash_point("load_tasks_done")
     return _commit(catalog, warehouse, table, version, target, txn_id, written, planned, heavy)
 
 
@@ -302,6 +337,7 @@ def _commit(
     nulled = sum(w["nulled"] for w in written)
     written = [w for w in written if w["path"] is not None]
     _register_and_move(catalog, warehouse, table, version, target, txn_id, written, planned)
+    crash_point("load_files_moved")
     sizes = {path: absolute(warehouse, path).stat().st_size for path in planned}
 
     def check(session, txn) -> None:
@@ -313,12 +349,13 @@ def _commit(
     return LoadResult(txn_id, sum(w["rows"] for w in written if not w["shadow"]), len(planned))
 
 
-def _run_tasks(spark, frame, plan: TaskPlan) -> list[dict]:
+def _run_tasks(spark, source: SparkInput, plan: TaskPlan) -> list[dict]:
     key = "spark.sql.execution.arrow.maxRecordsPerBatch"
     previous = spark.conf.get(key)
     spark.conf.set(key, str(ARROW_BATCH_ROWS))
+    task = source.task
     try:
-        result = frame.mapInArrow(lambda batches: run_task(plan, batches), RESULT_SCHEMA)
+        result = source.frame.mapInArrow(lambda batches: task(plan, batches), RESULT_SCHEMA)
         return [row.asDict() for row in result.collect()]
     finally:
         spark.conf.set(key, previous)

@@ -10,6 +10,11 @@ running        the job moved to RUNNING
 tablet_<k>     this runner committed its k-th converted tablet
 validating     the conversion is done: the job moved to VALIDATING
 before_swap    the validation passed; the swap is next
+
+and of a load through Spark (alterflow.store.spark_load):
+
+load_tasks_done   every Spark task wrote its files into the transaction's staging folder
+load_files_moved  the files are recorded under the PREPARE transaction and moved into their tablets
 """
 
 from __future__ import annotations

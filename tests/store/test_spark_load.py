@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import select
 
 import alterflow.loading as loading
+import alterflow.store.spark_load as spark_load
 from alterflow.loading import open_input
 from alterflow.session import Session, StatementError
 from catalog.models import TransactionRow
@@ -43,6 +44,8 @@ def input_csv(path: pathlib.Path, start: int, n: int, tag: str) -> pathlib.Path:
 def session(settings, spark, monkeypatch):
     monkeypatch.setattr(loading, "BLOCK_BYTES", 256 << 10)
     monkeypatch.setattr(loading, "WHOLE_CSV_BYTES", 0)  # stream even these small files
+    monkeypatch.setattr(spark_load, "SPLIT_MAX_BYTES", 200 << 10)  # several Spark tasks per file,
+    monkeypatch.setattr(spark_load, "SPLIT_MIN_BYTES", 1)  # cutting lines anywhere
     s = Session(dataclasses.replace(settings, target_file_mb=1))
     for name in ("by_spark", "by_arrow"):
         list(s.run(KEYED.format(name=name)))
