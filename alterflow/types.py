@@ -297,6 +297,8 @@ def coerce_value(value: object, t: DataType) -> object:
 def _coerce(value: object, t: DataType, shown: str) -> object:
     if isinstance(value, str):
         return _from_text(value, t, shown)
+    if t.is_string and (text := typed_text(value)) is not None:
+        return _from_text(text, t, shown)
     if isinstance(value, bool):
         if t.name == "BOOLEAN":
             return value
@@ -436,6 +438,28 @@ def _parse_datetime(text: str, t: DataType, shown: str) -> _dt.datetime:
         )
     except ValueError:
         raise InvalidValue(f"value {shown} is not a valid {t.sql()}") from None
+
+
+def typed_text(value: object) -> str | None:
+    """The text a typed loaded value takes in a CHAR / VARCHAR / STRING column, as PostgreSQL's and
+    Spark's INSERT assign it: true / false, an integer's digits, a DECIMAL in plain notation with
+    its scale, a date as 2024-01-01, a datetime as alterflow shows it (a zoned one at its UTC time).
+    None for a float, whose text differs between engines (1e+16, 1.0E16): cast it in the query."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f") if value.is_finite() else None
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        # a plain datetime of its fields: a pandas Timestamp's nanoseconds are dropped, as for DATETIME
+        return _datetime_text(_dt.datetime(value.year, value.month, value.day, value.hour, value.minute,
+                                           value.second, value.microsecond))
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    return None
 
 
 def _from_datetime(value: _dt.datetime, t: DataType, shown: str) -> object:

@@ -388,17 +388,25 @@ def test_null_literal_fits_every_type(type_text):
         (lit_str("yes"), "BOOLEAN", "value 'yes' is not a valid BOOLEAN"),
         (lit_str("2"), "BOOLEAN", "value '2' is not a valid BOOLEAN"),
         (LIT_TRUE, "INT", "value TRUE is not a valid INT"),
-        (LIT_TRUE, "STRING", "value TRUE is not a valid STRING"),
         (lit_int(1), "BOOLEAN", "value 1 is not a valid BOOLEAN"),
-        (lit_int(1), "VARCHAR(5)", "value 1 is not a valid VARCHAR(5)"),
+        (lit_int(123456), "VARCHAR(5)", "value 123456 does not fit VARCHAR(5)"),
         (lit_int(20240101), "DATE", "value 20240101 is not a valid DATE"),
-        (lit_dec("1.5"), "STRING", "value 1.5 is not a valid STRING"),
     ],
 )
 def test_coerce_literal_errors(lit, type_text, message):
     with pytest.raises(InvalidValue) as info:
         coerce_literal(lit, parse_type(type_text))
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    "lit, type_text, expected",
+    [(LIT_TRUE, "STRING", "true"), (lit_int(1), "VARCHAR(5)", "1"), (lit_dec("1.50"), "STRING", "1.50"),
+     (lit_int(-12), "CHAR(3)", "-12")],
+)
+def test_typed_literals_into_text_columns_are_their_text(lit, type_text, expected):
+    """As PostgreSQL and Spark assign them in an INSERT."""
+    assert coerce_literal(lit, parse_type(type_text)) == expected
 
 
 def test_error_messages_stay_on_one_short_line():
@@ -485,13 +493,14 @@ def test_coerce_value_matches_pyarrow_read_back():
         (10**38, "LARGEINT", f"value {10**38} does not fit LARGEINT"),
         (True, "INT", "value TRUE is not a valid INT"),
         (1, "BOOLEAN", "value 1 is not a valid BOOLEAN"),
-        (12, "STRING", "value 12 is not a valid STRING"),
+        (1.5, "STRING", "value 1.5 is not a valid STRING"),
+        (12345, "VARCHAR(3)", "value 12345 does not fit VARCHAR(3)"),
         ("abcd", "VARCHAR(3)", "value 'abcd' does not fit VARCHAR(3)"),
         ("it's long", "CHAR(2)", "value 'it''s long' does not fit CHAR(2)"),
         ("2024-13-01", "DATE", "value '2024-13-01' is not a valid DATE"),
         ("abc", "DATETIME", "value 'abc' is not a valid DATETIME"),
         (dt.datetime(2024, 1, 1, 10), "DATE", "value '2024-01-01 10:00:00' does not fit DATE"),
-        (dt.date(2024, 1, 1), "STRING", "value '2024-01-01' is not a valid STRING"),
+        (dt.date(2024, 1, 1), "CHAR(5)", "value '2024-01-01' does not fit CHAR(5)"),
         (dt.date(2024, 1, 1), "INT", "value '2024-01-01' is not a valid INT"),
         (b"abc", "STRING", "value b'abc' is not a valid STRING"),
     ],
@@ -625,3 +634,18 @@ def test_float_values_are_the_float32_a_float_column_holds():
     assert coerce_value(0.1, parse_type("DOUBLE")) == 0.1
     assert format_value(coerce_value(0.1, parse_type("FLOAT")), parse_type("FLOAT")) == "0.1"
     assert format_value(3.4028234663852886e38, parse_type("FLOAT")) == "3.4028235e+38"
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (True, "true"), (False, "false"), (12, "12"), (-(2**70), str(-(2**70))), (Decimal("1.50"), "1.50"),
+        (Decimal("0E-10"), "0.0000000000"), (Decimal("1E-7"), "0.0000001"), (dt.date(2024, 1, 2), "2024-01-02"),
+        (dt.datetime(2024, 1, 2, 3, 4, 5), "2024-01-02 03:04:05"), (dt.datetime(2024, 1, 2, 3, 4, 5, 120000), "2024-01-02 03:04:05.12"),
+        (dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.timezone(dt.timedelta(hours=5))), "2024-01-01 22:04:05"),
+    ],
+)
+def test_typed_values_loaded_into_text_columns_are_their_text(value, expected):
+    """Parquet, JSON and INSERT ... SELECT values into CHAR / VARCHAR / STRING: the text PostgreSQL
+    and Spark would assign (a float is refused: engines disagree on its text)."""
+    assert coerce_value(value, parse_type("STRING")) == expected

@@ -47,6 +47,7 @@ from alterflow.types import (
     InvalidValue,
     coerce_value,
     to_arrow,
+    typed_text,
 )
 
 __all__ = ["BadValue", "coerce_array"]
@@ -578,10 +579,14 @@ def _refused(array: pa.Array, t: DataType) -> _Converted:
 
 
 def _from_booleans(array: pa.Array, t: DataType) -> _Converted:
+    if t.is_string:
+        return _text_to_string(pc.cast(array, pa.string()), t)  # true / false
     return _Converted(array) if t.name == "BOOLEAN" else _refused(array, t)
 
 
 def _from_integers(array: pa.Array, t: DataType) -> _Converted:
+    if t.is_string:
+        return _text_to_string(pc.cast(array, pa.string()), t)
     if t.name in ("LARGEINT", "DECIMAL"):
         return _from_decimals(pc.cast(array, pa.decimal128(38, 0)), t)  # every 64-bit integer fits
     if t.is_integer:
@@ -661,6 +666,8 @@ def _double_to_decimal(wide: pa.Array, t: DataType) -> _Converted:
 
 
 def _from_decimals(array: pa.Array, t: DataType) -> _Converted:
+    if t.is_string:
+        return _text_to_string(_decimal_texts(array), t)
     if t.is_integer:
         return _decimal_to_integer(array, t)
     if t.name == "DECIMAL":
@@ -669,6 +676,19 @@ def _from_decimals(array: pa.Array, t: DataType) -> _Converted:
         # Arrow's decimal-to-double is not correctly rounded; fast_float reading the text is.
         return _double_to_float(pc.cast(pc.cast(array, pa.string()), pa.float64()), t)
     return _refused(array, t)
+
+
+def _decimal_texts(array: pa.Array) -> pa.Array:
+    """Plain notation with the type's scale (`typed_text`). Arrow writes a value below 1e-6
+    scientifically (1E-10); those few are written by the reference."""
+    texts = pc.cast(array, pa.string())
+    scientific = pc.match_substring(texts, "E")
+    if not pc.any(scientific).as_py():
+        return texts
+    values = texts.to_pylist()
+    for index in pc.indices_nonzero(scientific).to_pylist():
+        values[index] = typed_text(array[index].as_py())
+    return pa.array(values, pa.string())
 
 
 def _decimal_to_integer(array: pa.Array, t: DataType) -> _Converted:
@@ -715,13 +735,16 @@ def _decimal_between(array: pa.Array, low: int, high: int, inclusive: bool) -> p
 
 def _from_dates(array: pa.Array, t: DataType) -> _Converted:
     """Dates as DATE, or as DATETIME at midnight; dates Python cannot hold (years beyond
-    1..9999, which as_py refuses) are refused."""
-    if not t.is_temporal:
+    1..9999, which as_py refuses) are refused. Into text: 2024-01-01."""
+    if not (t.is_temporal or t.is_string):
         return _refused(array, t)
     days = pc.cast(array, pa.date32(), safe=False)
     number = pc.cast(days, pa.int32())
     ok = pc.and_(pc.greater_equal(number, _FIRST_DAY), pc.less_equal(number, _LAST_DAY))
     dates = _null_unless(ok, days)
+    if t.is_string:
+        text = _text_to_string(pc.cast(dates, pa.string()), t)
+        return _Converted(text.values, _either(text.bad, _bad(array, ok)))
     values = dates if t.name == "DATE" else pc.cast(dates, pa.timestamp("us"))
     return _Converted(values, _bad(array, ok))
 
@@ -734,10 +757,14 @@ _LAST_MICRO = (_LAST_DAY + 1) * _MICROS_PER_DAY - 1
 def _from_timestamps(array: pa.Array, t: DataType) -> _Converted:
     """Timestamps as the reference takes datetimes: a zoned one is its UTC time, made naive;
     DATETIME keeps microseconds (nanoseconds are floored, as a pandas Timestamp's fields are);
-    DATE takes only midnight."""
-    if not t.is_temporal:
+    DATE takes only midnight; text is the UTC time as alterflow shows it (`typed_text`)."""
+    if not (t.is_temporal or t.is_string):
         return _refused(array, t)
     micros, ok = _utc_micros(array)
+    if t.is_string:
+        moments = pc.cast(_null_unless(ok, micros), pa.timestamp("us")).to_pylist()  # text per value: rare
+        text = _text_to_string(pa.array([None if m is None else typed_text(m) for m in moments], pa.string()), t)
+        return _Converted(text.values, _either(text.bad, _bad(array, ok)))
     if t.name == "DATETIME":
         return _Converted(pc.cast(_null_unless(ok, micros), pa.timestamp("us")), _bad(array, ok))
     days = _floor_divide(micros, _MICROS_PER_DAY)

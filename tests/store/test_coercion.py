@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import decimal
 import math
 import struct
 from unittest import mock
@@ -397,6 +398,11 @@ def test_typed_inputs_agree_with_coerce_value(data, t, piece_rows):
     ([3.4028235677973362e38, 3.4028235677973366e38], "FLOAT"),
     ([-0.0, 1e-7, 1e16], "DECIMAL(38,10)"),
     ([2**63, 2**64 - 1], "BIGINT"),
+    ([2**64 - 1, 5], "VARCHAR(3)"),  # typed values into text: their text, then its length
+    ([decimal.Decimal("0.0000000001"), decimal.Decimal("-1.50")], "STRING"),  # Arrow writes the first as 1E-10
+    ([None, True, False], "CHAR(4)"),  # false does not fit
+    ([dt.date(2024, 1, 2)], "STRING"),
+    ([1.5], "STRING"),  # a float is refused: engines disagree on its text
 ])
 def test_known_traps_agree_with_coerce_value(values, type_text):
     arrow_type = pa.uint64() if values and isinstance(values[0], int) else None

@@ -123,3 +123,17 @@ def test_insert_select_with_a_bad_value_names_it_and_changes_nothing(session):
     assert session.catalog.snapshot("by_spark").files == ()
     with pytest.raises(StatementError, match=r"^INSERT INTO by_spark: 2 columns are named but the query returns 3$"):
         list(session.run("INSERT INTO by_spark (id, region) SELECT id, region, amount FROM src"))
+
+
+def test_insert_select_assigns_typed_values_to_text_columns_as_their_text(session):
+    """As in PostgreSQL and Spark: a number or a date into a STRING column is its text; a DOUBLE is
+    refused, with the line that says what to do."""
+    list(session.run("CREATE TABLE src (id BIGINT, d DATE, price DECIMAL(6,2), x DOUBLE)"))
+    list(session.run("INSERT INTO src VALUES (7, '2024-01-02', 1.5, 0.5)"))
+    list(session.run("INSERT INTO by_spark (id, region, note) SELECT id, 'eu', concat_ws('|', d, price) FROM src"))
+    list(session.run("INSERT INTO by_spark (id, region, note) SELECT id + 1, 'eu', price FROM src"))
+    list(session.run("INSERT INTO by_spark (id, region, note) VALUES (9, 'eu', 42), (10, 'eu', TRUE)"))
+    rows = list(session.run("SELECT id, note FROM by_spark ORDER BY id"))[0].rows
+    assert rows == ((7, "2024-01-02|1.50"), (8, "1.50"), (9, "42"), (10, "true"))
+    with pytest.raises(StatementError, match=r"^INSERT INTO by_spark: column note: value 0\.5 is not a valid STRING \(row 1\)$"):
+        list(session.run("INSERT INTO by_spark (id, region, note) SELECT id, 'us', x FROM src"))
