@@ -2,7 +2,8 @@
 
 1. begin a PREPARE transaction;
 2. read the input batch by batch; each batch is converted to the table's types, split into
-   tablets and buffered;
+   tablets and buffered (during a dual write, its conversion to the job's version and the shadow's
+   buffering run one batch behind on a thread of their own, the dual lane);
 3. a tablet whose buffer reaches the target file size (or the largest one, when all buffers
    together reach the memory budget) is flushed: its rows are deduplicated by primary key and
    sorted, the file is recorded in the catalog (still invisible) and written by a writer thread
@@ -36,7 +37,7 @@ from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
 from alterflow.store.layout import absolute, data_file_path
 from alterflow.store.rows import BadRows
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
-from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_tablets, with_txn_column, write_parquet
+from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_tablets, tablet_rows, with_txn_column, write_parquet
 from catalog.catalog import Catalog, NewFile, TableInfo
 from catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from catalog.schema import SchemaVersion
@@ -161,6 +162,9 @@ class _LoadWriter:
         self.shadow: _IndexFiles | None = None
         self.shadow_tablets_alike = False  # each row in the same tablet in both indexes
         self.nulled = 0
+        # The dual write runs one batch behind, on a thread of its own (see `add`).
+        self._dual_lane = ThreadPoolExecutor(1, thread_name_prefix=f"dual-{txn_id}")
+        self._dual_batch: Future | None = None
 
     def write(self, path: str, rows: pa.Table) -> None:
         self._slots.acquire()
@@ -184,29 +188,60 @@ class _LoadWriter:
             future.result()
 
     def add(self, data: pa.Table, target: DualWriteTarget | None, first_row: int) -> None:
+        """Buffer one conformed batch. During a dual write its conversion to the job's version runs
+        on the dual lane while this thread buffers the origin rows and conforms the next batch;
+        the lane's buffers are only touched here once its batch is done (`_join_dual`)."""
+        self._join_dual()
         if self.version.primary_key:
             data = with_txn_column(data, self.txn_id)
-        shadow = None
-        if target is not None:  # converted first: a row that cannot be converted fails before anything is buffered
-            shadow, nulled = _dual_write_rows(data, self.version, target, self.table.name, first_row)
-            self.nulled += nulled
-        tablets = self.origin.add(data)
-        if shadow is not None:
+        if target is None:
+            self.origin.add(data)
+        else:
             if self.shadow is None:
                 self.shadow = _IndexFiles(self, target.shadow_index_id, target.version)
                 self.shadow_tablets_alike = same_tablets(self.version, target.version)
-            self.shadow.add(shadow, tablets if self.shadow_tablets_alike else None)  # the split done once
+            tablets = tablet_rows(data, self.version)
+            self._dual_batch = self._dual_lane.submit(self._dual_write, data, tablets, target, first_row)
+            self.origin.add(data, tablets)
         indexes = [i for i in (self.origin, self.shadow) if i is not None]
-        while sum(i.buffers.nbytes for i in indexes) > self.budget_bytes:
-            max(indexes, key=lambda i: i.buffers.largest()).flush_largest()
+        if sum(i.buffers.nbytes for i in indexes) > self.budget_bytes:
+            self._join_dual()
+            while sum(i.buffers.nbytes for i in indexes) > self.budget_bytes:
+                max(indexes, key=lambda i: i.buffers.largest()).flush_largest()
+
+    def _dual_write(self, data: pa.Table, tablets: TabletRows, target: DualWriteTarget, first_row: int) -> None:
+        """On the dual lane: the batch converted and buffered for the shadow index (the split of
+        the origin rows reused when rows fall alike). Its files are recorded and written by
+        `_join_dual`, on the load's thread."""
+        shadow, nulled = _dual_write_rows(data, self.version, target, self.table.name, first_row)
+        self.nulled += nulled
+        self.shadow.buffers.add(shadow, tablets if self.shadow_tablets_alike else None)
+
+    def _join_dual(self) -> None:
+        """Wait for the dual lane's batch; raise its error, or record and write what it flushed."""
+        batch, self._dual_batch = self._dual_batch, None
+        if batch is not None:
+            batch.result()
+            self.shadow.write_flushed()
+
+    def dual_error(self) -> BaseException | None:
+        """The dual lane's error, if its batch (one before the failing one) failed too: that row
+        comes first in the input."""
+        try:
+            self._join_dual()
+        except BaseException as exc:
+            return exc
+        return None
 
     def finish(self) -> None:
+        self._join_dual()
         self.origin.flush_all()
         if self.shadow is not None:
             self.shadow.flush_all()
         self.close(wait=True)
 
     def close(self, wait: bool) -> None:
+        self._dual_lane.shutdown(wait=True, cancel_futures=True)
         self._pool.shutdown(wait=True, cancel_futures=not wait)
         pending, self._pending = self._pending, []
         if wait:
@@ -306,11 +341,17 @@ def _write_and_commit(
     target = heavy.dual_write_target(writer.table.id)
     if target is not None and writer.txn_id <= target.boundary_txn:
         target = None
-    if first is not None:
-        writer.add(first[0], target, first[1])
-    for data, first_row in stream:
-        writer.add(data, target, first_row)
-    writer.finish()
+    try:
+        if first is not None:
+            writer.add(first[0], target, first[1])
+        for data, first_row in stream:
+            writer.add(data, target, first_row)
+        writer.finish()
+    except BadRows:
+        earlier = writer.dual_error()
+        if earlier is not None:
+            raise earlier from None
+        raise
 
     def check(session, txn) -> None:
         heavy.check_load_commit(session, txn)

@@ -131,3 +131,35 @@ def test_an_unknown_engine_is_one_line(session, tmp_path):
     csv = write_csv(tmp_path / "x.csv", np.arange(3, dtype=np.int64))
     with pytest.raises(StatementError, match=r"^load: unknown engine 'fast'; use one of auto, local, spark$"):
         session.load_input("events", open_input(csv), label="x", engine="fast")
+
+
+def test_a_streamed_dual_write_is_exact_and_names_the_first_bad_row(session, tmp_path, spark):
+    """The dual write runs one batch behind on its own thread: over many batches the shadow gets
+    every row, and when its batch and the next one both fail, the earlier row is the one named."""
+    list(session.run("INSERT INTO events VALUES (-1, 1, 'before')"))
+    list(session.run('ALTER TABLE events MODIFY COLUMN grp SMALLINT PROPERTIES ("postpone_swap" = "true")'))
+    ids = np.arange(ROWS, dtype=np.int64)
+    session.load_input("events", open_input(write_csv(tmp_path / "ok.csv", ids)), label="ok")
+    assert len(list(open_input(tmp_path / "ok.csv").batches())) > 5
+
+    grp = (ids % 7).astype(str).astype(object)
+    grp[ROWS // 2] = "40000"  # an INT, but no SMALLINT: only the dual write refuses it
+    bad = tmp_path / "bad.csv"
+    pacsv.write_csv(pa.table({"id": (ids + ROWS).astype(str), "grp": pa.array(grp.tolist()), "v": ["x"] * ROWS}), bad)
+    ends = np.cumsum([b.num_rows for b in open_input(bad).batches()])
+    next_batch = int(ends[np.searchsorted(ends, ROWS // 2, side="right")])  # first row of the batch after
+    grp[next_batch] = "x"  # no INT at all, in the very next batch (same length: the batches stay)
+    pacsv.write_csv(pa.table({"id": (ids + ROWS).astype(str), "grp": pa.array(grp.tolist()), "v": ["x"] * ROWS}), bad)
+    assert np.cumsum([b.num_rows for b in open_input(bad).batches()]).tolist() == ends.tolist()
+    roomy = Session(dataclasses.replace(session.settings, load_buffer_mb=256))  # no flush joins the lane early
+    with pytest.raises(StatementError) as caught:
+        roomy.load_input("events", open_input(bad), label="bad")
+    assert str(caught.value).startswith(
+        f"INSERT INTO events: column grp: value 40000 (row {ROWS // 2 + 1}) cannot be converted to SMALLINT for schema change job"
+    ), str(caught.value)
+
+    list(session.run("RESUME ALTER TABLE COLUMN FROM events"))
+    rows = list(session.run("SELECT id, grp, v FROM events"))[0].rows
+    assert sorted(rows) == [(-1, 1, "before")] + [(int(i), int(i % 7), f"value {i} " + "x" * 50) for i in ids]
+    described = {r[0]: r[1] for r in list(session.run("DESCRIBE events"))[0].rows}
+    assert described["grp"] == "SMALLINT"
