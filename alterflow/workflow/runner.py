@@ -13,7 +13,7 @@ from alterflow.leases import JobLease
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from catalog.catalog import AlterJob, Catalog
-from catalog.heavy_jobs import HeavyJobs
+from catalog.heavy_jobs import HeavyJobs, JobStateError
 from catalog.leases import DRIVEN_STATES
 
 POLL_SECONDS = 0.5
@@ -60,7 +60,7 @@ def run_heavy(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_fact
         # Before each step: still ours? (A paused runner learns here that another took the job over.)
         while True:
             lease.ensure_held(ask_catalog=True)
-            if heavy_steps.wait_for_boundary(catalog, warehouse, job_id, lease)["done"]:
+            if _as_owner(lease, lambda: heavy_steps.wait_for_boundary(catalog, warehouse, job_id, lease))["done"]:
                 break
             time.sleep(POLL_SECONDS)
         for step in (
@@ -69,5 +69,15 @@ def run_heavy(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_fact
             lambda: heavy_steps.swap(catalog, warehouse, job_id, lease=lease),
         ):
             lease.ensure_held(ask_catalog=True)
-            step()
+            _as_owner(lease, step)
     return HeavyJobs(catalog).job(job_id)
+
+
+def _as_owner(lease: JobLease, step):
+    """`step()`; a runner paused between its lease check and the step finds the job moved on by
+    the runner that took it over: it says it lost its lease, not that the job is in another state."""
+    try:
+        return step()
+    except JobStateError:
+        lease.ensure_held(ask_catalog=True)
+        raise
