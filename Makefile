@@ -16,7 +16,7 @@ install: $(STAMP)
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install -q --disable-pip-version-check "uv==$(UV_VERSION)"
-	$(BIN)/uv pip sync --python $(BIN)/python -q requirements.lock
+	$(BIN)/uv pip sync --python $(BIN)/python -q --compile-bytecode requirements.lock  # as pip does: no first import compiles
 	$(BIN)/uv pip install --python $(BIN)/python -q --no-deps -e .
 	$(BIN)/python -m alterflow.install_check
 	@touch $(STAMP)
