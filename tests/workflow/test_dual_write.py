@@ -188,6 +188,27 @@ def test_a_row_that_cannot_be_converted_fails_the_whole_load_during_a_job(sessio
     assert len(session.catalog.index_snapshot(j.table_id, j.shadow_index_id, 2).files) == 1
 
 
+@pytest.mark.spark  # the session fixture shares the run's SparkSession
+def test_the_first_bad_row_of_the_input_is_named_whichever_tablet_it_falls_in(session):
+    """Dual write converts the origin's tablet slices one by one; the error still names the first
+    bad row in input order, also when a tablet that starts earlier holds a later bad row."""
+    sql(session, TABLE)
+    sql(session, "INSERT INTO t VALUES (0, '0')")
+    job_id = start(session, ALTER)
+    types = (session.catalog.schema_version(job(session, job_id).table_id, 1).column("id").type,)
+    keys = list(range(1, 41))
+    first_tablet = bucket_of((keys[0],), types, 4)
+    early = next(k for k in keys[1:] if bucket_of((k,), types, 4) != first_tablet)  # in a later slice
+    late = next(k for k in reversed(keys) if bucket_of((k,), types, 4) == first_tablet)  # in the first slice
+    assert keys.index(early) < keys.index(late), (early, late)
+    values = ", ".join(f"({k}, '{'bad' + str(k) if k in (early, late) else k}')" for k in keys)
+    with pytest.raises(StatementError) as err:
+        sql(session, f"INSERT INTO t VALUES {values}")
+    message = one_line(err.value)
+    assert f"value 'bad{early}' (row {keys.index(early) + 1})" in message, message
+    assert sum(f.row_count for f in session.catalog.snapshot("t").files) == 1
+
+
 @pytest.mark.spark
 def test_with_on_cast_error_null_a_dual_written_bad_value_becomes_null_in_the_shadow(session, spark):
     sql(session, TABLE)
