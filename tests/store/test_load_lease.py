@@ -15,6 +15,7 @@ import time
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
+from process_signals import stop_outside_a_catalog_write
 
 from alterflow.session import ResultSet, Session
 from alterflow.store.layout import absolute
@@ -122,7 +123,7 @@ def test_a_load_stopped_past_its_lease_fails_at_commit_and_leaves_nothing(table_
     proc = spawn_load(session, big_csv)
     try:
         txn = wait_for_prepare(session, proc)
-        os.killpg(proc.pid, signal.SIGSTOP)
+        stop_outside_a_catalog_write(proc.pid, session.settings.catalog_url)
         time.sleep(LEASE_S + 1.5)
         os.killpg(proc.pid, signal.SIGCONT)
         out, err = proc.communicate(timeout=120)

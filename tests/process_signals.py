@@ -1,0 +1,45 @@
+"""Stopping a process with SIGSTOP as a stand-in for a slow one, without freezing the catalog.
+
+A process stopped inside a SQLite write transaction (a lease renewal, a progress note) keeps the
+database's write lock until it is continued: every other writer then waits out its busy timeout
+and fails with "database is locked". That is SQLite's single writer, not the behaviour under test,
+so the tests stop a process only at a moment it holds no write lock: stop it, probe the lock, and
+if it is held continue the process and try again a moment later. (pytest puts tests/ on sys.path
+through its conftest.py.)"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import time
+
+from sqlalchemy.engine import make_url
+
+
+def _write_lock_is_free(database: str) -> bool:
+    probe = sqlite3.connect(database, timeout=0.2, isolation_level=None)
+    try:
+        probe.execute("BEGIN IMMEDIATE")
+        probe.execute("ROLLBACK")
+        return True
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc):
+            raise
+        return False
+    finally:
+        probe.close()
+
+
+def stop_outside_a_catalog_write(pid: int, catalog_url: str, within_s: float = 60.0) -> None:
+    """SIGSTOP the process group `pid` at a moment it holds no write lock on the SQLite catalog."""
+    url = make_url(catalog_url)
+    assert url.get_backend_name() == "sqlite", "the lock probe knows SQLite's catalog only"
+    deadline = time.monotonic() + within_s
+    while True:
+        os.killpg(pid, signal.SIGSTOP)
+        if _write_lock_is_free(url.database):
+            return
+        os.killpg(pid, signal.SIGCONT)
+        assert time.monotonic() < deadline, f"process {pid} held the catalog's write lock for {within_s:.0f} s"
+        time.sleep(0.05)
