@@ -64,7 +64,7 @@ def conversion(sizes: dict, quick: bool, judged: bool | None = None) -> list[Res
         copy_s = median([copy() for _ in range(2 if quick else 3)])
 
         def convert(table: str) -> tuple[float, dict]:
-            request = AlterRequest(table, f"ALTER TABLE {table} MODIFY COLUMN code INT")
+            request = AlterRequest(table, f"ALTER TABLE {table} MODIFY COLUMN code INT", {"engine": "spark"})
             job_id = heavy_steps.start(session.catalog, request, steps.validate(session.catalog, request))["job_id"]
             heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id)
             started = time.perf_counter()

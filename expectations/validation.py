@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pyarrow.parquet as pq
 
+from alterflow.read.arrow_read import read_snapshot_arrow
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.store.layout import absolute
 from catalog.catalog import Catalog, TableSnapshot
@@ -26,6 +27,7 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 log = logging.getLogger(__name__)
 _context_lock = threading.Lock()
 _context = None
+_batches: dict[str, object] = {}  # "pandas" / "spark" -> the whole-dataframe batch definition
 
 
 @dataclass
@@ -40,7 +42,7 @@ class ValidationReport:
 
 
 def _gx_context():
-    """One ephemeral Great Expectations context per process, with its data sources."""
+    """One ephemeral Great Expectations context per process."""
     global _context
     with _context_lock:
         if _context is None:
@@ -49,21 +51,26 @@ def _gx_context():
 
             context = gx.get_context(mode="ephemeral")
             context.variables.progress_bars = ProgressBarsConfig(globally=False)
-            pandas_asset = context.data_sources.add_pandas("alterflow_pandas").add_dataframe_asset("frame")
-            spark_asset = context.data_sources.add_spark("alterflow_spark").add_dataframe_asset("frame")
-            _context = (
-                pandas_asset.add_batch_definition_whole_dataframe("whole"),
-                spark_asset.add_batch_definition_whole_dataframe("whole"),
-            )
+            _context = context
         return _context
+
+
+def _batch_definition(engine: str):
+    """The data source of `engine`, added on first use: GX's Spark source starts a SparkSession
+    when it is added, which a job validated on pandas never needs."""
+    context = _gx_context()
+    with _context_lock:
+        if engine not in _batches:
+            sources = context.data_sources
+            source = sources.add_pandas("alterflow_pandas") if engine == "pandas" else sources.add_spark("alterflow_spark")
+            _batches[engine] = source.add_dataframe_asset("frame").add_batch_definition_whole_dataframe("whole")
+        return _batches[engine]
 
 
 def _run(suite, frame, engine: str, report: ValidationReport, samples=None) -> None:
     if suite is None:
         return
-    pandas_batches, spark_batches = _gx_context()
-    batches = pandas_batches if engine == "pandas" else spark_batches
-    result = batches.get_batch(batch_parameters={"dataframe": frame}).validate(suite, result_format="SUMMARY")
+    result = _batch_definition(engine).get_batch(batch_parameters={"dataframe": frame}).validate(suite, result_format="SUMMARY")
     report.expectations += len(result.results)
     for item in result.results:
         if item.success:
@@ -95,12 +102,15 @@ def _shadow_snapshot(catalog: Catalog, job, new: SchemaVersion, only_converted: 
 
 
 def _file_in_order(path: pathlib.Path, names: list[str]) -> bool:
-    """pyarrow's sort is stable, so a file is in order exactly when sorting it changes nothing."""
+    """pyarrow's sort is stable, so a file is in order exactly when sorting it changes nothing
+    (ascending, NULLs first: Spark's order, and `tablet_buffers.sorted_rows`')."""
     table = pq.read_table(path, columns=names)
-    return table.num_rows < 2 or table.equals(table.sort_by([(n, "ascending") for n in names]))
+    return table.num_rows < 2 or table.equals(table.sort_by([(n, "ascending", "at_start") for n in names]))
 
 
 def validate_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> ValidationReport:
+    """Validate the job's shadow index: with Spark, or with `spark` None on pandas (the local
+    engine's jobs: the same suites, read by `arrow_read`)."""
     _gx_context()  # suites can only be built once a context exists
     heavy = HeavyJobs(catalog)
     job = heavy.job(job_id)
@@ -120,25 +130,41 @@ def validate_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int) 
         ],
         columns=["origin_tablet", "rows_in", "rows_out", "failed_casts"],
     )
-    cast_samples = [s for t in converted.values() for s in t.samples]
+    # In a stable order: which of a tablet's failed values each engine finds first differs.
+    cast_samples = sorted((s for t in converted.values() for s in t.samples), key=lambda s: [str(v) for v in s])
     _run(
         schema_change.tablet_counts_suite(on_cast_error), counts, "pandas", report,
         samples=lambda config: cast_samples if config.kwargs.get("column") == "failed_casts" else None,
     )
 
-    shadow_rows = read_snapshot(spark, warehouse, _shadow_snapshot(catalog, job, new, only_converted=False), new)
     key_names = new.names(new.primary_key)
+    shadow = _shadow_snapshot(catalog, job, new, only_converted=False)
+    converted_only = _shadow_snapshot(catalog, job, new, only_converted=True)
+    if spark is None:  # the local engine's job: the same suites on pandas
+        shadow_rows = read_snapshot_arrow(warehouse, shadow, new).to_pandas()
 
-    def null_samples(config):
-        column = config.kwargs.get("column")
-        if not key_names or column is None:
-            return None
-        rows = shadow_rows.where(shadow_rows[f"`{column}`"].isNull()).select(*[f"`{k}`" for k in key_names]).limit(5).collect()
-        return [dict(zip(key_names, r)) for r in rows]
+        def null_samples(config):
+            column = config.kwargs.get("column")
+            if not key_names or column is None:
+                return None
+            return shadow_rows[shadow_rows[column].isna()][key_names].head(5).to_dict("records")
 
-    _run(schema_change.shadow_rows_suite(new), shadow_rows, "spark", report, samples=null_samples)
-    converted_rows = read_snapshot(spark, warehouse, _shadow_snapshot(catalog, job, new, only_converted=True), new, merge_keys=False)
-    _run(schema_change.converted_keys_suite(new), converted_rows, "spark", report)
+        _run(schema_change.shadow_rows_suite(new), shadow_rows, "pandas", report, samples=null_samples)
+        converted_rows = read_snapshot_arrow(warehouse, converted_only, new, merge_keys=False, columns=key_names).to_pandas()
+        _run(schema_change.converted_keys_suite(new), converted_rows, "pandas", report)
+    else:
+        shadow_rows = read_snapshot(spark, warehouse, shadow, new)
+
+        def null_samples(config):
+            column = config.kwargs.get("column")
+            if not key_names or column is None:
+                return None
+            rows = shadow_rows.where(shadow_rows[f"`{column}`"].isNull()).select(*[f"`{k}`" for k in key_names]).limit(5).collect()
+            return [dict(zip(key_names, r)) for r in rows]
+
+        _run(schema_change.shadow_rows_suite(new), shadow_rows, "spark", report, samples=null_samples)
+        converted_rows = read_snapshot(spark, warehouse, converted_only, new, merge_keys=False)
+        _run(schema_change.converted_keys_suite(new), converted_rows, "spark", report)
 
     if new.sort_key:
         sort_names = new.names(new.sort_key)

@@ -31,7 +31,7 @@ from alterflow.store.rows import arrow_schema
 from alterflow.types import DataType, to_arrow
 from catalog.schema import Column, SchemaVersion, name_key
 
-__all__ = ["CastFailure", "ArrowConversion", "convert_arrow", "convert_array"]
+__all__ = ["CastFailure", "ArrowConversion", "convert_arrow", "convert_array", "default_array"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,7 @@ class ArrowConversion:
     table: pa.Table
     nulled: dict[str, int] = field(default_factory=dict)  # NEW column name -> values set to NULL
     failures: tuple[CastFailure, ...] = ()
+    failed: int = 0  # values that could not be converted, whichever `on_cast_error`
 
 
 def _source_value(value: object, t: DataType) -> object:
@@ -189,7 +190,8 @@ def convert_array(array: pa.Array | pa.ChunkedArray, old: DataType, new: DataTyp
     return values, rows
 
 
-def _default_array(column: Column, length: int) -> pa.Array:
+def default_array(column: Column, length: int) -> pa.Array:
+    """`length` rows of the column's initial default (NULL without one)."""
     value = column.initial_default
     return pa.array(_arrow_values([value] * length, column.type), type=to_arrow(column.type))
 
@@ -207,7 +209,7 @@ def convert_arrow(
     on_cast_error="fail": `failures` lists the first `max_failures` failed values in row order
     (then by NEW's column order); failed values are NULL in the table. on_cast_error="null":
     failed values become NULL, `nulled` counts them per NEW column (columns with at least one),
-    `failures` is empty. NOT NULL is not checked here. ValueError for a rejected type change,
+    `failures` is empty. `failed` counts the values that failed in either mode. NOT NULL is not checked here. ValueError for a rejected type change,
     an unknown `on_cast_error` or a column of OLD missing from `data`.
     """
     if on_cast_error not in ("fail", "null"):
@@ -229,10 +231,11 @@ def convert_arrow(
     arrays = []
     failed_rows: list[tuple[int, int, CastFailure]] = []
     nulled: dict[str, int] = {}
+    failed = 0
     for position, column in enumerate(new.columns):
         source = old_by_id.get(column.id)
         if source is None:
-            arrays.append(_default_array(column, data.num_rows))
+            arrays.append(default_array(column, data.num_rows))
             continue
         index = names.get(source.name, names.get(name_key(source.name)))
         chunked = data.column(index)
@@ -240,6 +243,7 @@ def convert_arrow(
         arrays.append(array)
         if not rows:
             continue
+        failed += len(rows)
         if on_cast_error == "null":
             nulled[column.name] = len(rows)
         else:
@@ -256,7 +260,7 @@ def convert_arrow(
     table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
     failed_rows.sort(key=lambda item: (item[0], item[1]))
     failures = tuple(item[2] for item in failed_rows[:max_failures])
-    return ArrowConversion(table=table, nulled=nulled, failures=failures)
+    return ArrowConversion(table=table, nulled=nulled, failures=failures, failed=failed)
 
 
 def failing_columns(old: SchemaVersion, new: SchemaVersion) -> list[str]:

@@ -10,7 +10,8 @@ from alterflow.planner.errors import AlterRejected, one_line
 
 __all__ = ["AlterProperties", "parse_properties", "KNOWN_PROPERTIES"]
 
-KNOWN_PROPERTIES = ("timeout", "on_cast_error", "postpone_swap", "rewrite", "expected_version")
+KNOWN_PROPERTIES = ("timeout", "on_cast_error", "postpone_swap", "rewrite", "expected_version", "engine")
+ENGINES = ("auto", "spark", "local")  # alterflow.rewrite.engines decides what auto means
 
 _DIGITS = re.compile(r"[0-9]+")
 
@@ -22,6 +23,7 @@ class AlterProperties:
     postpone_swap: bool = False
     rewrite: bool = False
     expected_version: int | None = None
+    engine: str = "auto"  # "auto" | "spark" | "local": what converts history (SPEC §7)
 
 
 def _quote(value: object) -> str:
@@ -65,6 +67,10 @@ def parse_properties(table: str, props: Mapping[str, str] | None) -> AlterProper
         elif key == "on_cast_error":
             if text.lower() not in ("fail", "null"):
                 raise bad("must be fail or null")
+            values[key] = text.lower()
+        elif key == "engine":
+            if text.lower() not in ENGINES:
+                raise bad("must be " + ", ".join(ENGINES[:-1]) + " or " + ENGINES[-1])
             values[key] = text.lower()
         elif key in ("postpone_swap", "rewrite"):
             if text.lower() not in ("true", "false"):

@@ -1,17 +1,20 @@
-"""RUNNING: Spark converts every origin file committed below the boundary into the shadow index.
+"""RUNNING: every origin file committed below the boundary is converted into the shadow index, by
+Spark or, for a small table, in this process (`engines`, `local_conversion`).
 
 Each origin tablet is converted on its own and commits on its own: its rows are read under the
 origin version (keys merged, latest commit wins), converted to the new version, re-bucketed by the
 new distribution, sorted by the new sort key and written to a staging folder; then one catalog
 transaction registers the files in their shadow tablets, moves them into place and records the
 tablet as converted. A run that is killed resumes at the first tablet without that record, and a
-tablet's rows are never written twice. Tablets convert in parallel (Spark jobs from a thread pool).
+tablet's rows are never written twice. Tablets convert in parallel (Spark jobs, or local
+conversions, from a thread pool).
 
 Each tablet records the rows it read and the values lost to a failed cast. A primary-key table's
 rows are merged while read, so the conversion query counts them (observed metrics); any other
 table's conversion reads every stored row, so they come from the files' footers: the origin
 files' rows, and the NULLs written minus the NULLs read (`footer_counts`), which keeps the writing
-query as lean as a copy. Only when some cast failed does a second query fetch sample values.
+query as lean as a copy. Only when some cast failed does a second query fetch sample values. The
+local engine counts both while it converts.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import logging
 import pathlib
 import shutil
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -29,6 +33,8 @@ from alterflow.bucketing import spark_bucket_expr
 from alterflow.leases import JobLease, TransactionLease
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.rewrite.footer_counts import file_counts
+from alterflow.rewrite.local_conversion import BUCKET_COLUMN, stage_tablet
+from alterflow.rewrite.progress import ConversionProgress, TabletSize, sizes_of
 from alterflow.store.layout import absolute, data_file_path, index_dir
 from alterflow.types import to_spark
 from alterflow.workflow.crash_points import crash_point
@@ -37,7 +43,6 @@ from catalog.heavy_jobs import HeavyJobs
 from catalog.schema import SchemaVersion
 
 log = logging.getLogger(__name__)
-BUCKET_COLUMN = "af$bucket"
 SAMPLES = 5
 
 
@@ -79,8 +84,14 @@ def _flag_column_id(flag: str) -> int:
 class TabletConverter:
     """Converts the origin tablets of one heavyweight job."""
 
-    def __init__(self, spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease, parallelism: int = 2):
+    def __init__(
+        self, spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease, parallelism: int = 2,
+        engine: str = "spark",
+    ):
+        if engine == "spark" and spark is None:
+            raise ValueError("the Spark engine needs a SparkSession")
         self.spark = spark
+        self.engine = engine
         self.lease = lease
         self.attempt = lease.holder.rsplit(":", 1)[-1]
         self.catalog = catalog
@@ -95,6 +106,8 @@ class TabletConverter:
         self._progress_lock = threading.Lock()
         self._local = threading.local()
         self._committed = 0
+        self._done_here: set[int] = set()  # tablets this runner converted
+        self._started = time.monotonic()
 
     def _thread_spark(self):
         """A session per converting thread: observed metrics are delivered per session, and two
@@ -111,7 +124,9 @@ class TabletConverter:
         versions = {v: self.catalog.schema_version(self.job.table_id, v) for v in {f.schema_version for fs in files.values() for f in fs} | {self.old.version}}
         done = self.heavy.converted(self.job.id)
         todo = [t for t in sorted(origin_tablets) if t not in done]
-        self._report(len(origin_tablets), done)
+        sizes = sizes_of(origin_tablets, files)
+        self._started = time.monotonic()
+        self._report(sizes, done)
 
         def convert(tablet_id: int) -> None:
             self._ensure_running()
@@ -119,8 +134,9 @@ class TabletConverter:
             self.convert_tablet(tablet_id, origin_tablets[tablet_id][0], tablet_snapshot)
             with self._progress_lock:
                 self._committed += 1
+                self._done_here.add(tablet_id)
                 crash_point(f"tablet_{self._committed}")
-            self._report(len(origin_tablets), self.heavy.converted(self.job.id))
+            self._report(sizes, self.heavy.converted(self.job.id))
 
         with ThreadPoolExecutor(self.parallelism, thread_name_prefix="convert") as pool:
             for future in [pool.submit(convert, t) for t in todo]:
@@ -136,18 +152,13 @@ class TabletConverter:
         if job.state != "RUNNING":
             raise ConversionStopped(f"alter job {job.id} is {job.state}; conversion stopped")
 
-    def _report(self, total: int, done: dict) -> None:
+    def _report(self, sizes: dict[int, TabletSize], done: dict) -> None:
         with self._progress_lock:
-            rows = sum(t.rows_out for t in done.values())
-            self.heavy.note(self.job.id, holder=self.lease.holder, progress=f"tablets {len(done)}/{total}, rows {rows}")
+            progress = ConversionProgress(sizes, frozenset(done), frozenset(self._done_here), time.monotonic() - self._started)
+            self.heavy.note(self.job.id, holder=self.lease.holder, progress=progress.text())
 
     # -- one tablet ---------------------------------------------------------------------------
     def convert_tablet(self, tablet_id: int, partition_key: str, snapshot: TableSnapshot) -> None:
-        from pyspark.sql import Observation
-        from pyspark.sql import functions as F
-
-        from alterflow.conversion.spark_convert import convert_frame
-
         keyed = bool(self.old.primary_key)
         staging = staging_dir(self.warehouse, self.job.table_id, self.shadow_index, tablet_id, self.attempt)
         # What killed attempts left behind: holding the lease, no earlier runner can commit them.
@@ -156,6 +167,16 @@ class TabletConverter:
         if not snapshot.files:  # nothing below the boundary: done without Spark
             self._commit_tablet(tablet_id, partition_key, staging, 0, 0, [])
             return
+
+        if self.engine == "local":
+            staged = stage_tablet(self.warehouse, snapshot, self.old, self.new, staging, SAMPLES)
+            self._commit_tablet(tablet_id, partition_key, staging, staged.rows_in, staged.failed, staged.samples)
+            return
+
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        from alterflow.conversion.spark_convert import convert_frame
 
         spark = self._thread_spark()
         origin = read_snapshot(spark, self.warehouse, snapshot, self.old, keep_txn=keyed)
@@ -304,7 +325,9 @@ class TabletConverter:
         )
 
 
-def convert_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease, parallelism: int = 2) -> ConversionResult:
-    return TabletConverter(spark, catalog, warehouse, job_id, lease, parallelism).run()
+def convert_job(
+    spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease, parallelism: int = 2, engine: str = "spark",
+) -> ConversionResult:
+    return TabletConverter(spark, catalog, warehouse, job_id, lease, parallelism, engine).run()
 
 

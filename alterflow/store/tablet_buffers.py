@@ -21,9 +21,11 @@ OnFile = Callable[[TabletKey, int, pa.Table], None]  # (tablet, sequence of its 
 
 
 def sorted_rows(data: pa.Table, version: SchemaVersion) -> pa.Table:
+    """`data` in sort-key order, NULLs first: the order Spark's ascending sort gives (and Doris's),
+    so files the local engines and Spark write are ordered alike."""
     if not version.sort_key or data.num_rows < 2:
         return data
-    return data.sort_by([(name, "ascending") for name in version.names(version.sort_key)])
+    return data.sort_by([(name, "ascending", "at_start") for name in version.names(version.sort_key)])
 
 
 @dataclass

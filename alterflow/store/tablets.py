@@ -213,7 +213,11 @@ def dictionary_columns(data: pa.Table) -> list[str]:
 
 def write_parquet(warehouse: pathlib.Path, relative: str, data: pa.Table) -> int:
     """Write one data file (field ids come from the schema's field metadata); returns its size."""
-    path = absolute(warehouse, relative)
+    return write_parquet_file(absolute(warehouse, relative), data)
+
+
+def write_parquet_file(path: pathlib.Path, data: pa.Table) -> int:
+    """`write_parquet` to an absolute path (a conversion's staging folder)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     pq.write_table(data, tmp, compression="snappy", use_dictionary=dictionary_columns(data))

@@ -3,7 +3,8 @@
 start              PENDING: job, new version (not current), shadow index and tablets, boundary.
 wait_for_boundary  WAITING_TXN: every transaction below the boundary has committed or aborted
                    (expired ones are aborted); Msg names the ones it waits for.
-convert            RUNNING: Spark converts history into the shadow index, tablet by tablet.
+convert            RUNNING: Spark (or, for a small table, Arrow in this process) converts history
+                   into the shadow index, tablet by tablet.
 check              VALIDATING: the Great Expectations suites; a failure cancels the job.
 swap               the shadow index and the new version become current (FINISHED), or the job
                    waits in READY_TO_SWAP with `postpone_swap`.
@@ -27,6 +28,7 @@ from datetime import datetime, timedelta
 
 from alterflow.leases import JobLease, new_holder, process_group
 from alterflow.planner import Verdict
+from alterflow.rewrite.progress import ConversionProgress, tablet_sizes
 from alterflow.settings import lease_seconds
 from alterflow.store.layout import absolute
 from alterflow.workflow import steps
@@ -118,6 +120,20 @@ def waiting_message(boundary: int, blocking: list[OpenTransaction], now: datetim
     return f"waiting for transactions {ids} (below boundary {boundary}): {'; '.join(parts)}"
 
 
+def job_state(catalog: Catalog, job_id: int) -> str:
+    """The job's state as recorded (read-only: no timeout is applied here, see `ensure_alive`)."""
+    return HeavyJobs(catalog).job(job_id).state
+
+
+def boundary_may_be_reached(catalog: Catalog, job_id: int) -> bool:
+    """A read-only glance for pollers: False while the job waits for open transactions below its
+    boundary; True when `wait_for_boundary` now could end the wait (or the job moved on)."""
+    job = HeavyJobs(catalog).job(job_id)
+    if job.state not in ("PENDING", "WAITING_TXN"):
+        return True
+    return not catalog.blocking_transactions(job.table_id, job.boundary_txn)
+
+
 def wait_for_boundary(
     catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease | None = None, group: str | None = None
 ) -> dict:
@@ -136,22 +152,40 @@ def wait_for_boundary(
             heavy.note(job_id, holder=held.holder, msg=waiting_message(job.boundary_txn, blocking, utcnow()))
             return {"done": False, "blocking": [t.id for t in blocking]}
         heavy.advance(job_id, ("WAITING_TXN",), "RUNNING", holder=held.holder, step="wait_for_boundary", msg="")
+        # Progress from the first moment of RUNNING (SPEC §7): what the conversion will read.
+        heavy.note(job_id, holder=held.holder, progress=ConversionProgress(tablet_sizes(catalog, job), frozenset()).text())
         crash_point("running")
     return {"done": True, "blocking": []}
+
+
+def conversion_engine(catalog: Catalog, job_id: int) -> str:
+    """"spark" or "local": what converts (and validates) the job's history, from its `engine`
+    property and the size of the origin files below its boundary (`alterflow.rewrite.engines`).
+    From RUNNING on, the same answer every time it is asked: those files no longer change. Asked
+    while the job waits, it may change when a load below the boundary commits (the DAG's route
+    after `start` is a guess its worker tasks correct: each converts on the engine this says)."""
+    from alterflow.rewrite.engines import choose_engine
+
+    heavy = HeavyJobs(catalog)
+    job = heavy.job(job_id)
+    files = [f for fs in heavy.origin_files_below_boundary(job).values() for f in fs]
+    return choose_engine(job.properties.get("engine", "auto"), sum(f.row_count for f in files), sum(f.byte_size for f in files))
 
 
 def convert(
     spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, parallelism: int = 2,
     lease: JobLease | None = None, group: str | None = None,
 ) -> dict:
+    """RUNNING: convert the history, on the job's engine (`spark` may be None for the local one)."""
     from alterflow.rewrite.tablet_conversion import ConversionStopped, convert_job
 
     job = ensure_alive(catalog, warehouse, job_id)
     if job.state != "RUNNING":
         return {"skipped": job.state}
+    engine = conversion_engine(catalog, job_id)
     with driving(catalog, job_id, lease, group) as held:
         try:
-            result = convert_job(spark, catalog, warehouse, job_id, held, parallelism)
+            result = convert_job(spark, catalog, warehouse, job_id, held, parallelism, engine)
         except (ConversionStopped, JobStateError):
             ensure_alive(catalog, warehouse, job_id)  # cancelled meanwhile: JobCancelled with its reason
             raise
@@ -163,7 +197,8 @@ def convert(
 def check(
     spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease | None = None, group: str | None = None
 ) -> dict:
-    """The validation suites. A job that passed them already (a runner killed before its swap)
+    """The validation suites, on Spark or, for a job the local engine converts, on pandas
+    (`spark` may be None then). A job that passed them already (a runner killed before its swap)
     is not validated again."""
     job = ensure_alive(catalog, warehouse, job_id)
     if job.state != "VALIDATING":
@@ -174,7 +209,8 @@ def check(
     from expectations.validation import validate_job
 
     with driving(catalog, job_id, lease, group) as held:
-        report = validate_job(spark, catalog, warehouse, job_id)
+        local = conversion_engine(catalog, job_id) == "local"
+        report = validate_job(None if local else spark, catalog, warehouse, job_id)
         if not report.success:
             job = cancel(catalog, warehouse, job_id, report.message, holder=held.holder)
             raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")

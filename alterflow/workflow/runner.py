@@ -43,10 +43,21 @@ def run_alter(catalog: Catalog, request: AlterRequest, warehouse: pathlib.Path |
     return run_heavy(catalog, warehouse, job_id, spark_factory)
 
 
-def _preload_expectations() -> None:
-    """Great Expectations takes seconds to import; do it while the job waits and converts.
-    (Import only: its context is made later, once this process's SparkSession exists.)"""
-    importlib.import_module("expectations.validation")
+def preload_expectations() -> None:
+    """Start importing Great Expectations (it takes seconds) in a background thread, while the job
+    waits and converts. (Import only: its context is made later, once this process's SparkSession
+    exists.) The modules the conversion shares with it (pandas, which pyarrow imports on its first
+    Python-to-Arrow conversion, numpy, pyarrow, pyspark and the conversion itself) are imported here
+    first, in the caller's thread: two threads importing the same modules at once can meet a
+    partially initialised module (Python's import locks give way on a cycle between threads; a
+    worker task failed with "cannot import name 'SQLContext' from partially initialized module
+    'pyspark.sql'" when its conversion imported pyspark while GX did)."""
+    shared = ("numpy", "pandas", "pyarrow", "pyarrow.compute", "pyarrow.parquet", "pyspark.sql", "alterflow.rewrite.tablet_conversion")
+    for name in shared:  # pyspark.sql: GX imports it, and so does a Spark job's conversion (45 ms)
+        importlib.import_module(name)
+    threading.Thread(
+        target=importlib.import_module, args=("expectations.validation",), name="preload-expectations", daemon=True
+    ).start()
 
 
 def run_heavy(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_factory, group: str | None = None) -> AlterJob:
@@ -56,16 +67,18 @@ def run_heavy(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_fact
     if job.state not in DRIVEN_STATES:  # FINISHED, or READY_TO_SWAP waiting for RESUME
         return job
     with JobLease(catalog, job_id, group) as lease:
-        threading.Thread(target=_preload_expectations, name="preload-expectations", daemon=True).start()
+        preload_expectations()
         # Before each step: still ours? (A paused runner learns here that another took the job over.)
         while True:
             lease.ensure_held(ask_catalog=True)
             if _as_owner(lease, lambda: heavy_steps.wait_for_boundary(catalog, warehouse, job_id, lease))["done"]:
                 break
             time.sleep(POLL_SECONDS)
+        # A small table converts in this process: no SparkSession is started for it.
+        spark = spark_factory if heavy_steps.conversion_engine(catalog, job_id) == "spark" else lambda: None
         for step in (
-            lambda: heavy_steps.convert(spark_factory(), catalog, warehouse, job_id, lease=lease),
-            lambda: heavy_steps.check(spark_factory(), catalog, warehouse, job_id, lease=lease),
+            lambda: heavy_steps.convert(spark(), catalog, warehouse, job_id, lease=lease),
+            lambda: heavy_steps.check(spark(), catalog, warehouse, job_id, lease=lease),
             lambda: heavy_steps.swap(catalog, warehouse, job_id, lease=lease),
         ):
             lease.ensure_held(ask_catalog=True)

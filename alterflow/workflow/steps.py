@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import replace
 
 from alterflow.planner import AlterPlan, AlterRejected, TableContext, Verdict, plan_alter
+from alterflow.rewrite.engines import local_refusal
 from alterflow.sql import AlterTable, SqlError, parse_statements
 from alterflow.workflow.request import AlterRequest
 from catalog.catalog import AlterContext, AlterJob, Catalog
@@ -122,6 +123,10 @@ def validate(catalog: Catalog, request: AlterRequest, group: str | None = None) 
         return {"kind": "HEAVY", "from_version": job.from_version, "to_version": job.to_version, "clauses": [], "job_id": job.id}
     result = plan_alter(_planner_context(context, context.current), parse_alter(request))
     result.raise_if_rejected()
+    if result.kind is Verdict.HEAVY and result.properties.engine == "local":
+        refusal = local_refusal(*catalog.table_stats(context.table.id))
+        if refusal:
+            raise AlterRejected(f"ALTER TABLE {request.table}: {refusal}; nothing was changed")
     return {
         "kind": result.kind.value,
         "from_version": result.old.version,

@@ -23,7 +23,8 @@ def utc_text(value: datetime | None) -> str | None:
 
 
 def tablets_progress(progress: str) -> dict | None:
-    """`tablets 3/4, rows 120` -> {"done": 3, "total": 4}; None before the conversion reports."""
+    """`tablets 3/4, rows 1.2M/3.0M, 41.0 MB/s, ETA 0:00:44` -> {"done": 3, "total": 4}; None
+    before the job is RUNNING."""
     found = _TABLETS.search(progress or "")
     if found is None:
         return None

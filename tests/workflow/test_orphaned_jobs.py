@@ -17,6 +17,7 @@ import sys
 import time
 
 import pytest
+from process_signals import stop_outside_a_catalog_write
 
 from alterflow.gc.files import sweep
 from alterflow.gc.steps import abort_expired_loads
@@ -47,10 +48,17 @@ class Model:
         self.rows = {i: {"id": i, "v": str(i), "w": i * 10} for i in range(1, rows + 1)}
         self.next_id = rows + 1
 
+    @staticmethod
+    def engine(n: int) -> str:
+        """Step `n`'s engine: two steps on Spark, two on the local one, and so on, so both are
+        killed, each resumed both ways (the doors alternate step by step)."""
+        return ("spark", "local")[(n // 2) % 2]
+
     def statement(self, n: int) -> str:
+        engine = self.engine(n)
         if self.v_is_text:
-            return "ALTER TABLE k MODIFY COLUMN v INT"
-        return f'ALTER TABLE k ADD COLUMN c{n} INT DEFAULT {n} PROPERTIES ("rewrite" = "true")'
+            return f'ALTER TABLE k MODIFY COLUMN v INT PROPERTIES ("engine" = "{engine}")'
+        return f'ALTER TABLE k ADD COLUMN c{n} INT DEFAULT {n} PROPERTIES ("rewrite" = "true", "engine" = "{engine}")'
 
     def applied(self, n: int) -> None:
         """The ALTER of step `n` took effect."""
@@ -159,23 +167,26 @@ def run_kill_loop(session: Session, random_kills: int) -> list[str]:
         ))
     rng = random.Random(SEED)
     outcomes = []
-    # One run to the end first: how long a runner lives, so the random kills land inside its life.
-    began = time.monotonic()
-    proc = spawn(session, model.statement(0))
-    out, err = proc.communicate(timeout=300)
-    assert proc.returncode == 0 and "FINISHED" in out, err
-    life_s = time.monotonic() - began
-    model.applied(0)
+    # One run to the end on each engine first: how long a runner lives, so the random kills land
+    # inside its life.
+    lives = {}
+    for n in (0, 2):
+        began = time.monotonic()
+        proc = spawn(session, model.statement(n))
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0 and "FINISHED" in out, err
+        lives[model.engine(n)] = time.monotonic() - began
+        model.applied(n)
     plan = [("boundary", point) for point in BOUNDARIES] + [("random", None)] * random_kills
-    for n, (how, point) in enumerate(plan, start=1):
+    for n, (how, point) in enumerate(plan, start=3):
         statement = model.statement(n)
         if how == "boundary":
             proc = spawn(session, statement, crash_at=point)
-            proc.communicate(timeout=300)
-            assert proc.returncode == -signal.SIGKILL, f"{point}: the runner was not killed there ({proc.returncode})"
+            _out, err = proc.communicate(timeout=300)
+            assert proc.returncode == -signal.SIGKILL, f"{point}: the runner was not killed there ({proc.returncode}): {err}"
             label = point
         else:
-            delay = rng.uniform(0.3, 0.95 * life_s)
+            delay = rng.uniform(0.3, 0.95 * lives[model.engine(n)])
             proc = spawn(session, statement)
             try:
                 proc.wait(timeout=delay)
@@ -270,7 +281,7 @@ def test_resume_of_a_job_driven_by_a_live_runner_is_refused_in_one_line(session,
         with pytest.raises(StatementError) as err:
             sql(session, "RESUME ALTER TABLE COLUMN FROM k")
         assert f"job {job.id} is being driven by " in str(err.value)
-        os.killpg(proc.pid, signal.SIGSTOP)
+        stop_outside_a_catalog_write(proc.pid, session.settings.catalog_url)
         wait_until_orphaned(session, job.id)
         session.catalog.commit_transaction(held)
         assert f"job {job.id} FINISHED" in sql(session, "RESUME ALTER TABLE COLUMN FROM k")

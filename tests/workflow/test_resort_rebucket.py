@@ -18,6 +18,12 @@ from heavy_support import check, convert, describe, job, sql, start, swap, wait
 pytestmark = pytest.mark.spark
 
 
+@pytest.fixture(params=["spark", "local"])
+def engine(request) -> str:
+    """Each rewrite runs on both engines: they sort and bucket alike."""
+    return request.param
+
+
 TABLE = "CREATE TABLE r (id INT NOT NULL, k STRING, v INT) DISTRIBUTED BY HASH(id) BUCKETS 2 ORDER BY (id)"
 ROWS = [(i, f"k{i % 7}", (i * 37) % 61) for i in range(1, 121)]
 EXTRA = [(500, "k3", 7), (501, "new", 3), (502, "k1", 60)]
@@ -34,12 +40,12 @@ def stored_files(session, files):
         yield f, list(zip(*(data.column(n).to_pylist() for n in ("id", "k", "v"))))
 
 
-def test_a_new_sort_key_sorts_every_file_of_the_new_index(session, spark):
+def test_a_new_sort_key_sorts_every_file_of_the_new_index(session, spark, engine):
     """Two loads, so each origin tablet has two files; the new version has two buckets."""
     sql(session, TABLE)
     load(session, ROWS[:60])
     load(session, ROWS[60:])
-    job_id = start(session, "ALTER TABLE r ORDER BY (v)")
+    job_id = start(session, "ALTER TABLE r ORDER BY (v)", engine=engine)
     load(session, EXTRA)  # dual-written
     wait(session, job_id)
     convert(session, spark, job_id)
@@ -56,13 +62,13 @@ def test_a_new_sort_key_sorts_every_file_of_the_new_index(session, spark):
     assert Counter(sql(session, "SELECT id, k, v FROM r")) == Counter(ROWS + EXTRA)
 
 
-def test_a_new_distribution_puts_every_row_in_the_bucket_bucket_of_says(session, spark):
+def test_a_new_distribution_puts_every_row_in_the_bucket_bucket_of_says(session, spark, engine):
     # No sort key here: a table with one fails the same way as the test above (its rewritten files
     # are not in sort-key order when the new version has more than one bucket).
     sql(session, TABLE.replace(" ORDER BY (id)", ""))
     load(session, ROWS[:60])
     load(session, ROWS[60:])
-    job_id = start(session, "ALTER TABLE r DISTRIBUTED BY HASH(k) BUCKETS 5")
+    job_id = start(session, "ALTER TABLE r DISTRIBUTED BY HASH(k) BUCKETS 5", engine=engine)
     load(session, EXTRA)  # dual-written
     wait(session, job_id)
     convert(session, spark, job_id)
@@ -87,12 +93,12 @@ def test_a_new_distribution_puts_every_row_in_the_bucket_bucket_of_says(session,
     assert Counter(sql(session, "SELECT id, k, v FROM r")) == Counter(ROWS + EXTRA)
 
 
-def test_primary_key_keeps_the_latest_row_and_a_dual_written_upsert_wins(session, spark):
+def test_primary_key_keeps_the_latest_row_and_a_dual_written_upsert_wins(session, spark, engine):
     sql(session, "CREATE TABLE p (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
     sql(session, "INSERT INTO p VALUES (1, '1'), (2, '2'), (3, '3'), (4, '4')")
     sql(session, "INSERT INTO p VALUES (1, '11'), (2, '12')")  # upserts before the job
     sql(session, "INSERT INTO p VALUES (1, '21')")
-    job_id = start(session, "ALTER TABLE p MODIFY COLUMN v BIGINT")
+    job_id = start(session, "ALTER TABLE p MODIFY COLUMN v BIGINT", engine=engine)
     sql(session, "INSERT INTO p VALUES (2, '32')")  # PENDING: dual-written, newer than history
     wait(session, job_id)
     sql(session, "INSERT INTO p VALUES (3, '33'), (5, '35')")  # RUNNING, before the conversion

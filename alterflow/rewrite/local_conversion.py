@@ -1,0 +1,66 @@
+"""The local engine's conversion of one origin tablet (SPEC §7, "Engines"): in this process, with
+Arrow, no Spark.
+
+The tablet's rows are read under the origin version (`arrow_read`: keys merged, the latest commit
+wins), converted by `arrow_convert` (the rules dual write uses, held to Spark's value by value in
+tests/conversion/test_convert_agreement.py), split by the new distribution, sorted by the new sort
+key and staged as one Parquet file per bucket, in the same staging layout the Spark conversion
+writes (`<staging>/af$bucket=<n>/part-0.parquet`), so the converter commits both alike.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from alterflow.conversion.arrow_convert import convert_arrow
+from alterflow.read.arrow_read import read_snapshot_arrow
+from alterflow.store.tablet_buffers import sorted_rows
+from alterflow.store.tablets import tablet_rows, write_parquet_file
+from alterflow.types import format_value
+from catalog.catalog import TableSnapshot
+from catalog.schema import SchemaVersion
+
+BUCKET_COLUMN = "af$bucket"
+
+
+@dataclass(frozen=True)
+class StagedTablet:
+    rows_in: int  # rows read under the origin version
+    failed: int  # values that could not be converted
+    samples: list  # up to `samples` [column, original value as text]
+
+
+def _text(value: object, version: SchemaVersion, column: str) -> str:
+    """An original value as text, as Spark's CAST(... AS STRING) shows it in the Spark engine's samples."""
+    if isinstance(value, str):
+        return value
+    return format_value(value, version.column(column).type)
+
+
+def stage_tablet(
+    warehouse: pathlib.Path, snapshot: TableSnapshot, old: SchemaVersion, new: SchemaVersion,
+    staging: pathlib.Path, samples: int,
+) -> StagedTablet:
+    """Convert the rows of `snapshot` (one origin tablet's files) from `old` to `new` into `staging`."""
+    keyed = bool(old.primary_key)
+    origin = read_snapshot_arrow(warehouse, snapshot, old, keep_txn=keyed)
+    # Failed values are NULL in the result whichever `on_cast_error`; "fail" also lists them, for
+    # the samples (the job's validation then refuses them when it is "fail").
+    result = convert_arrow(origin, old, new, "fail", max_failures=samples)
+    sources = {c.id: c.name for c in old.columns}
+    found = []
+    for failure in result.failures:
+        source = sources[new.column(failure.column).id]
+        found.append([failure.column, _text(failure.value, old, source)])
+    # Every field optional, as Spark writes them: a NULL in a column that becomes NOT NULL is the
+    # validation's to find and name, like the Spark engine's.
+    converted = result.table
+    converted = pa.Table.from_arrays(converted.columns, schema=pa.schema([f.with_nullable(True) for f in converted.schema]))
+    if converted.num_rows:
+        for piece in tablet_rows(converted, new).slices(converted):
+            _partition, bucket = piece.key
+            write_parquet_file(staging / f"{BUCKET_COLUMN}={bucket}" / "part-0.parquet", sorted_rows(piece.rows, new))
+    return StagedTablet(origin.num_rows, result.failed, found)
