@@ -89,7 +89,8 @@ def _gc(argv: list[str]) -> int:
 
 
 def _sql(args) -> int:
-    from alterflow.session import ResultSet, Session
+    from alterflow.results import ResultSet
+    from alterflow.session import Session
 
     if args.file is not None:
         try:

@@ -7,7 +7,7 @@ import decimal
 import json
 import math
 
-from alterflow.session import ResultSet
+from alterflow.results import ResultSet
 
 
 def json_value(value):

@@ -1,7 +1,9 @@
 """`Session`: runs parsed statements against the catalog, the tablet store and Spark.
 
 Spark is started only by statements that need it (SELECT, INSERT ... SELECT, CREATE VIEW); DDL,
-INSERT ... VALUES, ALTER, DESCRIBE and SHOW are catalog work and Arrow writes only.
+INSERT ... VALUES, ALTER, DESCRIBE and SHOW are catalog work and Arrow writes only. Arrow itself is
+imported by the statements that write or convert rows only: a lightweight ALTER, DESCRIBE or SHOW
+imports neither pyarrow nor pandas (tests/test_cli_imports.py pins what it imports).
 """
 
 from __future__ import annotations
@@ -11,18 +13,15 @@ import json
 import pathlib
 import shutil
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
-
-import pyarrow as pa
 
 from alterflow import sql as ast
 from alterflow.planner import AlterRejected, CreateTableRejected, Verdict, plan_create_table
 from alterflow.planner._common import quote_string
+from alterflow.results import Done, Result, ResultSet
 from alterflow.settings import Settings
 from alterflow.store.layout import absolute, table_dir
-from alterflow.store.load import load_batches
-from alterflow.store.rows import BadRows, rows_from_arrow, rows_from_literals
+from alterflow.store.bad_rows import BadRows
 from alterflow.types import format_value
 from alterflow.view_columns import columns_used
 from alterflow.workflow import job_control, steps
@@ -35,27 +34,13 @@ from catalog.heavy_jobs import JobStateError
 from catalog.schema import SchemaVersion
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
     from alterflow.loading import LoadInput
 
 
 class StatementError(ValueError):
     """A statement failed; the message is the one line the user sees."""
-
-
-@dataclass(frozen=True)
-class ResultSet:
-    columns: tuple[str, ...]
-    rows: tuple[tuple, ...]
-
-
-@dataclass(frozen=True)
-class Done:
-    """A statement without a result set, with a short status for humans."""
-
-    message: str
-
-
-Result = ResultSet | Done
 
 
 def default_sql(value, dtype) -> str:
@@ -150,6 +135,8 @@ class Session:
     def _Insert(self, stmt: ast.Insert) -> Result:
         info, version = self.catalog.current_schema(stmt.table)
         if stmt.rows is not None:
+            from alterflow.store.rows import rows_from_literals
+
             data = rows_from_literals(version, info.name, stmt.columns, stmt.rows)
             return self.load(info.name, data, label=f"insert into {info.name}")
         # INSERT ... SELECT: Spark tasks convert and write the result; nothing is collected here.
@@ -174,6 +161,9 @@ class Session:
     def load_batches(self, table: str, batches: Iterable[pa.Table | pa.RecordBatch], label: str, by_name: bool = True) -> Result:
         """One transaction writing a stream of batches into `table`, converted batch by batch
         (by_name: columns matched by name and converted to the table's types)."""
+        from alterflow.store.load import load_batches
+        from alterflow.store.rows import rows_from_arrow
+
         info, version = self.catalog.current_schema(table)
         conform = None
         if by_name:
@@ -293,22 +283,25 @@ class Session:
     def _explain(self, stmt: ast.AlterTable) -> Result:
         context = steps.table_context(self.catalog, stmt.table)
         from alterflow.planner import plan_alter
+        from alterflow.rewrite.engines import engine_reason
 
         plan = plan_alter(context, dataclasses.replace(stmt, explain=False))
         rows_total, bytes_total = self.catalog.table_stats(self.catalog.table(stmt.table).id)
         heavy = plan.kind is Verdict.HEAVY
+        engine = engine_reason(plan.properties.engine, rows_total, bytes_total) if heavy else ""
         rows = [
             (c.text, c.verdict.value, c.reason,
              rows_total if heavy and c.verdict is Verdict.HEAVY else 0,
-             bytes_total if heavy and c.verdict is Verdict.HEAVY else 0)
+             bytes_total if heavy and c.verdict is Verdict.HEAVY else 0,
+             engine if c.verdict is Verdict.HEAVY else "")
             for c in plan.clauses
         ]
         summary = plan.rejection or (
             f"rewrite of {rows_total} rows into a shadow index under version {plan.new.version}"
             if heavy else f"metadata only: version {plan.new.version}, no file touched"
         )
-        rows.append(("(statement)", plan.kind.value, summary, rows_total if heavy else 0, bytes_total if heavy else 0))
-        return ResultSet(("Clause", "Kind", "Reason", "Rows", "Bytes"), tuple(rows))
+        rows.append(("(statement)", plan.kind.value, summary, rows_total if heavy else 0, bytes_total if heavy else 0, engine))
+        return ResultSet(("Clause", "Kind", "Reason", "Rows", "Bytes", "Engine"), tuple(rows))
 
     def _ShowAlter(self, stmt: ast.ShowAlter) -> Result:
         from catalog.leases import is_orphaned, runner_text

@@ -15,7 +15,9 @@ Python representations: BOOLEAN bool; TINYINT..LARGEINT int; FLOAT / DOUBLE floa
 DECIMAL decimal.Decimal with exactly the column's scale; CHAR / VARCHAR / STRING str (CHAR is not
 padded); DATE datetime.date; DATETIME naive datetime.datetime (microseconds). NULL is None.
 
-Importing this module never imports pyspark: `to_spark` imports it lazily.
+Importing this module never imports pyspark or pyarrow (`to_spark` and `to_arrow` import them on
+first call): the catalog and every lightweight statement need types, not Arrow (issue 12's CLI
+start-up).
 """
 
 from __future__ import annotations
@@ -30,9 +32,9 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
 if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
     from alterflow.sql.ast import Literal
 
 __all__ = [
@@ -559,12 +561,20 @@ def _datetime_text(value: _dt.datetime) -> str:
 # Arrow and Spark
 # --------------------------------------------------------------------------------------------
 
-_ARROW_TYPES = {
-    "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(),
-    "BIGINT": pa.int64(), "LARGEINT": pa.decimal128(38, 0), "FLOAT": pa.float32(),
-    "DOUBLE": pa.float64(), "CHAR": pa.string(), "VARCHAR": pa.string(), "STRING": pa.string(),
-    "DATE": pa.date32(), "DATETIME": pa.timestamp("us"),
-}
+_ARROW_TYPES: dict = {}  # filled on the first `to_arrow` call
+
+
+def _arrow_types() -> dict:
+    if not _ARROW_TYPES:
+        import pyarrow as pa
+
+        _ARROW_TYPES.update({
+            "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(),
+            "BIGINT": pa.int64(), "LARGEINT": pa.decimal128(38, 0), "FLOAT": pa.float32(),
+            "DOUBLE": pa.float64(), "CHAR": pa.string(), "VARCHAR": pa.string(), "STRING": pa.string(),
+            "DATE": pa.date32(), "DATETIME": pa.timestamp("us"),
+        })
+    return _ARROW_TYPES
 
 _SPARK_TYPE_NAMES = {
     "BOOLEAN": "BooleanType", "TINYINT": "ByteType", "SMALLINT": "ShortType",
@@ -577,8 +587,10 @@ _SPARK_TYPE_NAMES = {
 def to_arrow(t: DataType) -> pa.DataType:
     """The Arrow (and so Parquet) type that stores a column of type `t`."""
     if t.name == "DECIMAL":
+        import pyarrow as pa
+
         return pa.decimal128(t.precision, t.scale)
-    return _ARROW_TYPES[t.name]
+    return _arrow_types()[t.name]
 
 
 def to_spark(t: DataType):

@@ -155,7 +155,7 @@ def test_sql_f_file_json_one_object_per_result(tmp_path):
         "rows": [["id", "INT", "NO", "true", None], ["amount", "DECIMAL(6,2)", "YES", "false", None],
                  ["note", "VARCHAR(20)", "YES", "false", "none; really"]],
     }
-    assert explain["columns"] == ["Clause", "Kind", "Reason", "Rows", "Bytes"]
+    assert explain["columns"] == ["Clause", "Kind", "Reason", "Rows", "Bytes", "Engine"]
     by_clause = {r[0]: r for r in explain["rows"]}
     assert by_clause["DROP COLUMN id"][1] == "REJECTED" and "primary-key" in by_clause["DROP COLUMN id"][2]
     assert by_clause["(statement)"][1] == "REJECTED"

@@ -35,7 +35,7 @@ import pyarrow as pa
 from alterflow.leases import TransactionLease, new_holder
 from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
 from alterflow.store.layout import absolute, data_file_path
-from alterflow.store.rows import BadRows
+from alterflow.store.bad_rows import BadRows
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_tablets, tablet_rows, with_txn_column, write_parquet
 from catalog.catalog import Catalog, NewFile, TableInfo

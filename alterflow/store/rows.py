@@ -9,15 +9,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from alterflow.sql.ast import Literal
+from alterflow.store.bad_rows import BadRows
 from alterflow.store.coercion import BadValue, coerce_array
 from alterflow.types import InvalidValue, coerce_literal, to_arrow
 from catalog.schema import Column, SchemaVersion, name_key
 
 FIELD_ID_KEY = b"PARQUET:field_id"
-
-
-class BadRows(ValueError):
-    """Rows that cannot be written to the table; nothing was written."""
 
 
 def arrow_field(column: Column) -> pa.Field:

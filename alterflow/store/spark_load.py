@@ -44,7 +44,8 @@ from alterflow.leases import TransactionLease, new_holder
 from alterflow.loading import CsvSplit, LoadInput, LoadInputError, csv_header, csv_split_batches, csv_splits
 from alterflow.store.layout import absolute, data_file_path, index_dir
 from alterflow.store.load import LoadResult, _delete_files, _dual_write_rows, _numbered, abort_load
-from alterflow.store.rows import BadRows, rows_from_arrow
+from alterflow.store.bad_rows import BadRows
+from alterflow.store.rows import rows_from_arrow
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.store.tablets import same_tablets, with_txn_column, write_parquet
 from alterflow.workflow.crash_points import crash_point

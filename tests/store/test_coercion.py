@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from alterflow.store import coercion
 from alterflow.store.coercion import BadValue, coerce_array
-from alterflow.store.rows import BadRows, rows_from_arrow, rows_from_literals
+from alterflow.store.bad_rows import BadRows
+from alterflow.store.rows import rows_from_arrow, rows_from_literals
 from alterflow.sql.ast import Literal
 from alterflow.types import DataType, InvalidValue, coerce_value, parse_type, to_arrow
 from catalog.schema import Column, SchemaVersion

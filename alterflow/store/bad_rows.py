@@ -1,0 +1,10 @@
+"""`BadRows`, apart from the Arrow code that raises it: whoever catches a refused load (the session,
+the CLI) need not import pyarrow to name it."""
+
+from __future__ import annotations
+
+__all__ = ["BadRows"]
+
+
+class BadRows(ValueError):
+    """Rows that cannot be written to the table; nothing was written."""

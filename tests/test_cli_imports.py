@@ -1,0 +1,77 @@
+"""What the CLI imports for the statements people type most (issue 12): a lightweight ALTER,
+DESCRIBE and SHOW import neither Spark, Great Expectations, pandas nor Arrow, and of SQLAlchemy and
+sqlglot only what they use (SQLite's dialect for a SQLite catalog; sqlglot's Doris dialect and the
+MySQL one it derives from). Each statement runs in a fresh `alterflow sql` process that reports the
+modules it imported; `python -X importtime -m alterflow.cli ...` shows where a new one comes from."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+# Top-level packages outside the standard library a light statement may import: ours, SQLAlchemy
+# (and typing_extensions, which SQLAlchemy imports), sqlglot.
+ALLOWED = {"alterflow", "catalog", "sqlalchemy", "sqlglot", "typing_extensions"}
+NEVER = ("pyspark", "py4j", "great_expectations", "pandas", "pyarrow", "numpy", "scipy", "alembic", "httpx")
+SQLGLOT_DIALECTS = {"sqlglot.dialects.dialect", "sqlglot.dialects.doris", "sqlglot.dialects.mysql"}
+
+REPORT = """
+import json, sys
+from alterflow.cli import main
+code = main(sys.argv[1:])
+print("MODULES " + json.dumps(sorted(sys.modules)))
+sys.exit(code)
+"""
+
+
+def _modules(home: pathlib.Path, statement: str) -> set[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
+    env["ALTERFLOW_HOME"] = str(home)
+    done = subprocess.run(
+        [sys.executable, "-c", REPORT, "sql", "-e", statement], env=env, cwd=home, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    line = [text for text in done.stdout.splitlines() if text.startswith("MODULES ")][-1]
+    return set(json.loads(line.removeprefix("MODULES ")))
+
+
+def _third_party(modules: set[str]) -> set[str]:
+    tops = {name.split(".")[0] for name in modules}
+    return {t for t in tops if t not in sys.stdlib_module_names and not t.startswith("_") and t != "cython_runtime"}
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> pathlib.Path:
+    home = tmp_path_factory.mktemp("imports")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
+    env["ALTERFLOW_HOME"] = str(home)
+    create = "CREATE TABLE t (id BIGINT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2"
+    subprocess.run([sys.executable, "-m", "alterflow.cli", "sql", "-e", create], env=env, check=True, timeout=120)
+    return home
+
+
+@pytest.mark.parametrize("statement", [
+    "ALTER TABLE t ADD COLUMN w INT",
+    "ALTER TABLE t RENAME COLUMN v TO v2",
+    "DESCRIBE t",
+    "SHOW ALTER TABLE COLUMN",
+    "SHOW SCHEMA VERSIONS FROM t",
+])
+def test_a_light_statement_imports_no_spark_expectations_pandas_or_arrow(home, statement):
+    modules = _modules(home, statement)
+    assert not [m for m in modules if m.split(".")[0] in NEVER], statement
+    assert _third_party(modules) <= ALLOWED, f"{statement}: new packages {_third_party(modules) - ALLOWED}"
+    assert {m for m in modules if m.startswith("sqlglot.dialects.")} <= SQLGLOT_DIALECTS
+    dialects = {m.split(".")[2] for m in modules if m.startswith("sqlalchemy.dialects.") and not m.endswith("._typing")}
+    assert dialects == {"sqlite"}, "a SQLite catalog imports no other SQL dialect"
+
+
+def test_the_pin_notices_a_statement_that_writes_rows(home):
+    """The same check sees Arrow come in with an INSERT: the pin above is not vacuous."""
+    modules = _modules(home, "INSERT INTO t (id) VALUES (1)")
+    assert "pyarrow" in modules
