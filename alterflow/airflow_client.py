@@ -89,7 +89,7 @@ class AirflowClient:
     username: str = DEFAULT_USERNAME
     password: str = ""
     timeout_s: float = READ_TIMEOUT_S  # for an answer; connecting gives up after CONNECT_TIMEOUT_S
-    poll_seconds: float = 2.0
+    poll_seconds: float = 0.5  # a GET of the run: cheap, and the CLI answers within half a second of the run's end
     wait_timeout_s: float | None = None  # give up waiting for a run after this long (None: wait)
     retry_delays_s: tuple[float, ...] = RETRY_DELAYS_S  # pauses before repeating a call after a server error
     http: httpx.Client | None = None  # an httpx client to send with (e.g. one bound to an in-process app)

@@ -1,8 +1,13 @@
 """Triggers a heavyweight job's deferred tasks wait on, in the triggerer (no worker slot held).
 Each polls one core call in a thread (`asyncio.to_thread`: the catalog is synchronous SQLAlchemy)
-every `poll_seconds` and fires one event: the payload of the look that ended the wait, or
-{"error": message} when the job was cancelled (by CANCEL ALTER, a failed check or its timeout).
-The catalog and warehouse come from the triggerer's ALTERFLOW_* environment, as in every task."""
+and fires one event: the payload of the look that ended the wait, or {"error": message} when the
+job was cancelled (by CANCEL ALTER, a failed check or its timeout). The catalog and warehouse come
+from the triggerer's ALTERFLOW_* environment, as in every task.
+
+A trigger glances every `poll_seconds` (1 s: the wait ends within a second of what it waits for)
+with a read-only query; the full look, which writes (the job's lease and Msg), runs when the
+glance says the wait may be over, and at least every REFRESH_SECONDS (5 s) to renew the lease and
+refresh the Msg. So a waiting job costs one small SELECT a second and the writes it always did."""
 
 from __future__ import annotations
 
@@ -18,7 +23,8 @@ from alterflow.workflow import heavy_steps
 from alterflow.workflow.heavy_steps import JobCancelled
 from catalog.catalog import Catalog
 
-POLL_SECONDS = 5.0
+POLL_SECONDS = 1.0
+REFRESH_SECONDS = 5.0
 
 
 class JobTrigger(BaseTrigger):
@@ -39,19 +45,27 @@ class JobTrigger(BaseTrigger):
     def look(self, catalog: Catalog, warehouse) -> dict | None:
         """One look at the job: the event's payload when the wait is over, else None."""
 
+    def may_be_over(self, catalog: Catalog) -> bool:
+        """A read-only glance: whether a full look now could end the wait."""
+        return True
+
     async def run(self) -> AsyncIterator[TriggerEvent]:
         settings = Settings.from_env()
         catalog = await asyncio.to_thread(Catalog, settings.catalog_url)
+        looked = None  # monotonic time of the last full look
         try:
             while True:
-                try:
-                    payload = await asyncio.to_thread(self.look, catalog, settings.warehouse)
-                except JobCancelled as exc:
-                    yield TriggerEvent({"error": str(exc)})
-                    return
-                if payload is not None:
-                    yield TriggerEvent(payload)
-                    return
+                due = looked is None or asyncio.get_running_loop().time() - looked >= max(REFRESH_SECONDS, self.poll_seconds)
+                if due or await asyncio.to_thread(self.may_be_over, catalog):
+                    looked = asyncio.get_running_loop().time()
+                    try:
+                        payload = await asyncio.to_thread(self.look, catalog, settings.warehouse)
+                    except JobCancelled as exc:
+                        yield TriggerEvent({"error": str(exc)})
+                        return
+                    if payload is not None:
+                        yield TriggerEvent(payload)
+                        return
                 await asyncio.sleep(self.poll_seconds)
         finally:
             catalog.engine.dispose()
@@ -65,6 +79,9 @@ class BoundaryTrigger(JobTrigger):
         result = heavy_steps.wait_for_boundary(catalog, warehouse, self.job_id, group=self.group)
         return result if result["done"] else None
 
+    def may_be_over(self, catalog: Catalog) -> bool:
+        return heavy_steps.boundary_may_be_reached(catalog, self.job_id)
+
 
 class ResumeTrigger(JobTrigger):
     """Fires once a READY_TO_SWAP job was swapped by RESUME ALTER TABLE COLUMN (FINISHED)."""
@@ -72,3 +89,6 @@ class ResumeTrigger(JobTrigger):
     def look(self, catalog: Catalog, warehouse) -> dict | None:
         job = heavy_steps.ensure_alive(catalog, warehouse, self.job_id)
         return {"state": job.state} if job.state == "FINISHED" else None
+
+    def may_be_over(self, catalog: Catalog) -> bool:
+        return heavy_steps.job_state(catalog, self.job_id) != "READY_TO_SWAP"

@@ -1,0 +1,104 @@
+"""The triggers a deferred task waits on (issue 12): a `BoundaryTrigger` fires within a second of
+the last transaction below the boundary ending, while its writing look (lease and Msg) runs no more
+often than every REFRESH_SECONDS; a `ResumeTrigger` fires once RESUME swaps the job, and both end
+with the job's reason when it is cancelled. Run with asyncio in this process, on both catalogs."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow.request import AlterRequest
+from alterflow_airflow import triggers
+from catalog.heavy_jobs import HeavyJobs
+
+ALTER = "ALTER TABLE t MODIFY COLUMN v INT"
+
+
+def sql(session, text: str) -> None:
+    list(session.run(text))
+
+
+def start(session, statement: str) -> int:
+    """validate + start of a heavyweight ALTER: the job id (PENDING)."""
+    request = AlterRequest("t", statement)
+    validated = steps.validate(session.catalog, request)
+    return heavy_steps.start(session.catalog, request, validated)["job_id"]
+
+
+def job(session, job_id: int):
+    return HeavyJobs(session.catalog).job(job_id)
+
+
+class CountingBoundaryTrigger(triggers.BoundaryTrigger):
+    looks = 0
+
+    def look(self, catalog, warehouse):
+        type(self).looks += 1
+        return super().look(catalog, warehouse)
+
+
+async def _first_event(trigger, act, act_after: float):
+    """The trigger's first event, with `act()` run (in a thread) after `act_after` seconds; also the
+    seconds from the act's end to the event."""
+    events = trigger.run()
+    acted = {}
+
+    async def later():
+        await asyncio.sleep(act_after)
+        await asyncio.to_thread(act)
+        acted["at"] = time.monotonic()
+
+    task = asyncio.create_task(later())
+    event = await asyncio.wait_for(events.__anext__(), timeout=act_after + 30)
+    await task
+    await events.aclose()
+    return event.payload, time.monotonic() - acted["at"]
+
+
+def test_the_boundary_trigger_fires_within_a_second_of_the_last_commit_and_writes_every_5_s(plugin_session):
+    s = plugin_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
+    sql(s, "INSERT INTO t VALUES (1, '1')")
+    held = s.catalog.begin_transaction(s.catalog.table("t").id, "a slow load", 3600)
+    job_id = start(s, ALTER)
+    CountingBoundaryTrigger.looks = 0
+    trigger = CountingBoundaryTrigger(job_id)
+
+    payload, latency = asyncio.run(_first_event(trigger, lambda: s.catalog.commit_transaction(held), act_after=7))
+    assert payload == {"done": True, "blocking": []}
+    assert latency < 2.0, latency  # within a second of it, with room for a loaded machine
+    # 7 s of waiting: the first look, one refresh at 5 s, and the look that ended the wait.
+    assert CountingBoundaryTrigger.looks == 3, CountingBoundaryTrigger.looks
+    assert job(s, job_id).state == "RUNNING"
+
+
+def test_a_trigger_ends_with_the_reason_when_the_job_is_cancelled(plugin_session):
+    s = plugin_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
+    held = s.catalog.begin_transaction(s.catalog.table("t").id, "a slow load", 3600)
+    job_id = start(s, ALTER)
+    trigger = triggers.BoundaryTrigger(job_id)
+
+    def cancel():
+        sql(s, "CANCEL ALTER TABLE COLUMN FROM t")
+
+    payload, latency = asyncio.run(_first_event(trigger, cancel, act_after=1))
+    assert "cancelled" in payload["error"] and f"job {job_id}" in payload["error"], payload
+    assert latency < 2.0, latency  # within a second of it, with room for a loaded machine
+    s.catalog.abort_transaction(held, "done with it")
+
+
+def test_the_resume_trigger_fires_once_resume_swaps_the_job(plugin_session):
+    s = plugin_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
+    sql(s, "INSERT INTO t VALUES (1, '1'), (2, '2')")
+    sql(s, ALTER + ' PROPERTIES ("postpone_swap" = "true")')
+    job_id = [j for j in s.catalog.jobs(s.catalog.table("t").id) if j.kind == "HEAVY"][-1].id
+    assert heavy_steps.job_state(s.catalog, job_id) == "READY_TO_SWAP"
+    trigger = triggers.ResumeTrigger(job_id)
+
+    payload, latency = asyncio.run(_first_event(trigger, lambda: sql(s, "RESUME ALTER TABLE COLUMN FROM t"), act_after=1.5))
+    assert payload == {"state": "FINISHED"}
+    assert latency < 2.0, latency  # within a second of it, with room for a loaded machine
