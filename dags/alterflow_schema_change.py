@@ -6,7 +6,10 @@ current version → **branch**: a lightweight change is one catalog **commit**; 
 worker slot while loads below it finish), **converts** history with Spark (`spark-submit` on the
 `spark_default` connection's master, `local[*]` without one), **checks** the result with Great
 Expectations and **swaps** (with `postpone_swap` it waits, deferred, for `RESUME ALTER TABLE
-COLUMN`). **done** returns the job. The run id is the job's request id: a retried task finds its job.
+COLUMN`). A job on the local engine (a small table, `"engine" = "auto"` or `"local"`) takes the
+other branch of **start**: **rewrite_in_worker** runs the same steps in one task, in the worker,
+without Spark. **done** returns the job. The run id is the job's request id: a retried task finds
+its job.
 
 Every heavy task drives the job under the run's runner lease: a retried or cleared task resumes it.
 A run whose statement is the same text as an orphaned job's ALTER (its runner died: the `alterflow_gc`
@@ -25,9 +28,9 @@ import pendulum
 from airflow.sdk import Param, dag, task
 
 from alterflow_airflow import tasks
-from alterflow_airflow.operators import ConvertHistoryOperator, SwapOperator, WaitForBoundaryOperator
+from alterflow_airflow.operators import ConvertHistoryOperator, RewriteInWorkerOperator, SwapOperator, WaitForBoundaryOperator
 
-JOB_ID = "{{ ti.xcom_pull(task_ids='start')['job_id'] }}"
+JOB_ID = "{{ ti.xcom_pull(task_ids='start', key='job')['job_id'] }}"
 # A retried step resumes (steps are idempotent), well inside the lease a finished task hands on.
 HEAVY = {"retries": 2, "retry_delay": timedelta(seconds=10)}
 # The short steps retry too, soon: a transient error (a locked database, a task process lost on a
@@ -92,13 +95,15 @@ def alterflow_schema_change():
     def commit(request: dict, validated: dict) -> dict:
         return tasks.commit(request, validated)
 
-    @task(**HEAVY)
-    def start(request: dict, validated: dict) -> dict:
-        return tasks.start(request, validated)
+    @task.branch(**HEAVY)
+    def start(request: dict, validated: dict, ti=None) -> str:
+        started = tasks.start(request, validated)
+        ti.xcom_push(key="job", value=started)  # the job for the tasks after it (JOB_ID)
+        return tasks.route(started["job_id"])
 
     @task(**HEAVY)
-    def check(started: dict, run_id=None) -> dict:
-        return tasks.check(started["job_id"], run_id)
+    def check(job_id: str, run_id=None) -> dict:
+        return tasks.check(int(job_id), run_id)
 
     @task(trigger_rule="none_failed_min_one_success", **LIGHT)
     def done(request: dict, validated: dict) -> dict:
@@ -113,8 +118,10 @@ def alterflow_schema_change():
     wait = WaitForBoundaryOperator(task_id="wait_for_boundary", job_id=JOB_ID, **HEAVY)
     convert = ConvertHistoryOperator(task_id="convert", job_id=JOB_ID, **HEAVY)
     swap = SwapOperator(task_id="swap", job_id=JOB_ID, **HEAVY)
-    started >> wait >> convert >> check(started) >> swap
-    [committed, swap] >> done(request, validated)
+    in_worker = RewriteInWorkerOperator(task_id="rewrite_in_worker", job_id=JOB_ID, **HEAVY)
+    started >> [wait, in_worker]
+    wait >> convert >> check(JOB_ID) >> swap
+    [committed, swap, in_worker] >> done(request, validated)
 
 
 alterflow_schema_change()

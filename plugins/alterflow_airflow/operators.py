@@ -3,9 +3,13 @@
 WaitForBoundaryOperator  one look at the boundary; if loads below it are still open, defers to a
                          `BoundaryTrigger` (no worker slot is held while waiting).
 ConvertHistoryOperator   `SparkSubmitOperator` running `spark_jobs/convert_history.py` on the master
-                         of the `spark_default` connection, `local[*]` when there is none.
+                         of the `spark_default` connection, `local[*]` when there is none; a job
+                         on the local engine (a small table) converts in the worker instead.
 SwapOperator             the swap; a job left READY_TO_SWAP by `postpone_swap` defers to a
                          `ResumeTrigger` until RESUME ALTER TABLE COLUMN swaps it (or it is cancelled).
+RewriteInWorkerOperator  a small table's job (the local engine): the boundary wait (deferred like
+                         WaitForBoundaryOperator's), the conversion, the check and the swap (deferred
+                         like SwapOperator's) in one task, the embedded runner's steps in its order.
 
 `job_id` is templated (the `start` task's XCom)."""
 
@@ -25,6 +29,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException, Airfl
 from alterflow.leases import JobLease
 from alterflow.rewrite.spark_submit import application_path, spark_submit_binary, submit_command
 from alterflow.settings import Settings
+from alterflow.workflow.runner import preload_expectations
 from catalog.catalog import Catalog
 from alterflow_airflow import tasks
 from alterflow_airflow.triggers import POLL_SECONDS, BoundaryTrigger, ResumeTrigger
@@ -82,6 +87,45 @@ class SwapOperator(BaseOperator):
         return result
 
     def execute_complete(self, context, event: dict | None = None) -> dict:
+        return {"state": _event_or_fail(event)["state"]}
+
+
+class RewriteInWorkerOperator(BaseOperator):
+    """Every remaining step of a job on the local engine, in this task: each Airflow hand-off costs
+    about a second, more than converting a small table. The steps are the same idempotent core
+    steps the one-task-per-step path runs, so a retried task resumes where the job's record says.
+    Waiting for the boundary or for RESUME defers (no worker slot is held meanwhile)."""
+
+    template_fields = ("job_id",)
+    ui_color = "#fff4e0"
+
+    def __init__(self, *, job_id: Any, parallelism: int = 2, poll_seconds: float = POLL_SECONDS, **kwargs):
+        super().__init__(**kwargs)
+        self.job_id = job_id
+        self.parallelism = parallelism
+        self.poll_seconds = poll_seconds
+
+    def execute(self, context) -> dict:
+        job_id, run_id = int(self.job_id), context["run_id"]
+        preload_expectations()  # Great Expectations takes a second or more to import: while the job converts
+        if not tasks.wait_for_boundary(job_id, run_id)["done"]:
+            self.log.info("job %s waits for transactions below its boundary; deferring", job_id)
+            self.defer(
+                trigger=BoundaryTrigger(job_id, self.poll_seconds, tasks.run_group(run_id)), method_name="boundary_reached"
+            )
+        tasks.convert_in_worker(job_id, run_id, self.parallelism)
+        tasks.check(job_id, run_id)
+        result = tasks.swap(job_id, run_id)
+        if result["state"] == "READY_TO_SWAP":
+            self.log.info("job %s is READY_TO_SWAP (postpone_swap); waiting for RESUME ALTER TABLE COLUMN", job_id)
+            self.defer(trigger=ResumeTrigger(job_id, self.poll_seconds), method_name="swapped")
+        return result
+
+    def boundary_reached(self, context, event: dict | None = None) -> dict:
+        _event_or_fail(event)
+        return self.execute(context)  # one more look records the move to RUNNING, then the rest
+
+    def swapped(self, context, event: dict | None = None) -> dict:
         return {"state": _event_or_fail(event)["state"]}
 
 
@@ -158,6 +202,18 @@ class ConvertHistoryOperator(SparkSubmitOperator):
             return {"skipped": job.state}
         settings = Settings.from_env()
         group = tasks.run_group(context["run_id"])
+        if tasks.conversion_engine(job_id) == "local":  # a small table: converted in this worker, no spark-submit
+            self.log.info("job %s converts on the local engine, in the worker", job_id)
+            tasks.convert_in_worker(job_id, context["run_id"], self.parallelism)
+        else:
+            self._submit(context, job_id, settings, group)
+        job = tasks.alive_job(job_id)
+        if job.state != "VALIDATING":
+            raise AirflowException(f"job {job_id} is {job.state} after the conversion; expected VALIDATING")
+        return {"state": job.state, "progress": job.progress}
+
+    def _submit(self, context, job_id: int, settings: Settings, group: str) -> None:
+        """spark-submit of the conversion; returns once the application has ended."""
         self.name = f"alterflow-convert-job-{job_id}"
         self.conf = {**_submit_conf(settings), **(self.conf or {})}
         self.env_vars = {**_submit_env(_local_master(self._conn_id)), **(self.env_vars or {})}
@@ -172,7 +228,3 @@ class ConvertHistoryOperator(SparkSubmitOperator):
         except AirflowException:
             tasks.alive_job(job_id)  # cancelled meanwhile: fail with the job's Msg, no retry
             raise
-        job = tasks.alive_job(job_id)
-        if job.state != "VALIDATING":
-            raise AirflowException(f"job {job_id} is {job.state} after the conversion; expected VALIDATING")
-        return {"state": job.state, "progress": job.progress}

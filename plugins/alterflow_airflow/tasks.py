@@ -92,6 +92,15 @@ def commit(request: dict, validated: dict) -> dict:
         return steps.commit(_catalog(_settings()), AlterRequest.from_json(request), validated)
 
 
+def route(job_id: int) -> str:
+    """Which task drives the started job on: `rewrite_in_worker` for a job the local engine
+    converts (a small table: every remaining step in one task, no hand-offs, no Spark), else
+    `wait_for_boundary` (one task per step, the conversion on Spark)."""
+    with refusals_fail_the_task():
+        local = heavy_steps.conversion_engine(_catalog(_settings()), job_id) == "local"
+    return "rewrite_in_worker" if local else "wait_for_boundary"
+
+
 def start(request: dict, validated: dict) -> dict:
     with refusals_fail_the_task():
         return heavy_steps.start(
@@ -112,6 +121,24 @@ def alive_job(job_id: int) -> AlterJob:
         return heavy_steps.ensure_alive(_catalog(settings), settings.warehouse, job_id)
 
 
+def conversion_engine(job_id: int) -> str:
+    with refusals_fail_the_task():
+        return heavy_steps.conversion_engine(_catalog(_settings()), job_id)
+
+
+def convert_in_worker(job_id: int, run_id: str, parallelism: int) -> dict:
+    """The RUNNING step in this worker: on the local engine without Spark, as `route` expects; on
+    Spark in this process when loads that committed below the boundary after `start` made the
+    table too big for the local engine."""
+    from alterflow.spark_session import get_spark
+
+    with refusals_fail_the_task():
+        settings = _settings()
+        catalog = _catalog(settings)
+        spark = None if heavy_steps.conversion_engine(catalog, job_id) == "local" else get_spark(settings.spark_master)
+        return heavy_steps.convert(spark, catalog, settings.warehouse, job_id, parallelism, group=run_group(run_id))
+
+
 def check(job_id: int, run_id: str) -> dict:
     from alterflow.spark_session import get_spark
 
@@ -121,8 +148,9 @@ def check(job_id: int, run_id: str) -> dict:
         job = heavy_steps.ensure_alive(catalog, settings.warehouse, job_id)
         if job.state != "VALIDATING" or "check" in job.steps:
             return {"skipped": job.state}
+        local = heavy_steps.conversion_engine(catalog, job_id) == "local"  # validated on pandas: no Spark
         return heavy_steps.check(
-            get_spark(settings.spark_master), catalog, settings.warehouse, job_id, group=run_group(run_id)
+            None if local else get_spark(settings.spark_master), catalog, settings.warehouse, job_id, group=run_group(run_id)
         )
 
 

@@ -35,7 +35,9 @@ def test_schema_change_dag_shape_and_trigger_form():
     assert tasks["branch"].downstream_task_ids == {"commit", "start"}
     for upstream, downstream in zip(HEAVY_PATH, HEAVY_PATH[1:]):
         assert downstream in tasks[upstream].downstream_task_ids, (upstream, downstream)
-    assert {"commit", "swap"} <= tasks["done"].upstream_task_ids
+    assert tasks["start"].downstream_task_ids == {"wait_for_boundary", "rewrite_in_worker"}  # start branches by engine
+    assert type(tasks["rewrite_in_worker"]).__name__ == "RewriteInWorkerOperator"
+    assert {"commit", "swap", "rewrite_in_worker"} <= tasks["done"].upstream_task_ids
     assert tasks["done"].trigger_rule == "none_failed_min_one_success"
     assert type(tasks["convert"]).__name__ == "ConvertHistoryOperator"
     assert tasks["convert"]._conn_id == "spark_default"

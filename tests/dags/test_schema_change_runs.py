@@ -1,5 +1,6 @@
 """`dag.test()` runs of alterflow_schema_change with real tasks: a light change commits, a heavy
-change runs every step (spark-submit of the conversion, Great Expectations, swap)."""
+change runs every step (spark-submit of the conversion, Great Expectations, swap), and a small
+table's heavy change converts in the worker, with no spark-submit and no SparkSession."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def test_light_change_commits_in_the_commit_branch(alterflow):
     state, tasks, run = run_dag(dag, {"table": "t", "statement": "ALTER TABLE t ADD COLUMN n INT DEFAULT 7"})
     assert state == "success", tasks
     assert tasks["commit"] == "success" and tasks["done"] == "success"
-    assert all(tasks[t] == "skipped" for t in ("start", "wait_for_boundary", "convert", "check", "swap")), tasks
+    assert all(tasks[t] == "skipped" for t in ("start", "wait_for_boundary", "convert", "check", "swap", "rewrite_in_worker")), tasks
     assert versions(alterflow, "t") == [1, 2]
     [job] = jobs(alterflow, "t")
     assert job.kind == "LIGHT" and job.state == "FINISHED" and job.request_id == run.run_id
@@ -69,14 +70,15 @@ def test_heavy_change_waits_deferred_for_an_open_load_then_runs_every_step_and_s
     helper = threading.Thread(target=abort_the_load_once_the_job_waits_for_it, name="abort-load")
     helper.start()
     state, tasks, run = run_dag(
-        load_dag(SCHEMA_CHANGE), {"table": "t", "statement": "ALTER TABLE t MODIFY COLUMN v INT", "properties": {}}
+        load_dag(SCHEMA_CHANGE),
+        {"table": "t", "statement": "ALTER TABLE t MODIFY COLUMN v INT", "properties": {"engine": "spark"}},
     )
     helper.join(60)
     assert state == "success", tasks
     assert "waiting for transactions" in seen.get("msg", ""), seen
     for task_id in ("validate", "plan", "branch", "start", "wait_for_boundary", "convert", "check", "swap", "done"):
         assert tasks[task_id] == "success", tasks
-    assert tasks["commit"] == "skipped"
+    assert tasks["commit"] == "skipped" and tasks["rewrite_in_worker"] == "skipped"
     [job] = jobs(alterflow, "t")
     assert job.kind == "HEAVY" and job.state == "FINISHED" and job.request_id == run.run_id
     assert versions(alterflow, "t") == [1, 2]
@@ -140,7 +142,8 @@ def test_postponed_swap_waits_deferred_for_resume_and_a_second_run_makes_no_seco
     helper.start()
     state, states, run = run_dag(
         load_dag(SCHEMA_CHANGE),
-        {"table": "t", "statement": "ALTER TABLE t MODIFY COLUMN v BIGINT", "properties": {"postpone_swap": "true"}},
+        {"table": "t", "statement": "ALTER TABLE t MODIFY COLUMN v BIGINT",
+         "properties": {"postpone_swap": "true", "engine": "spark"}},
     )
     helper.join(600)
     assert seen.get("versions_before_resume") == [1], seen
@@ -153,4 +156,52 @@ def test_postponed_swap_waits_deferred_for_resume_and_a_second_run_makes_no_seco
     [job] = jobs(alterflow, "t")
     assert job.state == "FINISHED" and job.request_id == run.run_id
     assert versions(alterflow, "t") == [1, 2]
+    assert sql(alterflow, "SELECT id, v FROM t ORDER BY id") == ((1, 10), (2, 20), (3, 30))
+
+
+def test_a_small_tables_heavy_change_runs_in_one_worker_task_without_spark(alterflow, monkeypatch):
+    """`"engine" = "auto"` on 3 rows: `start` branches to rewrite_in_worker, which waits for the
+    boundary (deferred while a load below it is open), converts on the local engine, validates on
+    pandas and swaps (deferred again until RESUME: `postpone_swap`), in one task; nothing submits to
+    Spark or asks for a SparkSession."""
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+    import alterflow.spark_session as spark_session
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("a local-engine job reached Spark")
+
+    with monkeypatch.context() as patched:  # for the run only: the SELECT below reads with Spark
+        patched.setattr(SparkSubmitHook, "submit", refuse)
+        patched.setattr(spark_session, "get_spark", refuse)
+        catalog = alterflow.catalog
+        held = catalog.begin_transaction(catalog.table("t").id, "a slow load", 3600)
+
+        seen = {}
+
+        def meanwhile():  # the load below the boundary ends; then RESUME the postponed swap
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline and not any(j.state == "WAITING_TXN" for j in jobs(alterflow, "t")):
+                time.sleep(0.2)
+            catalog.abort_transaction(held, "given up by the test")
+            while time.monotonic() < deadline and not any(j.state == "READY_TO_SWAP" for j in jobs(alterflow, "t")):
+                time.sleep(0.2)
+            seen["versions_before_resume"] = versions(alterflow, "t")
+            seen["resume"] = sql(alterflow, "RESUME ALTER TABLE COLUMN FROM t")
+
+        helper = threading.Thread(target=meanwhile, name="meanwhile")
+        helper.start()
+        state, tasks, run = run_dag(
+            load_dag(SCHEMA_CHANGE),
+            {"table": "t", "statement": "ALTER TABLE t MODIFY COLUMN v INT", "properties": {"postpone_swap": "true"}},
+        )
+        helper.join(60)
+    assert seen.get("versions_before_resume") == [1] and "FINISHED" in seen.get("resume", ""), seen
+    assert state == "success", tasks
+    assert all(tasks[t] == "success" for t in ("start", "rewrite_in_worker", "done")), tasks
+    assert all(tasks[t] == "skipped" for t in ("commit", "wait_for_boundary", "convert", "check", "swap")), tasks
+    assert run.get_task_instance("rewrite_in_worker").xcom_pull(task_ids="rewrite_in_worker") == {"state": "FINISHED"}
+    [job] = jobs(alterflow, "t")
+    assert job.state == "FINISHED" and versions(alterflow, "t") == [1, 2]
+    assert job.steps == ("validate", "start", "wait_for_boundary", "convert", "check", "swap"), job.steps
     assert sql(alterflow, "SELECT id, v FROM t ORDER BY id") == ((1, 10), (2, 20), (3, 30))
