@@ -18,7 +18,7 @@ import traceback
 
 from bench import RESULTS_PATH, ResultRow, markdown_table
 
-BENCHMARKS = ("light_alter", "lease_cost", "evolved_read", "heavy_alter", "load_throughput")
+BENCHMARKS = ("light_alter", "lease_cost", "cli_alter", "evolved_read", "heavy_alter", "load_throughput", "airflow_runs")
 
 
 def _load() -> str:

@@ -1,0 +1,146 @@
+"""DAG runs through Airflow (issue 12): a small heavyweight ALTER against a lightweight one, on the
+same Airflow, triggered through the REST API as a user's tool would.
+
+A throwaway Airflow (`make airflow`'s command: scheduler, dag-processor, triggerer and api-server,
+LocalExecutor, in a temporary home on a free port; the e2e test's `LiveAirflow`) runs
+`alterflow_schema_change`. Runs alternate: `ADD COLUMN` of a table (lightweight: validate, plan,
+branch, commit, done) and `MODIFY COLUMN v BIGINT` of a STRING column of a 10,000-row table
+(heavyweight on the local engine: validate, plan, branch, start, wait_for_boundary, convert,
+check, swap, done). A run's time is Airflow's own: from the run being queued to its end
+(`queued_at` to `end_date`), so the client's polling does not count. Goal: heavy at most 2× light.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.util
+import pathlib
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pyarrow as pa
+
+from bench import ResultRow, markdown_table, median, rows_text, verdict
+
+FULL = {"rows": 10_000, "runs": 4}
+QUICK = {"rows": 1_000, "runs": 1}
+GOAL = 2.0
+DAG = "alterflow_schema_change"
+TABLE = "CREATE TABLE {name} (id BIGINT NOT NULL, grp INT, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 4"
+LIVE_AIRFLOW = pathlib.Path(__file__).resolve().parents[1] / "tests" / "e2e" / "live_airflow.py"
+
+
+def _live_airflow_module():
+    """The e2e test's throwaway-Airflow harness, loaded from its file (tests/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("alterflow_bench_live_airflow", LIVE_AIRFLOW)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _rows(count: int) -> pa.Table:
+    ids = np.arange(count, dtype=np.int64)
+    return pa.table({"id": ids, "grp": (ids % 7).astype(np.int32), "v": pa.array(ids.astype(str))})
+
+
+def _when(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _timed_run(live, headers: dict, run_id: str, table: str, statement: str, timeout: float = 600) -> float:
+    """Trigger one run and wait for it; its seconds from queued to end, by Airflow's clock."""
+    conf = {"table": table, "statement": statement, "properties": {}}
+    answer = live.call("POST", f"/api/v2/dags/{DAG}/dagRuns", headers=headers, json={"dag_run_id": run_id, "logical_date": None, "conf": conf})
+    if answer.status_code != 200:
+        raise RuntimeError(f"trigger {run_id}: {answer.status_code} {answer.text}")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = live.call("GET", f"/api/v2/dags/{DAG}/dagRuns/{run_id}", headers=headers).json()
+        if run["state"] == "success":
+            return (_when(run["end_date"]) - _when(run["queued_at"])).total_seconds()
+        if run["state"] == "failed":
+            raise RuntimeError(f"run {run_id} failed:\n{live.task_problems(run_id)}")
+        time.sleep(0.25)
+    raise RuntimeError(f"run {run_id} still {run['state']} after {timeout} s")
+
+
+def _timeline(live, headers: dict, run_id: str) -> str:
+    """Each task of the run: when it was queued and started, and how long it ran, in seconds from
+    the run being queued (where a run's time goes: hand-offs or work)."""
+    run = live.call("GET", f"/api/v2/dags/{DAG}/dagRuns/{run_id}", headers=headers).json()
+    zero = _when(run["queued_at"])
+    tasks = live.call("GET", f"/api/v2/dags/{DAG}/dagRuns/{run_id}/taskInstances", headers=headers).json()["task_instances"]
+    parts = []
+    for ti in sorted((t for t in tasks if t.get("start_date")), key=lambda t: t["start_date"]):
+        queued = (_when(ti["queued_when"]) - zero).total_seconds() if ti.get("queued_when") else float("nan")
+        began = (_when(ti["start_date"]) - zero).total_seconds()
+        ran = (_when(ti["end_date"]) - _when(ti["start_date"])).total_seconds() if ti.get("end_date") else float("nan")
+        parts.append(f"{ti['task_id']} q{queued:.1f}/s{began:.1f}+{ran:.1f}")
+    return f"run end {(_when(run['end_date']) - zero).total_seconds():.1f}: " + ", ".join(parts)
+
+
+def _wait_for_dag(live, headers: dict, timeout: float = 240) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        live.check_running()
+        if live.call("GET", f"/api/v2/dags/{DAG}", headers=headers).status_code == 200:
+            return
+        time.sleep(1)
+    raise RuntimeError(f"DAG {DAG} not parsed after {timeout} s")
+
+
+def run(quick: bool = False) -> list[ResultRow]:
+    from alterflow.session import Session
+    from alterflow.settings import Settings
+
+    sizes = QUICK if quick else FULL
+    runs, count = sizes["runs"], sizes["rows"]
+    live_airflow = _live_airflow_module()
+    with tempfile.TemporaryDirectory(prefix="alterflow-bench-airflow-") as base:
+        live = live_airflow.LiveAirflow(pathlib.Path(base))
+        live.start()
+        try:
+            session = Session(Settings.from_env(live.cli_env()))
+            for i in range(runs + 1):  # +1: a first run of each warms Airflow's and the OS's caches
+                for kind in ("heavy", "light"):
+                    list(session.run(TABLE.format(name=f"{kind}{i}")))
+                    session.load(f"{kind}{i}", _rows(count), label="bench", by_name=True)
+            live.wait_healthy()
+            headers = {"Authorization": f"Bearer {live.token()}"}
+            _wait_for_dag(live, headers)
+            light, heavy = [], []
+            for i in range(runs + 1):
+                light_s = _timed_run(live, headers, f"bench_light_{i}", f"light{i}", f"ALTER TABLE light{i} ADD COLUMN n INT")
+                heavy_s = _timed_run(live, headers, f"bench_heavy_{i}", f"heavy{i}", f"ALTER TABLE heavy{i} MODIFY COLUMN v BIGINT")
+                print(f"  run {i}: light {light_s:.1f} s, heavy {heavy_s:.1f} s{' (warm-up)' if i == 0 else ''}", flush=True)
+                if i:
+                    light.append(light_s), heavy.append(heavy_s)
+            print(f"  last light run: {_timeline(live, headers, f'bench_light_{runs}')}", flush=True)
+            print(f"  last heavy run: {_timeline(live, headers, f'bench_heavy_{runs}')}", flush=True)
+            jobs = session.catalog.jobs(session.catalog.table(f"heavy{runs}").id)
+            assert jobs and jobs[-1].state == "FINISHED" and jobs[-1].kind == "HEAVY", jobs
+        except BaseException:
+            print(live.diagnostics(), file=sys.stderr)
+            raise
+        finally:
+            live.stop()
+    ratio = median(heavy) / median(light)
+    print(f"  heavy DAG run {median(heavy):.1f} s, light DAG run {median(light):.1f} s: ratio {ratio:.2f}")
+    return [
+        ResultRow(
+            "Airflow DAG run", f"heavy: {rows_text(count)}, MODIFY COLUMN v BIGINT (STRING), local engine",
+            f"median {median(heavy):.1f} s queued→end ({runs} runs)",
+            baseline=f"light DAG run (ADD COLUMN), same Airflow: {median(light):.1f} s",
+            ratio=f"{ratio:.2f} (heavy/light)", goal=f"≤ {GOAL:g}×",
+            reference="before issue 12: a 3-row heavy run took 1 min 07 s", met=verdict(ratio <= GOAL, quick),
+        ),
+    ]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (smoke test); no goal is judged")
+    print(markdown_table(run(quick=parser.parse_args().quick)))
