@@ -23,6 +23,8 @@ takes that run if its conf is ours. A refused connection is not retried: Airflow
 
 from __future__ import annotations
 
+from alterflow.errors import UserError
+
 import os
 import time
 import uuid
@@ -42,7 +44,7 @@ READ_TIMEOUT_S = 70.0  # above the 60 s SQLite lock wait of `make airflow` (plug
 CONNECT_TIMEOUT_S = 10.0
 
 
-class AirflowRequestError(RuntimeError):
+class AirflowRequestError(UserError):
     """Airflow could not be reached, refused us, or the run failed; the message is one line."""
 
 

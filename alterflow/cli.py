@@ -1,4 +1,9 @@
-"""The `alterflow` command: `sql`, `load`, `gc`."""
+"""The `alterflow` command: `sql`, `load`, `gc`.
+
+Every failure is one line on stderr and exit status 1. A refusal (`UserError`) prints its own
+message; anything else is an internal error: its line names the exception's type and the log file
+under `$ALTERFLOW_HOME/logs/` that holds its traceback, so a bug never passes for a user's mistake.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import argparse
 import pathlib
 import sys
 
+from alterflow.errors import UserError, first_line, internal_error_line
 from alterflow.output import to_json, to_table
 
 
@@ -34,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _GcUsageError(ValueError):
+class _GcUsageError(UserError):
     """A bad `alterflow gc` argument."""
 
 
@@ -74,17 +80,12 @@ def _gc(argv: list[str]) -> int:
         from alterflow.spark_session import get_spark
         from catalog.catalog import Catalog
 
-        try:
-            catalog = Catalog(settings.catalog_url)
-        except Exception as exc:  # the URL may hold a password: name the variable, not its value
-            raise _GcUsageError(f"cannot open the catalog of ALTERFLOW_CATALOG_URL: {_message(exc)}") from None
         run_gc(
-            catalog, settings.warehouse, lambda: get_spark(settings.spark_master), retention,
+            Catalog(settings.catalog_url), settings.warehouse, lambda: get_spark(settings.spark_master), retention,
             on_step=lambda name, result: print(step_line(name, result), flush=True),
         )
     except Exception as exc:
-        print(f"error: {_message(exc)}", file=sys.stderr)
-        return 1
+        return _failed(exc)
     return 0
 
 
@@ -106,14 +107,12 @@ def _sql(args) -> int:
         session = Session()
         pieces = split_statements(text)
     except Exception as exc:
-        print(f"error: {_message(exc)}", file=sys.stderr)
-        return 1
+        return _failed(exc)
     for piece in pieces:
         try:
             results = list(session.run(piece))
-        except Exception as exc:  # every failure is one line; statements before it stay done
-            print(f"error: {_message(exc)}", file=sys.stderr)
-            return 1
+        except Exception as exc:  # statements before it stay done
+            return _failed(exc)
         for result in results:
             if isinstance(result, ResultSet):
                 print(to_json(result) if args.format == "json" else to_table(result), flush=True)
@@ -131,15 +130,21 @@ def _load(args) -> int:
         session = Session()
         result = session.load_input(args.table, source, label=f"load {args.path}", engine=args.engine)
     except Exception as exc:
-        print(f"error: {_message(exc)}", file=sys.stderr)
-        return 1
+        return _failed(exc)
     print(result.message)
     return 0
 
 
-def _message(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
+def _failed(exc: Exception) -> int:
+    """Print the failure's one line (see the module's docstring); the exit status."""
+    if isinstance(exc, UserError):
+        line = first_line(exc)
+    else:
+        from alterflow.settings import home_from_env
+
+        line = internal_error_line(exc, home_from_env())
+    print(f"error: {line}", file=sys.stderr)
+    return 1
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,6 +5,8 @@ the table's column types (alterflow.store.coercion)."""
 
 from __future__ import annotations
 
+from alterflow.errors import UserError
+
 import pathlib
 import queue
 import threading
@@ -24,7 +26,7 @@ READ_AHEAD = 2  # batches parsed ahead of the one being converted
 WHOLE_CSV_BYTES = 64 << 20  # a CSV up to this size is parsed in one go (threads across its blocks)
 
 
-class LoadInputError(ValueError):
+class LoadInputError(UserError):
     """The input of a bulk load cannot be read."""
 
 

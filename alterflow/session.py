@@ -8,6 +8,8 @@ imports neither pyarrow nor pandas (tests/test_cli_imports.py pins what it impor
 
 from __future__ import annotations
 
+from alterflow.errors import UserError, first_line
+
 import dataclasses
 import json
 import pathlib
@@ -16,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from alterflow import sql as ast
-from alterflow.planner import AlterRejected, CreateTableRejected, Verdict, plan_create_table
+from alterflow.planner import Verdict, plan_create_table
 from alterflow.planner._common import quote_string
 from alterflow.results import Done, Result, ResultSet
 from alterflow.settings import Settings
@@ -25,12 +27,9 @@ from alterflow.store.bad_rows import BadRows
 from alterflow.types import format_value
 from alterflow.view_columns import columns_used
 from alterflow.workflow import job_control, steps
-from alterflow.workflow.heavy_steps import JobCancelled
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_alter
 from catalog.catalog import Catalog, ViewDependency, utcnow
-from catalog.errors import CatalogError
-from catalog.heavy_jobs import JobStateError
 from catalog.schema import SchemaVersion
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from alterflow.loading import LoadInput
 
 
-class StatementError(ValueError):
+class StatementError(UserError):
     """A statement failed; the message is the one line the user sees."""
 
 
@@ -82,14 +81,13 @@ class Session:
             raise StatementError(f"unsupported statement {type(statement).__name__}")
         try:
             return handler(statement)
-        except (
-            CatalogError, AlterRejected, CreateTableRejected, steps.HeavyChangeUnavailable, JobCancelled, JobStateError,
-            BadRows, ast.SqlError,
-        ) as exc:
+        except StatementError:
+            raise
+        except UserError as exc:  # every refusal, worded by the layer that refused
             raise StatementError(str(exc)) from None
         except Exception as exc:
-            if type(exc).__module__.startswith(("pyspark", "py4j")):  # Spark's analysis errors: first line only
-                raise StatementError(_first_line(exc)) from None
+            if _is_spark_error(exc):  # Spark's analysis of the user's query: its first line
+                raise StatementError(first_line(exc)) from None
             raise
 
     @property
@@ -244,10 +242,10 @@ class Session:
             raise StatementError(f"CREATE VIEW {stmt.name}: a table or view named {stmt.name} already exists")
         try:
             self._query(stmt.query, stmt.tables).schema  # analyse now: a broken query never becomes a view
-        except CatalogError:
-            raise
-        except Exception as exc:  # Spark's AnalysisException: keep its first line
-            raise StatementError(f"CREATE VIEW {stmt.name}: {_first_line(exc)}") from None
+        except Exception as exc:
+            if not _is_spark_error(exc):
+                raise
+            raise StatementError(f"CREATE VIEW {stmt.name}: {first_line(exc)}") from None  # an AnalysisException
         self.catalog.create_view(stmt.name, stmt.query, dependencies)
         return Done(f"CREATE VIEW {stmt.name}")
 
@@ -372,9 +370,9 @@ def _time(value) -> str | None:
     return value.isoformat(sep=" ", timespec="seconds") if value is not None else None
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+def _is_spark_error(exc: BaseException) -> bool:
+    """An error Spark raised about a query (an AnalysisException, a parse error of Spark SQL)."""
+    return type(exc).__module__.startswith(("pyspark", "py4j"))
 
 
 def _statement_text(stmt) -> str:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from alterflow.errors import UserError
+
 import os
 import pathlib
 from dataclasses import dataclass
 
 
-class SettingError(ValueError):
+class SettingError(UserError):
     """An environment variable holds a value alterflow cannot use."""
 
 
@@ -56,6 +60,12 @@ def lease_seconds(env=None) -> float:
     return value
 
 
+def home_from_env(env: Mapping[str, str] | None = None) -> pathlib.Path:
+    """ALTERFLOW_HOME (default `.alterflow` under the working directory), absolute."""
+    env = os.environ if env is None else env
+    return pathlib.Path(env.get("ALTERFLOW_HOME", ".alterflow")).absolute()
+
+
 @dataclass(frozen=True)
 class Settings:
     home: pathlib.Path
@@ -73,7 +83,7 @@ class Settings:
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
         env = os.environ if env is None else env
-        home = pathlib.Path(env.get("ALTERFLOW_HOME", ".alterflow")).absolute()
+        home = home_from_env(env)
         catalog_url = env.get("ALTERFLOW_CATALOG_URL") or f"sqlite:///{home / 'catalog.db'}"
         warehouse = pathlib.Path(env.get("ALTERFLOW_WAREHOUSE") or home / "warehouse").absolute()
         return cls(

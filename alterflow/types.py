@@ -22,6 +22,8 @@ start-up).
 
 from __future__ import annotations
 
+from alterflow.errors import UserError
+
 import datetime as _dt
 import decimal
 import enum
@@ -45,11 +47,11 @@ __all__ = [
 ]
 
 
-class InvalidType(ValueError):
+class InvalidType(UserError):
     """A type text or type that alterflow does not support (one-line message)."""
 
 
-class InvalidValue(ValueError):
+class InvalidValue(UserError):
     """A literal or value that does not fit a type (one-line message naming both)."""
 
 

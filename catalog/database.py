@@ -6,11 +6,15 @@ import pathlib
 import threading
 
 from sqlalchemy import Engine, create_engine, event, text
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+
+from alterflow.errors import first_line
+from catalog.errors import CatalogUnavailable
 
 MIGRATIONS = pathlib.Path(__file__).parent / "migrations"
 _engines: dict[str, Engine] = {}
+_CANNOT_OPEN = "cannot open the catalog of ALTERFLOW_CATALOG_URL"
 _lock = threading.Lock()
 
 
@@ -82,12 +86,25 @@ def upgrade(engine: Engine) -> None:
 
 
 def open_engine(url: str) -> Engine:
-    """The process's engine for a catalog URL, migrated to the newest schema."""
-    key = normalise_url(url)
-    with _lock:
-        engine = _engines.get(key)
-        if engine is None:
-            engine = make_engine(key)
-            upgrade(engine)
-            _engines[key] = engine
-        return engine
+    """The process's engine for a catalog URL, migrated to the newest schema. A URL that is not
+    one, names no installed driver or reaches no database is refused with `CatalogUnavailable`
+    (the message names the setting, never the URL: it may hold a password)."""
+    try:
+        key = normalise_url(url)
+        with _lock:
+            engine = _engines.get(key)
+            if engine is None:
+                engine = make_engine(key)
+                upgrade(engine)
+                _engines[key] = engine
+            return engine
+    except NoSuchModuleError:
+        raise CatalogUnavailable(f"{_CANNOT_OPEN}: it names a database SQLAlchemy does not know") from None
+    except ArgumentError:
+        raise CatalogUnavailable(f"{_CANNOT_OPEN}: it is not a database URL") from None
+    except ImportError as exc:
+        raise CatalogUnavailable(f"{_CANNOT_OPEN}: its database driver is not installed ({exc})") from None
+    except DBAPIError as exc:
+        raise CatalogUnavailable(f"{_CANNOT_OPEN}: {first_line(exc.orig or exc)}") from None
+    except SQLAlchemyError as exc:
+        raise CatalogUnavailable(f"{_CANNOT_OPEN}: {first_line(exc)}") from None

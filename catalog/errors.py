@@ -1,7 +1,9 @@
 """Errors the catalog raises. Each message is one line a user can act on."""
 
+from alterflow.errors import UserError
 
-class CatalogError(ValueError):
+
+class CatalogError(UserError):
     """Base of every catalog error."""
 
 
@@ -36,3 +38,7 @@ class LeaseHeld(CatalogError):
 class LeaseLost(CatalogError):
     """This runner's lease on a job (or a load's on its transaction) was taken over or expired;
     the runner stops without writing."""
+
+
+class CatalogUnavailable(CatalogError):
+    """The catalog database cannot be opened (a bad URL, no driver, no server)."""

@@ -51,6 +51,7 @@ import re
 import struct
 from collections.abc import Callable
 
+from alterflow.errors import AlterflowError
 from alterflow.types import Change, DataType, classify_conversion
 
 __all__ = [
@@ -61,7 +62,7 @@ __all__ = [
 ]
 
 
-class ConversionFailed(Exception):
+class ConversionFailed(AlterflowError):
     """A value that cannot be converted (internal signal of `value_converter`)."""
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from alterflow.errors import UserError
+
 __all__ = ["AlterRejected", "CreateTableRejected", "one_line"]
 
 
@@ -10,12 +12,12 @@ def one_line(message: str) -> str:
     return message.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\r")
 
 
-class AlterRejected(ValueError):
+class AlterRejected(UserError):
     """An ALTER TABLE statement (or one of its clauses) breaks a rule; nothing changes.
 
     Example: ``ALTER TABLE t: cannot drop column k: it is a primary-key column``.
     """
 
 
-class CreateTableRejected(ValueError):
+class CreateTableRejected(UserError):
     """A CREATE TABLE statement breaks a rule; nothing is created."""

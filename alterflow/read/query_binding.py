@@ -8,6 +8,8 @@ versions it pinned (recursively). Spark analyses a DataFrame when it is created,
 
 from __future__ import annotations
 
+from alterflow.errors import UserError
+
 import pathlib
 
 from alterflow.read.evolved_read import read_snapshot
@@ -15,7 +17,7 @@ from catalog.catalog import Catalog, ViewInfo
 from catalog.errors import UnknownObject
 
 
-class QueryError(ValueError):
+class QueryError(UserError):
     """A query over catalog objects that cannot be bound."""
 
 

@@ -19,6 +19,8 @@ local engine counts both while it converts.
 
 from __future__ import annotations
 
+from alterflow.errors import AlterflowError
+
 import logging
 import pathlib
 import shutil
@@ -46,7 +48,7 @@ log = logging.getLogger(__name__)
 SAMPLES = 5
 
 
-class ConversionStopped(RuntimeError):
+class ConversionStopped(AlterflowError):
     """The job left RUNNING (cancelled, timed out) while tablets were converting."""
 
 

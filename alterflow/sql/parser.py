@@ -18,6 +18,8 @@ Approach:
 
 from __future__ import annotations
 
+from alterflow.errors import MAX_NESTING, UserError
+
 import functools
 
 import re
@@ -39,7 +41,7 @@ from alterflow.sql.ast import (
 __all__ = ["SqlError", "parse_statements", "split_statements"]
 
 
-class SqlError(ValueError):
+class SqlError(UserError):
     """One clear line: what is wrong and where (e.g. "syntax error near 'FOO' in ALTER TABLE:
     expected a column definition")."""
 
@@ -67,7 +69,29 @@ def parse_statements(text: str) -> list[Statement]:
 def _parsed(text: str) -> tuple[Statement, ...]:
     """Parsing is a pure function of the text and the statements are frozen dataclasses, so an
     ALTER's steps (the session, validate, commit) share one parse. Errors are not cached."""
-    return tuple(_Parser(text, tokens).statement() for tokens in _split(text))
+    pieces = _split(text)
+    for tokens in pieces:
+        _check_nesting(text, tokens)
+    try:
+        return tuple(_Parser(text, tokens).statement() for tokens in pieces)
+    except RecursionError:  # nesting the parentheses check does not see (sqlglot recurses per level)
+        raise SqlError("statement nested too deeply to parse") from None
+
+
+def _check_nesting(text: str, tokens: list["_Tok"]) -> None:
+    """Refuse, in one line, a statement nested deeper than MAX_NESTING parentheses: sqlglot parses
+    each level recursively and would run out of Python's stack."""
+    depth = 0
+    for tok in tokens:
+        if tok.kind == "punct" and tok.text == "(":
+            depth += 1
+            if depth > MAX_NESTING:
+                line, column = text.count("\n", 0, tok.start) + 1, tok.start - text.rfind("\n", 0, tok.start)
+                raise SqlError(
+                    f"statement nested too deeply: more than {MAX_NESTING} levels of parentheses at line {line}, column {column}"
+                )
+        elif tok.kind == "punct" and tok.text == ")":
+            depth -= 1
 
 
 def split_statements(text: str) -> list[str]:

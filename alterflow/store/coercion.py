@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from alterflow.errors import AlterflowError
 from alterflow.types import (
     BOOLEAN_TEXTS,
     DATETIME_TEXT_PATTERN,
@@ -53,7 +54,7 @@ from alterflow.types import (
 __all__ = ["BadValue", "coerce_array"]
 
 
-class BadValue(ValueError):
+class BadValue(AlterflowError):
     """The first value of an array that its column type refuses: its index (counted over all
     chunks) and coerce_value's message for it."""
 

@@ -20,6 +20,8 @@ write checks the lease in the catalog, so a runner that lost it stops without wr
 
 from __future__ import annotations
 
+from alterflow.errors import UserError
+
 import contextlib
 import dataclasses
 import pathlib
@@ -40,7 +42,7 @@ from catalog.heavy_jobs import HeavyJobs, JobStateError
 HEAVY_STEPS = ("validate", "start", "wait_for_boundary", "convert", "check", "swap")
 
 
-class JobCancelled(RuntimeError):
+class JobCancelled(UserError):
     """The job was cancelled (by a user, a failed validation or its timeout); Msg says why."""
 
 

@@ -13,6 +13,8 @@ Resuming means one of two things:
 
 from __future__ import annotations
 
+from alterflow.errors import UserError
+
 import pathlib
 
 from alterflow.workflow import heavy_steps
@@ -22,7 +24,7 @@ from catalog.heavy_jobs import HeavyJobs, JobStateError
 from catalog.leases import ensure_not_driven, is_orphaned
 
 
-class JobControlRefused(ValueError):
+class JobControlRefused(UserError):
     """The job's state does not allow the action; nothing changed. The message is one line."""
 
 

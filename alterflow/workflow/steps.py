@@ -8,6 +8,8 @@ commit    (light) make the planned version current in one catalog transaction, w
 
 from __future__ import annotations
 
+from alterflow.errors import UserError
+
 import dataclasses
 from dataclasses import replace
 
@@ -23,7 +25,7 @@ from catalog.schema import SchemaVersion, name_key
 LIGHT_STEPS = ("validate", "commit")
 
 
-class HeavyChangeUnavailable(ValueError):
+class HeavyChangeUnavailable(UserError):
     """A heavyweight change was planned but this build has no executor for it."""
 
 

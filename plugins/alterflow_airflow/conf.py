@@ -4,6 +4,8 @@ core's `AlterRequest`, whose idempotency key is the run id. No Airflow import: e
 
 from __future__ import annotations
 
+from alterflow.errors import UserError
+
 import json
 from collections.abc import Mapping
 
@@ -13,7 +15,7 @@ from alterflow.workflow import steps
 from alterflow.workflow.request import AlterRequest
 
 
-class BadRunConf(ValueError):
+class BadRunConf(UserError):
     """The run's parameters cannot describe one ALTER; the message is the one line the user sees."""
 
 

@@ -17,25 +17,22 @@ from collections.abc import Iterator, Mapping
 
 from airflow.sdk.exceptions import AirflowFailException
 
-from alterflow.planner import AlterRejected
+from alterflow.errors import UserError
 from alterflow.leases import airflow_run_group
 from alterflow.settings import Settings
 from alterflow.workflow import heavy_steps, steps
-from alterflow.workflow.heavy_steps import JobCancelled
 from alterflow.workflow.request import AlterRequest
 from alterflow_airflow.conf import BadRunConf, alter_request
 from catalog.catalog import AlterJob, Catalog
-from catalog.errors import CatalogError, UnknownObject
-from catalog.heavy_jobs import HeavyJobs, JobStateError
-
-REFUSALS = (BadRunConf, AlterRejected, JobCancelled, JobStateError, CatalogError, steps.HeavyChangeUnavailable)
-
+from catalog.errors import UnknownObject
+from catalog.heavy_jobs import HeavyJobs
 
 @contextlib.contextmanager
 def refusals_fail_the_task() -> Iterator[None]:
+    """A `UserError` (every refusal the core and the run conf raise) fails the task for good."""
     try:
         yield
-    except REFUSALS as exc:
+    except UserError as exc:
         raise AirflowFailException(str(exc)) from None
 
 

@@ -1,0 +1,32 @@
+"""The Airflow tasks fail for good on a refusal and retry on anything else (issue 13): the one rule
+is `UserError`, the same class the CLI and the session catch, so no hand-written list can miss a
+refusal (a bad value, a query error, a load's bad input) or take a bug for one."""
+
+from __future__ import annotations
+
+import pytest
+from airflow.sdk.exceptions import AirflowFailException
+
+from alterflow.loading import LoadInputError
+from alterflow.read.query_binding import QueryError
+from alterflow.types import InvalidValue
+from alterflow_airflow import tasks
+from alterflow_airflow.conf import BadRunConf
+from catalog.errors import UnknownObject
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [InvalidValue("value 'x' is not a valid INT"), QueryError("unknown column nope"), LoadInputError("bad CSV"),
+     BadRunConf("param table: missing"), UnknownObject("unknown table t")],
+    ids=lambda e: type(e).__name__,
+)
+def test_a_refusal_fails_the_task_with_its_line(refusal):
+    with pytest.raises(AirflowFailException) as failed, tasks.refusals_fail_the_task():
+        raise refusal
+    assert str(failed.value) == str(refusal)
+
+
+def test_anything_else_is_left_for_the_retries():
+    with pytest.raises(KeyError), tasks.refusals_fail_the_task():
+        raise KeyError("no such thing")
