@@ -240,7 +240,7 @@ def submit_alter(client: AirflowClient, catalog, request: AlterRequest):
     planner's line before anything is submitted; the DAG plans it again when it runs."""
     from alterflow.workflow import steps
     from alterflow.workflow.heavy_steps import JobCancelled
-    from catalog.heavy_jobs import HeavyJobs
+    from alterflow.catalog.heavy_jobs import HeavyJobs
 
     validated = steps.validate(catalog, request)
     taken_over = validated.get("job_id")  # the same ALTER as an orphaned job: the run takes it over

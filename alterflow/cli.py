@@ -78,7 +78,7 @@ def _gc(argv: list[str]) -> int:
         from alterflow.gc.runner import run_gc
         from alterflow.gc.summary import step_line
         from alterflow.spark_session import get_spark
-        from catalog.catalog import Catalog
+        from alterflow.catalog.catalog import Catalog
 
         run_gc(
             Catalog(settings.catalog_url), settings.warehouse, lambda: get_spark(settings.spark_master), retention,

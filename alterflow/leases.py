@@ -24,9 +24,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from alterflow.settings import RENEWALS_PER_LEASE, lease_seconds
-from catalog.catalog import AlterJob, Catalog
-from catalog.errors import LeaseLost
-from catalog.leases import JobLeases, shown_holder
+from alterflow.catalog.catalog import AlterJob, Catalog
+from alterflow.catalog.errors import LeaseLost
+from alterflow.catalog.leases import JobLeases, shown_holder
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from alterflow import sql as ast
 from alterflow.planner import Verdict, plan_create_table
-from alterflow.planner._common import quote_string
+from alterflow.planner.statement_parts import quote_string
 from alterflow.results import Done, Result, ResultSet
 from alterflow.settings import Settings
 from alterflow.store.layout import absolute, table_dir
@@ -29,8 +29,8 @@ from alterflow.view_columns import columns_used
 from alterflow.workflow import job_control, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_alter
-from catalog.catalog import Catalog, ViewDependency, utcnow
-from catalog.schema import SchemaVersion
+from alterflow.catalog.catalog import Catalog, ViewDependency, utcnow
+from alterflow.catalog.schema import SchemaVersion
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -302,7 +302,7 @@ class Session:
         return ResultSet(("Clause", "Kind", "Reason", "Rows", "Bytes", "Engine"), tuple(rows))
 
     def _ShowAlter(self, stmt: ast.ShowAlter) -> Result:
-        from catalog.leases import is_orphaned, runner_text
+        from alterflow.catalog.leases import is_orphaned, runner_text
 
         table_id = self.catalog.table(stmt.table).id if stmt.table else None
         now = utcnow()

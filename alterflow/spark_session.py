@@ -12,6 +12,31 @@ _lock = threading.Lock()
 _session = None
 
 
+def application_conf() -> dict[str, str]:
+    """The Spark settings alterflow relies on in every application it runs: the embedded session
+    and each spark-submit of a conversion (`alterflow.rewrite.spark_submit`, the DAG's
+    ConvertHistoryOperator). Columns match by field id (SPEC §1); times are UTC."""
+    return {
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.ansi.enabled": "false",
+        "spark.sql.parquet.fieldId.write.enabled": "true",
+        "spark.sql.parquet.fieldId.read.enabled": "true",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG_CONFIG}",
+    }
+
+
+def session_conf() -> dict[str, str]:
+    """`application_conf` plus what the process's own embedded session adds: no UI, a few shuffle
+    partitions (small queries), the driver's memory (ALTERFLOW_SPARK_DRIVER_MEMORY, default 2g)."""
+    return {
+        **application_conf(),
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.driver.memory": os.environ.get("ALTERFLOW_SPARK_DRIVER_MEMORY", "2g"),
+    }
+
+
 def spark_started() -> bool:
     return _session is not None
 
@@ -27,19 +52,9 @@ def get_spark(master: str | None = None):
         from pyspark.sql import SparkSession
 
         master = master or os.environ.get("ALTERFLOW_SPARK_MASTER", "local[*]")
-        builder = (
-            SparkSession.builder.master(master)
-            .appName("alterflow")
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.sql.shuffle.partitions", "4")
-            .config("spark.sql.parquet.fieldId.write.enabled", "true")
-            .config("spark.sql.parquet.fieldId.read.enabled", "true")  # columns match by id (SPEC §1)
-            .config("spark.sql.ansi.enabled", "false")
-            .config("spark.driver.memory", os.environ.get("ALTERFLOW_SPARK_DRIVER_MEMORY", "2g"))
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{LOG_CONFIG}")
-        )
+        builder = SparkSession.builder.master(master).appName("alterflow")
+        for key, value in session_conf().items():
+            builder = builder.config(key, value)
         _session = builder.getOrCreate()
         _session.sparkContext.setLogLevel("ERROR")
         return _session

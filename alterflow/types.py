@@ -23,6 +23,7 @@ start-up).
 from __future__ import annotations
 
 from alterflow.errors import UserError
+from alterflow.text_patterns import DATE_PATTERN, two_digit_year
 
 import datetime as _dt
 import decimal
@@ -415,9 +416,6 @@ def _parse_date(text: str, t: DataType, shown: str) -> _dt.date:
     """SPEC §3's date texts, the same as a STRING -> DATE ALTER reads: %Y-%m-%d, %y-%m-%d,
     %Y%m%d, %y%m%d, %Y/%m/%d, %y/%m/%d; a two-digit year 00..68 is 20xx, 69..99 is 19xx; years
     1..9999 and real calendar days only."""
-    # Imported here, not at the top: alterflow.conversion.rules imports this module.
-    from alterflow.conversion.rules import DATE_PATTERN, two_digit_year
-
     match = re.fullmatch(DATE_PATTERN, text)  # groups: 1 year, 3 month, 4 day or 5 year, 6 month, 7 day
     try:
         if match is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from catalog.schema import SchemaVersion, name_key
+from alterflow.catalog.schema import SchemaVersion, name_key
 
 
 def columns_used(query: str, version: SchemaVersion) -> tuple[int, ...]:

@@ -119,7 +119,7 @@ def _pg_admin():
     """An autocommit engine on the PostgreSQL server, or None when it does not answer."""
     import sqlalchemy
 
-    from catalog.database import normalise_url
+    from alterflow.catalog.database import normalise_url
 
     try:
         engine = sqlalchemy.create_engine(

@@ -16,9 +16,9 @@ from sqlalchemy import Engine, and_, bindparam, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from catalog.database import open_engine
-from catalog.errors import ConcurrentChange, DependentObjects, NameInUse, TransactionStateError, UnknownObject
-from catalog.models import (
+from alterflow.catalog.database import open_engine
+from alterflow.catalog.errors import ConcurrentChange, DependentObjects, NameInUse, TransactionStateError, UnknownObject
+from alterflow.catalog.models import (
     AlterJobRow,
     DataFileRow,
     IndexRow,
@@ -29,7 +29,7 @@ from catalog.models import (
     ViewDependencyRow,
     ViewRow,
 )
-from catalog.schema import SchemaVersion, name_key
+from alterflow.catalog.schema import SchemaVersion, name_key
 
 ACTIVE_JOB_STATES = ("PENDING", "WAITING_TXN", "RUNNING", "VALIDATING", "READY_TO_SWAP")
 
@@ -193,7 +193,7 @@ class ViewInfo:
     dependencies: tuple[ViewDependency, ...] = field(default=())
 
 
-def _job(row: AlterJobRow) -> AlterJob:
+def job_from_row(row: AlterJobRow) -> AlterJob:
     return AlterJob(
         id=row.id,
         request_id=row.request_id,
@@ -276,7 +276,9 @@ class Catalog:
         self.engine = engine if engine is not None else open_engine(url)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
-    def _session(self) -> Session:
+    def db_session(self) -> Session:
+        """A database session, for the catalog package's own modules (heavy_jobs, garbage,
+        leases): no ORM object or session leaves the catalog package."""
         return self._sessions()
 
     # -- names --------------------------------------------------------------------------------
@@ -291,7 +293,7 @@ class Catalog:
 
     def object_kind(self, name: str) -> str | None:
         """'table', 'view' or None."""
-        with self._session() as s:
+        with self.db_session() as s:
             if s.scalar(select(TableRow.id).where(TableRow.name_key == name_key(name))) is not None:
                 return "table"
             if self._live_view(s, name) is not None:
@@ -311,7 +313,7 @@ class Catalog:
         Returns None when it exists and `if_not_exists` is set."""
         now = utcnow()
         try:
-            with self._session() as s, s.begin():
+            with self.db_session() as s, s.begin():
                 if self._live_view(s, name) is not None:
                     raise NameInUse(f"cannot create table {name}: a view of that name exists")
                 existing = s.scalar(select(TableRow).where(TableRow.name_key == name_key(name)))
@@ -343,7 +345,7 @@ class Catalog:
 
     def drop_table(self, name: str, if_exists: bool = False) -> TableInfo | None:
         """Mark a table dropped (its name becomes free). Returns None if absent and `if_exists`."""
-        with self._session() as s, s.begin():
+        with self.db_session() as s, s.begin():
             row = s.scalar(select(TableRow).where(TableRow.name_key == name_key(name)))
             if row is None:
                 if if_exists:
@@ -352,7 +354,7 @@ class Catalog:
             views = self._views_reading_table(s, row.id)
             if views:
                 raise DependentObjects(f"cannot drop table {row.name}: view {', '.join(views)} uses it")
-            job = self._active_job_row(s, row.id)
+            job = self.active_job_row(s, row.id)
             if job is not None:
                 raise DependentObjects(
                     f"cannot drop table {row.name}: alter job {job.id} ({job.state}) is not finished"
@@ -368,28 +370,28 @@ class Catalog:
             return _table(row)
 
     def table(self, name: str) -> TableInfo:
-        with self._session() as s:
+        with self.db_session() as s:
             return _table(self._live_table(s, name))
 
     def tables(self) -> list[TableInfo]:
-        with self._session() as s:
+        with self.db_session() as s:
             rows = s.scalars(select(TableRow).where(TableRow.name_key.is_not(None)).order_by(TableRow.id))
             return [_table(r) for r in rows]
 
     def schema_version(self, table_id: int, version: int) -> SchemaVersion:
-        with self._session() as s:
+        with self.db_session() as s:
             row = s.get(SchemaVersionRow, (table_id, version))
             if row is None:
                 raise UnknownObject(f"table id {table_id} has no schema version {version}")
             return _version(row)
 
     def current_schema(self, name: str) -> tuple[TableInfo, SchemaVersion]:
-        with self._session() as s:
+        with self.db_session() as s:
             table = self._live_table(s, name)
             return _table(table), _version(s.get(SchemaVersionRow, (table.id, table.current_version)))
 
     def schema_versions(self, table_id: int) -> list[SchemaVersion]:
-        with self._session() as s:
+        with self.db_session() as s:
             rows = s.scalars(
                 select(SchemaVersionRow)
                 .where(SchemaVersionRow.table_id == table_id, SchemaVersionRow.state == "COMMITTED")
@@ -417,10 +419,10 @@ class Catalog:
         the same request id returns the job already recorded (idempotent retry)."""
         now = utcnow()
         try:
-            with self._session() as s, s.begin():
+            with self.db_session() as s, s.begin():
                 done = s.scalar(_JOB_BY_REQUEST, {"request_id": request_id})
                 if done is not None:
-                    return _job(done)
+                    return job_from_row(done)
                 # The compare-and-set first: it takes the table row's lock, which a heavyweight
                 # job's start holds too, so the job check below sees a job started meanwhile.
                 result = s.execute(
@@ -432,7 +434,7 @@ class Catalog:
                     )
                     .values(current_version=new.version, next_column_id=next_column_id)
                 )
-                job = self._active_job_row(s, table_id)
+                job = self.active_job_row(s, table_id)
                 if job is not None:
                     raise ConcurrentChange(
                         f"ALTER TABLE {table_name}: job {job.id} ({job.state}) is not finished; one job per table"
@@ -455,7 +457,7 @@ class Catalog:
                 )
                 s.add(row)
                 s.flush()
-                job = _job(row)
+                job = job_from_row(row)
             _remember_written_version(version_row, new)  # committed: the next read gets this object
             return job
         except IntegrityError as exc:
@@ -467,19 +469,19 @@ class Catalog:
             ) from exc
 
     # -- alter jobs ---------------------------------------------------------------------------
-    def _active_job_row(self, s: Session, table_id: int) -> AlterJobRow | None:
+    def active_job_row(self, s: Session, table_id: int) -> AlterJobRow | None:
         return s.scalar(_ACTIVE_JOB, {"table_id": table_id})
 
     def active_job(self, table_id: int) -> AlterJob | None:
-        with self._session() as s:
-            row = self._active_job_row(s, table_id)
-            return _job(row) if row is not None else None
+        with self.db_session() as s:
+            row = self.active_job_row(s, table_id)
+            return job_from_row(row) if row is not None else None
 
     def alter_context(self, name: str, version: int | None = None) -> AlterContext:
         """The table, its current version, `version` (default: the current one), its unfinished
         job and the view uses of its columns, read in one transaction (one round of queries per
         ALTER step instead of one connection per item)."""
-        with self._session() as s:
+        with self.db_session() as s:
             found = s.execute(_TABLE_AT_CURRENT_VERSION, {"name_key": name_key(name)}).first()
             if found is None:
                 raise UnknownObject(f"unknown table {name}")
@@ -490,22 +492,22 @@ class Catalog:
                 if row is None:
                     raise UnknownObject(f"table id {table.id} has no schema version {version}")
                 base = _version(row)
-            job = self._active_job_row(s, table.id)
+            job = self.active_job_row(s, table.id)
             return AlterContext(
-                _table(table), current, base, _job(job) if job is not None else None, self._view_uses(s, table.id)
+                _table(table), current, base, job_from_row(job) if job is not None else None, self._view_uses(s, table.id)
             )
 
     def job_by_request(self, request_id: str) -> AlterJob | None:
-        with self._session() as s:
+        with self.db_session() as s:
             row = s.scalar(_JOB_BY_REQUEST, {"request_id": request_id})
-            return _job(row) if row is not None else None
+            return job_from_row(row) if row is not None else None
 
     def jobs(self, table_id: int | None = None) -> list[AlterJob]:
-        with self._session() as s:
+        with self.db_session() as s:
             query = select(AlterJobRow).order_by(AlterJobRow.id)
             if table_id is not None:
                 query = query.where(AlterJobRow.table_id == table_id)
-            return [_job(r) for r in s.scalars(query)]
+            return [job_from_row(r) for r in s.scalars(query)]
 
     # -- tablets, transactions and data files -------------------------------------------------
     def ensure_tablets(self, index_id: int, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
@@ -513,7 +515,7 @@ class Catalog:
         wanted = set(keys)
         found: dict[tuple[str, int], int] = {}
         for _attempt in range(5):
-            with self._session() as s, s.begin():
+            with self.db_session() as s, s.begin():
                 for row in s.scalars(select(TabletRow).where(TabletRow.index_id == index_id)):
                     if (row.partition_key, row.bucket) in wanted:
                         found[(row.partition_key, row.bucket)] = row.id
@@ -533,7 +535,7 @@ class Catalog:
         raise ConcurrentChange(f"could not create tablets of index {index_id}: too much contention")
 
     def tablets(self, index_id: int) -> dict[int, tuple[str, int]]:
-        with self._session() as s:
+        with self.db_session() as s:
             rows = s.scalars(select(TabletRow).where(TabletRow.index_id == index_id))
             return {r.id: (r.partition_key, r.bucket) for r in rows}
 
@@ -547,7 +549,7 @@ class Catalog:
         (`renew_transaction`); once past, whoever looks first aborts it. Without, only the
         timeout bounds it."""
         now = utcnow()
-        with self._session() as s, s.begin():
+        with self.db_session() as s, s.begin():
             if s.scalar(select(TableRow.id).where(TableRow.id == table_id, TableRow.name_key.is_not(None)).with_for_update()) is None:
                 raise UnknownObject(f"unknown table id {table_id}")
             row = TransactionRow(
@@ -564,7 +566,7 @@ class Catalog:
         """Extend a PREPARE transaction's load lease; False once it expired or the transaction ended
         (a lease that ran out is gone, even if nobody has aborted the transaction yet)."""
         now = now or utcnow()
-        with self._session() as s, s.begin():
+        with self.db_session() as s, s.begin():
             result = s.execute(
                 update(TransactionRow)
                 .where(
@@ -579,7 +581,7 @@ class Catalog:
         """Record files a PREPARE transaction is about to write (invisible until it commits),
         so an abort or a crash can always find and delete them."""
         now = utcnow()
-        with self._session() as s, s.begin():
+        with self.db_session() as s, s.begin():
             txn = s.get(TransactionRow, txn_id)
             if txn is not None and txn.state == "ABORTED" and txn.reason == LEASE_EXPIRED:
                 raise TransactionStateError(f"transaction {txn_id} was aborted ({LEASE_EXPIRED}); retry the load")
@@ -604,9 +606,12 @@ class Catalog:
         check: Callable[[Session, TransactionRow], None] | None = None,
     ) -> int:
         """PREPARE -> COMMITTED; its files become visible all at once. Returns the commit sequence.
+        `check` (the catalog's own modules only: `HeavyJobs.commit_load`,
+        `HeavyJobs.commit_converted_tablet`, `GarbageCollection.commit_compaction`) runs inside the
+        same database transaction and may refuse the commit.
 
         `file_sizes` records the byte sizes of the files written since `register_files`."""
-        with self._session() as s, s.begin():
+        with self.db_session() as s, s.begin():
             txn = s.get(TransactionRow, txn_id, with_for_update=True)
             now = utcnow()
             if txn is not None and txn.state == "PREPARE" and _lease_expired(txn, now):
@@ -641,7 +646,7 @@ class Catalog:
 
     def abort_transaction(self, txn_id: int, reason: str) -> list[str]:
         """PREPARE -> ABORTED. Returns the paths of its files, which the caller deletes."""
-        with self._session() as s, s.begin():
+        with self.db_session() as s, s.begin():
             txn = s.get(TransactionRow, txn_id, with_for_update=True)
             if txn is None:
                 raise TransactionStateError(f"unknown transaction {txn_id}")
@@ -666,14 +671,14 @@ class Catalog:
             TransactionRow.timeout_at < now,
             and_(TransactionRow.lease_expires_at.is_not(None), TransactionRow.lease_expires_at < now),
         )
-        with self._session() as s:
+        with self.db_session() as s:
             # A look first, without a write lock: most of the time nothing has expired.
             query = select(TransactionRow.id).where(TransactionRow.state == "PREPARE", expired)
             if table_id is not None:
                 query = query.where(TransactionRow.table_id == table_id)
             if not s.scalars(query).first():
                 return paths
-        with self._session() as s, s.begin():
+        with self.db_session() as s, s.begin():
             query = select(TransactionRow).where(TransactionRow.state == "PREPARE", expired)
             if table_id is not None:
                 query = query.where(TransactionRow.table_id == table_id)
@@ -684,7 +689,7 @@ class Catalog:
 
     def blocking_transactions(self, table_id: int, below: int) -> list["OpenTransaction"]:
         """The table's PREPARE transactions with ids below `below`, oldest first."""
-        with self._session() as s:
+        with self.db_session() as s:
             rows = s.scalars(
                 select(TransactionRow)
                 .where(TransactionRow.table_id == table_id, TransactionRow.state == "PREPARE", TransactionRow.id < below)
@@ -693,7 +698,7 @@ class Catalog:
             return [OpenTransaction(r.id, r.label, r.created_at, r.timeout_at, r.lease_expires_at) for r in rows]
 
     def transaction_state(self, txn_id: int) -> str:
-        with self._session() as s:
+        with self.db_session() as s:
             txn = s.get(TransactionRow, txn_id)
             if txn is None:
                 raise TransactionStateError(f"unknown transaction {txn_id}")
@@ -702,12 +707,12 @@ class Catalog:
     # -- reads --------------------------------------------------------------------------------
     def snapshot(self, name: str) -> TableSnapshot:
         """The table's current version and its visible files, read in one database transaction."""
-        with self._session() as s, s.begin():
+        with self.db_session() as s, s.begin():
             table = self._live_table(s, name)
             return self._snapshot(s, table)
 
     def snapshot_by_id(self, table_id: int) -> TableSnapshot:
-        with self._session() as s, s.begin():
+        with self.db_session() as s, s.begin():
             table = s.get(TableRow, table_id)
             if table is None or table.name_key is None:
                 raise UnknownObject(f"unknown table id {table_id}")
@@ -715,7 +720,7 @@ class Catalog:
 
     def index_snapshot(self, table_id: int, index_id: int, version: int) -> TableSnapshot:
         """Like `snapshot`, for any index of the table (a shadow index) read as `version`."""
-        with self._session() as s, s.begin():
+        with self.db_session() as s, s.begin():
             table = s.get(TableRow, table_id)
             if table is None:
                 raise UnknownObject(f"unknown table id {table_id}")
@@ -761,7 +766,7 @@ class Catalog:
 
     def table_stats(self, table_id: int) -> tuple[int, int]:
         """(rows, bytes) of the live committed files of the table's current index."""
-        with self._session() as s:
+        with self.db_session() as s:
             table = s.get(TableRow, table_id)
             result = s.execute(
                 select(func.coalesce(func.sum(DataFileRow.row_count), 0), func.coalesce(func.sum(DataFileRow.byte_size), 0))
@@ -779,7 +784,7 @@ class Catalog:
     def create_view(self, name: str, query: str, dependencies: Iterable[ViewDependency]) -> ViewInfo:
         now = utcnow()
         try:
-            with self._session() as s, s.begin():
+            with self.db_session() as s, s.begin():
                 if s.scalar(select(TableRow.id).where(TableRow.name_key == name_key(name))) is not None:
                     raise NameInUse(f"cannot create view {name}: a table of that name exists")
                 if self._live_view(s, name) is not None:
@@ -799,7 +804,7 @@ class Catalog:
             raise NameInUse(f"view {name} already exists") from exc
 
     def drop_view(self, name: str, if_exists: bool = False) -> bool:
-        with self._session() as s, s.begin():
+        with self.db_session() as s, s.begin():
             row = self._live_view(s, name)
             if row is None:
                 if if_exists:
@@ -817,14 +822,14 @@ class Catalog:
             return True
 
     def view(self, name: str) -> ViewInfo:
-        with self._session() as s:
+        with self.db_session() as s:
             row = self._live_view(s, name)
             if row is None:
                 raise UnknownObject(f"unknown view {name}")
             return self._view_info(s, row)
 
     def view_by_id(self, view_id: int) -> ViewInfo:
-        with self._session() as s:
+        with self.db_session() as s:
             row = s.get(ViewRow, view_id)
             if row is None or row.name_key is None:
                 raise UnknownObject(f"unknown view id {view_id}")
@@ -846,7 +851,7 @@ class Catalog:
 
     def view_uses(self, table_id: int) -> dict[int, tuple[str, ...]]:
         """Column id -> names of the live views that use it."""
-        with self._session() as s:
+        with self.db_session() as s:
             return self._view_uses(s, table_id)
 
     def _view_uses(self, s: Session, table_id: int) -> dict[int, tuple[str, ...]]:

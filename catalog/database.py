@@ -10,7 +10,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
 from alterflow.errors import first_line
-from catalog.errors import CatalogUnavailable
+from alterflow.catalog.errors import CatalogUnavailable
 
 MIGRATIONS = pathlib.Path(__file__).parent / "migrations"
 _engines: dict[str, Engine] = {}

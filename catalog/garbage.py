@@ -23,9 +23,9 @@ from datetime import datetime
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from catalog.catalog import ACTIVE_JOB_STATES, Catalog
-from catalog.errors import ConcurrentChange
-from catalog.models import (
+from alterflow.catalog.catalog import ACTIVE_JOB_STATES, Catalog
+from alterflow.catalog.errors import ConcurrentChange
+from alterflow.catalog.models import (
     AlterJobRow,
     DataFileRow,
     IndexRow,
@@ -87,7 +87,7 @@ class GarbageCollection:
         self.catalog = catalog
 
     def _session(self) -> Session:
-        return self.catalog._session()
+        return self.catalog.db_session()
 
     # -- origin indexes -----------------------------------------------------------------------
     def expired_indexes(self, cutoff: datetime) -> list[int]:
@@ -224,6 +224,14 @@ class GarbageCollection:
             for _tablet, e in sorted(found.items(), key=lambda item: (item[1]["table_id"], item[0]))
         ]
 
+    def commit_compaction(self, txn_id: int, file_sizes: dict[str, int], table_id: int, index_id: int, replaced_ids: Iterable[int]) -> int:
+        """Commit a compaction's transaction: its output becomes visible and its inputs REPLACED
+        at once (`retire_compacted`)."""
+        replaced_ids = list(replaced_ids)
+        return self.catalog.commit_transaction(
+            txn_id, file_sizes, check=lambda s, _txn: self.retire_compacted(s, table_id, index_id, replaced_ids)
+        )
+
     def retire_compacted(self, s: Session, table_id: int, index_id: int, replaced_ids: Iterable[int]) -> None:
         """Inside the compaction transaction's commit: its inputs become REPLACED, in the same
         database transaction that makes its output visible. Refused (ConcurrentChange, nothing
@@ -234,7 +242,7 @@ class GarbageCollection:
             raise ConcurrentChange(f"compaction of table id {table_id}: the table was dropped meanwhile")
         if table.current_index_id != index_id:
             raise ConcurrentChange(f"compaction of table {table.name}: the table was swapped to another index meanwhile")
-        job = self.catalog._active_job_row(s, table_id)
+        job = self.catalog.active_job_row(s, table_id)
         if job is not None:
             raise ConcurrentChange(f"compaction of table {table.name}: alter job {job.id} ({job.state}) started meanwhile")
         ids = sorted(set(replaced_ids))

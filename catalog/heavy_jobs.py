@@ -19,10 +19,10 @@ from sqlalchemy.orm import Session
 
 from datetime import timedelta
 
-from catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog, _job, lock_job_row, utcnow
-from catalog.errors import ConcurrentChange, JobStateError, TransactionStateError, UnknownObject
-from catalog.leases import fence
-from catalog.models import (
+from alterflow.catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog, job_from_row, lock_job_row, utcnow
+from alterflow.catalog.errors import ConcurrentChange, JobStateError, TransactionStateError, UnknownObject
+from alterflow.catalog.leases import fence
+from alterflow.catalog.models import (
     AlterJobRow,
     ConvertedTabletRow,
     DataFileRow,
@@ -32,7 +32,7 @@ from catalog.models import (
     TabletRow,
     TransactionRow,
 )
-from catalog.schema import SchemaVersion
+from alterflow.catalog.schema import SchemaVersion
 
 # States in which loads dual-write into the shadow index.
 DUAL_WRITE_STATES = ACTIVE_JOB_STATES
@@ -62,7 +62,7 @@ class HeavyJobs:
         self.catalog = catalog
 
     def _session(self) -> Session:
-        return self.catalog._session()
+        return self.catalog.db_session()
 
     # -- reading ------------------------------------------------------------------------------
     def job(self, job_id: int) -> AlterJob:
@@ -70,7 +70,7 @@ class HeavyJobs:
             row = s.get(AlterJobRow, job_id)
             if row is None:
                 raise UnknownObject(f"unknown alter job {job_id}")
-            return _job(row)
+            return job_from_row(row)
 
 
     def shadow_version(self, job: AlterJob) -> SchemaVersion:
@@ -106,7 +106,7 @@ class HeavyJobs:
 
     def origin_files_below_boundary(self, job: AlterJob) -> dict[int, list]:
         """Origin tablet id -> its live committed files written by transactions below the boundary."""
-        from catalog.catalog import DataFile
+        from alterflow.catalog.catalog import DataFile
 
         origin = job.origin_index_id
         with self._session() as s:
@@ -152,7 +152,7 @@ class HeavyJobs:
                 table = s.scalar(select(TableRow).where(TableRow.id == table_id).with_for_update())
                 if table is None or table.name_key is None:
                     raise UnknownObject(f"unknown table {table_name}")
-                active = self.catalog._active_job_row(s, table_id)
+                active = self.catalog.active_job_row(s, table_id)
                 if active is not None:
                     raise ConcurrentChange(
                         f"ALTER TABLE {table_name}: job {active.id} ({active.state}) is not finished; one job per table"
@@ -202,7 +202,7 @@ class HeavyJobs:
                     row.lease_expires_at = now + timedelta(seconds=seconds)
                 s.add(row)
                 s.flush()
-                return _job(row)
+                return job_from_row(row)
         except IntegrityError as exc:
             existing = self.catalog.job_by_request(request_id)
             if existing is not None:
@@ -238,7 +238,7 @@ class HeavyJobs:
                 steps = json.loads(row.steps)
                 if step not in steps:
                     row.steps = json.dumps(steps + [step])
-            return _job(row)
+            return job_from_row(row)
 
     def note(self, job_id: int, *, holder: str, msg: str | None = None, progress: str | None = None) -> bool:
         """Update Msg / Progress of an unfinished job (no state change) while `holder` holds its
@@ -249,6 +249,31 @@ class HeavyJobs:
                 AlterJobRow.id == job_id, AlterJobRow.state.in_(ACTIVE_JOB_STATES), AlterJobRow.lease_holder == holder,
             ).values(**values))
             return result.rowcount == 1
+
+    def commit_load(self, txn_id: int, file_sizes: dict[str, int], dual_write_nulls: int = 0, job_id: int | None = None) -> int:
+        """Commit a load's transaction (`Catalog.commit_transaction`), refused when it would lose
+        rows across a swap (`check_load_commit`); `dual_write_nulls` values it turned into NULL
+        while dual-writing for job `job_id` are counted in the same database transaction."""
+
+        def check(session: Session, txn: TransactionRow) -> None:
+            self.check_load_commit(session, txn)
+            if dual_write_nulls:
+                self.add_dual_write_nulls(session, job_id, dual_write_nulls)
+
+        return self.catalog.commit_transaction(txn_id, file_sizes, check=check)
+
+    def commit_converted_tablet(
+        self, txn_id: int, file_sizes: dict[str, int], job_id: int, origin_tablet_id: int, rows_in: int, rows_out: int,
+        failed_casts: int, samples: list, *, holder: str,
+    ) -> int:
+        """Commit a tablet's conversion transaction: its files become visible exactly when the
+        tablet is recorded as converted, and only while `holder` holds the job's lease."""
+        return self.catalog.commit_transaction(
+            txn_id, file_sizes,
+            check=lambda s, _txn: self.record_converted(
+                s, job_id, origin_tablet_id, txn_id, rows_in, rows_out, failed_casts, samples, holder=holder
+            ),
+        )
 
     def record_converted(
         self, session: Session, job_id: int, origin_tablet_id: int, txn_id: int, rows_in: int, rows_out: int,
@@ -287,7 +312,7 @@ class HeavyJobs:
         with self._session() as s, s.begin():
             row = lock_job_row(s, job_id)
             if row.state == "FINISHED":
-                return _job(row)
+                return job_from_row(row)
             if row.state not in from_states:
                 raise JobStateError(f"alter job {job_id} is {row.state}; only a job {' or '.join(from_states)} can swap")
             fence(row, holder)
@@ -304,7 +329,7 @@ class HeavyJobs:
             row.state = "FINISHED"
             row.finished_at = now
             row.steps = json.dumps([*json.loads(row.steps), "swap"])
-            return _job(row)
+            return job_from_row(row)
 
     def cancel(self, job_id: int, reason: str, *, holder: str | None = None) -> tuple[AlterJob, list[str]]:
         """Drop the shadow index and the uncommitted version; the origin is untouched.
@@ -320,7 +345,7 @@ class HeavyJobs:
             row.state = "CANCELLED"
             row.msg = reason
             row.finished_at = now
-            return _job(row), paths
+            return job_from_row(row), paths
 
     def _drop_shadow(self, s: Session, row: AlterJobRow, now) -> list[str]:
         s.execute(delete(SchemaVersionRow).where(

@@ -23,9 +23,9 @@ from datetime import datetime, timedelta
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog, _job, lock_job_row, utcnow
-from catalog.errors import JobStateError, LeaseHeld, LeaseLost
-from catalog.models import AlterJobRow
+from alterflow.catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog, job_from_row, lock_job_row, utcnow
+from alterflow.catalog.errors import JobStateError, LeaseHeld, LeaseLost
+from alterflow.catalog.models import AlterJobRow
 
 # States in which a runner drives the job; READY_TO_SWAP waits for a user's RESUME instead.
 DRIVEN_STATES = ("PENDING", "WAITING_TXN", "RUNNING", "VALIDATING")
@@ -100,7 +100,7 @@ class JobLeases:
         self.catalog = catalog
 
     def _session(self) -> Session:
-        return self.catalog._session()
+        return self.catalog.db_session()
 
     def acquire(self, job_id: int, holder: str, group: str, lease_s: float, now: datetime | None = None) -> AlterJob:
         """Take the job's lease for `holder` (compare-and-set). Raises `LeaseHeld` with one line
@@ -117,7 +117,7 @@ class JobLeases:
             row.lease_group = group
             row.lease_renewed_at = now
             row.lease_expires_at = now + timedelta(seconds=lease_s)
-            return _job(row)
+            return job_from_row(row)
 
     def holder(self, job_id: int) -> str | None:
         """Who holds the job's lease now (expired or not)."""
@@ -158,4 +158,4 @@ class JobLeases:
                 .where(AlterJobRow.kind == "HEAVY", AlterJobRow.state.in_(DRIVEN_STATES))
                 .order_by(AlterJobRow.id)
             )
-            return [job for job in map(_job, rows) if is_orphaned(job, now)]
+            return [job for job in map(job_from_row, rows) if is_orphaned(job, now)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import great_expectations as gx
 
-from catalog.schema import SchemaVersion
+from alterflow.catalog.schema import SchemaVersion
 
 
 def tablet_counts_suite(on_cast_error: str) -> gx.ExpectationSuite:

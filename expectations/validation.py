@@ -18,10 +18,10 @@ import pyarrow.parquet as pq
 from alterflow.read.arrow_read import read_snapshot_arrow
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.store.layout import absolute
-from catalog.catalog import Catalog, TableSnapshot
-from catalog.heavy_jobs import HeavyJobs
-from catalog.schema import SchemaVersion
-from expectations import schema_change
+from alterflow.catalog.catalog import Catalog, TableSnapshot
+from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.schema import SchemaVersion
+from alterflow.expectations import schema_change
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 log = logging.getLogger(__name__)

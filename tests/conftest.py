@@ -94,7 +94,7 @@ def catalog_url(request, tmp_path):
 
 @pytest.fixture
 def catalog(catalog_url):
-    from catalog.catalog import Catalog
+    from alterflow.catalog.catalog import Catalog
 
     return Catalog(catalog_url)
 

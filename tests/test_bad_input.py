@@ -16,8 +16,8 @@ from sqlalchemy import select
 
 from alterflow.errors import UserError
 from alterflow.session import ResultSet, Session, StatementError
-from catalog.catalog import Catalog
-from catalog.models import AlterJobRow, DataFileRow, TransactionRow, ViewRow
+from alterflow.catalog.catalog import Catalog
+from alterflow.catalog.models import AlterJobRow, DataFileRow, TransactionRow, ViewRow
 
 pytestmark = pytest.mark.spark
 
@@ -84,7 +84,7 @@ def fingerprint(session) -> dict:
         fp[f"stats {t.name}"] = cat.table_stats(t.id)
         fp[f"tablets {t.name}"] = cat.tablets(t.current_index_id)
     fp["jobs"] = _rows(session, "SHOW ALTER TABLE COLUMN")
-    with cat._session() as s:
+    with cat.db_session() as s:
         fp["views"] = s.execute(select(ViewRow.id, ViewRow.name, ViewRow.name_key).order_by(ViewRow.id)).all()
         # A load streams its input, so it may find a bad value after its transaction began: that
         # transaction ends ABORTED with nothing visible (README: loads). Every other one must stay.
@@ -287,7 +287,7 @@ def test_one_job_per_table(tables):
     is made by hand: this build has no heavyweight executor yet)."""
     other = Catalog(tables.settings.catalog_url)
     info, version = other.current_schema("plain_tab")
-    with other._session() as s, s.begin():
+    with other.db_session() as s, s.begin():
         row = AlterJobRow(
             request_id="test-running-job", table_id=info.id, table_name=info.name, kind="HEAVY", state="RUNNING",
             statement="ALTER TABLE plain_tab ORDER BY (a)", properties=json.dumps({}), from_version=version.version,

@@ -20,7 +20,7 @@ import pytest
 
 from alterflow.session import Session
 from alterflow.settings import Settings
-from catalog.catalog import Catalog
+from alterflow.catalog.catalog import Catalog
 
 ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"
 TIMEOUT = 300

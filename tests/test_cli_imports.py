@@ -16,7 +16,7 @@ import pytest
 
 # Top-level packages outside the standard library a light statement may import: ours, SQLAlchemy
 # (and typing_extensions, which SQLAlchemy imports), sqlglot.
-ALLOWED = {"alterflow", "catalog", "sqlalchemy", "sqlglot", "typing_extensions"}
+ALLOWED = {"alterflow", "sqlalchemy", "sqlglot", "typing_extensions"}
 NEVER = ("pyspark", "py4j", "great_expectations", "pandas", "pyarrow", "numpy", "scipy", "alembic", "httpx")
 SQLGLOT_DIALECTS = {"sqlglot.dialects.dialect", "sqlglot.dialects.doris", "sqlglot.dialects.mysql"}
 

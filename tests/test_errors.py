@@ -24,7 +24,7 @@ from alterflow.types import InvalidType, InvalidValue
 from alterflow.workflow.heavy_steps import JobCancelled
 from alterflow.workflow.job_control import JobControlRefused
 from alterflow.workflow.steps import HeavyChangeUnavailable
-from catalog import errors as catalog_errors
+from alterflow.catalog import errors as catalog_errors
 
 REFUSALS = [
     SqlError, AlterRejected, CreateTableRejected, SettingError, QueryError, BadRows, JobControlRefused,

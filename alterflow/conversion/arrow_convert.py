@@ -27,9 +27,9 @@ import pyarrow.compute as pc
 from alterflow.conversion import vectorized_numbers, vectorized_text
 from alterflow.conversion.rules import ConversionFailed, can_fail, family, value_converter
 from alterflow.conversion.vectorized import Outcome
-from alterflow.store.rows import arrow_schema
+from alterflow.arrow_schema import arrow_schema
 from alterflow.types import DataType, to_arrow
-from catalog.schema import Column, SchemaVersion, name_key
+from alterflow.catalog.schema import Column, SchemaVersion, name_key
 
 __all__ = ["CastFailure", "ArrowConversion", "convert_arrow", "convert_array", "default_array"]
 

@@ -52,6 +52,7 @@ import struct
 from collections.abc import Callable
 
 from alterflow.errors import AlterflowError
+from alterflow.text_patterns import DATE_PATTERN, DECIMAL_PATTERN, INT_PATTERN, NUMBER_PATTERN, WS, YEAR_PIVOT, two_digit_year
 from alterflow.types import Change, DataType, classify_conversion
 
 __all__ = [
@@ -79,30 +80,6 @@ INTEGER_RANGES = {
 }
 
 FLOAT32_MAX = struct.unpack("<f", struct.pack("<I", 0x7F7FFFFF))[0]  # 3.4028234663852886e38
-
-# ASCII whitespace: space, \t, \n, \r, \v, \f. Written with escapes that mean the same in a
-# Python `re` and a Java regex (Spark's regexp_extract / rlike).
-WS = r"[ \t\n\r\x0B\f]"
-
-# Patterns are matched against the whole value: `re.fullmatch` in Python, ^...\z in Java
-# (`java_regex`). Only ASCII [0-9] counts as a digit on both sides.
-#   INT_PATTERN:     1 sign, 2 digits without leading zeros (at least one digit)
-INT_PATTERN = WS + r"*([+-]?)0*([0-9]+)" + WS + "*"
-#   NUMBER_PATTERN:  1 the whole number text (sign, mantissa, optional exponent)
-NUMBER_PATTERN = WS + r"*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)" + WS + "*"
-#   DECIMAL_PATTERN: 1 sign, 2 mantissa, 3 exponent sign, 4 exponent digits without leading zeros
-DECIMAL_PATTERN = (
-    WS + r"*([+-]?)([0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?)0*([0-9]+))?" + WS + "*"
-)
-#   DATE_PATTERN: %Y-%m-%d %y-%m-%d %Y/%m/%d %y/%m/%d (groups 1 year, 2 separator, 3 month,
-#   4 day) or %Y%m%d %y%m%d (8 or 6 digits; groups 5 year, 6 month, 7 day).
-DATE_PATTERN = (
-    WS + r"*(?:([0-9]{4}|[0-9]{2})([-/])([0-9]{1,2})\2([0-9]{1,2})"
-    r"|([0-9]{2}(?:[0-9]{2})?)([0-9]{2})([0-9]{2}))" + WS + "*"
-)
-
-# Two-digit years as Python's strptime %y reads them: 00..68 -> 2000..2068, 69..99 -> 1969..1999.
-YEAR_PIVOT = 69
 
 # STRING -> DECIMAL: an exponent with more digits than this (after leading zeros) is decided
 # without parsing the number: a non-zero mantissa overflows (positive exponent) or rounds to
@@ -226,10 +203,6 @@ def can_fail(old: DataType, new: DataType) -> bool:
 # --------------------------------------------------------------------------------------------
 
 _BIG_CONTEXT = decimal.Context(prec=1000, rounding=decimal.ROUND_HALF_UP, Emax=10**9, Emin=-(10**9))
-
-
-def two_digit_year(yy: int) -> int:
-    return 2000 + yy if yy < YEAR_PIVOT else 1900 + yy
 
 
 def days_in_month(year: int, month: int) -> int:

@@ -40,8 +40,8 @@ from alterflow.conversion.rules import (
     uses_java_float_text,
 )
 from alterflow.types import DataType, encode_value, to_spark
-from catalog.schema import Column as SchemaColumn
-from catalog.schema import SchemaVersion, name_key
+from alterflow.catalog.schema import Column as SchemaColumn
+from alterflow.catalog.schema import SchemaVersion, name_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame

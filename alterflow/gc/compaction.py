@@ -25,14 +25,14 @@ from dataclasses import dataclass
 
 import pyarrow.parquet as pq
 
-from alterflow.gc.files import COMPACT_STAGING, delete_paths
+from alterflow.gc.files import delete_paths
 from alterflow.leases import TransactionLease, new_holder
 from alterflow.settings import lease_seconds
 from alterflow.read.evolved_read import read_snapshot
-from alterflow.rewrite.tablet_conversion import _with_field_ids
-from alterflow.store.layout import absolute, data_file_path, index_dir
-from catalog.catalog import Catalog, DataFile, NewFile, TableSnapshot
-from catalog.garbage import CompactionTarget, GarbageCollection
+from alterflow.rewrite.tablet_conversion import with_field_ids
+from alterflow.store.layout import absolute, compaction_staging_path, data_file_path
+from alterflow.catalog.catalog import Catalog, DataFile, NewFile, TableSnapshot
+from alterflow.catalog.garbage import CompactionTarget, GarbageCollection
 
 log = logging.getLogger(__name__)
 COMPACTION_TIMEOUT_S = 3600  # a live but slow compaction's transaction is aborted after this long
@@ -55,7 +55,7 @@ class Compacted:
 
 
 def staging_dir(warehouse: pathlib.Path, table_id: int, index_id: int, txn_id: int) -> pathlib.Path:
-    return absolute(warehouse, f"{index_dir(table_id, index_id)}/{COMPACT_STAGING}/x{int(txn_id)}")
+    return absolute(warehouse, compaction_staging_path(table_id, index_id, txn_id))
 
 
 def _abort(catalog: Catalog, warehouse: pathlib.Path, txn_id: int, own: list[str], reason: str) -> None:
@@ -90,7 +90,7 @@ def write_compacted(spark, catalog: Catalog, warehouse: pathlib.Path, target: Co
         frame = frame.coalesce(1)
         if current.sort_key:
             frame = frame.sortWithinPartitions(*[f"`{name}`" for name in current.names(current.sort_key)])
-        _with_field_ids(frame, current).write.mode("overwrite").parquet(str(staging))
+        with_field_ids(frame, current).write.mode("overwrite").parquet(str(staging))
         written = sorted(staging.glob("*.parquet"))
         counts = [(p, pq.ParquetFile(p).metadata.num_rows) for p in written]
         counts = [(p, n) for p, n in counts if n > 0]
@@ -124,10 +124,7 @@ def commit_compacted(catalog: Catalog, warehouse: pathlib.Path, compacted: Compa
     if compacted.path is not None:
         sizes[compacted.path] = absolute(warehouse, compacted.path).stat().st_size
     try:
-        catalog.commit_transaction(
-            compacted.txn_id, sizes,
-            check=lambda s, _txn: gc.retire_compacted(s, target.table_id, target.index_id, [f.id for f in compacted.replaced]),
-        )
+        gc.commit_compaction(compacted.txn_id, sizes, target.table_id, target.index_id, [f.id for f in compacted.replaced])
     except BaseException as exc:
         _abort(catalog, warehouse, compacted.txn_id, [compacted.path] if compacted.path else [], f"compaction refused: {exc}")
         raise

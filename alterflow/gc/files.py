@@ -16,23 +16,14 @@ Anything else in the warehouse is left alone.
 from __future__ import annotations
 
 import pathlib
-import re
 import shutil
 from dataclasses import dataclass, field
 
-from alterflow.store.layout import absolute
-from catalog.garbage import GarbageCollection
-
-_TABLE_DIR = re.compile(r"t(\d+)")
-_INDEX_DIR = re.compile(r"i(\d+)")
-_TABLET_DIR = re.compile(r"b(\d+)")
-_COMPACT_DIR = re.compile(r"x(\d+)")
-_LOAD_DIR = re.compile(r"l(\d+)")
-_DATA_FILE = re.compile(r"[0-9]+-(?:[0-9]+-)?[0-9a-f]{32}\.parquet(\.tmp)?")  # <txn>-[<seq>-]<uuid>
-STAGING = "_staging"  # a conversion's output before it moves (alterflow.rewrite.tablet_conversion)
-COMPACT_STAGING = "_compact"  # a compaction's output before it moves (alterflow.gc.compaction)
-LOAD_STAGING = "_load"  # a Spark load's output before it moves (alterflow.store.spark_load)
-
+from alterflow.store.layout import (
+    COMPACTION_DIR, COMPACTION_STAGING, CONVERSION_STAGING, DATA_FILE, INDEX_DIR, LOAD_DIR, LOAD_STAGING, TABLE_DIR,
+    TABLET_DIR, absolute,
+)
+from alterflow.catalog.garbage import GarbageCollection
 
 @dataclass
 class Sweep:
@@ -76,10 +67,10 @@ def _index_dirs(warehouse: pathlib.Path) -> list[tuple[str, int, pathlib.Path]]:
     if not warehouse.is_dir():
         return found
     for table in sorted(warehouse.iterdir()):
-        if not (table.is_dir() and _TABLE_DIR.fullmatch(table.name)):
+        if not (table.is_dir() and TABLE_DIR.fullmatch(table.name)):
             continue
         for index in sorted(table.iterdir()):
-            match = _INDEX_DIR.fullmatch(index.name)
+            match = INDEX_DIR.fullmatch(index.name)
             if index.is_dir() and match:
                 found.append((f"{table.name}/{index.name}", int(match.group(1)), index))
     return found
@@ -105,10 +96,10 @@ def sweep(gc: GarbageCollection, warehouse: pathlib.Path) -> Sweep:
     candidates: dict[str, pathlib.Path] = {}
     for relative, _index_id, index in indexes:
         for tablet in sorted(index.iterdir()):
-            if not (tablet.is_dir() and _TABLET_DIR.fullmatch(tablet.name)):
+            if not (tablet.is_dir() and TABLET_DIR.fullmatch(tablet.name)):
                 continue
             for data_file in sorted(tablet.iterdir()):
-                if data_file.is_file() and _DATA_FILE.fullmatch(data_file.name):
+                if data_file.is_file() and DATA_FILE.fullmatch(data_file.name):
                     candidates[f"{relative}/{tablet.name}/{data_file.name}"] = data_file
     if candidates:
         names = {path: path.removesuffix(".tmp") for path in candidates}
@@ -122,11 +113,11 @@ def sweep(gc: GarbageCollection, warehouse: pathlib.Path) -> Sweep:
     states = gc.index_states(index_id for _relative, index_id, _path in indexes)
     staged_by_txn: dict[int, tuple[str, pathlib.Path]] = {}
     for relative, index_id, index in indexes:
-        staging = index / STAGING
+        staging = index / CONVERSION_STAGING
         if staging.is_dir() and states.get(index_id) != "SHADOW":
             shutil.rmtree(staging, ignore_errors=True)
-            result.staging_dirs.append(f"{relative}/{STAGING}")
-        for folder, pattern in ((COMPACT_STAGING, _COMPACT_DIR), (LOAD_STAGING, _LOAD_DIR)):
+            result.staging_dirs.append(f"{relative}/{CONVERSION_STAGING}")
+        for folder, pattern in ((COMPACTION_STAGING, COMPACTION_DIR), (LOAD_STAGING, LOAD_DIR)):
             if not (index / folder).is_dir():
                 continue
             for attempt in sorted((index / folder).iterdir()):

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from alterflow.gc import steps
-from catalog.catalog import Catalog
+from alterflow.catalog.catalog import Catalog
 
 
 def run_gc(

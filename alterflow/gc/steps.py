@@ -23,10 +23,10 @@ from datetime import datetime, timedelta
 
 from alterflow.gc.compaction import compact_tablet
 from alterflow.gc.files import delete_paths, sweep
-from catalog.catalog import Catalog, utcnow
-from catalog.errors import CatalogError
-from catalog.garbage import GarbageCollection
-from catalog.leases import JobLeases, last_seen
+from alterflow.catalog.catalog import Catalog, utcnow
+from alterflow.catalog.errors import CatalogError
+from alterflow.catalog.garbage import GarbageCollection
+from alterflow.catalog.leases import JobLeases, last_seen
 
 GC_STEPS = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions")
 DEFAULT_RETENTION_S = 3600

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Callable, Mapping
 
-from alterflow.planner._common import (
+from alterflow.planner.statement_parts import (
     MAX_BUCKETS,
     column_def_sql,
     first_duplicate,
@@ -49,7 +49,7 @@ from alterflow.types import (
     format_value,
     parse_type,
 )
-from catalog.schema import Column, SchemaVersion, key_role
+from alterflow.catalog.schema import Column, SchemaVersion, key_role
 
 __all__ = [
     "TableContext", "Verdict", "ClausePlan", "ColumnConversion", "AlterPlan", "plan_alter",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from alterflow.planner._common import (
+from alterflow.planner.statement_parts import (
     MAX_BUCKETS,
     first_duplicate,
     is_floating,
@@ -11,7 +11,7 @@ from alterflow.planner._common import (
 from alterflow.planner.errors import CreateTableRejected, one_line
 from alterflow.sql.ast import CreateTable
 from alterflow.types import InvalidType, InvalidValue, coerce_literal, parse_type
-from catalog.schema import Column, SchemaVersion
+from alterflow.catalog.schema import Column, SchemaVersion
 
 __all__ = ["plan_create_table"]
 

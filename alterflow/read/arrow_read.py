@@ -22,10 +22,10 @@ import pyarrow.parquet as pq
 
 from alterflow.conversion.arrow_convert import convert_array, default_array
 from alterflow.store.layout import absolute
-from alterflow.store.rows import arrow_schema
+from alterflow.arrow_schema import arrow_schema
 from alterflow.store.tablets import TXN_COLUMN, dedupe_primary_key
-from catalog.catalog import DataFile, TableSnapshot
-from catalog.schema import SchemaVersion
+from alterflow.catalog.catalog import DataFile, TableSnapshot
+from alterflow.catalog.schema import SchemaVersion
 
 FIELD_ID = b"PARQUET:field_id"
 

@@ -18,8 +18,8 @@ from functools import reduce
 from alterflow.store.layout import absolute
 from alterflow.store.tablets import TXN_COLUMN
 from alterflow.types import Change, classify_conversion, format_value, to_spark
-from catalog.catalog import DataFile, TableSnapshot
-from catalog.schema import Column, SchemaVersion
+from alterflow.catalog.catalog import DataFile, TableSnapshot
+from alterflow.catalog.schema import Column, SchemaVersion
 
 RANK_COLUMN = "af$rank"  # hidden helper column; "$" keeps it apart from every user-typed name
 FILE_COLUMN = "af$file"  # hidden helper column: the data file a row was read from

@@ -13,8 +13,8 @@ from alterflow.errors import UserError
 import pathlib
 
 from alterflow.read.evolved_read import read_snapshot
-from catalog.catalog import Catalog, ViewInfo
-from catalog.errors import UnknownObject
+from alterflow.catalog.catalog import Catalog, ViewInfo
+from alterflow.catalog.errors import UnknownObject
 
 
 class QueryError(UserError):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import pyarrow.parquet as pq
 
-from alterflow.store.rows import FIELD_ID_KEY
+from alterflow.arrow_schema import FIELD_ID_KEY
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from alterflow.read.arrow_read import read_snapshot_arrow
 from alterflow.store.tablet_buffers import sorted_rows
 from alterflow.store.tablets import tablet_rows, write_parquet_file
 from alterflow.types import format_value
-from catalog.catalog import TableSnapshot
-from catalog.schema import SchemaVersion
+from alterflow.catalog.catalog import TableSnapshot
+from alterflow.catalog.schema import SchemaVersion
 
 BUCKET_COLUMN = "af$bucket"
 

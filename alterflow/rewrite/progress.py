@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog.catalog import AlterJob, Catalog
-from catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.catalog import AlterJob, Catalog
+from alterflow.catalog.heavy_jobs import HeavyJobs
 
 
 def count_text(n: int) -> str:

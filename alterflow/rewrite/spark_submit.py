@@ -8,9 +8,10 @@ import pathlib
 import subprocess
 import sys
 
-import spark_jobs.convert_history as application
+import importlib.util
+
 from alterflow.leases import process_group
-from alterflow.spark_session import LOG_CONFIG
+from alterflow.spark_session import application_conf
 from alterflow.settings import Settings
 
 
@@ -20,8 +21,13 @@ def spark_submit_binary() -> pathlib.Path:
     return pathlib.Path(pyspark.__file__).parent / "bin" / "spark-submit"
 
 
+APPLICATION = "alterflow.spark_jobs.convert_history"
+
+
 def application_path() -> str:
-    return str(pathlib.Path(application.__file__).resolve())
+    """The conversion application's file, found without importing it (it imports the workflow,
+    which imports this module)."""
+    return str(pathlib.Path(importlib.util.find_spec(APPLICATION).origin).resolve())
 
 
 def submit_command(settings: Settings, job_id: int, master: str, parallelism: int = 2, lease_group: str | None = None) -> list[str]:
@@ -29,12 +35,7 @@ def submit_command(settings: Settings, job_id: int, master: str, parallelism: in
         str(spark_submit_binary()),
         "--master", master,
         "--name", f"alterflow-convert-job-{job_id}",
-        "--conf", "spark.sql.session.timeZone=UTC",
-        "--conf", "spark.sql.ansi.enabled=false",
-        "--conf", "spark.sql.parquet.fieldId.write.enabled=true",
-        "--conf", "spark.sql.parquet.fieldId.read.enabled=true",
-        "--conf", "spark.ui.showConsoleProgress=false",
-        "--conf", f"spark.driver.extraJavaOptions=-Dlog4j2.configurationFile=file:{LOG_CONFIG}",
+        *(arg for key, value in application_conf().items() for arg in ("--conf", f"{key}={value}")),
         application_path(),
         "--catalog-url", settings.catalog_url,
         "--warehouse", str(settings.warehouse),
@@ -51,7 +52,5 @@ def submit_conversion(settings: Settings, job_id: int, master: str | None = None
     env.setdefault("PYSPARK_PYTHON", sys.executable)
     env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    root = str(pathlib.Path(application.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     command = submit_command(settings, job_id, master or settings.spark_master, lease_group=process_group())
     return subprocess.run(command, env=env, check=True, capture_output=True, text=True, timeout=timeout_s)

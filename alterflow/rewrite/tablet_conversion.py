@@ -37,12 +37,12 @@ from alterflow.read.evolved_read import read_snapshot
 from alterflow.rewrite.footer_counts import file_counts
 from alterflow.rewrite.local_conversion import BUCKET_COLUMN, stage_tablet
 from alterflow.rewrite.progress import ConversionProgress, TabletSize, sizes_of
-from alterflow.store.layout import absolute, data_file_path, index_dir
+from alterflow.store.layout import absolute, conversion_staging_path, data_file_path
 from alterflow.types import to_spark
-from alterflow.workflow.crash_points import crash_point
-from catalog.catalog import Catalog, NewFile, TableSnapshot
-from catalog.heavy_jobs import HeavyJobs
-from catalog.schema import SchemaVersion
+from alterflow.crash_points import crash_point
+from alterflow.catalog.catalog import Catalog, NewFile, TableSnapshot
+from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.schema import SchemaVersion
 
 log = logging.getLogger(__name__)
 SAMPLES = 5
@@ -63,10 +63,10 @@ class ConversionResult:
 def staging_dir(warehouse: pathlib.Path, table_id: int, shadow_index_id: int, tablet_id: int, attempt: str) -> pathlib.Path:
     """A tablet's conversion output before it moves into place: one folder per runner (`attempt`),
     so a runner that lost its lease never touches its successor's files."""
-    return absolute(warehouse, f"{index_dir(table_id, shadow_index_id)}/_staging/o{int(tablet_id)}-{attempt}")
+    return absolute(warehouse, conversion_staging_path(table_id, shadow_index_id, tablet_id, attempt))
 
 
-def _with_field_ids(frame, version: SchemaVersion):
+def with_field_ids(frame, version: SchemaVersion):
     """Name, type and Parquet field id of every column of `version` (extras kept as they are)."""
     from pyspark.sql import functions as F
 
@@ -204,12 +204,12 @@ class TabletConverter:
             # Sorted by (bucket, sort key) already, so the partitioned writer adds no sort of its own.
             converted = converted.withColumn(BUCKET_COLUMN, bucket).repartition(BUCKET_COLUMN)
             converted = converted.sortWithinPartitions(F.col(f"`{BUCKET_COLUMN}`"), *sort_names)
-            converted = _with_field_ids(converted, self.new)
+            converted = with_field_ids(converted, self.new)
             converted.write.mode("overwrite").partitionBy(BUCKET_COLUMN).parquet(str(staging))
         else:  # one bucket: each read split writes its own file, straight into the bucket's folder
             if sort_names:
                 converted = converted.sortWithinPartitions(*sort_names)
-            converted = _with_field_ids(converted, self.new)
+            converted = with_field_ids(converted, self.new)
             converted.write.mode("overwrite").parquet(str(staging / f"{BUCKET_COLUMN}=0"))
 
         if observed is not None:
@@ -319,11 +319,8 @@ class TabletConverter:
             final.parent.mkdir(parents=True, exist_ok=True)
             source.replace(final)
             sizes[target] = final.stat().st_size
-        self.catalog.commit_transaction(
-            txn, sizes,
-            check=lambda s, _txn: self.heavy.record_converted(
-                s, self.job.id, tablet_id, txn, rows_in, rows_out, failed, samples, holder=self.lease.holder
-            ),
+        self.heavy.commit_converted_tablet(
+            txn, sizes, self.job.id, tablet_id, rows_in, rows_out, failed, samples, holder=self.lease.holder
         )
 
 

@@ -1,9 +1,30 @@
-"""Where files live. Paths are built from ids only; no user-typed name ever becomes a path."""
+"""Where files live: the one home of the warehouse layout. Paths are built from ids only; no
+user-typed name ever becomes a path.
+
+    t<table>/i<index>/b<tablet>/<txn>-<seq>-<uuid>.parquet   a data file (`data_file_path`)
+    t<table>/i<index>/_staging/o<tablet>-<attempt>/          a conversion's output before it moves
+    t<table>/i<index>/_compact/x<txn>/                       a compaction's output before it moves
+    t<table>/i<index>/_load/l<txn>/                          a Spark load's output before it moves
+
+The builders below write these names and the patterns read them back (GC's sweep,
+alterflow.gc.files)."""
 
 from __future__ import annotations
 
 import pathlib
+import re
 import uuid
+
+CONVERSION_STAGING = "_staging"  # alterflow.rewrite.tablet_conversion
+COMPACTION_STAGING = "_compact"  # alterflow.gc.compaction
+LOAD_STAGING = "_load"  # alterflow.store.spark_load
+
+TABLE_DIR = re.compile(r"t(\d+)")
+INDEX_DIR = re.compile(r"i(\d+)")
+TABLET_DIR = re.compile(r"b(\d+)")
+COMPACTION_DIR = re.compile(r"x(\d+)")  # under COMPACTION_STAGING: one compaction's transaction
+LOAD_DIR = re.compile(r"l(\d+)")  # under LOAD_STAGING: one load's transaction
+DATA_FILE = re.compile(r"[0-9]+-(?:[0-9]+-)?[0-9a-f]{32}\.parquet(\.tmp)?")  # <txn>-[<seq>-]<uuid>, or its .tmp
 
 
 def table_dir(table_id: int) -> str:
@@ -33,3 +54,18 @@ def absolute(warehouse: pathlib.Path, relative: str) -> pathlib.Path:
     if root != path and root not in path.parents:
         raise ValueError(f"path {relative!r} is outside the warehouse")
     return path
+
+
+def conversion_staging_path(table_id: int, shadow_index_id: int, tablet_id: int, attempt: str) -> str:
+    """A tablet's conversion output before it moves into place: one folder per runner (`attempt`),
+    so a runner that lost its lease never touches its successor's files."""
+    return f"{index_dir(table_id, shadow_index_id)}/{CONVERSION_STAGING}/o{int(tablet_id)}-{attempt}"
+
+
+def compaction_staging_path(table_id: int, index_id: int, txn_id: int) -> str:
+    return f"{index_dir(table_id, index_id)}/{COMPACTION_STAGING}/x{int(txn_id)}"
+
+
+def load_staging_path(table_id: int, index_id: int, txn_id: int) -> str:
+    """A Spark load's task output before it moves into the tablets."""
+    return f"{index_dir(table_id, index_id)}/{LOAD_STAGING}/l{int(txn_id)}"

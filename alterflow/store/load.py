@@ -38,9 +38,9 @@ from alterflow.store.layout import absolute, data_file_path
 from alterflow.store.bad_rows import BadRows
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_tablets, tablet_rows, with_txn_column, write_parquet
-from catalog.catalog import Catalog, NewFile, TableInfo
-from catalog.heavy_jobs import DualWriteTarget, HeavyJobs
-from catalog.schema import SchemaVersion
+from alterflow.catalog.catalog import Catalog, NewFile, TableInfo
+from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
+from alterflow.catalog.schema import SchemaVersion
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class LoadResult:
     files: int
 
 
-def _delete_files(warehouse: pathlib.Path, paths: list[str]) -> None:
+def delete_files(warehouse: pathlib.Path, paths: list[str]) -> None:
     for relative in paths:
         path = absolute(warehouse, relative)
         path.unlink(missing_ok=True)
@@ -70,7 +70,7 @@ def _first_null(values: pa.ChunkedArray | pa.Array) -> int:
     return pc.index(pc.is_null(values), True).as_py()
 
 
-def _dual_write_rows(
+def dual_write_rows(
     data: pa.Table, version: SchemaVersion, target: DualWriteTarget, table: str, first_row: int = 1
 ) -> tuple[pa.Table, int]:
     """The load's rows converted to the running job's new version; a row that cannot be converted
@@ -213,7 +213,7 @@ class _LoadWriter:
         """On the dual lane: the batch converted and buffered for the shadow index (the split of
         the origin rows reused when rows fall alike). Its files are recorded and written by
         `_join_dual`, on the load's thread."""
-        shadow, nulled = _dual_write_rows(data, self.version, target, self.table.name, first_row)
+        shadow, nulled = dual_write_rows(data, self.version, target, self.table.name, first_row)
         self.nulled += nulled
         self.shadow.buffers.add(shadow, tablets if self.shadow_tablets_alike else None)
 
@@ -285,9 +285,9 @@ def load_batches(
     leaves no trace at all. While a heavyweight job is unfinished and this transaction is above its
     boundary, the rows are also written, converted, to the job's shadow index, in the same
     transaction (dual write)."""
-    stream = _numbered(batches, conform)
+    stream = numbered(batches, conform)
     first = next(stream, None)
-    _delete_files(warehouse, catalog.abort_expired_transactions(table.id))
+    delete_files(warehouse, catalog.abort_expired_transactions(table.id))
     txn_id = catalog.begin_transaction(table.id, label, timeout_s, lease_s=lease_s, holder=new_holder())
     planned: list[str] = []
     writer = _LoadWriter(catalog, warehouse, table, version, txn_id, planned, target_file_mb << 20, buffer_mb << 20)
@@ -308,9 +308,9 @@ def abort_load(catalog: Catalog, warehouse: pathlib.Path, txn_id: int, planned: 
     """A failed load's transaction aborted and its files deleted: its own files too, since an
     abort from elsewhere (a timeout) may have happened before they were written."""
     try:
-        _delete_files(warehouse, planned)
+        delete_files(warehouse, planned)
         paths = catalog.abort_transaction(txn_id, f"load failed: {_first_line(error)}")
-        _delete_files(warehouse, paths)
+        delete_files(warehouse, paths)
     except Exception:  # the original error matters more; the lease, the timeout and GC will clean up
         log.exception("could not abort transaction %s", txn_id)
 
@@ -320,7 +320,7 @@ def _first_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def _numbered(batches: Iterable[pa.Table | pa.RecordBatch], conform: Conform | None) -> Iterator[tuple[pa.Table, int]]:
+def numbered(batches: Iterable[pa.Table | pa.RecordBatch], conform: Conform | None) -> Iterator[tuple[pa.Table, int]]:
     """(conformed batch, number of its first row in the whole input), empty batches skipped."""
     first_row = 1
     for batch in batches:
@@ -353,12 +353,7 @@ def _write_and_commit(
             raise earlier from None
         raise
 
-    def check(session, txn) -> None:
-        heavy.check_load_commit(session, txn)
-        if writer.nulled:
-            heavy.add_dual_write_nulls(session, target.job_id, writer.nulled)
-
-    catalog.commit_transaction(writer.txn_id, writer.sizes, check=check)
+    heavy.commit_load(writer.txn_id, writer.sizes, writer.nulled, target.job_id if target is not None else None)
 
 
 __all__ = ["LoadResult", "load_table", "load_batches", "TXN_COLUMN"]

@@ -8,25 +8,12 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from alterflow.arrow_schema import arrow_schema
 from alterflow.sql.ast import Literal
 from alterflow.store.bad_rows import BadRows
 from alterflow.store.coercion import BadValue, coerce_array
 from alterflow.types import InvalidValue, coerce_literal, to_arrow
-from catalog.schema import Column, SchemaVersion, name_key
-
-FIELD_ID_KEY = b"PARQUET:field_id"
-
-
-def arrow_field(column: Column) -> pa.Field:
-    return pa.field(
-        column.name, to_arrow(column.type), nullable=column.nullable,
-        metadata={FIELD_ID_KEY: str(column.id).encode()},
-    )
-
-
-def arrow_schema(version: SchemaVersion) -> pa.Schema:
-    return pa.schema([arrow_field(c) for c in version.columns])
-
+from alterflow.catalog.schema import Column, SchemaVersion, name_key
 
 def _resolve_columns(version: SchemaVersion, table: str, names: Sequence[str]) -> list[Column]:
     seen: set[str] = set()

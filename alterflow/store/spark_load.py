@@ -42,19 +42,18 @@ import pyarrow.compute as pc
 
 from alterflow.leases import TransactionLease, new_holder
 from alterflow.loading import CsvSplit, LoadInput, LoadInputError, csv_header, csv_split_batches, csv_splits
-from alterflow.store.layout import absolute, data_file_path, index_dir
-from alterflow.store.load import LoadResult, _delete_files, _dual_write_rows, _numbered, abort_load
+from alterflow.store.layout import absolute, data_file_path, load_staging_path
+from alterflow.store.load import LoadResult, delete_files, dual_write_rows, numbered, abort_load
 from alterflow.store.bad_rows import BadRows
 from alterflow.store.rows import rows_from_arrow
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.store.tablets import same_tablets, with_txn_column, write_parquet
-from alterflow.workflow.crash_points import crash_point
-from catalog.catalog import Catalog, NewFile, TableInfo
-from catalog.heavy_jobs import DualWriteTarget, HeavyJobs
-from catalog.schema import SchemaVersion
+from alterflow.crash_points import crash_point
+from alterflow.catalog.catalog import Catalog, NewFile, TableInfo
+from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
+from alterflow.catalog.schema import SchemaVersion
 
 
-LOAD_STAGING = "_load"
 PATH_COLUMN = "af$input_path"
 BLOCK_COLUMN = "af$input_block"
 ARROW_BATCH_ROWS = 131072  # rows per Arrow batch handed to a task's Python worker
@@ -68,7 +67,7 @@ RESULT_SCHEMA = "shadow boolean, partition_key string, bucket int, path string, 
 
 def staging_dir(warehouse: pathlib.Path, table_id: int, index_id: int, txn_id: int) -> pathlib.Path:
     """The tasks' output before it moves into the tablets (GC sweeps it once the transaction is over)."""
-    return absolute(warehouse, f"{index_dir(table_id, index_id)}/{LOAD_STAGING}/l{int(txn_id)}")
+    return absolute(warehouse, load_staging_path(table_id, index_id, txn_id))
 
 
 @dataclass(frozen=True)
@@ -140,7 +139,7 @@ class _SplitFiles:
             data = with_txn_column(data, self.plan.txn_id)
         shadow = None
         if self.plan.target is not None:
-            shadow, nulled = _dual_write_rows(data, self.plan.version, self.plan.target, self.plan.table)
+            shadow, nulled = dual_write_rows(data, self.plan.version, self.plan.target, self.plan.table)
             self.nulled += nulled
         tablets = self.origin.add(data)
         if shadow is not None:
@@ -290,7 +289,7 @@ def spark_load(
     label: str, settings,
 ) -> LoadResult:
     """`source` loaded into `table` as one transaction, converted and written by Spark tasks."""
-    _delete_files(warehouse, catalog.abort_expired_transactions(table.id))
+    delete_files(warehouse, catalog.abort_expired_transactions(table.id))
     txn_id = catalog.begin_transaction(table.id, label, settings.txn_timeout_s, lease_s=settings.lease_s, holder=new_holder())
     staging = staging_dir(warehouse, table.id, table.current_index_id, txn_id)
     new_folders = [folder for folder in staging.parents if not folder.exists()]  # removed again if left empty
@@ -341,12 +340,7 @@ def _commit(
     crash_point("load_files_moved")
     sizes = {path: absolute(warehouse, path).stat().st_size for path in planned}
 
-    def check(session, txn) -> None:
-        heavy.check_load_commit(session, txn)
-        if nulled:
-            heavy.add_dual_write_nulls(session, target.job_id, nulled)
-
-    catalog.commit_transaction(txn_id, sizes, check=check)
+    heavy.commit_load(txn_id, sizes, nulled, target.job_id if target is not None else None)
     return LoadResult(txn_id, sum(w["rows"] for w in written if not w["shadow"]), len(planned))
 
 
@@ -395,11 +389,11 @@ def _first_bad_row(
         return rows_from_arrow(version, table.name, batch, first_row=first_row)
 
     try:
-        for data, first_row in _numbered(batches, conform):
+        for data, first_row in numbered(batches, conform):
             if target is not None:
                 if version.primary_key:
                     data = with_txn_column(data, 0)
-                _dual_write_rows(data, version, target, table.name, first_row)
+                dual_write_rows(data, version, target, table.name, first_row)
     except BadRows as exc:
         return exc
     return None

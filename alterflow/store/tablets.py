@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 from alterflow.bucketing import bucket_array
 from alterflow.store.layout import absolute
 from alterflow.types import format_value
-from catalog.schema import SchemaVersion
+from alterflow.catalog.schema import SchemaVersion
 
 # Hidden columns carry a "$", which no user-typed name can (SPEC §9), so they never collide.
 TXN_COLUMN = "af$txn"  # hidden column of primary-key tables: the transaction that wrote the row

@@ -34,10 +34,10 @@ from alterflow.rewrite.progress import ConversionProgress, tablet_sizes
 from alterflow.settings import lease_seconds
 from alterflow.store.layout import absolute
 from alterflow.workflow import steps
-from alterflow.workflow.crash_points import crash_point
+from alterflow.crash_points import crash_point
 from alterflow.workflow.request import AlterRequest
-from catalog.catalog import AlterJob, Catalog, OpenTransaction, utcnow
-from catalog.heavy_jobs import HeavyJobs, JobStateError
+from alterflow.catalog.catalog import AlterJob, Catalog, OpenTransaction, utcnow
+from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
 
 HEAVY_STEPS = ("validate", "start", "wait_for_boundary", "convert", "check", "swap")
 
@@ -208,7 +208,7 @@ def check(
     heavy = HeavyJobs(catalog)
     if "check" in job.steps:
         return {"skipped": "validated already", "msg": job.msg}
-    from expectations.validation import validate_job
+    from alterflow.expectations.validation import validate_job
 
     with driving(catalog, job_id, lease, group) as held:
         local = conversion_engine(catalog, job_id) == "local"

@@ -18,10 +18,10 @@ from alterflow.errors import UserError
 import pathlib
 
 from alterflow.workflow import heavy_steps
-from catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog
-from catalog.errors import ConcurrentChange, LeaseHeld
-from catalog.heavy_jobs import HeavyJobs, JobStateError
-from catalog.leases import ensure_not_driven, is_orphaned
+from alterflow.catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog
+from alterflow.catalog.errors import ConcurrentChange, LeaseHeld
+from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
+from alterflow.catalog.leases import ensure_not_driven, is_orphaned
 
 
 class JobControlRefused(UserError):

@@ -12,9 +12,9 @@ import time
 from alterflow.leases import JobLease
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
-from catalog.catalog import AlterJob, Catalog
-from catalog.heavy_jobs import HeavyJobs, JobStateError
-from catalog.leases import DRIVEN_STATES
+from alterflow.catalog.catalog import AlterJob, Catalog
+from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
+from alterflow.catalog.leases import DRIVEN_STATES
 
 POLL_SECONDS = 0.5
 
@@ -56,7 +56,7 @@ def preload_expectations() -> None:
     for name in shared:  # pyspark.sql: GX imports it, and so does a Spark job's conversion (45 ms)
         importlib.import_module(name)
     threading.Thread(
-        target=importlib.import_module, args=("expectations.validation",), name="preload-expectations", daemon=True
+        target=importlib.import_module, args=("alterflow.expectations.validation",), name="preload-expectations", daemon=True
     ).start()
 
 

@@ -17,10 +17,10 @@ from alterflow.planner import AlterPlan, AlterRejected, TableContext, Verdict, p
 from alterflow.rewrite.engines import local_refusal
 from alterflow.sql import AlterTable, SqlError, parse_statements
 from alterflow.workflow.request import AlterRequest
-from catalog.catalog import AlterContext, AlterJob, Catalog
-from catalog.errors import UnknownObject
-from catalog.leases import DRIVEN_STATES, ensure_not_driven, is_orphaned, runner_text
-from catalog.schema import SchemaVersion, name_key
+from alterflow.catalog.catalog import AlterContext, AlterJob, Catalog
+from alterflow.catalog.errors import UnknownObject
+from alterflow.catalog.leases import DRIVEN_STATES, ensure_not_driven, is_orphaned, runner_text
+from alterflow.catalog.schema import SchemaVersion, name_key
 
 LIGHT_STEPS = ("validate", "commit")
 

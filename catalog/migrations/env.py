@@ -2,7 +2,7 @@
 
 from alembic import context
 
-from catalog.models import Base
+from alterflow.catalog.models import Base
 
 config = context.config
 target_metadata = Base.metadata

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 
 from alterflow.planner import AlterRejected
-from alterflow.planner._common import MAX_NAME, valid_name
+from alterflow.planner.statement_parts import MAX_NAME, valid_name
 from alterflow.workflow import steps
 from alterflow.workflow.request import AlterRequest
 

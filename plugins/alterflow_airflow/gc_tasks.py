@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from alterflow.settings import Settings
-from catalog.catalog import Catalog, utcnow
+from alterflow.catalog.catalog import Catalog, utcnow
 
 # The order of alterflow.gc.steps.GC_STEPS (tests/dags checks they agree).
 STEP_ORDER = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions")

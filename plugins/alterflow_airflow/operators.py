@@ -15,27 +15,29 @@ RewriteInWorkerOperator  a small table's job (the local engine): the boundary wa
 
 from __future__ import annotations
 
+import json
 import os
-import pathlib
 import shutil
 import sys
 from typing import Any
 
-from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import BaseHook, BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException
 
 from alterflow.leases import JobLease
-from alterflow.rewrite.spark_submit import application_path, spark_submit_binary, submit_command
+from alterflow.rewrite.spark_submit import application_path, spark_submit_binary
 from alterflow.settings import Settings
+from alterflow.spark_session import application_conf
 from alterflow.workflow.runner import preload_expectations
-from catalog.catalog import Catalog
+from alterflow.catalog.catalog import Catalog
 from alterflow_airflow import tasks
 from alterflow_airflow.triggers import POLL_SECONDS, BoundaryTrigger, ResumeTrigger
 
 DEFAULT_MASTER = "local[*]"
-REPO_ROOT = pathlib.Path(application_path()).parent.parent
+# Without the operator's connection, spark-submit runs on this one, defined for the task's process
+# through Airflow's AIRFLOW_CONN_* environment (the provider's own fallback would be yarn).
+LOCAL_CONN_ID = "alterflow_local_spark"
 
 
 def _event_or_fail(event: dict | None) -> dict:
@@ -137,13 +139,6 @@ def _connection_exists(conn_id: str) -> bool:
     return True
 
 
-def _submit_conf(settings: Settings) -> dict[str, str]:
-    """The Spark settings the conversion needs, the same ones `alterflow.rewrite.spark_submit` uses."""
-    command = submit_command(settings, 0, DEFAULT_MASTER)
-    pairs = [command[i + 1] for i, arg in enumerate(command) if arg == "--conf"]
-    return dict(pair.split("=", 1) for pair in pairs)
-
-
 def _local_master(conn_id: str) -> bool:
     """Whether spark-submit runs on a local master (no connection means `local[*]`)."""
     if not _connection_exists(conn_id):
@@ -152,7 +147,7 @@ def _local_master(conn_id: str) -> bool:
 
 
 def _submit_env(local_master: bool = True) -> dict[str, str]:
-    """The application's environment: this Python for PySpark, the repo importable, and
+    """The application's environment: this Python (where alterflow is installed) for PySpark, and
     pyspark's own spark-submit when none is on PATH. On a local master the driver binds to
     127.0.0.1 (unless SPARK_LOCAL_IP says otherwise); on a cluster, where executors must reach the
     driver, Spark picks the address unless SPARK_LOCAL_IP is set."""
@@ -163,7 +158,6 @@ def _submit_env(local_master: bool = True) -> dict[str, str]:
         "PATH": path,
         "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
         "PYSPARK_DRIVER_PYTHON": os.environ.get("PYSPARK_DRIVER_PYTHON", sys.executable),
-        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p),
     }
     local_ip = os.environ.get("SPARK_LOCAL_IP") or ("127.0.0.1" if local_master else None)
     if local_ip:
@@ -183,16 +177,15 @@ class ConvertHistoryOperator(SparkSubmitOperator):
         self.job_id = job_id
         self.parallelism = parallelism
 
-    def _get_hook(self) -> SparkSubmitHook:
-        """The provider's hook; without the connection, on `local[*]` instead of the provider's
-        fallback (yarn). A local master is neither yarn nor Kubernetes nor a tracked cluster driver."""
-        hook = super()._get_hook()
-        if not _connection_exists(self._conn_id):
-            self.log.info("no connection %s: spark-submit runs on %s", self._conn_id, DEFAULT_MASTER)
-            hook._connection["master"] = DEFAULT_MASTER
-            hook._is_yarn = hook._is_yarn_cluster_mode = hook._is_kubernetes = False
-            hook._should_track_driver_status = False
-        return hook
+    def choose_connection(self) -> None:
+        """Without its connection, the operator submits to `local[*]` through a connection of its
+        own (the provider would fall back to yarn); a local master is neither yarn nor Kubernetes
+        nor a tracked cluster driver."""
+        if _connection_exists(self._conn_id):
+            return
+        self.log.info("no connection %s: spark-submit runs on %s", self._conn_id, DEFAULT_MASTER)
+        os.environ[f"AIRFLOW_CONN_{LOCAL_CONN_ID.upper()}"] = json.dumps({"conn_type": "spark", "host": DEFAULT_MASTER})
+        self._conn_id = LOCAL_CONN_ID
 
     def execute(self, context) -> dict:
         job_id = int(self.job_id)
@@ -215,8 +208,9 @@ class ConvertHistoryOperator(SparkSubmitOperator):
     def _submit(self, context, job_id: int, settings: Settings, group: str) -> None:
         """spark-submit of the conversion; returns once the application has ended."""
         self.name = f"alterflow-convert-job-{job_id}"
-        self.conf = {**_submit_conf(settings), **(self.conf or {})}
+        self.conf = {**application_conf(), **(self.conf or {})}
         self.env_vars = {**_submit_env(_local_master(self._conn_id)), **(self.env_vars or {})}
+        self.choose_connection()
         self.application_args = [
             "--job-id", str(job_id), "--parallelism", str(self.parallelism), "--lease-group", group,
         ]

@@ -17,7 +17,7 @@ from datetime import datetime
 import jinja2
 
 from alterflow_airflow.page_data import job_json, table_json, version_json
-from catalog.catalog import Catalog, TableInfo, utcnow
+from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
 
 HERE = pathlib.Path(__file__).resolve().parent
 _templates = jinja2.Environment(

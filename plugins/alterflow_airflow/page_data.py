@@ -11,9 +11,9 @@ from datetime import datetime
 
 from alterflow.types import format_value
 from alterflow.workflow.job_control import can_cancel, can_resume
-from catalog.catalog import AlterJob, TableInfo
-from catalog.leases import is_orphaned, runner_text, shown_holder
-from catalog.schema import SchemaVersion
+from alterflow.catalog.catalog import AlterJob, TableInfo
+from alterflow.catalog.leases import is_orphaned, runner_text, shown_holder
+from alterflow.catalog.schema import SchemaVersion
 
 _TABLETS = re.compile(r"tablets (\d+)/(\d+)")
 

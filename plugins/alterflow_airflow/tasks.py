@@ -23,9 +23,9 @@ from alterflow.settings import Settings
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow_airflow.conf import BadRunConf, alter_request
-from catalog.catalog import AlterJob, Catalog
-from catalog.errors import UnknownObject
-from catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.catalog import AlterJob, Catalog
+from alterflow.catalog.errors import UnknownObject
+from alterflow.catalog.heavy_jobs import HeavyJobs
 
 @contextlib.contextmanager
 def refusals_fail_the_task() -> Iterator[None]:

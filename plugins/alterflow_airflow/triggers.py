@@ -21,7 +21,7 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 from alterflow.settings import Settings
 from alterflow.workflow import heavy_steps
 from alterflow.workflow.heavy_steps import JobCancelled
-from catalog.catalog import Catalog
+from alterflow.catalog.catalog import Catalog
 
 POLL_SECONDS = 1.0
 REFRESH_SECONDS = 5.0

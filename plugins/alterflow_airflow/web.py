@@ -39,14 +39,14 @@ from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
 from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
 from airflow.api_fastapi.core_api.security import GetUserDep, bearer_scheme, get_user
 
-from alterflow.planner._common import MAX_NAME, valid_name
+from alterflow.planner.statement_parts import MAX_NAME, valid_name
 from alterflow.settings import Settings
 from alterflow.workflow import job_control
 from alterflow_airflow import page
 from alterflow_airflow.page_data import job_json, table_json, version_json
-from catalog.catalog import Catalog, TableInfo, utcnow
-from catalog.errors import UnknownObject
-from catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
+from alterflow.catalog.errors import UnknownObject
+from alterflow.catalog.heavy_jobs import HeavyJobs
 
 SCHEMA_CHANGE_DAG = "alterflow_schema_change"
 MOUNT_PATH = "/alterflow"  # where the plugin mounts this app

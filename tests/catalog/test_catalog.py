@@ -9,10 +9,10 @@ import pytest
 from sqlalchemy import inspect
 
 from alterflow.types import parse_type
-from catalog.catalog import Catalog, NewFile, ViewDependency
-from catalog.database import current_revision, head_revision, open_engine, upgrade
-from catalog.errors import ConcurrentChange, DependentObjects, NameInUse, TransactionStateError, UnknownObject
-from catalog.schema import Column, SchemaVersion
+from alterflow.catalog.catalog import Catalog, NewFile, ViewDependency
+from alterflow.catalog.database import current_revision, head_revision, open_engine, upgrade
+from alterflow.catalog.errors import ConcurrentChange, DependentObjects, NameInUse, TransactionStateError, UnknownObject
+from alterflow.catalog.schema import Column, SchemaVersion
 
 
 def version_one(table_id: int) -> tuple[SchemaVersion, int]:
@@ -106,7 +106,7 @@ def test_two_concurrent_alters_never_both_commit(catalog_url):
         outcomes: list[str] = []
 
         def attempt(name: str) -> None:
-            from catalog.database import make_engine
+            from alterflow.catalog.database import make_engine
 
             mine = Catalog(engine=make_engine(catalog_url))  # a separate engine: separate connections
             new = add_column(current, Column(100 + round_number * 2 + len(name), f"{name}{round_number}", parse_type("INT")))
@@ -179,7 +179,7 @@ def test_views_pin_versions_and_protect_what_they_use(catalog):
 def test_transactions_past_their_timeout_are_aborted(catalog):
     from datetime import timedelta
 
-    from catalog.catalog import utcnow
+    from alterflow.catalog.catalog import utcnow
 
     info = catalog.create_table("t", version_one, "c")
     tablet = catalog.ensure_tablets(info.current_index_id, [("[]", 0)])[("[]", 0)]
@@ -200,7 +200,7 @@ def test_an_older_catalog_is_upgraded_in_place(catalog_url):
     from alembic import command
     from sqlalchemy import text
 
-    from catalog.database import alembic_config, make_engine
+    from alterflow.catalog.database import alembic_config, make_engine
 
     engine = make_engine(catalog_url)
     config = alembic_config(engine)

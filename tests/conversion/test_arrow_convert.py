@@ -21,9 +21,9 @@ from alterflow.conversion.rules import (
     java_float_to_string,
     round_to_float32,
 )
-from alterflow.store.rows import FIELD_ID_KEY, arrow_schema
+from alterflow.arrow_schema import FIELD_ID_KEY, arrow_schema
 from alterflow.types import parse_type, to_arrow
-from catalog.schema import Column, SchemaVersion
+from alterflow.catalog.schema import Column, SchemaVersion
 
 FAIL = object()  # the expected outcome of a value that cannot be converted
 

@@ -14,10 +14,10 @@ import pytest
 
 from alterflow.rewrite.footer_counts import file_counts
 from alterflow.session import ResultSet
-from alterflow.store.rows import FIELD_ID_KEY
+from alterflow.arrow_schema import FIELD_ID_KEY
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
-from catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.heavy_jobs import HeavyJobs
 
 pytestmark = pytest.mark.spark
 

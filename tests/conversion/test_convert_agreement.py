@@ -20,7 +20,7 @@ from alterflow.conversion.arrow_convert import convert_arrow
 from alterflow.conversion.rules import FLOAT32_MAX, can_fail, round_to_float32
 from alterflow.conversion.spark_convert import convert_frame, failure_column
 from alterflow.types import parse_type, to_arrow
-from catalog.schema import Column, SchemaVersion
+from alterflow.catalog.schema import Column, SchemaVersion
 
 pytestmark = pytest.mark.spark
 

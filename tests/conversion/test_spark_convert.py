@@ -18,7 +18,7 @@ import pytest
 from alterflow.conversion.rules import FLOAT32_MAX, can_fail
 from alterflow.conversion.spark_convert import convert_frame, failure_column
 from alterflow.types import parse_type, to_arrow, to_spark
-from catalog.schema import Column, SchemaVersion
+from alterflow.catalog.schema import Column, SchemaVersion
 
 pytestmark = pytest.mark.spark
 

@@ -8,7 +8,7 @@ import pathlib
 
 from alterflow.session import ResultSet, Session
 from alterflow.settings import Settings
-from catalog.catalog import AlterJob
+from alterflow.catalog.catalog import AlterJob
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DAGS = ROOT / "dags"

@@ -26,7 +26,9 @@ def test_master_from_the_spark_default_connection(monkeypatch, connection, maste
         monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT", raising=False)
     else:
         monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", connection)
-    hook = ConvertHistoryOperator(task_id="convert", job_id="1")._get_hook()
+    operator = ConvertHistoryOperator(task_id="convert", job_id="1")
+    operator.choose_connection()
+    hook = operator._get_hook()
     assert hook._connection["master"] == master
     assert not hook._is_yarn and not hook._is_kubernetes
 

@@ -11,7 +11,7 @@ import pytest
 from alterflow.session import Session
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
-from catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.heavy_jobs import HeavyJobs
 from dag_support import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions
 
 pytestmark = pytest.mark.spark

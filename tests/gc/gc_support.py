@@ -8,8 +8,8 @@ from alterflow.gc.runner import run_gc
 from alterflow.session import ResultSet, Session
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
-from catalog.catalog import utcnow
-from catalog.models import DataFileRow, IndexRow, SchemaVersionRow, TransactionRow
+from alterflow.catalog.catalog import utcnow
+from alterflow.catalog.models import DataFileRow, IndexRow, SchemaVersionRow, TransactionRow
 
 LATER = timedelta(hours=2)  # past the default retention of one hour
 
@@ -45,28 +45,28 @@ def live_files(session: Session, table: str):
 
 def file_rows(session: Session) -> dict[str, str]:
     """Catalog path -> state, for every data-file row."""
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         return {r.path: r.state for r in s.query(DataFileRow)}
 
 
 def index_state(session: Session, index_id: int) -> str:
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         return s.get(IndexRow, index_id).state
 
 
 def txn_state(session: Session, txn_id: int) -> str:
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         return s.get(TransactionRow, txn_id).state
 
 
 def version_rows(session: Session, table_id: int) -> list[int]:
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         return sorted(r.version for r in s.query(SchemaVersionRow).filter_by(table_id=table_id))
 
 
 def referenced_files_exist(session: Session) -> None:
     """No LIVE catalog row points at a missing file (SPEC §6)."""
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         for row in s.query(DataFileRow).filter_by(state="LIVE"):
             txn = s.get(TransactionRow, row.txn_id)
             if txn.state == "COMMITTED":

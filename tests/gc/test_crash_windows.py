@@ -18,9 +18,9 @@ from alterflow.gc import compaction
 from alterflow.gc import steps as gc_steps
 from alterflow.gc.runner import run_gc
 from alterflow.session import Session
-from catalog.errors import ConcurrentChange
-from catalog.garbage import GarbageCollection
-from catalog.catalog import utcnow
+from alterflow.catalog.errors import ConcurrentChange
+from alterflow.catalog.garbage import GarbageCollection
+from alterflow.catalog.catalog import utcnow
 from gc_support import (
     LATER,
     disk_files,
@@ -188,8 +188,8 @@ KILLED = textwrap.dedent("""
     from alterflow.gc import compaction
     from alterflow.settings import Settings
     from alterflow.spark_session import get_spark
-    from catalog.catalog import Catalog
-    from catalog.garbage import GarbageCollection
+    from alterflow.catalog.catalog import Catalog
+    from alterflow.catalog.garbage import GarbageCollection
 
     settings = Settings.from_env()
     catalog = Catalog(settings.catalog_url)

@@ -14,8 +14,8 @@ from alterflow.gc.runner import run_gc
 from alterflow.session import Session
 from alterflow.store.layout import data_file_path, index_dir
 from alterflow.store.tablets import write_parquet
-from catalog.catalog import NewFile
-from catalog.garbage import GarbageCollection
+from alterflow.catalog.catalog import NewFile
+from alterflow.catalog.garbage import GarbageCollection
 from gc_support import disk_files, file_rows, later, no_spark, sql, start_heavy, txn_state, versions
 
 

@@ -33,7 +33,7 @@ from alterflow.sql.ast import (
     SetDefault,
 )
 from alterflow.types import DataType, parse_type
-from catalog.schema import Column, SchemaVersion
+from alterflow.catalog.schema import Column, SchemaVersion
 
 # ------------------------------------------------------------------------------------------------
 # Fixtures and helpers

@@ -10,7 +10,7 @@ import pytest
 from alterflow.planner import CreateTableRejected, plan_create_table
 from alterflow.sql.ast import ColumnDef, CreateTable, Literal, Position
 from alterflow.types import parse_type
-from catalog.schema import Column, SchemaVersion
+from alterflow.catalog.schema import Column, SchemaVersion
 
 
 def lit(value) -> Literal:

@@ -9,7 +9,7 @@ import time
 from alterflow.session import ResultSet
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
-from catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.heavy_jobs import HeavyJobs
 
 STATEMENT = "ALTER TABLE t MODIFY COLUMN v INT"
 

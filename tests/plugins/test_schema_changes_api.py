@@ -11,7 +11,7 @@ import pytest
 from alterflow.session import ResultSet, StatementError
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
-from catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.heavy_jobs import HeavyJobs
 
 JOB_FIELDS = {
     "job_id", "table", "table_id", "kind", "state", "statement", "from_version", "schema_version", "boundary_txn",

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from alterflow.session import ResultSet
-from catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.heavy_jobs import HeavyJobs
 from plugin_page_html import parse
 
 COOKIE = "_token"  # Airflow's session cookie (COOKIE_NAME_JWT_TOKEN)

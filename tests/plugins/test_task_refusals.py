@@ -12,7 +12,7 @@ from alterflow.read.query_binding import QueryError
 from alterflow.types import InvalidValue
 from alterflow_airflow import tasks
 from alterflow_airflow.conf import BadRunConf
-from catalog.errors import UnknownObject
+from alterflow.catalog.errors import UnknownObject
 
 
 @pytest.mark.parametrize(

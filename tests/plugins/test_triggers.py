@@ -11,7 +11,7 @@ import time
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow_airflow import triggers
-from catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.heavy_jobs import HeavyJobs
 
 ALTER = "ALTER TABLE t MODIFY COLUMN v INT"
 

@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from alterflow.read.evolved_read import projection, projection_sql, spark_schema
-from alterflow.store.rows import arrow_schema
+from alterflow.arrow_schema import arrow_schema
 from alterflow.types import parse_type
-from catalog.schema import Column, SchemaVersion
+from alterflow.catalog.schema import Column, SchemaVersion
 
 pytestmark = pytest.mark.spark
 

@@ -28,7 +28,7 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
-from alterflow.store.rows import FIELD_ID_KEY
+from alterflow.arrow_schema import FIELD_ID_KEY
 
 pytestmark = pytest.mark.spark
 

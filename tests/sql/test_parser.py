@@ -462,8 +462,10 @@ def test_error_in_a_later_statement_reports_that_statement():
     assert "unknown type FOO" in error("DROP TABLE a; CREATE TABLE b (c FOO)")
 
 
-def test_sqlerror_is_a_value_error():
-    assert issubclass(SqlError, ValueError)
+def test_sqlerror_is_a_user_error():
+    from alterflow.errors import UserError
+
+    assert issubclass(SqlError, UserError)
 
 
 def test_split_statements_keeps_each_statement_text_without_parsing():

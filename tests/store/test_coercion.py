@@ -25,7 +25,7 @@ from alterflow.store.bad_rows import BadRows
 from alterflow.store.rows import rows_from_arrow, rows_from_literals
 from alterflow.sql.ast import Literal
 from alterflow.types import DataType, InvalidValue, coerce_value, parse_type, to_arrow
-from catalog.schema import Column, SchemaVersion
+from alterflow.catalog.schema import Column, SchemaVersion
 
 T = parse_type
 WIDE = Context(prec=100)  # scaleb() rounds to the context's precision

@@ -21,9 +21,9 @@ from sqlalchemy import select
 import alterflow.store.load as load_module
 from alterflow.session import Session, StatementError
 from alterflow.store.tablets import TXN_COLUMN
-from catalog.catalog import Catalog, utcnow
-from catalog.database import make_engine
-from catalog.models import DataFileRow, TransactionRow
+from alterflow.catalog.catalog import Catalog, utcnow
+from alterflow.catalog.database import make_engine
+from alterflow.catalog.models import DataFileRow, TransactionRow
 
 ORDERS = (
     "CREATE TABLE customer_orders (order_id INT NOT NULL, region VARCHAR(8) NOT NULL, amount DECIMAL(8,2),"
@@ -60,7 +60,7 @@ def files_on_disk(session: Session) -> list[str]:
 
 
 def transactions(session: Session) -> list[tuple[int, str, str | None]]:
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         return [tuple(r) for r in s.execute(
             select(TransactionRow.id, TransactionRow.state, TransactionRow.reason).order_by(TransactionRow.id)
         )]
@@ -117,7 +117,7 @@ def test_a_failed_write_aborts_and_leaves_no_file(session, monkeypatch):
     assert session.catalog.snapshot("customer_orders").files == ()
     assert session.catalog.table_stats(session.catalog.table("customer_orders").id) == (0, 0)
     assert files_on_disk(session) == []  # neither the written file nor the .tmp stays behind
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         states = set(s.scalars(select(DataFileRow.state).where(DataFileRow.txn_id == txn_id)))
     assert states == {"DELETED"}
 

@@ -22,8 +22,8 @@ from alterflow.store.layout import absolute
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_heavy
-from catalog.heavy_jobs import HeavyJobs
-from catalog.models import DataFileRow, TransactionRow
+from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.models import DataFileRow, TransactionRow
 
 ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"
 LEASE_S = 3.0
@@ -56,7 +56,7 @@ def wait_for_prepare(session: Session, proc: subprocess.Popen) -> int:
     """The load's transaction id, as soon as it is in PREPARE with files registered."""
     deadline = time.monotonic() + 120
     while True:
-        with session.catalog._session() as s:
+        with session.catalog.db_session() as s:
             found = s.query(TransactionRow.id).join(DataFileRow, DataFileRow.txn_id == TransactionRow.id).filter(
                 TransactionRow.state == "PREPARE", TransactionRow.label.like("load %")
             ).first()
@@ -68,7 +68,7 @@ def wait_for_prepare(session: Session, proc: subprocess.Popen) -> int:
 
 
 def txn_files(session: Session, txn_id: int) -> list[str]:
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         return [r.path for r in s.query(DataFileRow).filter(DataFileRow.txn_id == txn_id)]
 
 
@@ -110,7 +110,7 @@ def test_a_load_killed_in_prepare_holds_a_heavy_alter_no_longer_than_its_lease(t
     # The issue's bound is the lease plus 30 s; the conversion and validation alone take seconds
     # more on a loaded 2-core CI machine, so the whole ALTER is held to the lease plus 60 s.
     assert took < LEASE_S + 60, f"the ALTER took {took:.1f} s behind a dead load"
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         row = s.get(TransactionRow, txn)
         assert (row.state, row.reason) == ("ABORTED", "its lease expired")
     assert not [p for p in files if absolute(session.warehouse, p).exists()], "the dead load's files are still there"

@@ -18,7 +18,7 @@ import alterflow.loading as loading
 import alterflow.store.spark_load as spark_load
 from alterflow.loading import open_input
 from alterflow.session import Session, StatementError
-from catalog.models import TransactionRow
+from alterflow.catalog.models import TransactionRow
 
 KEYED = (
     "CREATE TABLE {name} (id BIGINT NOT NULL, region VARCHAR(4) NOT NULL, amount DECIMAL(9,2), day DATE, note STRING,"
@@ -57,7 +57,7 @@ def table_rows(session: Session, name: str) -> list[tuple]:
 
 
 def transactions(session: Session) -> list[tuple]:
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         return [tuple(r) for r in s.execute(select(TransactionRow.id, TransactionRow.state).order_by(TransactionRow.id))]
 
 

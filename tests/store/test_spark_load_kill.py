@@ -20,8 +20,7 @@ import pytest
 from alterflow.gc.runner import run_gc
 from alterflow.loading import open_input
 from alterflow.session import ResultSet, Session
-from alterflow.store.layout import absolute
-from catalog.models import DataFileRow, TransactionRow
+from alterflow.catalog.models import DataFileRow, TransactionRow
 
 pytestmark = pytest.mark.spark
 
@@ -65,7 +64,7 @@ def spawn_load(session: Session, path: pathlib.Path, crash_at: str | None) -> su
 
 
 def load_txn(session: Session) -> tuple[int, str] | None:
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         found = s.query(TransactionRow.id, TransactionRow.state).filter(TransactionRow.label.like("load %")).first()
     return None if found is None else (found[0], found[1])
 
@@ -116,7 +115,7 @@ def test_killed_while_its_tasks_write(table_b, big_csv, spark):
         wait_until(proc, lambda: staged_files(session), "a staged file")
         os.killpg(proc.pid, signal.SIGSTOP)  # frozen mid-task: check, then kill
         txn, state = load_txn(session)
-        with session.catalog._session() as s:
+        with session.catalog.db_session() as s:
             registered = s.query(DataFileRow).filter(DataFileRow.txn_id == txn).count()
         assert (state, registered) == ("PREPARE", 0), "the tasks were over before the kill"
     finally:
@@ -133,7 +132,7 @@ def test_killed_at_a_step_boundary(table_b, big_csv, spark, point):
     assert proc.returncode == -signal.SIGKILL, (proc.returncode, out, err)
     txn, state = load_txn(session)
     assert state == "PREPARE"
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         registered = s.query(DataFileRow).filter(DataFileRow.txn_id == txn).count()
     assert (registered > 0) == (point == "load_files_moved")
     assert sql(session, "SELECT count(*) FROM b") == ((2,),)

@@ -92,10 +92,10 @@ def test_a_bad_value_late_in_the_input_leaves_nothing(session, tmp_path):
     assert files_of(session, "events") == ()
     on_disk = [p for p in session.warehouse.rglob("*") if p.is_file()]
     assert on_disk == []  # the files written before the bad batch are gone too
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         from sqlalchemy import select
 
-        from catalog.models import TransactionRow
+        from alterflow.catalog.models import TransactionRow
 
         states = [tuple(r) for r in s.execute(select(TransactionRow.state, TransactionRow.reason))]
     assert len(states) == 1 and states[0][0] == "ABORTED" and f"row {ROWS - 4}" in states[0][1]
@@ -106,10 +106,10 @@ def test_a_bad_value_in_the_first_batch_begins_no_transaction(session, tmp_path)
     csv.write_text("id,grp,v\n1,2,a\n2,x,b\n")
     with pytest.raises(StatementError, match=r"column grp: value 'x' is not a valid INT \(row 2\)"):
         session.load_input("events", open_input(csv), label="bad")
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         from sqlalchemy import func, select
 
-        from catalog.models import TransactionRow
+        from alterflow.catalog.models import TransactionRow
 
         assert s.scalar(select(func.count()).select_from(TransactionRow)) == 0
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from alterflow.bucketing import bucket_of
 from alterflow.store.tablets import TabletSlice, dedupe_primary_key, partition_key, split_into_tablets
 from alterflow.types import parse_type
-from catalog.schema import Column, SchemaVersion
+from alterflow.catalog.schema import Column, SchemaVersion
 
 COLUMNS = (
     Column(1, "id", parse_type("BIGINT"), nullable=False),

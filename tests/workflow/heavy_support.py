@@ -14,9 +14,9 @@ from alterflow.session import ResultSet, Session
 from alterflow.store.layout import absolute, index_dir
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
-from catalog.catalog import AlterJob
-from catalog.heavy_jobs import HeavyJobs
-from catalog.models import IndexRow, SchemaVersionRow, TransactionRow
+from alterflow.catalog.catalog import AlterJob
+from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.models import IndexRow, SchemaVersionRow, TransactionRow
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHOW_ALTER_COLUMNS = (
@@ -104,18 +104,18 @@ def parquet_files(path: pathlib.Path) -> list[pathlib.Path]:
 
 
 def index_state(session: Session, index_id: int) -> str:
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         return s.get(IndexRow, index_id).state
 
 
 def version_state(session: Session, table_id: int, version: int) -> str | None:
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         row = s.get(SchemaVersionRow, (table_id, version))
         return None if row is None else row.state
 
 
 def txn_state(session: Session, txn_id: int) -> str:
-    with session.catalog._session() as s:
+    with session.catalog.db_session() as s:
         return s.get(TransactionRow, txn_id).state
 
 

@@ -16,7 +16,7 @@ import pytest
 import alterflow.rewrite.tablet_conversion as tablet_conversion
 from alterflow.bucketing import bucket_of
 from alterflow.session import Session, StatementError
-from catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.heavy_jobs import HeavyJobs
 from heavy_support import (
     check,
     convert,

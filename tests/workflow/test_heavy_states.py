@@ -13,7 +13,7 @@ from alterflow.session import StatementError
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.heavy_steps import HEAVY_STEPS, JobCancelled
 from alterflow.workflow.runner import run_alter
-from catalog.heavy_jobs import HeavyJobs, JobStateError
+from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
 from heavy_support import (
     describe,
     index_state,

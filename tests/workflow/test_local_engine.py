@@ -13,7 +13,7 @@ from alterflow.rewrite.engines import choose_engine
 from alterflow.session import Session, StatementError
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_alter
-from catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.heavy_jobs import HeavyJobs
 from heavy_support import describe, job, one_line, origin_state, sql
 
 pytestmark = pytest.mark.spark  # the Spark twin of every case runs on the test run's SparkSession

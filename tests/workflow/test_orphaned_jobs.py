@@ -23,8 +23,8 @@ from alterflow.gc.files import sweep
 from alterflow.gc.steps import abort_expired_loads
 from alterflow.session import Session, StatementError
 from alterflow.settings import Settings
-from catalog.garbage import GarbageCollection
-from catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.garbage import GarbageCollection
+from alterflow.catalog.heavy_jobs import HeavyJobs
 from heavy_support import show_alter, sql, subprocess_env
 
 pytestmark = pytest.mark.spark

@@ -20,8 +20,8 @@ from alterflow.rewrite.spark_submit import submit_command
 from alterflow.session import StatementError
 from alterflow.workflow import heavy_steps
 from alterflow.workflow.heavy_steps import JobCancelled
-from catalog.catalog import Catalog
-from catalog.heavy_jobs import HeavyJobs, JobStateError
+from alterflow.catalog.catalog import Catalog
+from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
 from heavy_support import (
     check,
     convert,

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from alterflow.rewrite.spark_submit import spark_submit_binary, submit_conversion
-from catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.heavy_jobs import HeavyJobs
 from heavy_support import check, job, sql, start, subprocess_env, swap, wait
 
 pytestmark = pytest.mark.spark

@@ -12,7 +12,7 @@ import pytest
 from alterflow.session import StatementError
 from alterflow.store.layout import absolute
 from alterflow.workflow.heavy_steps import JobCancelled
-from catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.heavy_jobs import HeavyJobs
 from heavy_support import (
     check,
     index_state,

@@ -1,4 +1,4 @@
-"""Small helpers shared by the CREATE TABLE and ALTER TABLE planners."""
+"""What both planners check and render: names and their limits, literals, column definitions."""
 
 from __future__ import annotations
 

@@ -1,0 +1,72 @@
+"""What `pip install .` puts into site-packages: one import root, `alterflow`. The folders the users
+asked for (catalog/, expectations/, spark_jobs/) install as alterflow.catalog, alterflow.expectations
+and alterflow.spark_jobs (pyproject.toml's package-dir), with the catalog's migrations, so nothing
+generic lands at the top of site-packages."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+CHECK = """
+import importlib.util, pathlib, sys
+import alterflow.catalog.catalog, alterflow.expectations.schema_change, alterflow.cli
+from alterflow.catalog.catalog import Catalog
+from alterflow.rewrite.spark_submit import application_path
+target = pathlib.Path(sys.argv[1])
+for module in (alterflow, alterflow.catalog, alterflow.expectations):
+    assert pathlib.Path(module.__file__).is_relative_to(target), module.__file__
+assert pathlib.Path(application_path()).is_relative_to(target), application_path()
+for generic in ("catalog", "expectations", "spark_jobs"):
+    assert importlib.util.find_spec(generic) is None, generic
+from alterflow.catalog.database import make_engine, upgrade
+upgrade(make_engine(f"sqlite:///{target.parent / 'catalog.db'}"))  # the packaged migrations run
+print("ok")
+"""
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> pathlib.Path:
+    out = tmp_path_factory.mktemp("wheel")
+    done = subprocess.run(
+        [sys.executable, "-m", "uv", "build", "--wheel", "--no-build-logs", "-q", "-o", str(out), str(ROOT)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (found,) = out.glob("alterflow-*.whl")
+    return found
+
+
+def test_the_wheel_has_one_import_root(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert top == {"alterflow"}
+    for expected in (
+        "alterflow/catalog/catalog.py", "alterflow/catalog/migrations/env.py", "alterflow/catalog/migrations/script.py.mako",
+        "alterflow/catalog/migrations/versions/0001_catalog_tables.py", "alterflow/expectations/schema_change.py",
+        "alterflow/spark_jobs/convert_history.py", "alterflow/log4j2.properties",
+    ):
+        assert expected in names, expected
+
+
+def test_the_installed_package_imports_and_migrates_without_the_checkout(wheel, tmp_path):
+    target = tmp_path / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "uv", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    script = tmp_path / "check.py"  # a file, not -c: pyspark takes a `-c` main module for its doctests and exits
+    script.write_text(CHECK)
+    done = subprocess.run(
+        [sys.executable, str(script), str(target)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
