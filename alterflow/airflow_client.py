@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from alterflow.workflow.request import AlterRequest
+from alterflow.catalog.states import JobState
 
 DAG_ID = "alterflow_schema_change"
 DEFAULT_USERNAME = "admin"
@@ -255,11 +256,11 @@ def submit_alter(client: AirflowClient, catalog, request: AlterRequest):
 
     def ready_to_swap() -> bool:
         job = run_job()
-        return job is not None and job.state == "READY_TO_SWAP"
+        return job is not None and job.state == JobState.READY_TO_SWAP
 
     state = client.wait(request.request_id, stop=ready_to_swap)
     job = run_job()
-    if job is not None and job.state == "CANCELLED":
+    if job is not None and job.state == JobState.CANCELLED:
         raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
     if state == "failed" or job is None:
         where = ", ".join(client.failed_tasks(request.request_id)) or "unknown"

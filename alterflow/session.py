@@ -31,6 +31,7 @@ from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_alter
 from alterflow.catalog.catalog import Catalog, ViewDependency, utcnow
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.catalog.states import JobState
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -348,7 +349,7 @@ class Session:
         name = self.catalog.table(stmt.table).name
         try:
             job = job_control.table_job_to_resume(self.catalog, stmt.table)
-            if job.state != "READY_TO_SWAP" and self.settings.airflow_url:
+            if job.state != JobState.READY_TO_SWAP and self.settings.airflow_url:
                 job = self._submit_to_airflow(AlterRequest(name, job.statement, resume_job_id=job.id))
             else:
                 job = job_control.resume_job(self.catalog, self.warehouse, job.id, lambda: self.spark)

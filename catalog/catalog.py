@@ -30,8 +30,9 @@ from alterflow.catalog.models import (
     ViewRow,
 )
 from alterflow.catalog.schema import SchemaVersion, name_key
+from alterflow.catalog.states import FileState, IndexState, JobKind, JobState, TransactionState, VersionState
 
-ACTIVE_JOB_STATES = ("PENDING", "WAITING_TXN", "RUNNING", "VALIDATING", "READY_TO_SWAP")
+ACTIVE_JOB_STATES = (JobState.PENDING, JobState.WAITING_TXN, JobState.RUNNING, JobState.VALIDATING, JobState.READY_TO_SWAP)
 
 # The queries of every ALTER statement, built once: building a SQLAlchemy statement costs about as
 # much CPU as running it on SQLite. Same SQL, same bound parameters.
@@ -68,15 +69,15 @@ def _lease_expired(txn: TransactionRow, now: datetime) -> bool:
 
 def _abort_expired(s: Session, txn: TransactionRow, now: datetime) -> list[str]:
     """Abort a PREPARE transaction past its timeout or lease (in `s`); its files' paths to delete."""
-    txn.state = "ABORTED"
+    txn.state = TransactionState.ABORTED
     if _lease_expired(txn, now) and not txn.timeout_at < now:
         txn.reason = LEASE_EXPIRED
     else:
         txn.reason = f"timed out at {txn.timeout_at.isoformat(sep=' ', timespec='seconds')}"
     txn.finished_at = now
     paths = []
-    for f in s.scalars(select(DataFileRow).where(DataFileRow.txn_id == txn.id, DataFileRow.state == "LIVE")):
-        f.state = "DELETED"
+    for f in s.scalars(select(DataFileRow).where(DataFileRow.txn_id == txn.id, DataFileRow.state == FileState.LIVE)):
+        f.state = FileState.DELETED
         paths.append(f.path)
     return paths
 
@@ -330,10 +331,10 @@ class Catalog:
                 version, next_column_id = build(row.id)
                 row.next_column_id = next_column_id
                 s.add(SchemaVersionRow(
-                    table_id=row.id, version=1, state="COMMITTED", spec=version.spec_json(),
+                    table_id=row.id, version=1, state=VersionState.COMMITTED, spec=version.spec_json(),
                     statement=statement, created_at=now,
                 ))
-                index = IndexRow(table_id=row.id, schema_version=1, state="ACTIVE", created_at=now)
+                index = IndexRow(table_id=row.id, schema_version=1, state=IndexState.ACTIVE, created_at=now)
                 s.add(index)
                 s.flush()
                 row.current_index_id = index.id
@@ -361,11 +362,11 @@ class Catalog:
                 )
             row.name_key = None
             row.dropped_at = utcnow()
-            s.execute(update(IndexRow).where(IndexRow.table_id == row.id).values(state="RETIRED", retired_at=row.dropped_at))
+            s.execute(update(IndexRow).where(IndexRow.table_id == row.id).values(state=IndexState.RETIRED, retired_at=row.dropped_at))
             s.execute(
                 update(TransactionRow)
-                .where(TransactionRow.table_id == row.id, TransactionRow.state == "PREPARE")
-                .values(state="ABORTED", finished_at=row.dropped_at, reason="table dropped")
+                .where(TransactionRow.table_id == row.id, TransactionRow.state == TransactionState.PREPARE)
+                .values(state=TransactionState.ABORTED, finished_at=row.dropped_at, reason="table dropped")
             )
             return _table(row)
 
@@ -394,7 +395,7 @@ class Catalog:
         with self.db_session() as s:
             rows = s.scalars(
                 select(SchemaVersionRow)
-                .where(SchemaVersionRow.table_id == table_id, SchemaVersionRow.state == "COMMITTED")
+                .where(SchemaVersionRow.table_id == table_id, SchemaVersionRow.state == VersionState.COMMITTED)
                 .order_by(SchemaVersionRow.version)
             )
             return [_version(r) for r in rows]
@@ -445,13 +446,13 @@ class Catalog:
                         f"(version {old_version} is no longer current); nothing was applied"
                     )
                 version_row = SchemaVersionRow(
-                    table_id=table_id, version=new.version, state="COMMITTED", spec=new.spec_json(),
+                    table_id=table_id, version=new.version, state=VersionState.COMMITTED, spec=new.spec_json(),
                     statement=new.statement, created_at=now,
                 )
                 s.add(version_row)
                 row = AlterJobRow(
-                    request_id=request_id, table_id=table_id, table_name=table_name, kind="LIGHT",
-                    state="FINISHED", statement=new.statement, properties=json.dumps(properties, sort_keys=True),
+                    request_id=request_id, table_id=table_id, table_name=table_name, kind=JobKind.LIGHT,
+                    state=JobState.FINISHED, statement=new.statement, properties=json.dumps(properties, sort_keys=True),
                     from_version=old_version, to_version=new.version, msg="", progress="",
                     steps=json.dumps(list(steps)), timeout_s=timeout_s, created_at=now, finished_at=now,
                 )
@@ -553,7 +554,7 @@ class Catalog:
             if s.scalar(select(TableRow.id).where(TableRow.id == table_id, TableRow.name_key.is_not(None)).with_for_update()) is None:
                 raise UnknownObject(f"unknown table id {table_id}")
             row = TransactionRow(
-                table_id=table_id, state="PREPARE", label=label, created_at=now,
+                table_id=table_id, state=TransactionState.PREPARE, label=label, created_at=now,
                 timeout_at=now + timedelta(seconds=timeout_s),
                 lease_holder=holder if lease_s is not None else None,
                 lease_expires_at=now + timedelta(seconds=lease_s) if lease_s is not None else None,
@@ -570,7 +571,7 @@ class Catalog:
             result = s.execute(
                 update(TransactionRow)
                 .where(
-                    TransactionRow.id == txn_id, TransactionRow.state == "PREPARE",
+                    TransactionRow.id == txn_id, TransactionRow.state == TransactionState.PREPARE,
                     TransactionRow.lease_expires_at.is_not(None), TransactionRow.lease_expires_at >= now,
                 )
                 .values(lease_expires_at=now + timedelta(seconds=lease_s))
@@ -583,18 +584,18 @@ class Catalog:
         now = utcnow()
         with self.db_session() as s, s.begin():
             txn = s.get(TransactionRow, txn_id)
-            if txn is not None and txn.state == "ABORTED" and txn.reason == LEASE_EXPIRED:
+            if txn is not None and txn.state == TransactionState.ABORTED and txn.reason == LEASE_EXPIRED:
                 raise TransactionStateError(f"transaction {txn_id} was aborted ({LEASE_EXPIRED}); retry the load")
-            if txn is not None and txn.state == "ABORTED":
+            if txn is not None and txn.state == TransactionState.ABORTED:
                 raise TransactionStateError(
                     f"transaction {txn_id} cannot write files: it is ABORTED" + (f" ({txn.reason})" if txn.reason else "")
                 )
-            if txn is None or txn.state != "PREPARE":
+            if txn is None or txn.state != TransactionState.PREPARE:
                 raise TransactionStateError(f"transaction {txn_id} is not in PREPARE")
             s.add_all(
                 DataFileRow(
                     tablet_id=f.tablet_id, txn_id=txn_id, schema_version=f.schema_version, path=f.path,
-                    row_count=f.row_count, byte_size=f.byte_size, state="LIVE", created_at=now,
+                    row_count=f.row_count, byte_size=f.byte_size, state=FileState.LIVE, created_at=now,
                 )
                 for f in files
             )
@@ -614,9 +615,9 @@ class Catalog:
         with self.db_session() as s, s.begin():
             txn = s.get(TransactionRow, txn_id, with_for_update=True)
             now = utcnow()
-            if txn is not None and txn.state == "PREPARE" and _lease_expired(txn, now):
+            if txn is not None and txn.state == TransactionState.PREPARE and _lease_expired(txn, now):
                 _abort_expired(s, txn, now)  # the abort commits with this block; the commit is refused below
-            if txn is None or txn.state != "ABORTED":
+            if txn is None or txn.state != TransactionState.ABORTED:
                 return self._commit_prepared(s, txn_id, txn, file_sizes, check)
             reason = txn.reason
         if reason == LEASE_EXPIRED:
@@ -625,7 +626,7 @@ class Catalog:
 
     def _commit_prepared(self, s: Session, txn_id: int, txn: TransactionRow | None, file_sizes, check) -> int:
         """The commit proper, inside the caller's database transaction."""
-        if txn is None or txn.state != "PREPARE":
+        if txn is None or txn.state != TransactionState.PREPARE:
             state = txn.state if txn is not None else "unknown"
             reason = f" ({txn.reason})" if txn is not None and txn.reason else ""
             raise TransactionStateError(f"transaction {txn_id} cannot commit: it is {state}{reason}")
@@ -639,7 +640,7 @@ class Catalog:
                 .where(DataFileRow.txn_id == txn_id, DataFileRow.path == path)
                 .values(byte_size=size)
             )
-        txn.state = "COMMITTED"
+        txn.state = TransactionState.COMMITTED
         txn.commit_seq = seq
         txn.finished_at = utcnow()
         return seq
@@ -650,15 +651,15 @@ class Catalog:
             txn = s.get(TransactionRow, txn_id, with_for_update=True)
             if txn is None:
                 raise TransactionStateError(f"unknown transaction {txn_id}")
-            if txn.state == "COMMITTED":
+            if txn.state == TransactionState.COMMITTED:
                 raise TransactionStateError(f"transaction {txn_id} is already committed")
-            txn.state = "ABORTED"
+            txn.state = TransactionState.ABORTED
             txn.reason = txn.reason or reason
             txn.finished_at = txn.finished_at or utcnow()
-            files = s.scalars(select(DataFileRow).where(DataFileRow.txn_id == txn_id, DataFileRow.state == "LIVE"))
+            files = s.scalars(select(DataFileRow).where(DataFileRow.txn_id == txn_id, DataFileRow.state == FileState.LIVE))
             paths = []
             for f in files:
-                f.state = "DELETED"
+                f.state = FileState.DELETED
                 paths.append(f.path)
             return paths
 
@@ -673,13 +674,13 @@ class Catalog:
         )
         with self.db_session() as s:
             # A look first, without a write lock: most of the time nothing has expired.
-            query = select(TransactionRow.id).where(TransactionRow.state == "PREPARE", expired)
+            query = select(TransactionRow.id).where(TransactionRow.state == TransactionState.PREPARE, expired)
             if table_id is not None:
                 query = query.where(TransactionRow.table_id == table_id)
             if not s.scalars(query).first():
                 return paths
         with self.db_session() as s, s.begin():
-            query = select(TransactionRow).where(TransactionRow.state == "PREPARE", expired)
+            query = select(TransactionRow).where(TransactionRow.state == TransactionState.PREPARE, expired)
             if table_id is not None:
                 query = query.where(TransactionRow.table_id == table_id)
             # One lock order for every looker (two of them never deadlock on PostgreSQL).
@@ -692,7 +693,7 @@ class Catalog:
         with self.db_session() as s:
             rows = s.scalars(
                 select(TransactionRow)
-                .where(TransactionRow.table_id == table_id, TransactionRow.state == "PREPARE", TransactionRow.id < below)
+                .where(TransactionRow.table_id == table_id, TransactionRow.state == TransactionState.PREPARE, TransactionRow.id < below)
                 .order_by(TransactionRow.id)
             )
             return [OpenTransaction(r.id, r.label, r.created_at, r.timeout_at, r.lease_expires_at) for r in rows]
@@ -735,8 +736,8 @@ class Catalog:
             .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
             .where(
                 TabletRow.index_id == index_id,
-                TransactionRow.state == "COMMITTED",
-                DataFileRow.state == "LIVE",
+                TransactionRow.state == TransactionState.COMMITTED,
+                DataFileRow.state == FileState.LIVE,
             )
             .order_by(DataFileRow.id)
         )
@@ -758,7 +759,7 @@ class Catalog:
         if current.primary_key:
             seqs = dict(s.execute(
                 select(TransactionRow.id, TransactionRow.commit_seq).where(
-                    TransactionRow.table_id == table.id, TransactionRow.state == "COMMITTED",
+                    TransactionRow.table_id == table.id, TransactionRow.state == TransactionState.COMMITTED,
                     TransactionRow.commit_seq.is_not(None),
                 )
             ).all())
@@ -774,8 +775,8 @@ class Catalog:
                 .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
                 .where(
                     TabletRow.index_id == table.current_index_id,
-                    TransactionRow.state == "COMMITTED",
-                    DataFileRow.state == "LIVE",
+                    TransactionRow.state == TransactionState.COMMITTED,
+                    DataFileRow.state == FileState.LIVE,
                 )
             ).one()
             return int(result[0]), int(result[1])

@@ -36,8 +36,9 @@ from alterflow.catalog.models import (
     ViewDependencyRow,
     ViewRow,
 )
+from alterflow.catalog.states import FileState, IndexState, TransactionState, VersionState
 
-DEAD_FILE_STATES = ("DELETED", "REPLACED")
+DEAD_FILE_STATES = (FileState.DELETED, FileState.REPLACED)
 _BATCH = 500  # paths per IN (...) query
 
 
@@ -95,7 +96,7 @@ class GarbageCollection:
         with self._session() as s:
             return list(s.scalars(
                 select(IndexRow.id)
-                .where(IndexRow.state == "RETIRED", IndexRow.retired_at <= cutoff)
+                .where(IndexRow.state == IndexState.RETIRED, IndexRow.retired_at <= cutoff)
                 .order_by(IndexRow.id)
             ))
 
@@ -104,7 +105,7 @@ class GarbageCollection:
         which the caller deletes. An index already dropped (or not expired) gives []."""
         with self._session() as s, s.begin():
             row = s.get(IndexRow, index_id, with_for_update=True)
-            if row is None or row.state != "RETIRED" or row.retired_at is None or row.retired_at > cutoff:
+            if row is None or row.state != IndexState.RETIRED or row.retired_at is None or row.retired_at > cutoff:
                 return []
             table = s.get(TableRow, row.table_id, with_for_update=True)
             if table.name_key is not None and table.current_index_id == index_id:
@@ -112,11 +113,11 @@ class GarbageCollection:
             files = s.scalars(
                 select(DataFileRow)
                 .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
-                .where(TabletRow.index_id == index_id, DataFileRow.state == "LIVE")
+                .where(TabletRow.index_id == index_id, DataFileRow.state == FileState.LIVE)
             ).all()
             for f in files:
-                f.state = "DELETED"
-            row.state = "DROPPED"
+                f.state = FileState.DELETED
+            row.state = IndexState.DROPPED
             return [f.path for f in files]
 
     def index_states(self, index_ids: Iterable[int]) -> dict[int, str]:
@@ -155,7 +156,7 @@ class GarbageCollection:
         with self._session() as s:
             for chunk in _chunks(sorted(set(paths))):
                 found.update(s.scalars(
-                    select(DataFileRow.path).where(DataFileRow.path.in_(chunk), DataFileRow.state == "LIVE")
+                    select(DataFileRow.path).where(DataFileRow.path.in_(chunk), DataFileRow.state == FileState.LIVE)
                 ))
         return found
 
@@ -205,8 +206,8 @@ class GarbageCollection:
                 .join(TransactionRow, TransactionRow.id == DataFileRow.txn_id)
                 .where(
                     TableRow.name_key.is_not(None),
-                    DataFileRow.state == "LIVE",
-                    TransactionRow.state == "COMMITTED",
+                    DataFileRow.state == FileState.LIVE,
+                    TransactionRow.state == TransactionState.COMMITTED,
                     DataFileRow.schema_version != TableRow.current_version,
                 )
                 .distinct()
@@ -247,10 +248,10 @@ class GarbageCollection:
             raise ConcurrentChange(f"compaction of table {table.name}: alter job {job.id} ({job.state}) started meanwhile")
         ids = sorted(set(replaced_ids))
         rows = s.scalars(select(DataFileRow).where(DataFileRow.id.in_(ids)).with_for_update()).all() if ids else []
-        if len(rows) != len(ids) or any(r.state != "LIVE" for r in rows):
+        if len(rows) != len(ids) or any(r.state != FileState.LIVE for r in rows):
             raise ConcurrentChange(f"compaction of table {table.name}: its input files changed meanwhile")
         for row in rows:
-            row.state = "REPLACED"
+            row.state = FileState.REPLACED
 
     # -- schema versions ----------------------------------------------------------------------
     def collect_versions(self, cutoff: datetime) -> list[CollectedVersions]:
@@ -262,7 +263,7 @@ class GarbageCollection:
         with self._session() as s:
             table_ids = list(s.scalars(
                 select(SchemaVersionRow.table_id)
-                .where(SchemaVersionRow.state == "COMMITTED")
+                .where(SchemaVersionRow.state == VersionState.COMMITTED)
                 .group_by(SchemaVersionRow.table_id)
                 .having(func.count() > 1)
                 .order_by(SchemaVersionRow.table_id)
@@ -283,14 +284,14 @@ class GarbageCollection:
                 return None
             preparing = s.scalar(
                 select(TransactionRow.id)
-                .where(TransactionRow.table_id == table_id, TransactionRow.state == "PREPARE")
+                .where(TransactionRow.table_id == table_id, TransactionRow.state == TransactionState.PREPARE)
                 .limit(1)
             )
             if preparing is not None:
                 return None
             committed = list(s.execute(
                 select(SchemaVersionRow.version, SchemaVersionRow.created_at)
-                .where(SchemaVersionRow.table_id == table_id, SchemaVersionRow.state == "COMMITTED")
+                .where(SchemaVersionRow.table_id == table_id, SchemaVersionRow.state == VersionState.COMMITTED)
                 .order_by(SchemaVersionRow.version)
             ).all())
             needed = {table.current_version}
@@ -298,7 +299,7 @@ class GarbageCollection:
                 select(DataFileRow.schema_version)
                 .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
                 .join(IndexRow, IndexRow.id == TabletRow.index_id)
-                .where(IndexRow.table_id == table_id, DataFileRow.state == "LIVE")
+                .where(IndexRow.table_id == table_id, DataFileRow.state == FileState.LIVE)
                 .distinct()
             ))
             needed.update(v for v in s.scalars(
@@ -322,6 +323,6 @@ class GarbageCollection:
                 return None
             s.execute(delete(SchemaVersionRow).where(
                 SchemaVersionRow.table_id == table_id, SchemaVersionRow.version.in_(doomed),
-                SchemaVersionRow.state == "COMMITTED",
+                SchemaVersionRow.state == VersionState.COMMITTED,
             ))
             return CollectedVersions(table_id, table.name, tuple(doomed))

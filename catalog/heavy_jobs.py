@@ -33,6 +33,7 @@ from alterflow.catalog.models import (
     TransactionRow,
 )
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.catalog.states import FileState, IndexState, JobKind, JobState, TransactionState, VersionState
 
 # States in which loads dual-write into the shadow index.
 DUAL_WRITE_STATES = ACTIVE_JOB_STATES
@@ -81,7 +82,7 @@ class HeavyJobs:
         with self._session() as s:
             row = s.scalar(
                 select(AlterJobRow).where(
-                    AlterJobRow.table_id == table_id, AlterJobRow.kind == "HEAVY",
+                    AlterJobRow.table_id == table_id, AlterJobRow.kind == JobKind.HEAVY,
                     AlterJobRow.state.in_(DUAL_WRITE_STATES),
                 )
             )
@@ -115,8 +116,8 @@ class HeavyJobs:
                 .join(TransactionRow, TransactionRow.id == DataFileRow.txn_id)
                 .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
                 .where(
-                    TabletRow.index_id == origin, TransactionRow.state == "COMMITTED",
-                    DataFileRow.state == "LIVE", DataFileRow.txn_id < job.boundary_txn,
+                    TabletRow.index_id == origin, TransactionRow.state == TransactionState.COMMITTED,
+                    DataFileRow.state == FileState.LIVE, DataFileRow.txn_id < job.boundary_txn,
                 )
                 .order_by(DataFileRow.id)
             )
@@ -165,14 +166,14 @@ class HeavyJobs:
                 # A cancelled job may have left its version number behind: versions stay one apart.
                 s.execute(delete(SchemaVersionRow).where(
                     SchemaVersionRow.table_id == table_id, SchemaVersionRow.version == new.version,
-                    SchemaVersionRow.state == "PENDING",
+                    SchemaVersionRow.state == VersionState.PENDING,
                 ))
                 s.add(SchemaVersionRow(
-                    table_id=table_id, version=new.version, state="PENDING", spec=new.spec_json(),
+                    table_id=table_id, version=new.version, state=VersionState.PENDING, spec=new.spec_json(),
                     statement=new.statement, created_at=now,
                 ))
                 table.next_column_id = next_column_id  # ids handed out are never reused, even if cancelled
-                shadow = IndexRow(table_id=table_id, schema_version=new.version, state="SHADOW", created_at=now)
+                shadow = IndexRow(table_id=table_id, schema_version=new.version, state=IndexState.SHADOW, created_at=now)
                 s.add(shadow)
                 s.flush()
                 partitions = sorted(set(s.scalars(
@@ -183,14 +184,14 @@ class HeavyJobs:
                     for p in partitions for b in range(new.buckets)
                 )
                 marker = TransactionRow(
-                    table_id=table_id, state="COMMITTED", label=f"boundary of alter request {request_id}",
+                    table_id=table_id, state=TransactionState.COMMITTED, label=f"boundary of alter request {request_id}",
                     created_at=now, timeout_at=now, finished_at=now,
                 )
                 s.add(marker)
                 s.flush()
                 row = AlterJobRow(
-                    request_id=request_id, table_id=table_id, table_name=table_name, kind="HEAVY",
-                    state="PENDING", statement=new.statement, properties=json.dumps(properties, sort_keys=True),
+                    request_id=request_id, table_id=table_id, table_name=table_name, kind=JobKind.HEAVY,
+                    state=JobState.PENDING, statement=new.statement, properties=json.dumps(properties, sort_keys=True),
                     from_version=old_version, to_version=new.version, boundary_txn=marker.id,
                     origin_index_id=table.current_index_id, shadow_index_id=shadow.id, msg="", progress="",
                     steps=json.dumps(["validate", "start"]), timeout_s=timeout_s, created_at=now,
@@ -282,7 +283,7 @@ class HeavyJobs:
         """Inside the conversion transaction's commit: the tablet is done exactly when its files
         commit, and only while `holder` holds the job's lease."""
         job = session.get(AlterJobRow, job_id, with_for_update=True)
-        if job is None or job.state != "RUNNING":
+        if job is None or job.state != JobState.RUNNING:
             raise JobStateError(f"alter job {job_id} is {job.state if job else 'gone'}; conversion output discarded")
         fence(job, holder)
         session.add(ConvertedTabletRow(
@@ -306,12 +307,12 @@ class HeavyJobs:
         """In one transaction: the shadow index and the new version become current; FINISHED.
         A runner swaps holding the lease (`holder`); a user's RESUME of a postponed swap
         (READY_TO_SWAP only) passes None."""
-        if holder is None and set(from_states) - {"READY_TO_SWAP"}:
+        if holder is None and set(from_states) - {JobState.READY_TO_SWAP}:
             raise JobStateError(f"alter job {job_id}: only a READY_TO_SWAP job is swapped without its runner lease")
         now = utcnow()
         with self._session() as s, s.begin():
             row = lock_job_row(s, job_id)
-            if row.state == "FINISHED":
+            if row.state == JobState.FINISHED:
                 return job_from_row(row)
             if row.state not in from_states:
                 raise JobStateError(f"alter job {job_id} is {row.state}; only a job {' or '.join(from_states)} can swap")
@@ -323,10 +324,10 @@ class HeavyJobs:
             table.current_index_id = row.shadow_index_id
             s.execute(update(SchemaVersionRow).where(
                 SchemaVersionRow.table_id == row.table_id, SchemaVersionRow.version == row.to_version
-            ).values(state="COMMITTED", created_at=now))
-            s.execute(update(IndexRow).where(IndexRow.id == row.origin_index_id).values(state="RETIRED", retired_at=now))
-            s.execute(update(IndexRow).where(IndexRow.id == row.shadow_index_id).values(state="ACTIVE"))
-            row.state = "FINISHED"
+            ).values(state=VersionState.COMMITTED, created_at=now))
+            s.execute(update(IndexRow).where(IndexRow.id == row.origin_index_id).values(state=IndexState.RETIRED, retired_at=now))
+            s.execute(update(IndexRow).where(IndexRow.id == row.shadow_index_id).values(state=IndexState.ACTIVE))
+            row.state = JobState.FINISHED
             row.finished_at = now
             row.steps = json.dumps([*json.loads(row.steps), "swap"])
             return job_from_row(row)
@@ -342,7 +343,7 @@ class HeavyJobs:
                 raise JobStateError(f"alter job {job_id} is {row.state} and cannot be cancelled")
             fence(row, holder)
             paths = self._drop_shadow(s, row, now)
-            row.state = "CANCELLED"
+            row.state = JobState.CANCELLED
             row.msg = reason
             row.finished_at = now
             return job_from_row(row), paths
@@ -350,16 +351,16 @@ class HeavyJobs:
     def _drop_shadow(self, s: Session, row: AlterJobRow, now) -> list[str]:
         s.execute(delete(SchemaVersionRow).where(
             SchemaVersionRow.table_id == row.table_id, SchemaVersionRow.version == row.to_version,
-            SchemaVersionRow.state == "PENDING",
+            SchemaVersionRow.state == VersionState.PENDING,
         ))
-        s.execute(update(IndexRow).where(IndexRow.id == row.shadow_index_id).values(state="DROPPED", retired_at=now))
+        s.execute(update(IndexRow).where(IndexRow.id == row.shadow_index_id).values(state=IndexState.DROPPED, retired_at=now))
         files = s.scalars(
             select(DataFileRow)
             .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
-            .where(TabletRow.index_id == row.shadow_index_id, DataFileRow.state == "LIVE")
+            .where(TabletRow.index_id == row.shadow_index_id, DataFileRow.state == FileState.LIVE)
         ).all()
         for f in files:
-            f.state = "DELETED"
+            f.state = FileState.DELETED
         return [f.path for f in files]
 
     # -- loads during a job -------------------------------------------------------------------
@@ -377,7 +378,7 @@ class HeavyJobs:
         if not indexes:
             return
         job = s.scalar(select(AlterJobRow).where(
-            AlterJobRow.table_id == txn.table_id, AlterJobRow.kind == "HEAVY", AlterJobRow.state.in_(DUAL_WRITE_STATES)
+            AlterJobRow.table_id == txn.table_id, AlterJobRow.kind == JobKind.HEAVY, AlterJobRow.state.in_(DUAL_WRITE_STATES)
         ))
         if table.current_index_id not in indexes:
             raise TransactionStateError(
@@ -396,4 +397,4 @@ class HeavyJobs:
                 .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
                 .where(DataFileRow.txn_id == txn.id, TabletRow.index_id.in_(stale))
             ):
-                f.state = "DELETED"
+                f.state = FileState.DELETED

@@ -26,9 +26,10 @@ from sqlalchemy.orm import Session
 from alterflow.catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog, job_from_row, lock_job_row, utcnow
 from alterflow.catalog.errors import JobStateError, LeaseHeld, LeaseLost
 from alterflow.catalog.models import AlterJobRow
+from alterflow.catalog.states import JobKind, JobState
 
 # States in which a runner drives the job; READY_TO_SWAP waits for a user's RESUME instead.
-DRIVEN_STATES = ("PENDING", "WAITING_TXN", "RUNNING", "VALIDATING")
+DRIVEN_STATES = (JobState.PENDING, JobState.WAITING_TXN, JobState.RUNNING, JobState.VALIDATING)
 
 
 def shown_holder(holder: str | None) -> str:
@@ -45,7 +46,7 @@ def _time(value: datetime) -> str:
 
 def is_orphaned(job: AlterJob, now: datetime | None = None) -> bool:
     """An unfinished job that nobody drives: its lease expired (or was never taken)."""
-    if job.kind != "HEAVY" or job.state not in DRIVEN_STATES:
+    if job.kind != JobKind.HEAVY or job.state not in DRIVEN_STATES:
         return False
     return job.lease_expires_at is None or job.lease_expires_at < (now or utcnow())
 
@@ -59,7 +60,7 @@ def runner_text(job: AlterJob, now: datetime | None = None) -> str:
     """Who drives the job, for SHOW ALTER and the Schema changes page: 'driven by host:pid since
     T; its lease expires in N s', 'no runner since T', or '' when no runner is needed."""
     now = now or utcnow()
-    if job.kind != "HEAVY" or job.state not in DRIVEN_STATES:
+    if job.kind != JobKind.HEAVY or job.state not in DRIVEN_STATES:
         return ""
     if is_orphaned(job, now):
         return f"no runner since {_time(last_seen(job))}"
@@ -155,7 +156,7 @@ class JobLeases:
         with self._session() as s:
             rows = s.scalars(
                 select(AlterJobRow)
-                .where(AlterJobRow.kind == "HEAVY", AlterJobRow.state.in_(DRIVEN_STATES))
+                .where(AlterJobRow.kind == JobKind.HEAVY, AlterJobRow.state.in_(DRIVEN_STATES))
                 .order_by(AlterJobRow.id)
             )
             return [job for job in map(job_from_row, rows) if is_orphaned(job, now)]

@@ -24,6 +24,7 @@ from alterflow.store.layout import (
     TABLET_DIR, absolute,
 )
 from alterflow.catalog.garbage import GarbageCollection
+from alterflow.catalog.states import IndexState, TransactionState
 
 @dataclass
 class Sweep:
@@ -114,7 +115,7 @@ def sweep(gc: GarbageCollection, warehouse: pathlib.Path) -> Sweep:
     staged_by_txn: dict[int, tuple[str, pathlib.Path]] = {}
     for relative, index_id, index in indexes:
         staging = index / CONVERSION_STAGING
-        if staging.is_dir() and states.get(index_id) != "SHADOW":
+        if staging.is_dir() and states.get(index_id) != IndexState.SHADOW:
             shutil.rmtree(staging, ignore_errors=True)
             result.staging_dirs.append(f"{relative}/{CONVERSION_STAGING}")
         for folder, pattern in ((COMPACTION_STAGING, COMPACTION_DIR), (LOAD_STAGING, LOAD_DIR)):
@@ -127,12 +128,12 @@ def sweep(gc: GarbageCollection, warehouse: pathlib.Path) -> Sweep:
     if staged_by_txn:
         txn_states = gc.transaction_states(staged_by_txn)
         for txn_id, (relative, attempt) in sorted(staged_by_txn.items()):
-            if txn_states.get(txn_id) != "PREPARE":
+            if txn_states.get(txn_id) != TransactionState.PREPARE:
                 shutil.rmtree(attempt, ignore_errors=True)
                 result.staging_dirs.append(relative)
 
     # 4. Empty folders of dropped indexes.
     for _relative, index_id, index in indexes:
-        if states.get(index_id) == "DROPPED":
+        if states.get(index_id) == IndexState.DROPPED:
             _remove_empty_dirs(index)
     return result

@@ -43,6 +43,7 @@ from alterflow.crash_points import crash_point
 from alterflow.catalog.catalog import Catalog, NewFile, TableSnapshot
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.catalog.states import JobState
 
 log = logging.getLogger(__name__)
 SAMPLES = 5
@@ -151,7 +152,7 @@ class TabletConverter:
     def _ensure_running(self) -> None:
         self.lease.ensure_held()
         job = self.heavy.job(self.job.id)
-        if job.state != "RUNNING":
+        if job.state != JobState.RUNNING:
             raise ConversionStopped(f"alter job {job.id} is {job.state}; conversion stopped")
 
     def _report(self, sizes: dict[int, TabletSize], done: dict) -> None:

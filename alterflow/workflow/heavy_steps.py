@@ -38,6 +38,7 @@ from alterflow.crash_points import crash_point
 from alterflow.workflow.request import AlterRequest
 from alterflow.catalog.catalog import AlterJob, Catalog, OpenTransaction, utcnow
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
+from alterflow.catalog.states import JobState
 
 HEAVY_STEPS = ("validate", "start", "wait_for_boundary", "convert", "check", "swap")
 
@@ -59,9 +60,9 @@ def cancel(catalog: Catalog, warehouse: pathlib.Path, job_id: int, reason: str, 
 
 def ensure_alive(catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> AlterJob:
     job = HeavyJobs(catalog).job(job_id)
-    if job.state == "CANCELLED":
+    if job.state == JobState.CANCELLED:
         raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
-    if job.state != "FINISHED" and utcnow() > job.created_at + timedelta(seconds=job.timeout_s):
+    if job.state != JobState.FINISHED and utcnow() > job.created_at + timedelta(seconds=job.timeout_s):
         job = cancel(catalog, warehouse, job_id, f"timeout: the job ran past its timeout of {job.timeout_s} s")
         raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
     return job
@@ -131,7 +132,7 @@ def boundary_may_be_reached(catalog: Catalog, job_id: int) -> bool:
     """A read-only glance for pollers: False while the job waits for open transactions below its
     boundary; True when `wait_for_boundary` now could end the wait (or the job moved on)."""
     job = HeavyJobs(catalog).job(job_id)
-    if job.state not in ("PENDING", "WAITING_TXN"):
+    if job.state not in (JobState.PENDING, JobState.WAITING_TXN):
         return True
     return not catalog.blocking_transactions(job.table_id, job.boundary_txn)
 
@@ -142,18 +143,18 @@ def wait_for_boundary(
     """One look: returns {"done": bool, "blocking": [txn ids]}. Drivers call it until done."""
     job = ensure_alive(catalog, warehouse, job_id)
     heavy = HeavyJobs(catalog)
-    if job.state not in ("PENDING", "WAITING_TXN"):
+    if job.state not in (JobState.PENDING, JobState.WAITING_TXN):
         return {"done": True, "blocking": []}
     with driving(catalog, job_id, lease, group) as held:
-        if job.state == "PENDING":
-            heavy.advance(job_id, ("PENDING",), "WAITING_TXN", holder=held.holder)
+        if job.state == JobState.PENDING:
+            heavy.advance(job_id, (JobState.PENDING,), JobState.WAITING_TXN, holder=held.holder)
             crash_point("waiting_txn")
         delete_files(warehouse, catalog.abort_expired_transactions(job.table_id))
         blocking = catalog.blocking_transactions(job.table_id, job.boundary_txn)
         if blocking:
             heavy.note(job_id, holder=held.holder, msg=waiting_message(job.boundary_txn, blocking, utcnow()))
             return {"done": False, "blocking": [t.id for t in blocking]}
-        heavy.advance(job_id, ("WAITING_TXN",), "RUNNING", holder=held.holder, step="wait_for_boundary", msg="")
+        heavy.advance(job_id, (JobState.WAITING_TXN,), JobState.RUNNING, holder=held.holder, step="wait_for_boundary", msg="")
         # Progress from the first moment of RUNNING (SPEC §7): what the conversion will read.
         heavy.note(job_id, holder=held.holder, progress=ConversionProgress(tablet_sizes(catalog, job), frozenset()).text())
         crash_point("running")
@@ -182,7 +183,7 @@ def convert(
     from alterflow.rewrite.tablet_conversion import ConversionStopped, convert_job
 
     job = ensure_alive(catalog, warehouse, job_id)
-    if job.state != "RUNNING":
+    if job.state != JobState.RUNNING:
         return {"skipped": job.state}
     engine = conversion_engine(catalog, job_id)
     with driving(catalog, job_id, lease, group) as held:
@@ -191,7 +192,7 @@ def convert(
         except (ConversionStopped, JobStateError):
             ensure_alive(catalog, warehouse, job_id)  # cancelled meanwhile: JobCancelled with its reason
             raise
-        HeavyJobs(catalog).advance(job_id, ("RUNNING",), "VALIDATING", holder=held.holder, step="convert")
+        HeavyJobs(catalog).advance(job_id, (JobState.RUNNING,), JobState.VALIDATING, holder=held.holder, step="convert")
         crash_point("validating")
     return dataclasses.asdict(result)
 
@@ -203,7 +204,7 @@ def check(
     (`spark` may be None then). A job that passed them already (a runner killed before its swap)
     is not validated again."""
     job = ensure_alive(catalog, warehouse, job_id)
-    if job.state != "VALIDATING":
+    if job.state != JobState.VALIDATING:
         return {"skipped": job.state}
     heavy = HeavyJobs(catalog)
     if "check" in job.steps:
@@ -220,7 +221,7 @@ def check(
         note = f"{report.expectations} expectations passed"
         if nulled:
             note += f"; {nulled} values that could not be converted became NULL"
-        heavy.advance(job_id, ("VALIDATING",), "VALIDATING", holder=held.holder, step="check", msg=note)
+        heavy.advance(job_id, (JobState.VALIDATING,), JobState.VALIDATING, holder=held.holder, step="check", msg=note)
         crash_point("before_swap")
     return {"expectations": report.expectations, "nulled": nulled}
 
@@ -230,11 +231,11 @@ def swap(
 ) -> dict:
     job = ensure_alive(catalog, warehouse, job_id)
     heavy = HeavyJobs(catalog)
-    if job.state != "VALIDATING":  # READY_TO_SWAP is left only by RESUME ALTER TABLE COLUMN
+    if job.state != JobState.VALIDATING:  # READY_TO_SWAP is left only by RESUME ALTER TABLE COLUMN
         return {"state": job.state}
     with driving(catalog, job_id, lease, group) as held:
         if job.properties.get("postpone_swap"):
-            job = heavy.advance(job_id, ("VALIDATING",), "READY_TO_SWAP", holder=held.holder)
+            job = heavy.advance(job_id, (JobState.VALIDATING,), JobState.READY_TO_SWAP, holder=held.holder)
         else:
-            job = heavy.swap(job_id, ("VALIDATING",), holder=held.holder)
+            job = heavy.swap(job_id, (JobState.VALIDATING,), holder=held.holder)
     return {"state": job.state}

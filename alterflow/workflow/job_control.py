@@ -22,6 +22,7 @@ from alterflow.catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog
 from alterflow.catalog.errors import ConcurrentChange, LeaseHeld
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
 from alterflow.catalog.leases import ensure_not_driven, is_orphaned
+from alterflow.catalog.states import JobState
 
 
 class JobControlRefused(UserError):
@@ -34,7 +35,7 @@ def can_cancel(job: AlterJob) -> bool:
 
 def can_resume(job: AlterJob) -> bool:
     """A postponed swap, or an orphaned job."""
-    return job.state == "READY_TO_SWAP" or is_orphaned(job)
+    return job.state == JobState.READY_TO_SWAP or is_orphaned(job)
 
 
 def cancel_job(catalog: Catalog, warehouse: pathlib.Path, job_id: int, reason: str) -> AlterJob:
@@ -51,14 +52,14 @@ def cancel_job(catalog: Catalog, warehouse: pathlib.Path, job_id: int, reason: s
 def swap_postponed(catalog: Catalog, job_id: int) -> AlterJob:
     """Perform the postponed swap of a READY_TO_SWAP job: it becomes FINISHED."""
     try:
-        return HeavyJobs(catalog).swap(job_id, ("READY_TO_SWAP",), holder=None)
+        return HeavyJobs(catalog).swap(job_id, (JobState.READY_TO_SWAP,), holder=None)
     except (JobStateError, ConcurrentChange) as exc:
         raise JobControlRefused(str(exc)) from None
 
 
 def check_resumable(job: AlterJob) -> None:
     """Refuse, in one line, a job that RESUME cannot take: finished, or driven by a live runner."""
-    if job.state == "READY_TO_SWAP":
+    if job.state == JobState.READY_TO_SWAP:
         return
     if job.state not in ACTIVE_JOB_STATES:
         raise JobControlRefused(f"job {job.id} is {job.state}; only an unfinished job can be resumed")
@@ -83,7 +84,7 @@ def take_over(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_fact
 def resume_job(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_factory) -> AlterJob:
     job = HeavyJobs(catalog).job(job_id)
     check_resumable(job)
-    if job.state == "READY_TO_SWAP":
+    if job.state == JobState.READY_TO_SWAP:
         return swap_postponed(catalog, job.id)
     return take_over(catalog, warehouse, job.id, spark_factory)
 

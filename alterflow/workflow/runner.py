@@ -15,6 +15,7 @@ from alterflow.workflow.request import AlterRequest
 from alterflow.catalog.catalog import AlterJob, Catalog
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
 from alterflow.catalog.leases import DRIVEN_STATES
+from alterflow.catalog.states import JobKind
 
 POLL_SECONDS = 0.5
 
@@ -24,11 +25,11 @@ def run_alter(catalog: Catalog, request: AlterRequest, warehouse: pathlib.Path |
     A request already run returns its job (idempotent retry); an unfinished one is resumed, and so
     is the orphaned job of the same statement (SPEC §4)."""
     done = catalog.job_by_request(request.request_id)
-    if done is not None and done.kind == "LIGHT":
+    if done is not None and done.kind == JobKind.LIGHT:
         return done
     if done is None:
         validated = steps.validate(catalog, request)
-        if validated["kind"] == "LIGHT":
+        if validated["kind"] == JobKind.LIGHT:
             return steps.commit_job(catalog, request, validated)
         if warehouse is None or spark_factory is None:
             raise steps.HeavyChangeUnavailable(

@@ -21,6 +21,7 @@ from alterflow.catalog.catalog import AlterContext, AlterJob, Catalog
 from alterflow.catalog.errors import UnknownObject
 from alterflow.catalog.leases import DRIVEN_STATES, ensure_not_driven, is_orphaned, runner_text
 from alterflow.catalog.schema import SchemaVersion, name_key
+from alterflow.catalog.states import JobKind
 
 LIGHT_STEPS = ("validate", "commit")
 
@@ -83,7 +84,7 @@ def resumable_job(context: AlterContext, request: AlterRequest, group: str | Non
             raise AlterRejected(
                 f"ALTER TABLE {request.table}: the statement is not job {job.id}'s, which this run was to take over"
             )
-    elif job is None or job.kind != "HEAVY" or job.state not in DRIVEN_STATES:
+    elif job is None or job.kind != JobKind.HEAVY or job.state not in DRIVEN_STATES:
         return None
     elif not same_statement(job.statement, request.statement):
         return None
@@ -122,7 +123,7 @@ def validate(catalog: Catalog, request: AlterRequest, group: str | None = None) 
     context = _alter_context(catalog, request.table)
     job = resumable_job(context, request, group)
     if job is not None:
-        return {"kind": "HEAVY", "from_version": job.from_version, "to_version": job.to_version, "clauses": [], "job_id": job.id}
+        return {"kind": JobKind.HEAVY.value, "from_version": job.from_version, "to_version": job.to_version, "clauses": [], "job_id": job.id}
     result = plan_alter(_planner_context(context, context.current), parse_alter(request))
     result.raise_if_rejected()
     if result.kind is Verdict.HEAVY and result.properties.engine == "local":

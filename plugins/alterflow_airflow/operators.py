@@ -33,6 +33,7 @@ from alterflow.workflow.runner import preload_expectations
 from alterflow.catalog.catalog import Catalog
 from alterflow_airflow import tasks
 from alterflow_airflow.triggers import POLL_SECONDS, BoundaryTrigger, ResumeTrigger
+from alterflow.catalog.states import JobState
 
 DEFAULT_MASTER = "local[*]"
 # Without the operator's connection, spark-submit runs on this one, defined for the task's process
@@ -83,7 +84,7 @@ class SwapOperator(BaseOperator):
 
     def execute(self, context) -> dict:
         result = tasks.swap(int(self.job_id), context["run_id"])
-        if result["state"] == "READY_TO_SWAP":
+        if result["state"] == JobState.READY_TO_SWAP:
             self.log.info("job %s is READY_TO_SWAP (postpone_swap); waiting for RESUME ALTER TABLE COLUMN", self.job_id)
             self.defer(trigger=ResumeTrigger(int(self.job_id), self.poll_seconds), method_name="execute_complete")
         return result
@@ -118,7 +119,7 @@ class RewriteInWorkerOperator(BaseOperator):
         tasks.convert_in_worker(job_id, run_id, self.parallelism)
         tasks.check(job_id, run_id)
         result = tasks.swap(job_id, run_id)
-        if result["state"] == "READY_TO_SWAP":
+        if result["state"] == JobState.READY_TO_SWAP:
             self.log.info("job %s is READY_TO_SWAP (postpone_swap); waiting for RESUME ALTER TABLE COLUMN", job_id)
             self.defer(trigger=ResumeTrigger(job_id, self.poll_seconds), method_name="swapped")
         return result
@@ -190,7 +191,7 @@ class ConvertHistoryOperator(SparkSubmitOperator):
     def execute(self, context) -> dict:
         job_id = int(self.job_id)
         job = tasks.alive_job(job_id)
-        if job.state != "RUNNING":
+        if job.state != JobState.RUNNING:
             self.log.info("job %s is %s: nothing to convert", job_id, job.state)
             return {"skipped": job.state}
         settings = Settings.from_env()
@@ -201,7 +202,7 @@ class ConvertHistoryOperator(SparkSubmitOperator):
         else:
             self._submit(context, job_id, settings, group)
         job = tasks.alive_job(job_id)
-        if job.state != "VALIDATING":
+        if job.state != JobState.VALIDATING:
             raise AirflowException(f"job {job_id} is {job.state} after the conversion; expected VALIDATING")
         return {"state": job.state, "progress": job.progress}
 

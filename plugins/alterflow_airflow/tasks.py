@@ -26,6 +26,7 @@ from alterflow_airflow.conf import BadRunConf, alter_request
 from alterflow.catalog.catalog import AlterJob, Catalog
 from alterflow.catalog.errors import UnknownObject
 from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.states import JobKind, JobState
 
 @contextlib.contextmanager
 def refusals_fail_the_task() -> Iterator[None]:
@@ -81,7 +82,7 @@ def plan(request: dict) -> dict:
 
 
 def branch(validated: dict) -> str:
-    return "commit" if validated["kind"] == "LIGHT" else "start"
+    return "commit" if validated["kind"] == JobKind.LIGHT else "start"
 
 
 def commit(request: dict, validated: dict) -> dict:
@@ -143,7 +144,7 @@ def check(job_id: int, run_id: str) -> dict:
         settings = _settings()
         catalog = _catalog(settings)
         job = heavy_steps.ensure_alive(catalog, settings.warehouse, job_id)
-        if job.state != "VALIDATING" or "check" in job.steps:
+        if job.state != JobState.VALIDATING or "check" in job.steps:
             return {"skipped": job.state}
         local = heavy_steps.conversion_engine(catalog, job_id) == "local"  # validated on pandas: no Spark
         return heavy_steps.check(

@@ -22,6 +22,7 @@ from alterflow.settings import Settings
 from alterflow.workflow import heavy_steps
 from alterflow.workflow.heavy_steps import JobCancelled
 from alterflow.catalog.catalog import Catalog
+from alterflow.catalog.states import JobState
 
 POLL_SECONDS = 1.0
 REFRESH_SECONDS = 5.0
@@ -88,7 +89,7 @@ class ResumeTrigger(JobTrigger):
 
     def look(self, catalog: Catalog, warehouse) -> dict | None:
         job = heavy_steps.ensure_alive(catalog, warehouse, self.job_id)
-        return {"state": job.state} if job.state == "FINISHED" else None
+        return {"state": job.state} if job.state == JobState.FINISHED else None
 
     def may_be_over(self, catalog: Catalog) -> bool:
-        return heavy_steps.job_state(catalog, self.job_id) != "READY_TO_SWAP"
+        return heavy_steps.job_state(catalog, self.job_id) != JobState.READY_TO_SWAP

@@ -47,6 +47,7 @@ from alterflow_airflow.page_data import job_json, table_json, version_json
 from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
 from alterflow.catalog.errors import UnknownObject
 from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.states import JobState
 
 SCHEMA_CHANGE_DAG = "alterflow_schema_change"
 MOUNT_PATH = "/alterflow"  # where the plugin mounts this app
@@ -215,7 +216,7 @@ def resume_job(job_id: str, user: GetUserDep) -> dict:
     with _answers():
         job = HeavyJobs(catalog).job(number)
         job_control.check_resumable(job)
-        if job.state == "READY_TO_SWAP":
+        if job.state == JobState.READY_TO_SWAP:
             return job_json(job_control.swap_postponed(catalog, number), utcnow())
         run_id = _trigger_takeover(job, user)
     return {**job_json(HeavyJobs(catalog).job(number), utcnow()), "dag_run_id": run_id}

@@ -1,0 +1,59 @@
+"""The states the catalog records, one enum each. Members are `StrEnum`s whose values are what the
+database stores, so a state read back as a plain string compares equal to its member.
+
+- `JobState`: an alter job (SPEC §4). A lightweight job is FINISHED when it is recorded; a
+  heavyweight one goes PENDING -> WAITING_TXN -> RUNNING -> VALIDATING -> (READY_TO_SWAP ->)
+  FINISHED, or CANCELLED from any state before FINISHED.
+- `JobKind`: LIGHT (metadata only) or HEAVY (a rewrite).
+- `IndexState`: ACTIVE (the table's current index), SHADOW (a heavyweight job's new index),
+  RETIRED (replaced by a swap, kept for the retention), DROPPED (collected by GC, or a cancelled
+  job's shadow).
+- `TransactionState`: PREPARE (files being written, invisible), COMMITTED (visible), ABORTED.
+- `FileState`: LIVE, REPLACED (by a compaction), DELETED.
+- `VersionState`: COMMITTED (is or was current), PENDING (a heavyweight job's shadow version).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["JobState", "JobKind", "IndexState", "TransactionState", "FileState", "VersionState"]
+
+
+class JobState(StrEnum):
+    PENDING = "PENDING"
+    WAITING_TXN = "WAITING_TXN"
+    RUNNING = "RUNNING"
+    VALIDATING = "VALIDATING"
+    READY_TO_SWAP = "READY_TO_SWAP"
+    FINISHED = "FINISHED"
+    CANCELLED = "CANCELLED"
+
+
+class JobKind(StrEnum):
+    LIGHT = "LIGHT"
+    HEAVY = "HEAVY"
+
+
+class IndexState(StrEnum):
+    ACTIVE = "ACTIVE"
+    SHADOW = "SHADOW"
+    RETIRED = "RETIRED"
+    DROPPED = "DROPPED"
+
+
+class TransactionState(StrEnum):
+    PREPARE = "PREPARE"
+    COMMITTED = "COMMITTED"
+    ABORTED = "ABORTED"
+
+
+class FileState(StrEnum):
+    LIVE = "LIVE"
+    REPLACED = "REPLACED"
+    DELETED = "DELETED"
+
+
+class VersionState(StrEnum):
+    COMMITTED = "COMMITTED"
+    PENDING = "PENDING"
