@@ -87,7 +87,7 @@ def fingerprint(session) -> dict:
     with cat.db_session() as s:
         fp["views"] = s.execute(select(ViewRow.id, ViewRow.name, ViewRow.name_key).order_by(ViewRow.id)).all()
         # A load streams its input, so it may find a bad value after its transaction began: that
-        # transaction ends ABORTED with nothing visible (README: loads). Every other one must stay.
+        # transaction ends ABORTED with nothing visible (docs/heavyweight.md: loads). Every other one must stay.
         fp["transactions"] = s.execute(
             select(TransactionRow.id, TransactionRow.state).where(TransactionRow.state != "ABORTED").order_by(TransactionRow.id)
         ).all()

@@ -4,7 +4,7 @@ ALTERFLOW_AIRFLOW_URL, both DAG runs waited for, the catalog checked through the
 browser part in headless Chromium (Debian's chromium and chromedriver, `make browser`) as the
 signed-in admin: a third ALTER triggered from the DAG's trigger form as a user would, its run waited
 for, then the "Schema changes" page opened, the job's row found and a screenshot saved (to
-$ALTERFLOW_SCREENSHOT when set, e.g. `docs/schema-changes.png` for the README; the form's
+$ALTERFLOW_SCREENSHOT when set, e.g. `docs/schema-changes.png` for docs/airflow.md; the form's
 screenshot goes beside it as `trigger-form.png`).
 
 Every Airflow, task and spark-submit process is stopped at the end, also on failure; on failure
