@@ -1,4 +1,4 @@
-"""The `alterflow` command: `sql`, `load`, `gc`.
+"""The `alterflow` command: `sql`, `load`, `gc`, `db upgrade`.
 
 Every failure is one line on stderr and exit status 1. A refusal (`UserError`) prints its own
 message; anything else is an internal error: its line names the exception's type and the log file
@@ -37,6 +37,13 @@ def _parser() -> argparse.ArgumentParser:
 
     # Listed for --help; its own arguments are parsed by _gc_parser (one-line errors).
     sub.add_parser("gc", help="garbage collection and compaction now", add_help=False)
+
+    db = sub.add_parser("db", help="the catalog database")
+    db_sub = db.add_subparsers(dest="db_command", required=True)
+    db_sub.add_parser(
+        "upgrade", help="migrate the catalog of ALTERFLOW_CATALOG_URL to this release's schema "
+        "(a SQLite catalog is also migrated whenever it is opened; any other never is)",
+    )
     return parser
 
 
@@ -86,6 +93,26 @@ def _gc(argv: list[str]) -> int:
         )
     except Exception as exc:
         return _failed(exc)
+    return 0
+
+
+def _db(args) -> int:
+    """`alterflow db upgrade`: one line saying what it did."""
+    from alterflow.catalog.database import upgrade_catalog
+    from alterflow.settings import Settings
+
+    try:
+        settings = Settings.from_env()
+        settings.ensure_dirs()
+        before, after = upgrade_catalog(settings.catalog_url)
+    except Exception as exc:
+        return _failed(exc)
+    if before == after:
+        print(f"catalog already at migration {after}")
+    elif before is None:
+        print(f"catalog created at migration {after}")
+    else:
+        print(f"catalog upgraded from migration {before} to {after}")
     return 0
 
 
@@ -152,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "gc":
         return _gc(argv[1:])
     args = _parser().parse_args(argv)
-    return {"sql": _sql, "load": _load}[args.command](args)
+    return {"sql": _sql, "load": _load, "db": _db}[args.command](args)
 
 
 if __name__ == "__main__":

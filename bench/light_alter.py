@@ -144,7 +144,11 @@ def postgres_schema():
     try:
         with admin.connect() as conn:
             conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
-        yield f"{PG_ADMIN_URL}?options=-csearch_path%3D{schema}"
+        url = f"{PG_ADMIN_URL}?options=-csearch_path%3D{schema}"
+        from alterflow.catalog.database import upgrade_catalog
+
+        upgrade_catalog(url)  # `alterflow db upgrade`: PostgreSQL catalogs are never migrated implicitly
+        yield url
     finally:
         with admin.connect() as conn:
             conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")

@@ -1,16 +1,24 @@
-"""Connecting to the catalog database and bringing its tables to the newest migration."""
+"""Connecting to the catalog database and bringing its tables to the newest migration.
+
+A SQLite catalog (the default one under ALTERFLOW_HOME, or any SQLite file: private to the
+processes of one host) is created and upgraded when it is opened. Any other database (PostgreSQL,
+possibly shared by several hosts and releases) is never migrated implicitly: `alterflow db upgrade`
+(`upgrade_catalog`) does it, and opening one that is not at this release's migration is refused
+with a line that names that command (`CatalogOutdated`)."""
 
 from __future__ import annotations
 
+import contextlib
 import pathlib
 import threading
+from collections.abc import Iterator
 
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
 from alterflow.errors import first_line
-from alterflow.catalog.errors import CatalogUnavailable
+from alterflow.catalog.errors import CatalogOutdated, CatalogUnavailable
 
 MIGRATIONS = pathlib.Path(__file__).parent / "migrations"
 _engines: dict[str, Engine] = {}
@@ -66,11 +74,36 @@ def head_revision() -> str:
 
 
 def current_revision(engine: Engine) -> str | None:
-    try:
-        with engine.connect() as conn:
-            return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
-    except DBAPIError:
-        return None
+    """The catalog's migration, None for a database without alterflow's tables. A database that
+    cannot be reached raises (DBAPIError)."""
+    from sqlalchemy import inspect
+
+    with engine.connect() as conn:
+        if not inspect(conn).has_table("alembic_version"):
+            return None
+        return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def migrated_implicitly(url: str) -> bool:
+    """Whether opening the catalog at `url` creates and upgrades it (SQLite only)."""
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def _check_revision(engine: Engine) -> None:
+    current, head = current_revision(engine), head_revision()
+    if current == head:
+        return
+    if current is None:
+        raise CatalogOutdated(
+            f"the catalog database of ALTERFLOW_CATALOG_URL has no alterflow tables yet: run `alterflow db upgrade` to create them (migration {head})"
+        )
+    if current > head:
+        raise CatalogOutdated(
+            f"the catalog database of ALTERFLOW_CATALOG_URL is at migration {current}, newer than this release's {head}: use a release that knows it"
+        )
+    raise CatalogOutdated(
+        f"the catalog database of ALTERFLOW_CATALOG_URL is at migration {current}, this release needs {head}: run `alterflow db upgrade`"
+    )
 
 
 def upgrade(engine: Engine) -> None:
@@ -86,18 +119,50 @@ def upgrade(engine: Engine) -> None:
 
 
 def open_engine(url: str) -> Engine:
-    """The process's engine for a catalog URL, migrated to the newest schema. A URL that is not
-    one, names no installed driver or reaches no database is refused with `CatalogUnavailable`
-    (the message names the setting, never the URL: it may hold a password)."""
-    try:
+    """The process's engine for a catalog URL: a SQLite catalog migrated to the newest schema, any
+    other checked to be at it (`CatalogOutdated` otherwise). A URL that is not one, names no
+    installed driver or reaches no database is refused with `CatalogUnavailable` (the message names
+    the setting, never the URL: it may hold a password)."""
+    with _refusing_bad_urls():
         key = normalise_url(url)
         with _lock:
             engine = _engines.get(key)
             if engine is None:
                 engine = make_engine(key)
-                upgrade(engine)
+                try:
+                    if migrated_implicitly(key):
+                        upgrade(engine)
+                    else:
+                        _check_revision(engine)
+                except BaseException:
+                    engine.dispose()
+                    raise
                 _engines[key] = engine
             return engine
+
+
+def upgrade_catalog(url: str) -> tuple[str | None, str]:
+    """`alterflow db upgrade`: migrate the catalog at `url` to this release's schema. Returns the
+    migration it was at (None: no alterflow tables) and the one it is at now."""
+    with _refusing_bad_urls():
+        engine = make_engine(normalise_url(url))
+        try:
+            before = current_revision(engine)
+            head = head_revision()
+            if before is not None and before > head:
+                raise CatalogOutdated(
+                    f"the catalog database of ALTERFLOW_CATALOG_URL is at migration {before}, newer than this release's {head}: use a release that knows it"
+                )
+            upgrade(engine)
+            return before, current_revision(engine)
+        finally:
+            engine.dispose()
+
+
+@contextlib.contextmanager
+def _refusing_bad_urls() -> Iterator[None]:
+    try:
+        yield
     except NoSuchModuleError:
         raise CatalogUnavailable(f"{_CANNOT_OPEN}: it names a database SQLAlchemy does not know") from None
     except ArgumentError:

@@ -42,3 +42,8 @@ class LeaseLost(CatalogError):
 
 class CatalogUnavailable(CatalogError):
     """The catalog database cannot be opened (a bad URL, no driver, no server)."""
+
+
+class CatalogOutdated(CatalogError):
+    """A catalog database that is not at this release's migration; only `alterflow db upgrade`
+    migrates a catalog that is not SQLite."""

@@ -64,7 +64,7 @@ def _pg_available() -> bool:
 
 
 @pytest.fixture
-def pg_url():
+def pg_empty_url():
     """A fresh, empty PostgreSQL schema for one test, as a catalog URL (search_path set)."""
     import uuid
 
@@ -82,6 +82,16 @@ def pg_url():
     with admin.connect() as conn:
         conn.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
     admin.dispose()
+
+
+@pytest.fixture
+def pg_url(pg_empty_url):
+    """`pg_empty_url` with this release's catalog tables, as `alterflow db upgrade` makes them (a
+    PostgreSQL catalog is never migrated implicitly)."""
+    from alterflow.catalog.database import upgrade_catalog
+
+    upgrade_catalog(pg_empty_url)
+    return pg_empty_url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])

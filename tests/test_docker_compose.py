@@ -144,7 +144,7 @@ def test_the_catalog_is_in_the_compose_postgresql(services):
         assert (url.get_backend_name(), url.host, url.port) == ("postgresql", "postgres", 5432)
         assert re.search(rf"CREATE ROLE {url.username} LOGIN PASSWORD '{url.password}'", init_sql)
         assert re.search(rf"CREATE DATABASE {url.database} OWNER {url.username}", init_sql)
-    assert "open_engine" in " ".join(services["airflow-init"]["command"]), "airflow-init migrates the catalog"
+    assert "alterflow db upgrade" in " ".join(services["airflow-init"]["command"]), "airflow-init migrates the catalog"
 
 
 def test_long_running_services_have_healthchecks(services):
