@@ -242,7 +242,7 @@ class Session:
         if self.catalog.object_kind(stmt.name) is not None:
             raise StatementError(f"CREATE VIEW {stmt.name}: a table or view named {stmt.name} already exists")
         try:
-            self._query(stmt.query, stmt.tables).schema  # analyse now: a broken query never becomes a view
+            _ = self._query(stmt.query, stmt.tables).schema  # analyse now: a broken query never becomes a view
         except Exception as exc:
             if not _is_spark_error(exc):
                 raise

@@ -42,7 +42,7 @@ def parse_properties(table: str, props: Mapping[str, str] | None) -> AlterProper
         key = str(raw_key).strip().lower()
         shown = str(raw_key)
 
-        def bad(rule: str) -> AlterRejected:
+        def bad(rule: str, shown: str = shown, raw_value: object = raw_value) -> AlterRejected:
             return AlterRejected(
                 one_line(f"ALTER TABLE {table}: property {_quote(shown)} {rule}, got {_quote(raw_value)}")
             )
