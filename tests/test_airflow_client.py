@@ -16,16 +16,11 @@ from alterflow.airflow_client import DAG_ID, AirflowClient, AirflowRequestError,
 from alterflow.session import Session, StatementError
 from alterflow.settings import Settings
 from alterflow.workflow.request import AlterRequest
+from tests.support.ports import free_port
 
 PASSWORD = "right-password"
 TABLE = "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))"
 ALTER = "ALTER TABLE t ADD COLUMN n INT"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

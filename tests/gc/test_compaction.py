@@ -10,13 +10,13 @@ import pytest
 
 from alterflow.store.tablets import TXN_COLUMN
 from alterflow.session import Session
-from gc_support import (
+from tests.support.gc import (
     disk_files,
     file_rows,
     gc,
     index_state,
     later,
-    live_files,
+    live_data_files,
     no_spark,
     referenced_files_exist,
     sql,
@@ -60,13 +60,13 @@ def test_compaction_rewrites_old_versions_and_versions_are_collected(session, sp
     before = sql(session, EVERYTHING)
     assert len(before) == 8
     assert versions(session, "t") == [1, 2, 3, 4]
-    old_paths = {f.path for f in live_files(session, "t")}
-    tablets_before = {f.tablet_id for f in live_files(session, "t")}
+    old_paths = {f.path for f in live_data_files(session, "t")}
+    tablets_before = {f.tablet_id for f in live_data_files(session, "t")}
 
     result = gc(session, spark, retention_s=0)
 
     assert sql(session, EVERYTHING) == before
-    files = live_files(session, "t")
+    files = live_data_files(session, "t")
     assert {f.schema_version for f in files} == {4}
     assert sorted(f.tablet_id for f in files) == sorted(tablets_before), "one file per tablet"
     assert not old_paths & {f.path for f in files}
@@ -130,7 +130,7 @@ def test_plain_table_without_primary_key_keeps_every_row(session, spark):
     assert result["compact"]["tablets_compacted"] == 1 and result["compact"]["files_replaced"] == 4
     assert sql(session, "SELECT * FROM p ORDER BY a, c") == before
     assert len(before) == 7
-    files = live_files(session, "p")
+    files = live_data_files(session, "p")
     assert len(files) == 1 and files[0].schema_version == 2
     assert TXN_COLUMN not in pq.read_table(session.warehouse / files[0].path).column_names
 
@@ -147,7 +147,7 @@ def test_pinned_view_keeps_its_version_and_its_rows(session, spark):
 
     result = gc(session, spark)
     assert result["compact"]["tablets_compacted"] == 1
-    assert {f.schema_version for f in live_files(session, "t")} == {3}
+    assert {f.schema_version for f in live_data_files(session, "t")} == {3}
     assert versions(session, "t") == [1, 3], "the view pins version 1; version 2 is collected"
     assert sql(session, "SELECT * FROM pinned ORDER BY id") == view_before
     assert sql(session, "SELECT * FROM t ORDER BY id") == table_before
@@ -192,7 +192,7 @@ def test_table_with_unfinished_job_is_skipped(session, spark):
     sql(session, "INSERT INTO t VALUES (1, '1'), (2, '2')")
     sql(session, "ALTER TABLE t ADD COLUMN n INT")
     sql(session, "INSERT INTO t VALUES (3, '3', 3)")
-    before_files = {f.path for f in live_files(session, "t")}
+    before_files = {f.path for f in live_data_files(session, "t")}
     job_id = start_heavy(session, "ALTER TABLE t MODIFY COLUMN v INT")
 
     result = run_gc(session.catalog, session.warehouse, no_spark, 0)
@@ -200,7 +200,7 @@ def test_table_with_unfinished_job_is_skipped(session, spark):
     assert result["compact"]["skipped_tables"] == [
         {"table": "t", "table_id": session.catalog.table("t").id, "reason": f"alter job {job_id} is PENDING"}
     ]
-    assert {f.path for f in live_files(session, "t")} == before_files
+    assert {f.path for f in live_data_files(session, "t")} == before_files
     assert versions(session, "t") == [1, 2], "version 1 still has live files; version 2 is the job's origin"
 
     sql(session, "CANCEL ALTER TABLE COLUMN FROM t")

@@ -6,7 +6,6 @@ what happens when a load, an ALTER or another compaction lands in the middle of 
 from __future__ import annotations
 
 import os
-import pathlib
 import signal
 import subprocess
 import sys
@@ -21,13 +20,14 @@ from alterflow.session import Session
 from alterflow.catalog.errors import ConcurrentChange
 from alterflow.catalog.garbage import GarbageCollection
 from alterflow.catalog.catalog import utcnow
-from gc_support import (
+from tests.support import child_pythonpath
+from tests.support.gc import (
     LATER,
     disk_files,
     file_rows,
     gc,
     later,
-    live_files,
+    live_data_files,
     no_spark,
     referenced_files_exist,
     sql,
@@ -37,7 +37,6 @@ from gc_support import (
 )
 
 pytestmark = pytest.mark.spark
-REPO = pathlib.Path(__file__).resolve().parents[2]
 EVERYTHING = "SELECT * FROM t ORDER BY id"
 
 
@@ -64,7 +63,7 @@ def only_target(session):
 def test_killed_between_commit_and_file_deletion(session, spark):
     old_table(session)
     before = sql(session, EVERYTHING)
-    old_paths = [f.path for f in live_files(session, "t")]
+    old_paths = [f.path for f in live_data_files(session, "t")]
     compacted = compaction.write_compacted(spark, session.catalog, session.warehouse, only_target(session))
     compaction.commit_compacted(session.catalog, session.warehouse, compacted)
     # -- killed here: the catalog says REPLACED, the files are still on disk
@@ -86,7 +85,7 @@ def test_killed_between_commit_and_file_deletion(session, spark):
 def test_killed_between_write_and_commit(session, spark):
     old_table(session)
     before = sql(session, EVERYTHING)
-    old_paths = {f.path for f in live_files(session, "t")}
+    old_paths = {f.path for f in live_data_files(session, "t")}
     crashed = compaction.write_compacted(spark, session.catalog, session.warehouse, only_target(session))
     # -- killed here: a PREPARE transaction with its file registered and in place, a staging folder
     assert txn_state(session, crashed.txn_id) == "PREPARE"
@@ -108,7 +107,7 @@ def test_killed_between_write_and_commit(session, spark):
     assert final["collect_versions"]["versions_deleted"] == 1
     assert versions(session, "t") == [2]
     assert sql(session, EVERYTHING) == before
-    assert len(live_files(session, "t")) == 1
+    assert len(live_data_files(session, "t")) == 1
     referenced_files_exist(session)
 
 
@@ -152,7 +151,7 @@ def test_load_committing_during_compaction_is_kept_and_wins(session, spark):
 def test_alter_job_started_during_compaction_refuses_the_commit(session, spark):
     old_table(session)
     before = sql(session, EVERYTHING)
-    inputs = {f.path for f in live_files(session, "t")}
+    inputs = {f.path for f in live_data_files(session, "t")}
     compacted = compaction.write_compacted(spark, session.catalog, session.warehouse, only_target(session))
     start_heavy(session, "ALTER TABLE t MODIFY COLUMN v INT")
     with pytest.raises(ConcurrentChange) as err:
@@ -160,7 +159,7 @@ def test_alter_job_started_during_compaction_refuses_the_commit(session, spark):
     assert "started meanwhile" in str(err.value) and "\n" not in str(err.value)
     assert txn_state(session, compacted.txn_id) == "ABORTED"
     assert compacted.path not in disk_files(session) and not compacted.staging.exists()
-    assert {f.path for f in live_files(session, "t")} == inputs
+    assert {f.path for f in live_data_files(session, "t")} == inputs
     assert sql(session, EVERYTHING) == before
     referenced_files_exist(session)
 
@@ -176,7 +175,7 @@ def test_two_compactions_of_one_tablet(session, spark):
         compaction.commit_compacted(session.catalog, session.warehouse, second)
     assert "input files changed" in str(err.value)
     compaction.delete_replaced(session.warehouse, first)
-    assert [f.path for f in live_files(session, "t")] == [first.path]
+    assert [f.path for f in live_data_files(session, "t")] == [first.path]
     assert second.path not in disk_files(session)
     assert sql(session, EVERYTHING) == before
     # Nothing is left to compact.
@@ -215,7 +214,7 @@ def test_sigkilled_compaction_converges(tmp_path, spark, window):
     script.write_text(KILLED)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
     env.update(ALTERFLOW_HOME=str(home), PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = child_pythonpath(env.get("PYTHONPATH"))
     proc = subprocess.run([sys.executable, str(script), window], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
     txn_id = int(proc.stdout.split()[-1])
@@ -226,7 +225,7 @@ def test_sigkilled_compaction_converges(tmp_path, spark, window):
     gc(session, spark, now=later())  # past the crashed transaction's timeout and the retention
     assert sql(session, EVERYTHING) == before
     assert versions(session, "t") == [2]
-    files = live_files(session, "t")
+    files = live_data_files(session, "t")
     assert len(files) == 1 and files[0].schema_version == 2
     assert disk_files(session) == [files[0].path], "only the live file is left in the warehouse"
     gc(session, spark, now=later())  # and the next run forgets the rows of the files now gone
@@ -240,7 +239,7 @@ def test_compact_step_reports_changes_that_got_there_first(session, spark):
     starting, a table dropped) leaves the tablet for the next run, reported, with nothing changed."""
     old_table(session)
     before = sql(session, EVERYTHING)
-    inputs = {f.path for f in live_files(session, "t")}
+    inputs = {f.path for f in live_data_files(session, "t")}
 
     def start_job_then_spark():
         start_heavy(session, "ALTER TABLE t MODIFY COLUMN v INT")
@@ -250,7 +249,7 @@ def test_compact_step_reports_changes_that_got_there_first(session, spark):
     assert result["tablets_compacted"] == 0
     [conflict] = result["conflicts"]
     assert conflict["table"] == "t" and "started meanwhile" in conflict["reason"]
-    assert {f.path for f in live_files(session, "t")} == inputs
+    assert {f.path for f in live_data_files(session, "t")} == inputs
     assert sql(session, EVERYTHING) == before
     assert set(disk_files(session)) == inputs, "the refused compaction's file and staging folder are gone"
     sql(session, "CANCEL ALTER TABLE COLUMN FROM t")

@@ -16,7 +16,7 @@ from alterflow.store.layout import data_file_path, index_dir
 from alterflow.store.tablets import write_parquet
 from alterflow.catalog.catalog import NewFile
 from alterflow.catalog.garbage import GarbageCollection
-from gc_support import disk_files, file_rows, later, no_spark, sql, start_heavy, txn_state, versions
+from tests.support.gc import disk_files, file_rows, later, no_spark, sql, start_heavy, txn_state, versions
 
 
 @pytest.fixture

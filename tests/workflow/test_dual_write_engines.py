@@ -14,7 +14,7 @@ import pytest
 import alterflow.loading as loading
 from alterflow.loading import open_input
 from alterflow.session import Session
-from heavy_support import check, convert, job, sql, start, swap, wait
+from tests.support.heavy_jobs import check, convert, job, sql, start, swap, wait
 
 TABLE = "CREATE TABLE t (id BIGINT NOT NULL, grp INT, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 4"
 # A re-bucketing and a narrowing at once: the shadow's tablets differ from the origin's.

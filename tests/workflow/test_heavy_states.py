@@ -14,7 +14,7 @@ from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.heavy_steps import HEAVY_STEPS, JobCancelled
 from alterflow.workflow.runner import run_alter
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
-from heavy_support import (
+from tests.support.heavy_jobs import (
     describe,
     index_state,
     job,

@@ -1,24 +1,18 @@
-"""Helpers of the garbage-collection tests (pytest puts this folder on sys.path)."""
+"""Helpers of the garbage-collection tests."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
 from alterflow.gc.runner import run_gc
-from alterflow.session import ResultSet, Session
+from alterflow.session import Session
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.catalog.catalog import utcnow
 from alterflow.catalog.models import DataFileRow, IndexRow, SchemaVersionRow, TransactionRow
+from tests.support.statements import sql
 
 LATER = timedelta(hours=2)  # past the default retention of one hour
-
-
-def sql(session: Session, text: str):
-    """The last statement's rows (a tuple of tuples) or its Done message."""
-    results = list(session.run(text))
-    last = results[-1]
-    return last.rows if isinstance(last, ResultSet) else last.message
 
 
 def gc(session: Session, spark, retention_s: int = 0, now=None) -> dict:
@@ -39,7 +33,8 @@ def disk_files(session: Session) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()) if root.exists() else []
 
 
-def live_files(session: Session, table: str):
+def live_data_files(session: Session, table: str):
+    """The `DataFile`s of the table's live committed files (current index)."""
     return session.catalog.snapshot(table).files
 
 

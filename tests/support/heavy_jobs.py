@@ -1,6 +1,5 @@
 """Helpers shared by the heavyweight-job tests (SPEC §4): driving the steps one at a time and
-looking at what a job left in the catalog and on disk. Imported by the test modules of this folder
-(pytest puts the folder on sys.path: there is no __init__.py under tests/)."""
+looking at what a job left in the catalog and on disk."""
 
 from __future__ import annotations
 
@@ -10,26 +9,20 @@ import sys
 
 import pyarrow.parquet as pq
 
-from alterflow.session import ResultSet, Session
+from alterflow.session import Session
 from alterflow.store.layout import absolute, index_dir
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.catalog.catalog import AlterJob
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.models import IndexRow, SchemaVersionRow, TransactionRow
+from tests.support import child_pythonpath
+from tests.support.statements import sql
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHOW_ALTER_COLUMNS = (
     "JobId", "TableName", "CreateTime", "FinishTime", "Kind", "SchemaVersion", "TransactionId",
     "State", "Msg", "Progress", "Timeout",
 )
-
-
-def sql(session: Session, text: str):
-    """The last statement's rows (a tuple of tuples) or its Done message."""
-    results = list(session.run(text))
-    last = results[-1]
-    return last.rows if isinstance(last, ResultSet) else last.message
 
 
 def request(statement: str, **properties) -> AlterRequest:
@@ -119,7 +112,7 @@ def txn_state(session: Session, txn_id: int) -> str:
         return s.get(TransactionRow, txn_id).state
 
 
-def live_files(session: Session, table: str) -> list[str]:
+def live_paths(session: Session, table: str) -> list[str]:
     """Paths of the live committed files of the table's current index."""
     return sorted(f.path for f in session.catalog.snapshot(table).files)
 
@@ -127,7 +120,7 @@ def live_files(session: Session, table: str) -> list[str]:
 def origin_state(session: Session, table: str) -> tuple:
     """What a cancel must leave untouched: current version and index, live files, DESCRIBE."""
     info = session.catalog.table(table)
-    return info.current_version, info.current_index_id, live_files(session, table), sql(session, f"DESCRIBE {table}")
+    return info.current_version, info.current_index_id, live_paths(session, table), sql(session, f"DESCRIBE {table}")
 
 
 def index_files(session: Session, j: AlterJob, index_id: int) -> list:
@@ -148,7 +141,7 @@ def one_line(exc: BaseException) -> str:
 def subprocess_env(home: pathlib.Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
     env.update(PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = child_pythonpath(env.get("PYTHONPATH"))
     if home is not None:
         env["ALTERFLOW_HOME"] = str(home)
     return env

@@ -1,17 +1,18 @@
 """Helpers of the DAG tests: an alterflow under tmp_path that the DAG's tasks find through the
 ALTERFLOW_* environment, and `dag.test()` runs of the project's DAGs (loaded from dags/ the way
-Airflow loads them). Imported by the test modules of this folder (no __init__.py under tests/)."""
+Airflow loads them)."""
 
 from __future__ import annotations
 
 import pathlib
 
-from alterflow.session import ResultSet, Session
+from alterflow.session import Session
 from alterflow.settings import Settings
 from alterflow.catalog.catalog import AlterJob
+from tests.support import REPO
+from tests.support.statements import sql
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-DAGS = ROOT / "dags"
+DAGS = REPO / "dags"
 SCHEMA_CHANGE = "alterflow_schema_change"
 
 
@@ -36,12 +37,6 @@ def load_dag(dag_id: str):
     bag = dag_bag()
     assert not bag.import_errors, bag.import_errors
     return bag.dags[dag_id]
-
-
-def sql(session: Session, text: str):
-    results = list(session.run(text))
-    last = results[-1]
-    return last.rows if isinstance(last, ResultSet) else last.message
 
 
 def run_dag(dag, conf) -> tuple[str, dict[str, str], object]:
