@@ -10,7 +10,7 @@ from alterflow.session import Session
 from alterflow.settings import Settings
 from alterflow.catalog.catalog import AlterJob
 from tests.support import REPO
-from tests.support.statements import sql
+from tests.support.statements import sql, versions  # noqa: F401 (the tests import them from here too)
 
 DAGS = REPO / "dags"
 SCHEMA_CHANGE = "alterflow_schema_change"
@@ -49,6 +49,3 @@ def run_dag(dag, conf) -> tuple[str, dict[str, str], object]:
 def jobs(session: Session, table: str) -> list[AlterJob]:
     return session.catalog.jobs(session.catalog.table(table).id)
 
-
-def versions(session: Session, table: str) -> list[int]:
-    return [r[0] for r in sql(session, f"SHOW SCHEMA VERSIONS FROM {table}")]

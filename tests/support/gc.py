@@ -6,11 +6,11 @@ from datetime import timedelta
 
 from alterflow.gc.runner import run_gc
 from alterflow.session import Session
-from alterflow.workflow import heavy_steps, steps
-from alterflow.workflow.request import AlterRequest
 from alterflow.catalog.catalog import utcnow
-from alterflow.catalog.models import DataFileRow, IndexRow, SchemaVersionRow, TransactionRow
-from tests.support.statements import sql
+from alterflow.catalog.models import DataFileRow, SchemaVersionRow, TransactionRow
+from tests.support.catalog_rows import index_state, txn_state  # noqa: F401 (the tests import them from here too)
+from tests.support.heavy_jobs import start as start_heavy  # noqa: F401 (validate + start: the job stays PENDING)
+from tests.support.statements import sql, versions  # noqa: F401
 
 LATER = timedelta(hours=2)  # past the default retention of one hour
 
@@ -21,10 +21,6 @@ def gc(session: Session, spark, retention_s: int = 0, now=None) -> dict:
 
 def no_spark():
     raise AssertionError("Spark was started although nothing needed compaction")
-
-
-def versions(session: Session, table: str) -> list[int]:
-    return [r[0] for r in sql(session, f"SHOW SCHEMA VERSIONS FROM {table}")]
 
 
 def disk_files(session: Session) -> list[str]:
@@ -44,16 +40,6 @@ def file_rows(session: Session) -> dict[str, str]:
         return {r.path: r.state for r in s.query(DataFileRow)}
 
 
-def index_state(session: Session, index_id: int) -> str:
-    with session.catalog.db_session() as s:
-        return s.get(IndexRow, index_id).state
-
-
-def txn_state(session: Session, txn_id: int) -> str:
-    with session.catalog.db_session() as s:
-        return s.get(TransactionRow, txn_id).state
-
-
 def version_rows(session: Session, table_id: int) -> list[int]:
     with session.catalog.db_session() as s:
         return sorted(r.version for r in s.query(SchemaVersionRow).filter_by(table_id=table_id))
@@ -66,14 +52,6 @@ def referenced_files_exist(session: Session) -> None:
             txn = s.get(TransactionRow, row.txn_id)
             if txn.state == "COMMITTED":
                 assert (session.warehouse / row.path).exists(), f"live row {row.id} points at a missing file {row.path}"
-
-
-def start_heavy(session: Session, statement: str) -> int:
-    """validate + start of a heavyweight ALTER: the job stays PENDING."""
-    req = AlterRequest(statement.split()[2], statement, {})
-    validated = steps.validate(session.catalog, req)
-    assert validated["kind"] == "HEAVY", validated
-    return heavy_steps.start(session.catalog, req, validated)["job_id"]
 
 
 def later():

@@ -15,9 +15,10 @@ from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.catalog.catalog import AlterJob
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.catalog.models import IndexRow, SchemaVersionRow, TransactionRow
+from alterflow.catalog.models import SchemaVersionRow
 from tests.support import child_pythonpath
-from tests.support.statements import sql
+from tests.support.catalog_rows import index_state, txn_state  # noqa: F401 (the tests import them from here too)
+from tests.support.statements import sql, versions  # noqa: F401
 
 SHOW_ALTER_COLUMNS = (
     "JobId", "TableName", "CreateTime", "FinishTime", "Kind", "SchemaVersion", "TransactionId",
@@ -75,10 +76,6 @@ def show_job(session: Session, table: str, job_id: int) -> dict:
     return found[0]
 
 
-def versions(session: Session, table: str) -> list[int]:
-    return [r[0] for r in sql(session, f"SHOW SCHEMA VERSIONS FROM {table}")]
-
-
 def describe(session: Session, table: str) -> dict[str, tuple]:
     return {r[0]: r[1:] for r in sql(session, f"DESCRIBE {table}")}
 
@@ -96,20 +93,10 @@ def parquet_files(path: pathlib.Path) -> list[pathlib.Path]:
     return sorted(p for p in path.rglob("*") if p.is_file()) if path.exists() else []
 
 
-def index_state(session: Session, index_id: int) -> str:
-    with session.catalog.db_session() as s:
-        return s.get(IndexRow, index_id).state
-
-
 def version_state(session: Session, table_id: int, version: int) -> str | None:
     with session.catalog.db_session() as s:
         row = s.get(SchemaVersionRow, (table_id, version))
         return None if row is None else row.state
-
-
-def txn_state(session: Session, txn_id: int) -> str:
-    with session.catalog.db_session() as s:
-        return s.get(TransactionRow, txn_id).state
 
 
 def live_paths(session: Session, table: str) -> list[str]:

@@ -10,3 +10,8 @@ def sql(session: Session, text: str):
     results = list(session.run(text))
     last = results[-1]
     return last.rows if isinstance(last, ResultSet) else last.message
+
+
+def versions(session: Session, table: str) -> list[int]:
+    """The table's schema versions, as SHOW SCHEMA VERSIONS lists them."""
+    return [r[0] for r in sql(session, f"SHOW SCHEMA VERSIONS FROM {table}")]
