@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib.util
 import pathlib
 import sys
 import tempfile
@@ -30,15 +29,6 @@ QUICK = {"rows": 1_000, "runs": 1}
 GOAL = 2.0
 DAG = "alterflow_schema_change"
 TABLE = "CREATE TABLE {name} (id BIGINT NOT NULL, grp INT, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 4"
-LIVE_AIRFLOW = pathlib.Path(__file__).resolve().parents[1] / "tests" / "e2e" / "live_airflow.py"
-
-
-def _live_airflow_module():
-    """The e2e test's throwaway-Airflow harness, loaded from its file (tests/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("alterflow_bench_live_airflow", LIVE_AIRFLOW)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _rows(count: int) -> pa.Table:
@@ -95,12 +85,12 @@ def _wait_for_dag(live, headers: dict, timeout: float = 240) -> None:
 def run(quick: bool = False) -> list[ResultRow]:
     from alterflow.session import Session
     from alterflow.settings import Settings
+    from tests.support.live_airflow import LiveAirflow  # the e2e test's harness (`python -m bench` runs from the repository root)
 
     sizes = QUICK if quick else FULL
     runs, count = sizes["runs"], sizes["rows"]
-    live_airflow = _live_airflow_module()
     with tempfile.TemporaryDirectory(prefix="alterflow-bench-airflow-") as base:
-        live = live_airflow.LiveAirflow(pathlib.Path(base))
+        live = LiveAirflow(pathlib.Path(base))
         live.start()
         try:
             session = Session(Settings.from_env(live.cli_env()))

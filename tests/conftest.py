@@ -135,6 +135,15 @@ def session(sqlite_settings, spark):
 
 
 @pytest.fixture
+def catalog_session(settings):
+    """An embedded alterflow session on the parametrised catalog (SQLite, PostgreSQL) under tmp_path.
+    It starts Spark only when a statement needs it (a test that needs Spark asks for `spark` too)."""
+    from alterflow.session import Session
+
+    return Session(settings)
+
+
+@pytest.fixture
 def run(session):
     """run(sql) -> the last result's rows (or the Done message) of the statements."""
     from alterflow.session import ResultSet

@@ -16,20 +16,15 @@ from alterflow.airflow_client import DAG_ID, AirflowClient, AirflowRequestError,
 from alterflow.session import Session, StatementError
 from alterflow.settings import Settings
 from alterflow.workflow.request import AlterRequest
+from tests.support.ports import free_port
 
 PASSWORD = "right-password"
 TABLE = "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))"
 ALTER = "ALTER TABLE t ADD COLUMN n INT"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
-def session(tmp_path):
+def session_with_table(tmp_path):
     session = Session(Settings.from_env({"ALTERFLOW_HOME": str(tmp_path / "home")}))
     list(session.run(TABLE))
     return session
@@ -103,9 +98,9 @@ def one_line(exc: BaseException) -> str:
 
 
 # -- without an Airflow --------------------------------------------------------------------------
-def test_unreachable_airflow_is_one_line_and_changes_nothing(session, monkeypatch):
+def test_unreachable_airflow_is_one_line_and_changes_nothing(session_with_table, monkeypatch):
     monkeypatch.setenv("ALTERFLOW_AIRFLOW_URL", f"http://127.0.0.1:{free_port()}")
-    session = Session(Settings.from_env(), session.catalog)
+    session = Session(Settings.from_env(), session_with_table.catalog)
     before = untouched(session)
     with pytest.raises(StatementError) as raised:
         list(session.run(ALTER))
@@ -114,17 +109,17 @@ def test_unreachable_airflow_is_one_line_and_changes_nothing(session, monkeypatc
 
 
 @pytest.mark.parametrize("url", ["nonsense", "ftp://host/", "http://"])
-def test_an_invalid_url_is_one_line_and_changes_nothing(session, url):
-    before = untouched(session)
+def test_an_invalid_url_is_one_line_and_changes_nothing(session_with_table, url):
+    before = untouched(session_with_table)
     with pytest.raises(AirflowRequestError) as raised:
-        submit_alter(AirflowClient(url), session.catalog, AlterRequest("t", ALTER, request_id=new_run_id()))
+        submit_alter(AirflowClient(url), session_with_table.catalog, AlterRequest("t", ALTER, request_id=new_run_id()))
     assert one_line(raised.value).startswith(f"ALTERFLOW_AIRFLOW_URL {url!r} is not")
-    assert untouched(session) == before
+    assert untouched(session_with_table) == before
 
 
-def test_a_rejected_statement_is_refused_before_anything_is_sent(session, monkeypatch):
+def test_a_rejected_statement_is_refused_before_anything_is_sent(session_with_table, monkeypatch):
     monkeypatch.setenv("ALTERFLOW_AIRFLOW_URL", f"http://127.0.0.1:{free_port()}")  # never contacted
-    session = Session(Settings.from_env(), session.catalog)
+    session = Session(Settings.from_env(), session_with_table.catalog)
     before = untouched(session)
     with pytest.raises(StatementError) as raised:
         list(session.run("ALTER TABLE t DROP COLUMN id"))
@@ -140,21 +135,21 @@ def test_credentials_come_from_the_environment():
 
 
 # -- against Airflow's API app -------------------------------------------------------------------
-def test_wrong_password_is_one_line_and_submits_nothing(session, airflow_api):
+def test_wrong_password_is_one_line_and_submits_nothing(session_with_table, airflow_api):
     before_runs = runs(airflow_api)
-    before = untouched(session)
+    before = untouched(session_with_table)
     request = AlterRequest("t", ALTER, request_id=new_run_id())
     with pytest.raises(AirflowRequestError) as raised:
-        submit_alter(client(airflow_api, password="wrong"), session.catalog, request)
+        submit_alter(client(airflow_api, password="wrong"), session_with_table.catalog, request)
     assert "refused the credentials of user 'admin'" in one_line(raised.value)
-    assert runs(airflow_api) == before_runs and untouched(session) == before
+    assert runs(airflow_api) == before_runs and untouched(session_with_table) == before
 
 
-def test_a_paused_dag_is_one_line_and_submits_nothing(session, airflow_api):
+def test_a_paused_dag_is_one_line_and_submits_nothing(session_with_table, airflow_api):
     set_paused(airflow_api, True)
     before_runs = runs(airflow_api)
     with pytest.raises(AirflowRequestError) as raised:
-        submit_alter(client(airflow_api), session.catalog, AlterRequest("t", ALTER, request_id=new_run_id()))
+        submit_alter(client(airflow_api), session_with_table.catalog, AlterRequest("t", ALTER, request_id=new_run_id()))
     assert f"DAG {DAG_ID} is paused" in one_line(raised.value)
     assert runs(airflow_api) == before_runs
 
@@ -287,7 +282,7 @@ def test_an_answer_that_times_out_is_retried_and_the_run_is_created_once(airflow
     assert sorted(runs(airflow_api)) == sorted([*before, request.request_id])
 
 
-def test_a_server_that_never_answers_is_one_line_after_the_retries(session, monkeypatch):
+def test_a_server_that_never_answers_is_one_line_after_the_retries(session_with_table, monkeypatch):
     """A real socket that accepts and reads requests but never answers: each call times out, is
     repeated after each delay, then fails with one line; the table is untouched."""
     import threading
@@ -311,12 +306,12 @@ def test_a_server_that_never_answers_is_one_line_after_the_retries(session, monk
     url = f"http://127.0.0.1:{listener.getsockname()[1]}"
     try:
         c = AirflowClient(url, username="admin", password=PASSWORD, timeout_s=0.3, retry_delays_s=(0.01, 0.01))
-        before = untouched(session)
+        before = untouched(session_with_table)
         with pytest.raises(AirflowRequestError) as raised:
-            submit_alter(c, session.catalog, AlterRequest("t", ALTER, request_id=new_run_id()))
+            submit_alter(c, session_with_table.catalog, AlterRequest("t", ALTER, request_id=new_run_id()))
         assert one_line(raised.value) == f"cannot reach Airflow at {url} (ALTERFLOW_AIRFLOW_URL): timed out"
         assert requests == [b"POST /auth/token HTTP/1.1"] * 3
-        assert untouched(session) == before
+        assert untouched(session_with_table) == before
     finally:
         listener.close()
         for conn in held:

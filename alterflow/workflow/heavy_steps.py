@@ -58,11 +58,13 @@ def cancel(catalog: Catalog, warehouse: pathlib.Path, job_id: int, reason: str, 
     return job
 
 
-def ensure_alive(catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> AlterJob:
+def ensure_alive(catalog: Catalog, warehouse: pathlib.Path, job_id: int, now: datetime | None = None) -> AlterJob:
+    """The job, unless it was cancelled or has run past its timeout (then it is cancelled now).
+    `now` is the catalog's clock (`utcnow()`) unless given."""
     job = HeavyJobs(catalog).job(job_id)
     if job.state == JobState.CANCELLED:
         raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
-    if job.state != JobState.FINISHED and utcnow() > job.created_at + timedelta(seconds=job.timeout_s):
+    if job.state != JobState.FINISHED and (now or utcnow()) > job.created_at + timedelta(seconds=job.timeout_s):
         job = cancel(catalog, warehouse, job_id, f"timeout: the job ran past its timeout of {job.timeout_s} s")
         raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
     return job
@@ -138,10 +140,13 @@ def boundary_may_be_reached(catalog: Catalog, job_id: int) -> bool:
 
 
 def wait_for_boundary(
-    catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease | None = None, group: str | None = None
+    catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease | None = None, group: str | None = None,
+    now: datetime | None = None,
 ) -> dict:
-    """One look: returns {"done": bool, "blocking": [txn ids]}. Drivers call it until done."""
-    job = ensure_alive(catalog, warehouse, job_id)
+    """One look: returns {"done": bool, "blocking": [txn ids]}. Drivers call it until done.
+    `now`, when given, is the time the job's and the transactions' timeouts are judged at (the
+    catalog's clock otherwise)."""
+    job = ensure_alive(catalog, warehouse, job_id, now)
     heavy = HeavyJobs(catalog)
     if job.state not in (JobState.PENDING, JobState.WAITING_TXN):
         return {"done": True, "blocking": []}
@@ -149,10 +154,10 @@ def wait_for_boundary(
         if job.state == JobState.PENDING:
             heavy.advance(job_id, (JobState.PENDING,), JobState.WAITING_TXN, holder=held.holder)
             crash_point("waiting_txn")
-        delete_files(warehouse, catalog.abort_expired_transactions(job.table_id))
+        delete_files(warehouse, catalog.abort_expired_transactions(job.table_id, now))
         blocking = catalog.blocking_transactions(job.table_id, job.boundary_txn)
         if blocking:
-            heavy.note(job_id, holder=held.holder, msg=waiting_message(job.boundary_txn, blocking, utcnow()))
+            heavy.note(job_id, holder=held.holder, msg=waiting_message(job.boundary_txn, blocking, now or utcnow()))
             return {"done": False, "blocking": [t.id for t in blocking]}
         heavy.advance(job_id, (JobState.WAITING_TXN,), JobState.RUNNING, holder=held.holder, step="wait_for_boundary", msg="")
         # Progress from the first moment of RUNNING (SPEC §7): what the conversion will read.

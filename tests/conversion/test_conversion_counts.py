@@ -13,11 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from alterflow.rewrite.footer_counts import file_counts
-from alterflow.session import ResultSet
 from alterflow.arrow_schema import FIELD_ID_KEY
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.catalog.heavy_jobs import HeavyJobs
+from tests.support.statements import sql
 
 pytestmark = pytest.mark.spark
 
@@ -69,12 +69,6 @@ def test_file_counts_of_an_empty_file(tmp_path):
 def engine(request) -> str:
     """Every conversion test runs on both engines."""
     return request.param
-
-
-def sql(session, text: str):
-    results = list(session.run(text))
-    last = results[-1]
-    return last.rows if isinstance(last, ResultSet) else last.message
 
 
 def _history(session, table: str, key: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from airflow.serialization.serialized_objects import DagSerialization
 
-from dag_support import SCHEMA_CHANGE, dag_bag
+from tests.support.dags import SCHEMA_CHANGE, dag_bag
 
 HEAVY_PATH = ("start", "wait_for_boundary", "convert", "check", "swap")
 

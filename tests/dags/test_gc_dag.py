@@ -8,7 +8,7 @@ import pytest
 from alterflow.gc.steps import GC_STEPS
 from alterflow.session import Session
 from alterflow_airflow.gc_tasks import DAG_TASKS, STEP_ORDER
-from dag_support import alterflow_env, load_dag, run_dag, sql, versions
+from tests.support.dags import alterflow_env, load_dag, run_dag, sql, versions
 
 pytestmark = pytest.mark.spark
 

@@ -12,7 +12,7 @@ from alterflow.session import Session
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from dag_support import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions
+from tests.support.dags import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions
 
 pytestmark = pytest.mark.spark
 

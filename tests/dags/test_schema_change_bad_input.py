@@ -10,7 +10,7 @@ import pytest
 from airflow.sdk.exceptions import AirflowFailException
 from alterflow.session import Session
 from alterflow_airflow import tasks
-from dag_support import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions
+from tests.support.dags import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions
 
 TABLE = "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))"
 ROWS = "INSERT INTO t VALUES (1, 'a')"

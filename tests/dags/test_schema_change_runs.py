@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import pathlib
 import subprocess
 import sys
 import threading
@@ -17,9 +16,8 @@ import pytest
 from alterflow.session import Session
 from alterflow_airflow import tasks as task_bodies
 from alterflow_airflow.operators import ConvertHistoryOperator
-from dag_support import ROOT, SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions
-
-HERE = pathlib.Path(__file__).resolve().parent
+from tests.support import child_pythonpath
+from tests.support.dags import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions
 
 pytestmark = pytest.mark.spark
 
@@ -103,9 +101,9 @@ def test_heavy_change_waits_deferred_for_an_open_load_then_runs_every_step_and_s
 def run_in_process(conf: dict) -> dict:
     """A second dag.test() run, in a process of its own (it needs a main thread)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "plugins"), str(HERE), str(ROOT)])
+    env["PYTHONPATH"] = child_pythonpath()
     done = subprocess.run(
-        [sys.executable, str(HERE / "dag_test_process.py"), SCHEMA_CHANGE, json.dumps(conf)],
+        [sys.executable, "-m", "tests.support.dag_test_process", SCHEMA_CHANGE, json.dumps(conf)],
         env=env, capture_output=True, text=True, timeout=600,
     )
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]

@@ -23,7 +23,7 @@ import urllib.parse
 
 import pytest
 
-from live_airflow import BIN, LiveAirflow
+from tests.support.live_airflow import BIN, LiveAirflow
 
 pytestmark = [pytest.mark.live, pytest.mark.spark, pytest.mark.timeout(900)]
 

@@ -11,17 +11,11 @@ import pytest
 
 from alterflow.gc import steps as gc_steps
 from alterflow.gc.runner import run_gc
-from alterflow.session import Session
 from alterflow.store.layout import data_file_path, index_dir
 from alterflow.store.tablets import write_parquet
 from alterflow.catalog.catalog import NewFile
 from alterflow.catalog.garbage import GarbageCollection
-from gc_support import disk_files, file_rows, later, no_spark, sql, start_heavy, txn_state, versions
-
-
-@pytest.fixture
-def session(settings):
-    return Session(settings)
+from tests.support.gc import disk_files, file_rows, later, no_spark, sql, start_heavy, txn_state, versions
 
 
 def put(session, relative: str, text: str = "x") -> str:
@@ -31,117 +25,117 @@ def put(session, relative: str, text: str = "x") -> str:
     return relative
 
 
-def test_sweep_deletes_only_provably_unreferenced_files(session):
-    sql(session, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
-    sql(session, "INSERT INTO t VALUES (1, 'a')")
-    info = session.catalog.table("t")
-    live = session.catalog.snapshot("t").files[0]
+def test_sweep_deletes_only_provably_unreferenced_files(catalog_session):
+    sql(catalog_session, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
+    sql(catalog_session, "INSERT INTO t VALUES (1, 'a')")
+    info = catalog_session.catalog.table("t")
+    live = catalog_session.catalog.snapshot("t").files[0]
     tablet = live.tablet_id
     folder = f"{index_dir(info.id, info.current_index_id)}/b{tablet}"
 
     # An open load transaction: its file registered and written, plus the temporary of another.
-    txn = session.catalog.begin_transaction(info.id, "open load", 3600)
+    txn = catalog_session.catalog.begin_transaction(info.id, "open load", 3600)
     open_file = data_file_path(info.id, info.current_index_id, tablet, txn)
     open_tmp = data_file_path(info.id, info.current_index_id, tablet, txn)
-    session.catalog.register_files(txn, [NewFile(tablet, 1, open_file, 1, 0), NewFile(tablet, 1, open_tmp, 1, 0)])
-    write_parquet(session.warehouse, open_file, pa.table({"id": [2]}))
-    put(session, open_tmp + ".tmp")
+    catalog_session.catalog.register_files(txn, [NewFile(tablet, 1, open_file, 1, 0), NewFile(tablet, 1, open_tmp, 1, 0)])
+    write_parquet(catalog_session.warehouse, open_file, pa.table({"id": [2]}))
+    put(catalog_session, open_tmp + ".tmp")
 
     orphans = [
-        put(session, f"{folder}/77-{uuid.uuid4().hex}.parquet"),  # a crash after an abort's row went
-        put(session, f"{folder}/78-{uuid.uuid4().hex}.parquet.tmp"),
+        put(catalog_session, f"{folder}/77-{uuid.uuid4().hex}.parquet"),  # a crash after an abort's row went
+        put(catalog_session, f"{folder}/78-{uuid.uuid4().hex}.parquet.tmp"),
     ]
-    staging_over = put(session, f"{index_dir(info.id, info.current_index_id)}/_staging/o{tablet}/part-0.parquet")
-    compact_running = put(session, f"{index_dir(info.id, info.current_index_id)}/_compact/x{txn}/part-0.parquet")
-    compact_over = put(session, f"{index_dir(info.id, info.current_index_id)}/_compact/x{live.txn_id}/part-0.parquet")
-    foreign = [put(session, "README.txt"), put(session, f"t{info.id}/notes.txt"), put(session, f"{folder}/keep.csv")]
+    staging_over = put(catalog_session, f"{index_dir(info.id, info.current_index_id)}/_staging/o{tablet}/part-0.parquet")
+    compact_running = put(catalog_session, f"{index_dir(info.id, info.current_index_id)}/_compact/x{txn}/part-0.parquet")
+    compact_over = put(catalog_session, f"{index_dir(info.id, info.current_index_id)}/_compact/x{live.txn_id}/part-0.parquet")
+    foreign = [put(catalog_session, "README.txt"), put(catalog_session, f"t{info.id}/notes.txt"), put(catalog_session, f"{folder}/keep.csv")]
 
     # A running heavyweight job: its shadow index's staging folder is in use.
-    sql(session, "CREATE TABLE s (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
-    sql(session, "INSERT INTO s VALUES (1, '1')")
-    job_id = start_heavy(session, "ALTER TABLE s MODIFY COLUMN v INT")
-    job = session.catalog.jobs()[-1]
+    sql(catalog_session, "CREATE TABLE s (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
+    sql(catalog_session, "INSERT INTO s VALUES (1, '1')")
+    job_id = start_heavy(catalog_session, "ALTER TABLE s MODIFY COLUMN v INT")
+    job = catalog_session.catalog.jobs()[-1]
     assert job.id == job_id
-    staging_running = put(session, f"{index_dir(job.table_id, job.shadow_index_id)}/_staging/o1/part-0.parquet")
+    staging_running = put(catalog_session, f"{index_dir(job.table_id, job.shadow_index_id)}/_staging/o1/part-0.parquet")
 
-    result = gc_steps.drop_origin_indexes(session.catalog, session.warehouse, 3600)
+    result = gc_steps.drop_origin_indexes(catalog_session.catalog, catalog_session.warehouse, 3600)
     assert sorted(result["orphan_files"]) == sorted(orphans)
     assert sorted(result["staging_dirs_deleted"]) == sorted([
         f"{index_dir(info.id, info.current_index_id)}/_staging",
         f"{index_dir(info.id, info.current_index_id)}/_compact/x{live.txn_id}",
     ])
-    on_disk = set(disk_files(session))
+    on_disk = set(disk_files(catalog_session))
     assert not set(orphans) & on_disk
     assert staging_over not in on_disk and compact_over not in on_disk
     for kept in (live.path, open_file, open_tmp + ".tmp", compact_running, staging_running, *foreign):
         assert kept in on_disk, kept
 
     # Past its timeout the open transaction is aborted, and then its files are unreferenced.
-    expired = gc_steps.abort_expired_loads(session.catalog, session.warehouse, now=later())
+    expired = gc_steps.abort_expired_loads(catalog_session.catalog, catalog_session.warehouse, now=later())
     assert expired["expired_transaction_files"] == 2
-    gc_steps.drop_origin_indexes(session.catalog, session.warehouse, 3600, now=later())
-    assert txn_state(session, txn) == "ABORTED"
-    on_disk = set(disk_files(session))
+    gc_steps.drop_origin_indexes(catalog_session.catalog, catalog_session.warehouse, 3600, now=later())
+    assert txn_state(catalog_session, txn) == "ABORTED"
+    on_disk = set(disk_files(catalog_session))
     assert open_file not in on_disk and open_tmp + ".tmp" not in on_disk and compact_running not in on_disk
     assert live.path in on_disk and set(foreign) <= on_disk
-    assert open_file not in file_rows(session)
+    assert open_file not in file_rows(catalog_session)
 
 
-def test_cancelled_shadow_index_leftovers_are_removed(session):
-    sql(session, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
-    sql(session, "INSERT INTO t VALUES (1, '1')")
-    start_heavy(session, "ALTER TABLE t MODIFY COLUMN v INT")
-    job = session.catalog.jobs()[-1]
-    sql(session, "INSERT INTO t VALUES (2, '2')")  # dual-written into the shadow index
+def test_cancelled_shadow_index_leftovers_are_removed(catalog_session):
+    sql(catalog_session, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
+    sql(catalog_session, "INSERT INTO t VALUES (1, '1')")
+    start_heavy(catalog_session, "ALTER TABLE t MODIFY COLUMN v INT")
+    job = catalog_session.catalog.jobs()[-1]
+    sql(catalog_session, "INSERT INTO t VALUES (2, '2')")  # dual-written into the shadow index
     shadow = index_dir(job.table_id, job.shadow_index_id)
-    staging = put(session, f"{shadow}/_staging/o1/part-0.parquet")
-    sql(session, "CANCEL ALTER TABLE COLUMN FROM t")
-    assert staging in disk_files(session)
-    result = run_gc(session.catalog, session.warehouse, no_spark, 0)
+    staging = put(catalog_session, f"{shadow}/_staging/o1/part-0.parquet")
+    sql(catalog_session, "CANCEL ALTER TABLE COLUMN FROM t")
+    assert staging in disk_files(catalog_session)
+    result = run_gc(catalog_session.catalog, catalog_session.warehouse, no_spark, 0)
     assert result["drop_origin_indexes"]["staging_dirs_deleted"] == [f"{shadow}/_staging"]
-    assert not (session.warehouse / shadow).exists(), "the dropped shadow index's folder is gone"
-    assert [r for r in sql(session, "SHOW ALTER TABLE COLUMN FROM t")][-1][7] == "CANCELLED"
+    assert not (catalog_session.warehouse / shadow).exists(), "the dropped shadow index's folder is gone"
+    assert [r for r in sql(catalog_session, "SHOW ALTER TABLE COLUMN FROM t")][-1][7] == "CANCELLED"
 
 
-def test_versions_nothing_needs_are_deleted(session):
-    sql(session, "CREATE TABLE t (id INT NOT NULL, a INT, PRIMARY KEY (id))")
-    sql(session, "INSERT INTO t VALUES (1, 1)")  # a live file under version 1
+def test_versions_nothing_needs_are_deleted(catalog_session):
+    sql(catalog_session, "CREATE TABLE t (id INT NOT NULL, a INT, PRIMARY KEY (id))")
+    sql(catalog_session, "INSERT INTO t VALUES (1, 1)")  # a live file under version 1
     for column in ("b", "c", "d"):
-        sql(session, f"ALTER TABLE t ADD COLUMN {column} INT")
-    assert versions(session, "t") == [1, 2, 3, 4]
+        sql(catalog_session, f"ALTER TABLE t ADD COLUMN {column} INT")
+    assert versions(catalog_session, "t") == [1, 2, 3, 4]
 
-    assert gc_steps.collect_versions(session.catalog)["versions_deleted"] == 0, "within the retention"
+    assert gc_steps.collect_versions(catalog_session.catalog)["versions_deleted"] == 0, "within the retention"
     # An open load transaction holds every version of its table back.
-    txn = session.catalog.begin_transaction(session.catalog.table("t").id, "open", 3600)
-    assert gc_steps.collect_versions(session.catalog, 0)["versions_deleted"] == 0
-    session.catalog.abort_transaction(txn, "test")
+    txn = catalog_session.catalog.begin_transaction(catalog_session.catalog.table("t").id, "open", 3600)
+    assert gc_steps.collect_versions(catalog_session.catalog, 0)["versions_deleted"] == 0
+    catalog_session.catalog.abort_transaction(txn, "test")
 
-    result = gc_steps.collect_versions(session.catalog, 3600, now=later())
+    result = gc_steps.collect_versions(catalog_session.catalog, 3600, now=later())
     assert result == {
-        "versions_deleted": 2, "tables": [{"table": "t", "table_id": session.catalog.table("t").id, "versions": [2, 3]}],
+        "versions_deleted": 2, "tables": [{"table": "t", "table_id": catalog_session.catalog.table("t").id, "versions": [2, 3]}],
     }
-    assert versions(session, "t") == [1, 4], "version 1 still has a live file; 4 is current"
-    assert sql(session, "DESCRIBE t")[-1][0] == "d"
-    assert gc_steps.collect_versions(session.catalog, 0) == {"versions_deleted": 0, "tables": []}
+    assert versions(catalog_session, "t") == [1, 4], "version 1 still has a live file; 4 is current"
+    assert sql(catalog_session, "DESCRIBE t")[-1][0] == "d"
+    assert gc_steps.collect_versions(catalog_session.catalog, 0) == {"versions_deleted": 0, "tables": []}
 
     # An unfinished job uses its origin version; its pending version is never collected.
-    sql(session, "ALTER TABLE t ADD COLUMN e INT")
-    start_heavy(session, "ALTER TABLE t MODIFY COLUMN a TINYINT")
-    job = session.catalog.jobs()[-1]
-    assert gc_steps.collect_versions(session.catalog, 0)["versions_deleted"] == 1  # version 4
-    assert versions(session, "t") == [1, 5]
+    sql(catalog_session, "ALTER TABLE t ADD COLUMN e INT")
+    start_heavy(catalog_session, "ALTER TABLE t MODIFY COLUMN a TINYINT")
+    job = catalog_session.catalog.jobs()[-1]
+    assert gc_steps.collect_versions(catalog_session.catalog, 0)["versions_deleted"] == 1  # version 4
+    assert versions(catalog_session, "t") == [1, 5]
     assert job.from_version == 5
-    sql(session, "CANCEL ALTER TABLE COLUMN FROM t")
+    sql(catalog_session, "CANCEL ALTER TABLE COLUMN FROM t")
     # The next ALTER gets the cancelled job's number: versions stay consecutive.
-    sql(session, "ALTER TABLE t ADD COLUMN f INT")
-    assert versions(session, "t") == [1, 5, 6]
+    sql(catalog_session, "ALTER TABLE t ADD COLUMN f INT")
+    assert versions(catalog_session, "t") == [1, 5, 6]
 
 
-def test_drop_index_never_touches_a_live_index(session):
-    sql(session, "CREATE TABLE t (id INT NOT NULL, PRIMARY KEY (id))")
-    sql(session, "INSERT INTO t VALUES (1)")
-    info = session.catalog.table("t")
-    gcol = GarbageCollection(session.catalog)
+def test_drop_index_never_touches_a_live_index(catalog_session):
+    sql(catalog_session, "CREATE TABLE t (id INT NOT NULL, PRIMARY KEY (id))")
+    sql(catalog_session, "INSERT INTO t VALUES (1)")
+    info = catalog_session.catalog.table("t")
+    gcol = GarbageCollection(catalog_session.catalog)
     assert gcol.expired_indexes(later()) == []
     assert gcol.drop_index(info.current_index_id, later()) == []
-    assert session.catalog.snapshot("t").files
+    assert catalog_session.catalog.snapshot("t").files

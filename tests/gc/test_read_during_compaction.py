@@ -9,7 +9,7 @@ import pytest
 
 from alterflow.gc import steps as gc_steps
 from alterflow.session import Session, StatementError
-from gc_support import sql
+from tests.support.gc import sql
 
 pytestmark = pytest.mark.spark
 

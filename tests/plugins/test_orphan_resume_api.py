@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import time
 
-from alterflow.session import ResultSet
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.catalog.heavy_jobs import HeavyJobs
+from tests.support.statements import sql
 
 STATEMENT = "ALTER TABLE t MODIFY COLUMN v INT"
-
-
-def sql(session, text: str):
-    last = list(session.run(text))[-1]
-    return last.rows if isinstance(last, ResultSet) else last.message
 
 
 def bearer(token: str) -> dict:

@@ -8,10 +8,11 @@ import re
 
 import pytest
 
-from alterflow.session import ResultSet, StatementError
+from alterflow.session import StatementError
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.catalog.heavy_jobs import HeavyJobs
+from tests.support.statements import sql
 
 JOB_FIELDS = {
     "job_id", "table", "table_id", "kind", "state", "statement", "from_version", "schema_version", "boundary_txn",
@@ -19,11 +20,6 @@ JOB_FIELDS = {
     "actions", "runner", "orphaned", "lease_holder", "lease_expires_at",
 }
 UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
-
-
-def sql(session, text: str):
-    last = list(session.run(text))[-1]
-    return last.rows if isinstance(last, ResultSet) else last.message
 
 
 def bearer(token: str) -> dict:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import socket
 import threading
 import time
 
@@ -17,6 +16,7 @@ import pytest
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.catalog.heavy_jobs import HeavyJobs
+from tests.support.ports import free_port
 
 CHROMIUM = pathlib.Path("/usr/bin/chromium")
 CHROMEDRIVER = pathlib.Path("/usr/bin/chromedriver")
@@ -26,12 +26,6 @@ def start_heavy(session, statement: str) -> int:
     request = AlterRequest(statement.split()[2], statement, {})
     validated = steps.validate(session.catalog, request)
     return heavy_steps.start(session.catalog, request, validated)["job_id"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

@@ -8,16 +8,11 @@ import re
 
 import pytest
 
-from alterflow.session import ResultSet
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from plugin_page_html import parse
+from tests.support.html_tree import parse
+from tests.support.statements import sql
 
 COOKIE = "_token"  # Airflow's session cookie (COOKIE_NAME_JWT_TOKEN)
-
-
-def sql(session, text: str):
-    last = list(session.run(text))[-1]
-    return last.rows if isinstance(last, ResultSet) else last.message
 
 
 def page(client, token: str | None, query: str = ""):

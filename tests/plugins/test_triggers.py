@@ -12,12 +12,9 @@ from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow_airflow import triggers
 from alterflow.catalog.heavy_jobs import HeavyJobs
+from tests.support.statements import sql
 
 ALTER = "ALTER TABLE t MODIFY COLUMN v INT"
-
-
-def sql(session, text: str) -> None:
-    list(session.run(text))
 
 
 def start(session, statement: str) -> int:

@@ -12,7 +12,7 @@ import pytest
 import alterflow.loading as loading
 from alterflow.read.arrow_read import read_snapshot_arrow
 from alterflow.session import ResultSet, Session
-from test_evolved_read import strict
+from tests.support.values import strict
 
 pytestmark = pytest.mark.spark
 

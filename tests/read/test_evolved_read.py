@@ -19,6 +19,7 @@ import pytest
 
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.session import ResultSet
+from tests.support.values import strict
 
 pytestmark = pytest.mark.spark
 
@@ -31,15 +32,6 @@ pytestmark = pytest.mark.spark
 def f32(value: float) -> float:
     """`value` rounded to float32 and widened back, the way Spark casts FloatType to DoubleType."""
     return struct.unpack("<f", struct.pack("<f", value))[0]
-
-
-def strict(value):
-    """A comparison key that also tells int / bool / float / Decimal (with its scale) / date / datetime apart."""
-    if isinstance(value, Decimal):
-        return ("Decimal", value, value.as_tuple().exponent)
-    if isinstance(value, (tuple, list)):
-        return tuple(strict(v) for v in value)
-    return (type(value).__name__, value)
 
 
 def query(session, sql: str) -> tuple[tuple[str, ...], tuple[tuple, ...]]:

@@ -24,6 +24,7 @@ from alterflow.store.tablets import TXN_COLUMN
 from alterflow.catalog.catalog import Catalog, utcnow
 from alterflow.catalog.database import make_engine
 from alterflow.catalog.models import DataFileRow, TransactionRow
+from tests.support.statements import sql
 
 ORDERS = (
     "CREATE TABLE customer_orders (order_id INT NOT NULL, region VARCHAR(8) NOT NULL, amount DECIMAL(8,2),"
@@ -43,11 +44,10 @@ def orders(n: int, start: int = 0) -> pa.Table:
 
 
 @pytest.fixture
-def session(settings):
-    """An embedded session on the parametrised catalog database (SQLite, PostgreSQL); no Spark."""
-    s = Session(settings)
-    list(s.run(ORDERS))
-    return s
+def orders_session(catalog_session):
+    """`catalog_session` with the ORDERS table; no Spark."""
+    sql(catalog_session, ORDERS)
+    return catalog_session
 
 
 def other_catalog(session: Session) -> Catalog:
@@ -70,32 +70,32 @@ def txn_of(done) -> int:
     return int(re.search(r"\(transaction (\d+)\)", done.message).group(1))
 
 
-def test_a_load_becomes_visible_all_at_once(session, monkeypatch):
-    reader = other_catalog(session)
-    commit = session.catalog.commit_transaction
+def test_a_load_becomes_visible_all_at_once(orders_session, monkeypatch):
+    reader = other_catalog(orders_session)
+    commit = orders_session.catalog.commit_transaction
     seen = {}
 
     def observed_commit(txn_id, *args, **kwargs):
         # every file is written, none is visible yet, to this process or to another one
-        seen["disk"] = files_on_disk(session)
-        seen["visible"] = (session.catalog.snapshot("customer_orders").files, reader.snapshot("customer_orders").files)
+        seen["disk"] = files_on_disk(orders_session)
+        seen["visible"] = (orders_session.catalog.snapshot("customer_orders").files, reader.snapshot("customer_orders").files)
         seen["stats"] = reader.table_stats(reader.table("customer_orders").id)
         return commit(txn_id, *args, **kwargs)
 
-    monkeypatch.setattr(session.catalog, "commit_transaction", observed_commit)
-    done = session.load("customer_orders", orders(40), label="test", by_name=True)
+    monkeypatch.setattr(orders_session.catalog, "commit_transaction", observed_commit)
+    done = orders_session.load("customer_orders", orders(40), label="test", by_name=True)
     assert seen["visible"] == ((), ()) and seen["stats"] == (0, 0)
     assert len(seen["disk"]) == 8  # 2 regions x 4 buckets, all on disk before the commit
 
     snap = reader.snapshot("customer_orders")
     assert len(snap.files) == 8 and {f.txn_id for f in snap.files} == {txn_of(done)}
-    assert sorted(f.path for f in snap.files) == seen["disk"] == files_on_disk(session)
+    assert sorted(f.path for f in snap.files) == seen["disk"] == files_on_disk(orders_session)
     assert reader.table_stats(snap.table.id)[0] == 40 == sum(f.row_count for f in snap.files)
-    assert all(f.byte_size == (session.warehouse / f.path).stat().st_size for f in snap.files)
-    assert transactions(session) == [(txn_of(done), "COMMITTED", None)]
+    assert all(f.byte_size == (orders_session.warehouse / f.path).stat().st_size for f in snap.files)
+    assert transactions(orders_session) == [(txn_of(done), "COMMITTED", None)]
 
 
-def test_a_failed_write_aborts_and_leaves_no_file(session, monkeypatch):
+def test_a_failed_write_aborts_and_leaves_no_file(orders_session, monkeypatch):
     real_write = load_module.write_parquet
     calls = []
 
@@ -110,76 +110,76 @@ def test_a_failed_write_aborts_and_leaves_no_file(session, monkeypatch):
 
     monkeypatch.setattr(load_module, "write_parquet", flaky_write)
     with pytest.raises(OSError, match="disk full"):
-        session.load("customer_orders", orders(40), label="test", by_name=True)
+        orders_session.load("customer_orders", orders(40), label="test", by_name=True)
     assert len(calls) >= 2  # the writer threads may have begun a few more files before the failure showed
-    ((txn_id, state, reason),) = transactions(session)
+    ((txn_id, state, reason),) = transactions(orders_session)
     assert state == "ABORTED" and "disk full" in reason
-    assert session.catalog.snapshot("customer_orders").files == ()
-    assert session.catalog.table_stats(session.catalog.table("customer_orders").id) == (0, 0)
-    assert files_on_disk(session) == []  # neither the written file nor the .tmp stays behind
-    with session.catalog.db_session() as s:
+    assert orders_session.catalog.snapshot("customer_orders").files == ()
+    assert orders_session.catalog.table_stats(orders_session.catalog.table("customer_orders").id) == (0, 0)
+    assert files_on_disk(orders_session) == []  # neither the written file nor the .tmp stays behind
+    with orders_session.catalog.db_session() as s:
         states = set(s.scalars(select(DataFileRow.state).where(DataFileRow.txn_id == txn_id)))
     assert states == {"DELETED"}
 
     # the table is fine afterwards, through INSERT as well
     monkeypatch.setattr(load_module, "write_parquet", real_write)
-    done = list(session.run("INSERT INTO customer_orders VALUES (1, 'eu', 1.25, 'x'), (2, 'us', NULL, NULL)"))[-1]
+    done = list(orders_session.run("INSERT INTO customer_orders VALUES (1, 'eu', 1.25, 'x'), (2, 'us', NULL, NULL)"))[-1]
     assert txn_of(done) > txn_id
-    assert session.catalog.table_stats(session.catalog.table("customer_orders").id)[0] == 2
+    assert orders_session.catalog.table_stats(orders_session.catalog.table("customer_orders").id)[0] == 2
 
 
-def test_a_load_aborted_behind_its_back_fails_and_leaves_nothing(session, monkeypatch):
+def test_a_load_aborted_behind_its_back_fails_and_leaves_nothing(orders_session, monkeypatch):
     """Between registering its files and committing, the transaction is aborted by someone else (the
     timeout sweep of another process). The load fails with a clear line; nothing becomes visible,
     and the files it wrote after the abort do not stay behind."""
-    other = other_catalog(session)
-    register = session.catalog.register_files
+    other = other_catalog(orders_session)
+    register = orders_session.catalog.register_files
     swept = []
 
     def register_then_time_out(txn_id, files):
         register(txn_id, files)
         if not swept:  # after the first files are recorded (a load records files before writing them)
-            later = utcnow() + timedelta(seconds=session.settings.txn_timeout_s + 60)
+            later = utcnow() + timedelta(seconds=orders_session.settings.txn_timeout_s + 60)
             swept.extend(other.abort_expired_transactions(now=later))
             assert sorted(swept) == sorted(f.path for f in files)  # the other process deletes these paths
-            assert not any((session.warehouse / path).exists() for path in swept)  # none is written yet
+            assert not any((orders_session.warehouse / path).exists() for path in swept)  # none is written yet
 
-    monkeypatch.setattr(session.catalog, "register_files", register_then_time_out)
+    monkeypatch.setattr(orders_session.catalog, "register_files", register_then_time_out)
     values = ", ".join(f"({i}, '{'eu' if i % 2 else 'us'}', {i}.5, 'n{i}')" for i in range(40))
     with pytest.raises(StatementError) as info:
-        list(session.run(f"INSERT INTO customer_orders VALUES {values}"))
+        list(orders_session.run(f"INSERT INTO customer_orders VALUES {values}"))
     message = str(info.value)
     assert "\n" not in message and "ABORTED" in message and "timed out" in message, message
-    ((_txn, state, _reason),) = transactions(session)
+    ((_txn, state, _reason),) = transactions(orders_session)
     assert state == "ABORTED"
-    assert session.catalog.snapshot("customer_orders").files == ()
+    assert orders_session.catalog.snapshot("customer_orders").files == ()
     assert other.table_stats(other.table("customer_orders").id) == (0, 0)
-    assert files_on_disk(session) == [], "files written after the abort are orphaned"
+    assert files_on_disk(orders_session) == [], "files written after the abort are orphaned"
 
 
-def test_transaction_ids_increase(session, monkeypatch):
-    list(session.run("CREATE TABLE other_table (a INT)"))
-    ids = [txn_of(session.load("customer_orders", orders(3), label="a", by_name=True))]
-    ids.append(txn_of(list(session.run("INSERT INTO other_table VALUES (1)"))[-1]))
+def test_transaction_ids_increase(orders_session, monkeypatch):
+    list(orders_session.run("CREATE TABLE other_table (a INT)"))
+    ids = [txn_of(orders_session.load("customer_orders", orders(3), label="a", by_name=True))]
+    ids.append(txn_of(list(orders_session.run("INSERT INTO other_table VALUES (1)"))[-1]))
 
     def failing_write(*_args):
         raise OSError("no space (test)")
 
     monkeypatch.setattr(load_module, "write_parquet", failing_write)
     with pytest.raises(OSError):
-        session.load("customer_orders", orders(3, start=100), label="b", by_name=True)
+        orders_session.load("customer_orders", orders(3, start=100), label="b", by_name=True)
     monkeypatch.undo()
-    aborted = transactions(session)[-1]
+    aborted = transactions(orders_session)[-1]
     assert aborted[1] == "ABORTED"
     ids.append(aborted[0])
-    ids.append(txn_of(list(session.run("INSERT INTO customer_orders VALUES (7, 'eu', 1, 'x')"))[-1]))
-    ids.append(txn_of(session.load("other_table", pa.table({"a": [5, 6]}), label="c", by_name=True)))
+    ids.append(txn_of(list(orders_session.run("INSERT INTO customer_orders VALUES (7, 'eu', 1, 'x')"))[-1]))
+    ids.append(txn_of(orders_session.load("other_table", pa.table({"a": [5, 6]}), label="c", by_name=True)))
     assert ids == sorted(ids) and len(set(ids)) == len(ids), ids  # one increasing sequence over all tables
-    assert [t[0] for t in transactions(session)] == ids
+    assert [t[0] for t in transactions(orders_session)] == ids
 
 
-def test_data_files_carry_field_ids_and_id_only_paths(session):
-    list(session.run("""
+def test_data_files_carry_field_ids_and_id_only_paths(orders_session):
+    list(orders_session.run("""
         CREATE TABLE secret_customer_table (alpha INT, beta STRING, gamma DOUBLE);
         INSERT INTO secret_customer_table VALUES (1, 'b', 1.5);
         ALTER TABLE secret_customer_table DROP COLUMN beta;
@@ -189,7 +189,7 @@ def test_data_files_carry_field_ids_and_id_only_paths(session):
         ALTER TABLE secret_customer_table ADD COLUMN beta STRING DEFAULT 'new';
         INSERT INTO secret_customer_table (alpha_renamed) VALUES (3);
     """))
-    snap = session.catalog.snapshot("secret_customer_table")
+    snap = orders_session.catalog.snapshot("secret_customer_table")
     expected_ids = {c.name: c.id for c in snap.current.columns}
     assert expected_ids == {"alpha_renamed": 1, "gamma": 3, "delta": 4, "beta": 5}  # ids never reused
     by_version = {}
@@ -200,7 +200,7 @@ def test_data_files_carry_field_ids_and_id_only_paths(session):
         assert int(match[3]) == f.tablet_id
         for word in ("secret", "customer", "alpha", "beta", "gamma", "delta"):
             assert word not in f.path
-        schema = pq.read_schema(session.warehouse / f.path)
+        schema = pq.read_schema(orders_session.warehouse / f.path)
         by_version[f.schema_version] = {field.name: int(field.metadata[b"PARQUET:field_id"]) for field in schema}
         assert TXN_COLUMN not in schema.names  # no primary key, no hidden column
     assert by_version == {
@@ -210,13 +210,13 @@ def test_data_files_carry_field_ids_and_id_only_paths(session):
     }
 
 
-def test_primary_key_files_carry_the_hidden_txn_column(session):
-    done = session.load("customer_orders", orders(10), label="test", by_name=True)
-    snap = session.catalog.snapshot("customer_orders")
+def test_primary_key_files_carry_the_hidden_txn_column(orders_session):
+    done = orders_session.load("customer_orders", orders(10), label="test", by_name=True)
+    snap = orders_session.catalog.snapshot("customer_orders")
     assert snap.files
     for f in snap.files:
         assert PATH_RE.fullmatch(f.path) and "customer" not in f.path and "order" not in f.path
-        data = pq.read_table(session.warehouse / f.path)
+        data = pq.read_table(orders_session.warehouse / f.path)
         assert data.column_names == ["order_id", "region", "amount", "note", TXN_COLUMN]
         assert set(data.column(TXN_COLUMN).to_pylist()) == {txn_of(done)}
         ids = {field.name: field.metadata[b"PARQUET:field_id"] for field in data.schema if field.name != TXN_COLUMN}

@@ -15,24 +15,20 @@ import time
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
-from process_signals import stop_outside_a_catalog_write
 
-from alterflow.session import ResultSet, Session
+from alterflow.session import Session
 from alterflow.store.layout import absolute
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_heavy
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.models import DataFileRow, TransactionRow
+from tests.support.process_signals import stop_outside_a_catalog_write
+from tests.support.statements import sql
 
 ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"
 LEASE_S = 3.0
 ROWS = 300_000
-
-
-def sql(session: Session, text: str):
-    last = list(session.run(text))[-1]
-    return last.rows if isinstance(last, ResultSet) else last.message
 
 
 @pytest.fixture

@@ -41,7 +41,7 @@ def input_csv(path: pathlib.Path, start: int, n: int, tag: str) -> pathlib.Path:
 
 
 @pytest.fixture
-def session(settings, spark, monkeypatch):
+def spark_load_session(settings, spark, monkeypatch):
     monkeypatch.setattr(loading, "BLOCK_BYTES", 256 << 10)
     monkeypatch.setattr(loading, "WHOLE_CSV_BYTES", 0)  # stream even these small files
     monkeypatch.setattr(spark_load, "SPLIT_MAX_BYTES", 200 << 10)  # several Spark tasks per file,
@@ -61,28 +61,28 @@ def transactions(session: Session) -> list[tuple]:
         return [tuple(r) for r in s.execute(select(TransactionRow.id, TransactionRow.state).order_by(TransactionRow.id))]
 
 
-def test_a_spark_load_and_a_local_load_give_the_same_table(session, tmp_path):
+def test_a_spark_load_and_a_local_load_give_the_same_table(spark_load_session, tmp_path):
     folder = tmp_path / "in"
     folder.mkdir()
     input_csv(folder / "a.csv", 0, ROWS, "a")
     input_csv(folder / "b.csv", ROWS // 3, ROWS, "b")  # overlaps a.csv's keys: b's rows win
     for engine, name in (("spark", "by_spark"), ("local", "by_arrow")):
-        done = session.load_input(name, open_input(folder), label=engine, engine=engine)
+        done = spark_load_session.load_input(name, open_input(folder), label=engine, engine=engine)
         assert "rows loaded into" in done.message
-    spark_rows, arrow_rows = table_rows(session, "by_spark"), table_rows(session, "by_arrow")
+    spark_rows, arrow_rows = table_rows(spark_load_session, "by_spark"), table_rows(spark_load_session, "by_arrow")
     assert spark_rows == arrow_rows
     assert len(spark_rows) == ROWS // 2
     assert all(r[4] is None or r[4].startswith("b ") for r in spark_rows)  # the last file's rows won
     assert any(r[4] is None for r in spark_rows) and any(r[2] is None for r in spark_rows)
-    files = session.catalog.snapshot("by_spark").files
+    files = spark_load_session.catalog.snapshot("by_spark").files
     assert len({f.txn_id for f in files}) == 1 and all("_load" not in f.path for f in files)
-    assert not list(session.warehouse.rglob("_load/*"))  # staging cleaned up
+    assert not list(spark_load_session.warehouse.rglob("_load/*"))  # staging cleaned up
     # every written file carries field ids and the hidden transaction column
-    schema = pq.read_schema(session.warehouse / files[0].path)
+    schema = pq.read_schema(spark_load_session.warehouse / files[0].path)
     assert schema.field("id").metadata[b"PARQUET:field_id"] == b"1" and "af$txn" in schema.names
 
 
-def test_a_bad_value_through_spark_leaves_nothing_and_names_the_row(session, tmp_path):
+def test_a_bad_value_through_spark_leaves_nothing_and_names_the_row(spark_load_session, tmp_path):
     path = input_csv(tmp_path / "bad.csv", 0, ROWS, "x")
     table = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(column_types={"amount": pa.string()}))
     amounts = table.column("amount").to_pylist()
@@ -91,17 +91,17 @@ def test_a_bad_value_through_spark_leaves_nothing_and_names_the_row(session, tmp
     errors = {}
     for engine, name in (("spark", "by_spark"), ("local", "by_arrow")):
         with pytest.raises(StatementError) as caught:
-            session.load_input(name, open_input(path), label=engine, engine=engine)
+            spark_load_session.load_input(name, open_input(path), label=engine, engine=engine)
         errors[engine] = str(caught.value).replace("by_spark", "T").replace("by_arrow", "T")
     assert errors["spark"] == errors["local"]
     assert errors["spark"] == f"INSERT INTO T: column amount: value '12.345' does not fit DECIMAL(9,2) (row {ROWS - 6})"
-    assert session.catalog.snapshot("by_spark").files == ()
-    assert [state for _id, state in transactions(session)] == ["ABORTED", "ABORTED"]
-    assert [p for p in session.warehouse.rglob("*") if p.is_file()] == []
+    assert spark_load_session.catalog.snapshot("by_spark").files == ()
+    assert [state for _id, state in transactions(spark_load_session)] == ["ABORTED", "ABORTED"]
+    assert [p for p in spark_load_session.warehouse.rglob("*") if p.is_file()] == []
 
 
-def test_insert_select_writes_through_spark_without_collecting(session, tmp_path, monkeypatch):
-    session.load_input("by_arrow", open_input(input_csv(tmp_path / "a.csv", 0, ROWS, "a")), label="a", engine="local")
+def test_insert_select_writes_through_spark_without_collecting(spark_load_session, tmp_path, monkeypatch):
+    spark_load_session.load_input("by_arrow", open_input(input_csv(tmp_path / "a.csv", 0, ROWS, "a")), label="a", engine="local")
     from pyspark.sql import DataFrame
 
     def refuse(self, *args, **kwargs):
@@ -109,31 +109,31 @@ def test_insert_select_writes_through_spark_without_collecting(session, tmp_path
 
     monkeypatch.setattr(DataFrame, "toArrow", refuse)
     monkeypatch.setattr(DataFrame, "toPandas", refuse)
-    done = list(session.run("INSERT INTO by_spark SELECT * FROM by_arrow WHERE region = 'eu'"))[0]
+    done = list(spark_load_session.run("INSERT INTO by_spark SELECT * FROM by_arrow WHERE region = 'eu'"))[0]
     assert done.message.startswith(f"{ROWS // 4} rows loaded into by_spark")
-    expected = [r for r in table_rows(session, "by_arrow") if r[1] == "eu"]
-    assert table_rows(session, "by_spark") == expected
+    expected = [r for r in table_rows(spark_load_session, "by_arrow") if r[1] == "eu"]
+    assert table_rows(spark_load_session, "by_spark") == expected
 
 
-def test_insert_select_with_a_bad_value_names_it_and_changes_nothing(session):
-    list(session.run("CREATE TABLE src (id BIGINT, region STRING, amount STRING)"))
-    list(session.run("INSERT INTO src VALUES (1, 'eu', '1.5'), (2, 'toolong', '2'), (3, 'us', '3')"))
+def test_insert_select_with_a_bad_value_names_it_and_changes_nothing(spark_load_session):
+    list(spark_load_session.run("CREATE TABLE src (id BIGINT, region STRING, amount STRING)"))
+    list(spark_load_session.run("INSERT INTO src VALUES (1, 'eu', '1.5'), (2, 'toolong', '2'), (3, 'us', '3')"))
     with pytest.raises(StatementError, match=r"^INSERT INTO by_spark: column region: value 'toolong' does not fit VARCHAR\(4\) \(row \d\)$"):
-        list(session.run("INSERT INTO by_spark (id, region, amount) SELECT id, region, amount FROM src"))
-    assert session.catalog.snapshot("by_spark").files == ()
+        list(spark_load_session.run("INSERT INTO by_spark (id, region, amount) SELECT id, region, amount FROM src"))
+    assert spark_load_session.catalog.snapshot("by_spark").files == ()
     with pytest.raises(StatementError, match=r"^INSERT INTO by_spark: 2 columns are named but the query returns 3$"):
-        list(session.run("INSERT INTO by_spark (id, region) SELECT id, region, amount FROM src"))
+        list(spark_load_session.run("INSERT INTO by_spark (id, region) SELECT id, region, amount FROM src"))
 
 
-def test_insert_select_assigns_typed_values_to_text_columns_as_their_text(session):
+def test_insert_select_assigns_typed_values_to_text_columns_as_their_text(spark_load_session):
     """As in PostgreSQL and Spark: a number or a date into a STRING column is its text; a DOUBLE is
     refused, with the line that says what to do."""
-    list(session.run("CREATE TABLE src (id BIGINT, d DATE, price DECIMAL(6,2), x DOUBLE)"))
-    list(session.run("INSERT INTO src VALUES (7, '2024-01-02', 1.5, 0.5)"))
-    list(session.run("INSERT INTO by_spark (id, region, note) SELECT id, 'eu', concat_ws('|', d, price) FROM src"))
-    list(session.run("INSERT INTO by_spark (id, region, note) SELECT id + 1, 'eu', price FROM src"))
-    list(session.run("INSERT INTO by_spark (id, region, note) VALUES (9, 'eu', 42), (10, 'eu', TRUE)"))
-    rows = list(session.run("SELECT id, note FROM by_spark ORDER BY id"))[0].rows
+    list(spark_load_session.run("CREATE TABLE src (id BIGINT, d DATE, price DECIMAL(6,2), x DOUBLE)"))
+    list(spark_load_session.run("INSERT INTO src VALUES (7, '2024-01-02', 1.5, 0.5)"))
+    list(spark_load_session.run("INSERT INTO by_spark (id, region, note) SELECT id, 'eu', concat_ws('|', d, price) FROM src"))
+    list(spark_load_session.run("INSERT INTO by_spark (id, region, note) SELECT id + 1, 'eu', price FROM src"))
+    list(spark_load_session.run("INSERT INTO by_spark (id, region, note) VALUES (9, 'eu', 42), (10, 'eu', TRUE)"))
+    rows = list(spark_load_session.run("SELECT id, note FROM by_spark ORDER BY id"))[0].rows
     assert rows == ((7, "2024-01-02|1.50"), (8, "1.50"), (9, "42"), (10, "true"))
     with pytest.raises(StatementError, match=r"^INSERT INTO by_spark: column note: value 0\.5 is not a valid STRING \(row 1\)$"):
-        list(session.run("INSERT INTO by_spark (id, region, note) SELECT id, 'us', x FROM src"))
+        list(spark_load_session.run("INSERT INTO by_spark (id, region, note) SELECT id, 'us', x FROM src"))

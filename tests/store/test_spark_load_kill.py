@@ -19,8 +19,9 @@ import pytest
 
 from alterflow.gc.runner import run_gc
 from alterflow.loading import open_input
-from alterflow.session import ResultSet, Session
+from alterflow.session import Session
 from alterflow.catalog.models import DataFileRow, TransactionRow
+from tests.support.statements import sql
 
 pytestmark = pytest.mark.spark
 
@@ -28,11 +29,6 @@ ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"
 LEASE_S = 3.0
 ROWS = 600_000
 BEFORE = ((-2, "before"), (-1, "before"))
-
-
-def sql(session: Session, text: str):
-    last = list(session.run(text))[-1]
-    return last.rows if isinstance(last, ResultSet) else last.message
 
 
 @pytest.fixture

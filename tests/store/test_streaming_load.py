@@ -29,7 +29,7 @@ def write_csv(path: pathlib.Path, ids: np.ndarray, grp: np.ndarray | None = None
 
 
 @pytest.fixture
-def session(settings, monkeypatch):
+def streaming_session(settings, monkeypatch):
     """Tiny batches and files, so a 60,000-row input streams through many of each."""
     monkeypatch.setattr(loading, "BLOCK_BYTES", 64 << 10)
     monkeypatch.setattr(loading, "WHOLE_CSV_BYTES", 0)  # stream even these small files
@@ -43,56 +43,56 @@ def files_of(session: Session, table: str):
     return session.catalog.snapshot(table).files
 
 
-def test_a_big_input_streams_into_many_files_as_one_transaction(session, tmp_path, spark):
+def test_a_big_input_streams_into_many_files_as_one_transaction(streaming_session, tmp_path, spark):
     ids = np.arange(ROWS, dtype=np.int64)
     csv = write_csv(tmp_path / "in.csv", ids)
     source = open_input(csv)
     assert len(list(source.batches())) > 5  # really streamed
-    done = session.load_input("plain", source, label="big")
+    done = streaming_session.load_input("plain", source, label="big")
     assert done.message.startswith(f"{ROWS} rows loaded into plain")
-    files = files_of(session, "plain")
+    files = files_of(streaming_session, "plain")
     assert len({f.txn_id for f in files}) == 1
     per_tablet = {}
     for f in files:
         per_tablet.setdefault(f.tablet_id, []).append(f)
     assert len(per_tablet) == 3 and all(len(fs) > 1 for fs in per_tablet.values())  # files rolled
     assert sum(f.row_count for f in files) == ROWS
-    rows = list(session.run("SELECT id, grp, v FROM plain"))[0].rows
+    rows = list(streaming_session.run("SELECT id, grp, v FROM plain"))[0].rows
     assert sorted(rows) == [(int(i), int(i % 7), f"value {i} " + "x" * 50) for i in ids]
 
 
-def test_the_last_row_of_a_key_wins_across_files(session, tmp_path, spark):
+def test_the_last_row_of_a_key_wins_across_files(streaming_session, tmp_path, spark):
     # every key three times, far apart in the input: each copy lands in a different file
     ids = np.concatenate([np.arange(ROWS // 3)] * 3).astype(np.int64)
     grp = np.repeat(np.arange(3), ROWS // 3)
     csv = write_csv(tmp_path / "dups.csv", ids, grp=grp, v=[f"copy {g} " + "x" * 50 for g in grp])
-    session.load_input("events", open_input(csv), label="dups")
-    files = files_of(session, "events")
+    streaming_session.load_input("events", open_input(csv), label="dups")
+    files = files_of(streaming_session, "events")
     assert len(files) > 4
-    rows = list(session.run("SELECT id, grp, v FROM events"))[0].rows
+    rows = list(streaming_session.run("SELECT id, grp, v FROM events"))[0].rows
     assert sorted(rows) == [(i, 2, "copy 2 " + "x" * 50) for i in range(ROWS // 3)]
 
     # a later load still wins over every file of the earlier one
     write_csv(tmp_path / "later.csv", np.arange(10, dtype=np.int64), grp=np.full(10, 9), v=["later"] * 10)
-    session.load_input("events", open_input(tmp_path / "later.csv"), label="later")
-    rows = dict((r[0], r[1:]) for r in list(session.run("SELECT id, grp, v FROM events"))[0].rows)
+    streaming_session.load_input("events", open_input(tmp_path / "later.csv"), label="later")
+    rows = dict((r[0], r[1:]) for r in list(streaming_session.run("SELECT id, grp, v FROM events"))[0].rows)
     assert len(rows) == ROWS // 3
     assert all(rows[i] == (9, "later") for i in range(10)) and rows[10] == (2, "copy 2 " + "x" * 50)
 
 
-def test_a_bad_value_late_in_the_input_leaves_nothing(session, tmp_path):
+def test_a_bad_value_late_in_the_input_leaves_nothing(streaming_session, tmp_path):
     ids = np.arange(ROWS, dtype=np.int64)
     grp = (ids % 7).astype(str).astype(object)
     grp[ROWS - 5] = "12x"
     pacsv.write_csv(pa.table({"id": ids.astype(str), "grp": pa.array(grp.tolist()), "v": ["x"] * ROWS}), tmp_path / "bad.csv")
     source = open_input(tmp_path / "bad.csv")
     with pytest.raises(StatementError) as caught:
-        session.load_input("events", source, label="bad")
+        streaming_session.load_input("events", source, label="bad")
     assert str(caught.value) == f"INSERT INTO events: column grp: value '12x' is not a valid INT (row {ROWS - 4})"
-    assert files_of(session, "events") == ()
-    on_disk = [p for p in session.warehouse.rglob("*") if p.is_file()]
+    assert files_of(streaming_session, "events") == ()
+    on_disk = [p for p in streaming_session.warehouse.rglob("*") if p.is_file()]
     assert on_disk == []  # the files written before the bad batch are gone too
-    with session.catalog.db_session() as s:
+    with streaming_session.catalog.db_session() as s:
         from sqlalchemy import select
 
         from alterflow.catalog.models import TransactionRow
@@ -101,12 +101,12 @@ def test_a_bad_value_late_in_the_input_leaves_nothing(session, tmp_path):
     assert len(states) == 1 and states[0][0] == "ABORTED" and f"row {ROWS - 4}" in states[0][1]
 
 
-def test_a_bad_value_in_the_first_batch_begins_no_transaction(session, tmp_path):
+def test_a_bad_value_in_the_first_batch_begins_no_transaction(streaming_session, tmp_path):
     csv = tmp_path / "bad.csv"
     csv.write_text("id,grp,v\n1,2,a\n2,x,b\n")
     with pytest.raises(StatementError, match=r"column grp: value 'x' is not a valid INT \(row 2\)"):
-        session.load_input("events", open_input(csv), label="bad")
-    with session.catalog.db_session() as s:
+        streaming_session.load_input("events", open_input(csv), label="bad")
+    with streaming_session.catalog.db_session() as s:
         from sqlalchemy import func, select
 
         from alterflow.catalog.models import TransactionRow
@@ -114,32 +114,32 @@ def test_a_bad_value_in_the_first_batch_begins_no_transaction(session, tmp_path)
         assert s.scalar(select(func.count()).select_from(TransactionRow)) == 0
 
 
-def test_a_directory_loads_file_after_file_and_later_files_win(session, tmp_path, spark):
+def test_a_directory_loads_file_after_file_and_later_files_win(streaming_session, tmp_path, spark):
     folder = tmp_path / "dir"
     folder.mkdir()
     write_csv(folder / "a.csv", np.arange(100, dtype=np.int64), v=["a"] * 100)
     write_csv(folder / "b.csv", np.arange(50, 150, dtype=np.int64), v=["b"] * 100)
     (folder / "_SUCCESS").write_text("")
-    done = session.load_input("events", open_input(folder), label="dir")
+    done = streaming_session.load_input("events", open_input(folder), label="dir")
     assert "rows loaded into events" in done.message
-    rows = dict((r[0], r[1]) for r in list(session.run("SELECT id, v FROM events"))[0].rows)
+    rows = dict((r[0], r[1]) for r in list(streaming_session.run("SELECT id, v FROM events"))[0].rows)
     assert len(rows) == 150
     assert {rows[i] for i in range(50)} == {"a"} and {rows[i] for i in range(50, 150)} == {"b"}
 
 
-def test_an_unknown_engine_is_one_line(session, tmp_path):
+def test_an_unknown_engine_is_one_line(streaming_session, tmp_path):
     csv = write_csv(tmp_path / "x.csv", np.arange(3, dtype=np.int64))
     with pytest.raises(StatementError, match=r"^load: unknown engine 'fast'; use one of auto, local, spark$"):
-        session.load_input("events", open_input(csv), label="x", engine="fast")
+        streaming_session.load_input("events", open_input(csv), label="x", engine="fast")
 
 
-def test_a_streamed_dual_write_is_exact_and_names_the_first_bad_row(session, tmp_path, spark):
+def test_a_streamed_dual_write_is_exact_and_names_the_first_bad_row(streaming_session, tmp_path, spark):
     """The dual write runs one batch behind on its own thread: over many batches the shadow gets
     every row, and when its batch and the next one both fail, the earlier row is the one named."""
-    list(session.run("INSERT INTO events VALUES (-1, 1, 'before')"))
-    list(session.run('ALTER TABLE events MODIFY COLUMN grp SMALLINT PROPERTIES ("postpone_swap" = "true")'))
+    list(streaming_session.run("INSERT INTO events VALUES (-1, 1, 'before')"))
+    list(streaming_session.run('ALTER TABLE events MODIFY COLUMN grp SMALLINT PROPERTIES ("postpone_swap" = "true")'))
     ids = np.arange(ROWS, dtype=np.int64)
-    session.load_input("events", open_input(write_csv(tmp_path / "ok.csv", ids)), label="ok")
+    streaming_session.load_input("events", open_input(write_csv(tmp_path / "ok.csv", ids)), label="ok")
     assert len(list(open_input(tmp_path / "ok.csv").batches())) > 5
 
     grp = (ids % 7).astype(str).astype(object)
@@ -151,15 +151,15 @@ def test_a_streamed_dual_write_is_exact_and_names_the_first_bad_row(session, tmp
     grp[next_batch] = "x"  # no INT at all, in the very next batch (same length: the batches stay)
     pacsv.write_csv(pa.table({"id": (ids + ROWS).astype(str), "grp": pa.array(grp.tolist()), "v": ["x"] * ROWS}), bad)
     assert np.cumsum([b.num_rows for b in open_input(bad).batches()]).tolist() == ends.tolist()
-    roomy = Session(dataclasses.replace(session.settings, load_buffer_mb=256))  # no flush joins the lane early
+    roomy = Session(dataclasses.replace(streaming_session.settings, load_buffer_mb=256))  # no flush joins the lane early
     with pytest.raises(StatementError) as caught:
         roomy.load_input("events", open_input(bad), label="bad")
     assert str(caught.value).startswith(
         f"INSERT INTO events: column grp: value 40000 (row {ROWS // 2 + 1}) cannot be converted to SMALLINT for schema change job"
     ), str(caught.value)
 
-    list(session.run("RESUME ALTER TABLE COLUMN FROM events"))
-    rows = list(session.run("SELECT id, grp, v FROM events"))[0].rows
+    list(streaming_session.run("RESUME ALTER TABLE COLUMN FROM events"))
+    rows = list(streaming_session.run("SELECT id, grp, v FROM events"))[0].rows
     assert sorted(rows) == [(-1, 1, "before")] + [(int(i), int(i % 7), f"value {i} " + "x" * 50) for i in ids]
-    described = {r[0]: r[1] for r in list(session.run("DESCRIBE events"))[0].rows}
+    described = {r[0]: r[1] for r in list(streaming_session.run("DESCRIBE events"))[0].rows}
     assert described["grp"] == "SMALLINT"

@@ -17,7 +17,7 @@ import alterflow.rewrite.tablet_conversion as tablet_conversion
 from alterflow.bucketing import bucket_of
 from alterflow.session import Session, StatementError
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from heavy_support import (
+from tests.support.heavy_jobs import (
     check,
     convert,
     describe,

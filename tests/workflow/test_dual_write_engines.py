@@ -14,7 +14,7 @@ import pytest
 import alterflow.loading as loading
 from alterflow.loading import open_input
 from alterflow.session import Session
-from heavy_support import check, convert, job, sql, start, swap, wait
+from tests.support.heavy_jobs import check, convert, job, sql, start, swap, wait
 
 TABLE = "CREATE TABLE t (id BIGINT NOT NULL, grp INT, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 4"
 # A re-bucketing and a narrowing at once: the shadow's tablets differ from the origin's.
@@ -22,7 +22,7 @@ ALTER = "ALTER TABLE t MODIFY COLUMN grp SMALLINT, DISTRIBUTED BY HASH(id) BUCKE
 
 
 @pytest.fixture
-def session(settings, spark, monkeypatch):
+def dual_write_session(settings, spark, monkeypatch):
     monkeypatch.setattr(loading, "BLOCK_BYTES", 128 << 10)
     monkeypatch.setattr(loading, "WHOLE_CSV_BYTES", 0)  # stream even these small files
     s = Session(dataclasses.replace(settings, target_file_mb=1, load_buffer_mb=2))
@@ -36,31 +36,31 @@ def csv_of(path, ids: np.ndarray, tag: int):
 
 
 @pytest.mark.spark
-def test_loads_on_both_engines_stay_exact_across_the_swap(session, spark, tmp_path):
+def test_loads_on_both_engines_stay_exact_across_the_swap(dual_write_session, spark, tmp_path):
     model: dict[int, int] = {}
 
     def load(ids: np.ndarray, tag: int, engine: str) -> None:
-        session.load_input("t", csv_of(tmp_path / f"{tag}.csv", ids, tag), label=f"load {tag}", engine=engine)
+        dual_write_session.load_input("t", csv_of(tmp_path / f"{tag}.csv", ids, tag), label=f"load {tag}", engine=engine)
         model.update((int(i), tag) for i in ids)
 
     load(np.arange(20_000), 1, "local")  # history
-    job_id = start(session, ALTER)
-    wait(session, job_id)
+    job_id = start(dual_write_session, ALTER)
+    wait(dual_write_session, job_id)
     # dual-written, each key twice in the same load (the later copy wins), both engines
     load(np.concatenate([np.arange(15_000, 40_000), np.arange(30_000, 35_000)]), 2, "local")
     load(np.concatenate([np.arange(38_000, 60_000), np.arange(10_000, 12_000)]), 3, "spark")
-    convert(session, spark, job_id)
+    convert(dual_write_session, spark, job_id)
     load(np.arange(5_000, 7_000), 4, "spark")
-    check(session, spark, job_id)
+    check(dual_write_session, spark, job_id)
     load(np.arange(59_000, 61_000), 5, "local")
-    assert swap(session, job_id) == {"state": "FINISHED"}
-    assert job(session, job_id).state == "FINISHED"
+    assert swap(dual_write_session, job_id) == {"state": "FINISHED"}
+    assert job(dual_write_session, job_id).state == "FINISHED"
 
-    rows = sql(session, "SELECT id, grp, v FROM t")
+    rows = sql(dual_write_session, "SELECT id, grp, v FROM t")
     ids = [r[0] for r in rows]
     assert len(ids) == len(set(ids)), "a key is there twice"
     assert {r[0]: r[1] for r in rows} == model
     assert all(v == f"{grp}:{i}" for i, grp, v in rows)
     # the new distribution holds: every file of the swapped-in index lies in a tablet of 3 buckets
-    info = session.catalog.table("t")
-    assert {b for _p, b in session.catalog.tablets(info.current_index_id).values()} <= {0, 1, 2}
+    info = dual_write_session.catalog.table("t")
+    assert {b for _p, b in dual_write_session.catalog.tablets(info.current_index_id).values()} <= {0, 1, 2}

@@ -5,7 +5,7 @@ wait_for_boundary (WAITING_TXN → RUNNING) → convert (VALIDATING) → check �
 from __future__ import annotations
 
 import re
-import time
+from datetime import timedelta
 
 import pytest
 
@@ -14,7 +14,7 @@ from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.heavy_steps import HEAVY_STEPS, JobCancelled
 from alterflow.workflow.runner import run_alter
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
-from heavy_support import (
+from tests.support.heavy_jobs import (
     describe,
     index_state,
     job,
@@ -215,11 +215,15 @@ def test_running_the_steps_again_does_not_swap_a_postponed_job(session, spark):
 def test_a_job_past_its_timeout_is_cancelled_by_its_next_step(session):
     sql(session, TABLE)
     sql(session, ROWS)
-    job_id = start(session, 'ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ("timeout" = "1")')
-    assert job(session, job_id).timeout_s == 1
-    time.sleep(1.3)
+    job_id = start(session, 'ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ("timeout" = "60")')
+    created = job(session, job_id).created_at
+    assert job(session, job_id).timeout_s == 60
+    # The clock is moved instead of waited out: a second before the timeout the job is alive...
+    within = heavy_steps.ensure_alive(session.catalog, session.warehouse, job_id, now=created + timedelta(seconds=59))
+    assert within.state == "PENDING"
+    # ... and the first step past it cancels the job.
     with pytest.raises(JobCancelled) as err:
-        heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id)
+        heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id, now=created + timedelta(seconds=61))
     assert "timeout" in one_line(err.value)
     j = job(session, job_id)
     assert j.state == "CANCELLED" and "timeout" in j.msg and j.finished_at is not None

@@ -14,7 +14,7 @@ from alterflow.session import Session, StatementError
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_alter
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from heavy_support import describe, job, one_line, origin_state, sql
+from tests.support.heavy_jobs import describe, job, one_line, origin_state, sql
 
 pytestmark = pytest.mark.spark  # the Spark twin of every case runs on the test run's SparkSession
 

@@ -17,7 +17,6 @@ import sys
 import time
 
 import pytest
-from process_signals import stop_outside_a_catalog_write
 
 from alterflow.gc.files import sweep
 from alterflow.gc.steps import abort_expired_loads
@@ -25,7 +24,8 @@ from alterflow.session import Session, StatementError
 from alterflow.settings import Settings
 from alterflow.catalog.garbage import GarbageCollection
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from heavy_support import show_alter, sql, subprocess_env
+from tests.support.heavy_jobs import show_alter, sql, subprocess_env
+from tests.support.process_signals import stop_outside_a_catalog_write
 
 pytestmark = pytest.mark.spark
 

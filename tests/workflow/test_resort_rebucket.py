@@ -13,7 +13,7 @@ import pytest
 from alterflow.bucketing import bucket_of
 from alterflow.store.layout import absolute
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from heavy_support import check, convert, describe, job, sql, start, swap, wait
+from tests.support.heavy_jobs import check, convert, describe, job, sql, start, swap, wait
 
 pytestmark = pytest.mark.spark
 

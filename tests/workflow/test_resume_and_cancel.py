@@ -22,7 +22,7 @@ from alterflow.workflow import heavy_steps
 from alterflow.workflow.heavy_steps import JobCancelled
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
-from heavy_support import (
+from tests.support.heavy_jobs import (
     check,
     convert,
     index_state,

@@ -9,7 +9,6 @@ import json
 import os
 import pathlib
 import signal
-import socket
 import subprocess
 import time
 
@@ -17,17 +16,12 @@ import pytest
 
 from alterflow.rewrite.spark_submit import spark_submit_binary, submit_conversion
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from heavy_support import check, job, sql, start, subprocess_env, swap, wait
+from tests.support.heavy_jobs import check, job, sql, start, subprocess_env, swap, wait
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.spark
 
 SUBMIT_TIMEOUT = 600
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _stop(proc: subprocess.Popen) -> None:

@@ -13,7 +13,7 @@ from alterflow.session import StatementError
 from alterflow.store.layout import absolute
 from alterflow.workflow.heavy_steps import JobCancelled
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from heavy_support import (
+from tests.support.heavy_jobs import (
     check,
     index_state,
     job,

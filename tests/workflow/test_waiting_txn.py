@@ -5,7 +5,7 @@ SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import threading
-import time
+from datetime import timedelta
 
 import pytest
 
@@ -14,7 +14,7 @@ from alterflow.session import Session
 from alterflow.store.layout import absolute, data_file_path
 from alterflow.workflow import heavy_steps
 from alterflow.catalog.catalog import NewFile
-from heavy_support import check, convert, job, show_job, sql, start, swap, txn_state, wait
+from tests.support.heavy_jobs import check, convert, job, show_job, sql, start, swap, txn_state, wait
 
 TABLE = "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2"
 ALTER = "ALTER TABLE t MODIFY COLUMN v INT"
@@ -29,8 +29,8 @@ def any_session(settings):
     return s
 
 
-def look(session, job_id):
-    return heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id)
+def look(session, job_id, now=None):
+    return heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id, now=now)
 
 
 def test_an_open_transaction_below_the_boundary_keeps_the_job_waiting_until_it_aborts(any_session):
@@ -67,7 +67,7 @@ def test_an_open_transaction_below_the_boundary_keeps_the_job_waiting_until_it_a
 def test_a_transaction_past_its_timeout_is_aborted_so_the_job_does_not_wait_forever(any_session):
     s = any_session
     info = s.catalog.table("t")
-    stuck = s.catalog.begin_transaction(info.id, "a crashed load", 1)
+    stuck = s.catalog.begin_transaction(info.id, "a crashed load", 60)
     # The crashed load had registered and written a file; the abort must delete it.
     tablet = s.catalog.ensure_tablets(info.current_index_id, [("[]", 0)])[("[]", 0)]
     relative = data_file_path(info.id, info.current_index_id, tablet, stuck)
@@ -77,10 +77,12 @@ def test_a_transaction_past_its_timeout_is_aborted_so_the_job_does_not_wait_fore
     path.write_bytes(b"not really parquet")
 
     job_id = start(s, ALTER)
-    assert look(s, job_id)["blocking"] == [stuck]  # not expired yet
-    assert job(s, job_id).state == "WAITING_TXN"
-    time.sleep(1.5)
-    assert look(s, job_id) == {"done": True, "blocking": []}
+    (open_txn,) = s.catalog.blocking_transactions(info.id, job(s, job_id).boundary_txn)
+    # The clock is moved instead of waited out: a second before its timeout the transaction blocks...
+    assert look(s, job_id, now=open_txn.timeout_at - timedelta(seconds=1))["blocking"] == [stuck]
+    assert job(s, job_id).state == "WAITING_TXN" and txn_state(s, stuck) == "PREPARE" and path.exists()
+    # ... and the first look past it aborts it.
+    assert look(s, job_id, now=open_txn.timeout_at + timedelta(seconds=1)) == {"done": True, "blocking": []}
     assert txn_state(s, stuck) == "ABORTED"
     assert not path.exists()
     assert job(s, job_id).state == "RUNNING"

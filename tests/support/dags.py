@@ -1,17 +1,18 @@
 """Helpers of the DAG tests: an alterflow under tmp_path that the DAG's tasks find through the
 ALTERFLOW_* environment, and `dag.test()` runs of the project's DAGs (loaded from dags/ the way
-Airflow loads them). Imported by the test modules of this folder (no __init__.py under tests/)."""
+Airflow loads them)."""
 
 from __future__ import annotations
 
 import pathlib
 
-from alterflow.session import ResultSet, Session
+from alterflow.session import Session
 from alterflow.settings import Settings
 from alterflow.catalog.catalog import AlterJob
+from tests.support import REPO
+from tests.support.statements import sql, versions  # noqa: F401 (the tests import them from here too)
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-DAGS = ROOT / "dags"
+DAGS = REPO / "dags"
 SCHEMA_CHANGE = "alterflow_schema_change"
 
 
@@ -38,12 +39,6 @@ def load_dag(dag_id: str):
     return bag.dags[dag_id]
 
 
-def sql(session: Session, text: str):
-    results = list(session.run(text))
-    last = results[-1]
-    return last.rows if isinstance(last, ResultSet) else last.message
-
-
 def run_dag(dag, conf) -> tuple[str, dict[str, str], object]:
     """dag.test() of one run: (run state, {task_id: state}, the run)."""
     run = dag.test(run_conf=conf)
@@ -54,6 +49,3 @@ def run_dag(dag, conf) -> tuple[str, dict[str, str], object]:
 def jobs(session: Session, table: str) -> list[AlterJob]:
     return session.catalog.jobs(session.catalog.table(table).id)
 
-
-def versions(session: Session, table: str) -> list[int]:
-    return [r[0] for r in sql(session, f"SHOW SCHEMA VERSIONS FROM {table}")]

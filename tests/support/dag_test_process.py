@@ -1,7 +1,7 @@
 """`dag.test()` of one run in a process of its own (Airflow's in-process task runner needs the main
 thread, so a test that needs two runs at once starts the second here).
 
-    python dag_test_process.py DAG_ID CONF_JSON   ->  last line: RESULT {"state": ..., "tasks": {...}}
+    python -m tests.support.dag_test_process DAG_ID CONF_JSON   ->  last line: RESULT {"state": ..., "tasks": {...}}
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 
-from dag_support import load_dag
+from tests.support.dags import load_dag
 
 
 def main() -> int:

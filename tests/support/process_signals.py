@@ -4,8 +4,7 @@ A process stopped inside a SQLite write transaction (a lease renewal, a progress
 database's write lock until it is continued: every other writer then waits out its busy timeout
 and fails with "database is locked". That is SQLite's single writer, not the behaviour under test,
 so the tests stop a process only at a moment it holds no write lock: stop it, probe the lock, and
-if it is held continue the process and try again a moment later. (pytest puts tests/ on sys.path
-through its conftest.py.)"""
+if it is held continue the process and try again a moment later."""
 
 from __future__ import annotations
 

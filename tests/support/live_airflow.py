@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import pathlib
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,17 +20,12 @@ import uuid
 import httpx
 
 from alterflow.airflow_client import READ_TIMEOUT_S, send_repeating
+from tests.support import REPO
+from tests.support.ports import free_port
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
 ENV_SCRIPT = REPO / "deploy" / "airflow_env.py"
 MARKER = "ALTERFLOW_E2E_RUN"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _marked_pids(marker: str) -> list[int]:

@@ -1,6 +1,5 @@
 """Helpers shared by the heavyweight-job tests (SPEC §4): driving the steps one at a time and
-looking at what a job left in the catalog and on disk. Imported by the test modules of this folder
-(pytest puts the folder on sys.path: there is no __init__.py under tests/)."""
+looking at what a job left in the catalog and on disk."""
 
 from __future__ import annotations
 
@@ -10,26 +9,21 @@ import sys
 
 import pyarrow.parquet as pq
 
-from alterflow.session import ResultSet, Session
+from alterflow.session import Session
 from alterflow.store.layout import absolute, index_dir
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.catalog.catalog import AlterJob
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.catalog.models import IndexRow, SchemaVersionRow, TransactionRow
+from alterflow.catalog.models import SchemaVersionRow
+from tests.support import child_pythonpath
+from tests.support.catalog_rows import index_state, txn_state  # noqa: F401 (the tests import them from here too)
+from tests.support.statements import sql, versions  # noqa: F401
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHOW_ALTER_COLUMNS = (
     "JobId", "TableName", "CreateTime", "FinishTime", "Kind", "SchemaVersion", "TransactionId",
     "State", "Msg", "Progress", "Timeout",
 )
-
-
-def sql(session: Session, text: str):
-    """The last statement's rows (a tuple of tuples) or its Done message."""
-    results = list(session.run(text))
-    last = results[-1]
-    return last.rows if isinstance(last, ResultSet) else last.message
 
 
 def request(statement: str, **properties) -> AlterRequest:
@@ -82,10 +76,6 @@ def show_job(session: Session, table: str, job_id: int) -> dict:
     return found[0]
 
 
-def versions(session: Session, table: str) -> list[int]:
-    return [r[0] for r in sql(session, f"SHOW SCHEMA VERSIONS FROM {table}")]
-
-
 def describe(session: Session, table: str) -> dict[str, tuple]:
     return {r[0]: r[1:] for r in sql(session, f"DESCRIBE {table}")}
 
@@ -103,23 +93,13 @@ def parquet_files(path: pathlib.Path) -> list[pathlib.Path]:
     return sorted(p for p in path.rglob("*") if p.is_file()) if path.exists() else []
 
 
-def index_state(session: Session, index_id: int) -> str:
-    with session.catalog.db_session() as s:
-        return s.get(IndexRow, index_id).state
-
-
 def version_state(session: Session, table_id: int, version: int) -> str | None:
     with session.catalog.db_session() as s:
         row = s.get(SchemaVersionRow, (table_id, version))
         return None if row is None else row.state
 
 
-def txn_state(session: Session, txn_id: int) -> str:
-    with session.catalog.db_session() as s:
-        return s.get(TransactionRow, txn_id).state
-
-
-def live_files(session: Session, table: str) -> list[str]:
+def live_paths(session: Session, table: str) -> list[str]:
     """Paths of the live committed files of the table's current index."""
     return sorted(f.path for f in session.catalog.snapshot(table).files)
 
@@ -127,7 +107,7 @@ def live_files(session: Session, table: str) -> list[str]:
 def origin_state(session: Session, table: str) -> tuple:
     """What a cancel must leave untouched: current version and index, live files, DESCRIBE."""
     info = session.catalog.table(table)
-    return info.current_version, info.current_index_id, live_files(session, table), sql(session, f"DESCRIBE {table}")
+    return info.current_version, info.current_index_id, live_paths(session, table), sql(session, f"DESCRIBE {table}")
 
 
 def index_files(session: Session, j: AlterJob, index_id: int) -> list:
@@ -148,7 +128,7 @@ def one_line(exc: BaseException) -> str:
 def subprocess_env(home: pathlib.Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
     env.update(PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = child_pythonpath(env.get("PYTHONPATH"))
     if home is not None:
         env["ALTERFLOW_HOME"] = str(home)
     return env
