@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export PYTHONUNBUFFERED := 1
 
-.PHONY: install demo test test-fast bench lock clean airflow browser
+.PHONY: install demo test test-fast bench lock clean airflow browser lint format
 
 install: $(STAMP)
 
@@ -37,8 +37,17 @@ demo: install
 	@! $(DEMO_SQL) examples/heavyweight_fails.sql
 	$(DEMO_SQL) examples/heavyweight_after.sql
 
-test: install browser
+test: install browser lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=1200
+
+# ruff (configured in pyproject.toml): lint, and a format check that changes nothing.
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 # Airflow on this machine, no Docker: `airflow standalone` (scheduler, dag-processor, triggerer,
 # api-server) with the project's dags and plugins, LocalExecutor, user admin/admin, and the same

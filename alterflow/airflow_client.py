@@ -23,8 +23,6 @@ takes that run if its conf is ours. A refused connection is not retried: Airflow
 
 from __future__ import annotations
 
-from alterflow.errors import UserError
-
 import os
 import time
 import uuid
@@ -33,8 +31,9 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from alterflow.workflow.request import AlterRequest
 from alterflow.catalog.states import JobState
+from alterflow.errors import UserError
+from alterflow.workflow.request import AlterRequest
 
 DAG_ID = "alterflow_schema_change"
 DEFAULT_USERNAME = "admin"
@@ -100,7 +99,7 @@ class AirflowClient:
     _own_http: httpx.Client | None = field(default=None, init=False, repr=False)
 
     @classmethod
-    def from_env(cls, url: str, env: Mapping[str, str] | None = None) -> "AirflowClient":
+    def from_env(cls, url: str, env: Mapping[str, str] | None = None) -> AirflowClient:
         env = os.environ if env is None else env
         return cls(
             url=url,
@@ -157,7 +156,9 @@ class AirflowClient:
         try:
             self._token = response.json()["access_token"]
         except (ValueError, KeyError, TypeError):
-            raise AirflowRequestError(f"{self.base} answered POST /auth/token without an access token; check ALTERFLOW_AIRFLOW_URL") from None
+            raise AirflowRequestError(
+                f"{self.base} answered POST /auth/token without an access token; check ALTERFLOW_AIRFLOW_URL"
+            ) from None
         return self._token
 
     def _api(self, method: str, path: str, **kwargs) -> httpx.Response:
@@ -182,9 +183,7 @@ class AirflowClient:
         if response.status_code >= 300:
             raise AirflowRequestError(f"Airflow at {self.base}: GET DAG {DAG_ID} failed: {_detail(response)}")
         if response.json().get("is_paused"):
-            raise AirflowRequestError(
-                f"DAG {DAG_ID} is paused in Airflow at {self.base}; unpause it (airflow dags unpause {DAG_ID})"
-            )
+            raise AirflowRequestError(f"DAG {DAG_ID} is paused in Airflow at {self.base}; unpause it (airflow dags unpause {DAG_ID})")
 
     def trigger(self, request: AlterRequest) -> dict:
         """Create the DAG run whose id is the request's id; returns the run as Airflow shows it."""
@@ -192,7 +191,9 @@ class AirflowClient:
             "dag_run_id": request.request_id,
             "logical_date": None,
             "conf": {
-                "table": request.table, "statement": request.statement, "properties": dict(request.properties),
+                "table": request.table,
+                "statement": request.statement,
+                "properties": dict(request.properties),
                 **({"resume_job_id": request.resume_job_id} if request.resume_job_id is not None else {}),
             },
         }
@@ -239,9 +240,9 @@ def submit_alter(client: AirflowClient, catalog, request: AlterRequest):
 
     The statement is planned here first (`steps.validate`), so a rejected one fails with the
     planner's line before anything is submitted; the DAG plans it again when it runs."""
+    from alterflow.catalog.heavy_jobs import HeavyJobs
     from alterflow.workflow import steps
     from alterflow.workflow.heavy_steps import JobCancelled
-    from alterflow.catalog.heavy_jobs import HeavyJobs
 
     validated = steps.validate(catalog, request)
     taken_over = validated.get("job_id")  # the same ALTER as an orphaned job: the run takes it over

@@ -16,7 +16,9 @@ __all__ = ["FIELD_ID_KEY", "arrow_field", "arrow_schema"]
 
 def arrow_field(column: Column) -> pa.Field:
     return pa.field(
-        column.name, to_arrow(column.type), nullable=column.nullable,
+        column.name,
+        to_arrow(column.type),
+        nullable=column.nullable,
         metadata={FIELD_ID_KEY: str(column.id).encode()},
     )
 

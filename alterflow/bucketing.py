@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -69,7 +70,7 @@ def _check_key(count: int, types: tuple[DataType, ...], buckets: int) -> None:
             raise InvalidType(f"{t.sql()} cannot be a distribution column")
 
 
-def spark_bucket_expr(columns: list[str], types: tuple[DataType, ...], buckets: int) -> "Column":
+def spark_bucket_expr(columns: list[str], types: tuple[DataType, ...], buckets: int) -> Column:
     """The Spark column of the bucket of `columns` (each first cast to its type, as stored)."""
     from pyspark.sql import functions as F
 
@@ -119,7 +120,7 @@ def _hash_bytes(data: bytes, seed: int) -> int:
     aligned = len(data) - len(data) % 4
     h1 = seed
     for i in range(0, aligned, 4):
-        h1 = _mix_h1(h1, _mix_k1(int.from_bytes(data[i:i + 4], "little")))
+        h1 = _mix_h1(h1, _mix_k1(int.from_bytes(data[i : i + 4], "little")))
     for byte in data[aligned:]:
         h1 = _mix_h1(h1, _mix_k1((byte - 256 if byte >= 128 else byte) & _MASK))
     return _fmix(h1, len(data))
@@ -280,7 +281,7 @@ def _fixed_width(array: pa.Array, dtype: np.dtype, per_value: int = 1) -> np.nda
     count = (array.offset + len(array)) * per_value
     if buffer is None:
         return np.zeros(len(array) * per_value, dtype=dtype)
-    return np.frombuffer(buffer, dtype=dtype, count=count)[array.offset * per_value:]
+    return np.frombuffer(buffer, dtype=dtype, count=count)[array.offset * per_value :]
 
 
 def _string_parts(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -288,7 +289,7 @@ def _string_parts(array: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     offset_type = np.int64 if pa.types.is_large_string(array.type) else np.int32
     _, offsets_buffer, data_buffer = array.buffers()
     offsets = np.frombuffer(offsets_buffer, dtype=offset_type, count=array.offset + len(array) + 1)
-    offsets = offsets[array.offset:].astype(np.int64)
+    offsets = offsets[array.offset :].astype(np.int64)
     data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
     return data, offsets[:-1], np.diff(offsets)
 

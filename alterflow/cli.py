@@ -30,7 +30,9 @@ def _parser() -> argparse.ArgumentParser:
     load.add_argument("path")
     load.add_argument("--format", choices=("parquet", "csv", "json"), default=None)
     load.add_argument(
-        "--engine", choices=("auto", "local", "spark"), default="auto",
+        "--engine",
+        choices=("auto", "local", "spark"),
+        default="auto",
         help="local: stream through Arrow in this process; spark: convert and write with Spark on "
         "ALTERFLOW_SPARK_MASTER; auto (default): Spark from ALTERFLOW_SPARK_LOAD_MB (4096) of input up",
     )
@@ -41,7 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     db = sub.add_parser("db", help="the catalog database")
     db_sub = db.add_subparsers(dest="db_command", required=True)
     db_sub.add_parser(
-        "upgrade", help="migrate the catalog of ALTERFLOW_CATALOG_URL to this release's schema "
+        "upgrade",
+        help="migrate the catalog of ALTERFLOW_CATALOG_URL to this release's schema "
         "(a SQLite catalog is also migrated whenever it is opened; any other never is)",
     )
     return parser
@@ -63,9 +66,10 @@ def _gc_parser() -> argparse.ArgumentParser:
         "schema versions, delete schema versions nothing needs and files nothing references.",
     )
     parser.add_argument(
-        "--retention", metavar="SECONDS", default=None,
-        help="how long a retired origin index (and a superseded schema version) is kept "
-        "(default: ALTERFLOW_GC_RETENTION, else 3600)",
+        "--retention",
+        metavar="SECONDS",
+        default=None,
+        help="how long a retired origin index (and a superseded schema version) is kept (default: ALTERFLOW_GC_RETENTION, else 3600)",
     )
     return parser
 
@@ -82,13 +86,16 @@ def _gc(argv: list[str]) -> int:
                 raise _GcUsageError(f"alterflow gc: --retention must be a whole number of seconds, 0 or more; got {args.retention!r}")
             retention = int(args.retention)
         settings.ensure_dirs()
+        from alterflow.catalog.catalog import Catalog
         from alterflow.gc.runner import run_gc
         from alterflow.gc.summary import step_line
         from alterflow.spark_session import get_spark
-        from alterflow.catalog.catalog import Catalog
 
         run_gc(
-            Catalog(settings.catalog_url), settings.warehouse, lambda: get_spark(settings.spark_master), retention,
+            Catalog(settings.catalog_url),
+            settings.warehouse,
+            lambda: get_spark(settings.spark_master),
+            retention,
             on_step=lambda name, result: print(step_line(name, result), flush=True),
         )
     except Exception as exc:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import pathlib
 import traceback
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 __all__ = ["AlterflowError", "UserError", "first_line", "internal_error_line", "MAX_NESTING"]
 
@@ -44,7 +44,7 @@ def first_line(exc: BaseException) -> str:
 def internal_error_line(exc: BaseException, home: pathlib.Path) -> str:
     """Write `exc`'s traceback to a new file under `home/logs/` and return the line the user sees
     (without the `error: ` prefix). If the log cannot be written, the line says so instead."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     path = home / "logs" / f"internal-error-{stamp}-{os.getpid()}.log"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -23,10 +23,10 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from alterflow.settings import RENEWALS_PER_LEASE, lease_seconds
 from alterflow.catalog.catalog import AlterJob, Catalog
 from alterflow.catalog.errors import LeaseLost
 from alterflow.catalog.leases import JobLeases, shown_holder
+from alterflow.settings import RENEWALS_PER_LEASE, lease_seconds
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ class _Renewer:
         self._pool: ThreadPoolExecutor | None = None
         self._wake_at = 0.0  # when the scheduler thread looks next
 
-    def add(self, renewal: "Renewal") -> None:
+    def add(self, renewal: Renewal) -> None:
         with self._lock:
             if self._pid != os.getpid():
                 self._pid = os.getpid()
@@ -86,7 +86,7 @@ class _Renewer:
             if renewal.next_due < self._wake_at:  # wake the scheduler only if it would look too late
                 self._lock.notify()
 
-    def remove(self, renewal: "Renewal") -> None:
+    def remove(self, renewal: Renewal) -> None:
         with self._lock:
             self._leases.pop(id(renewal), None)
 
@@ -109,7 +109,7 @@ class _Renewer:
             for renewal in due:  # a renewal is a catalog transaction: never under the lock
                 pool.submit(self._renew, renewal)
 
-    def _renew(self, renewal: "Renewal") -> None:
+    def _renew(self, renewal: Renewal) -> None:
         try:
             kept = renewal.renew_once()
         finally:
@@ -136,7 +136,7 @@ class Renewal:
         self._stopped = False
         self._last_renewed = time.monotonic()
 
-    def start(self) -> "Renewal":
+    def start(self) -> Renewal:
         _RENEWER.add(self)
         return self
 
@@ -226,7 +226,7 @@ class JobLease:
             log.warning("could not release the lease on job %s", self.job_id, exc_info=True)
         self._renewal = None
 
-    def __enter__(self) -> "JobLease":
+    def __enter__(self) -> JobLease:
         self.acquire()
         return self
 
@@ -240,26 +240,24 @@ class JobLease:
 class TransactionLease:
     """A load's lease on its PREPARE transaction, renewed while the load works:
 
-        with TransactionLease(catalog, txn_id, lease_s):
-            ... write files, commit ...
+    with TransactionLease(catalog, txn_id, lease_s):
+        ... write files, commit ...
     """
 
     def __init__(self, catalog: Catalog, txn_id: int, lease_s: float):
         self.catalog = catalog
         self.txn_id = txn_id
         self.lease_s = lease_s
-        self._renewal = Renewal(
-            lambda: catalog.renew_transaction(txn_id, lease_s), lease_s / RENEWALS_PER_LEASE, f"lease-txn-{txn_id}"
-        )
+        self._renewal = Renewal(lambda: catalog.renew_transaction(txn_id, lease_s), lease_s / RENEWALS_PER_LEASE, f"lease-txn-{txn_id}")
 
-    def start(self) -> "TransactionLease":
+    def start(self) -> TransactionLease:
         self._renewal.start()
         return self
 
     def stop(self) -> None:
         self._renewal.stop()
 
-    def __enter__(self) -> "TransactionLease":
+    def __enter__(self) -> TransactionLease:
         return self.start()
 
     def __exit__(self, *_exc) -> None:

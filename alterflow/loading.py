@@ -5,8 +5,6 @@ the table's column types (alterflow.store.coercion)."""
 
 from __future__ import annotations
 
-from alterflow.errors import UserError
-
 import pathlib
 import queue
 import threading
@@ -17,6 +15,8 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
+
+from alterflow.errors import UserError
 
 FORMATS = {".parquet": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "json"}
 CSV_NULLS = ["", "NULL", "\\N"]
@@ -117,8 +117,7 @@ def open_input(path: pathlib.Path, fmt: str | None = None) -> LoadInput:
         raise LoadInputError(f"{path} does not exist")
     if path.is_dir():
         files = sorted(
-            p for p in path.iterdir()
-            if p.is_file() and (fmt or FORMATS.get(p.suffix.lower())) and not p.name.startswith((".", "_"))
+            p for p in path.iterdir() if p.is_file() and (fmt or FORMATS.get(p.suffix.lower())) and not p.name.startswith((".", "_"))
         )
         if not files:
             raise LoadInputError(f"{path} holds no file to load")
@@ -148,7 +147,9 @@ def csv_header(path: pathlib.Path) -> list[str]:
 def _text_columns(header: list[str]) -> pacsv.ConvertOptions:
     """Every column as text: the table's types decide what a value means, not the reader's guess."""
     return pacsv.ConvertOptions(
-        column_types={name: pa.string() for name in header}, strings_can_be_null=True, null_values=CSV_NULLS,
+        column_types={name: pa.string() for name in header},
+        strings_can_be_null=True,
+        null_values=CSV_NULLS,
     )
 
 

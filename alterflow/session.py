@@ -8,8 +8,6 @@ imports neither pyarrow nor pandas (tests/test_cli_imports.py pins what it impor
 
 from __future__ import annotations
 
-from alterflow.errors import UserError, first_line
-
 import dataclasses
 import json
 import pathlib
@@ -18,20 +16,21 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from alterflow import sql as ast
+from alterflow.catalog.catalog import Catalog, ViewDependency, utcnow
+from alterflow.catalog.schema import SchemaVersion
+from alterflow.catalog.states import JobState
+from alterflow.errors import UserError, first_line
 from alterflow.planner import Verdict, plan_create_table
 from alterflow.planner.statement_parts import quote_string
 from alterflow.results import Done, Result, ResultSet
 from alterflow.settings import Settings
-from alterflow.store.layout import absolute, table_dir
 from alterflow.store.bad_rows import BadRows
+from alterflow.store.layout import absolute, table_dir
 from alterflow.types import format_value
 from alterflow.view_columns import columns_used
 from alterflow.workflow import job_control, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_alter
-from alterflow.catalog.catalog import Catalog, ViewDependency, utcnow
-from alterflow.catalog.schema import SchemaVersion
-from alterflow.catalog.states import JobState
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -146,8 +145,14 @@ class Session:
 
         def write(frame):
             return spark_load(
-                self.spark, self.catalog, self.warehouse, info, version, query_result(info, frame, names),
-                f"insert into {info.name}", self.settings,
+                self.spark,
+                self.catalog,
+                self.warehouse,
+                info,
+                version,
+                query_result(info, frame, names),
+                f"insert into {info.name}",
+                self.settings,
             )
 
         _frame, result = self._read(select.sql, select.tables, write)
@@ -166,17 +171,26 @@ class Session:
         info, version = self.catalog.current_schema(table)
         conform = None
         if by_name:
+
             def conform(batch: pa.Table, first_row: int) -> pa.Table:
                 return rows_from_arrow(version, info.name, batch, first_row=first_row)
 
         result = load_batches(
-            self.catalog, self.warehouse, info, version, batches, label, self.settings.txn_timeout_s,
-            self.settings.lease_s, conform=conform, target_file_mb=self.settings.target_file_mb,
+            self.catalog,
+            self.warehouse,
+            info,
+            version,
+            batches,
+            label,
+            self.settings.txn_timeout_s,
+            self.settings.lease_s,
+            conform=conform,
+            target_file_mb=self.settings.target_file_mb,
             buffer_mb=self.settings.load_buffer_mb,
         )
         return Done(f"{result.rows} rows loaded into {info.name} (transaction {result.txn_id})")
 
-    def load_input(self, table: str, source: "LoadInput", label: str, engine: str = "auto") -> Result:
+    def load_input(self, table: str, source: LoadInput, label: str, engine: str = "auto") -> Result:
         """`alterflow load`: one transaction loading every file of `source`, streamed through Arrow
         in this process or, for big inputs (`engine` auto) or on request (`spark`), through Spark."""
         if engine not in LOAD_ENGINES:
@@ -187,7 +201,13 @@ class Session:
             info, version = self.catalog.current_schema(table)
             try:
                 result = spark_load(
-                    self.spark, self.catalog, self.warehouse, info, version, input_files(self.spark, info, source), label,
+                    self.spark,
+                    self.catalog,
+                    self.warehouse,
+                    info,
+                    version,
+                    input_files(self.spark, info, source),
+                    label,
                     self.settings,
                 )
             except BadRows as exc:
@@ -223,9 +243,7 @@ class Session:
         # LARGEINT is a DECIMAL(38,0) inside Spark; columns read straight from a table say so in
         # their metadata, and come back as integers.
         integral = [f.metadata.get("alterflow.type") == "LARGEINT" for f in frame.schema.fields]
-        rows = tuple(
-            tuple(int(v) if flag and v is not None else v for v, flag in zip(row, integral)) for row in collected
-        )
+        rows = tuple(tuple(int(v) if flag and v is not None else v for v, flag in zip(row, integral)) for row in collected)
         return ResultSet(tuple(frame.columns), rows)
 
     def _CreateView(self, stmt: ast.CreateView) -> Result:
@@ -261,9 +279,7 @@ class Session:
         if self.settings.airflow_url:  # a DAG run of alterflow_schema_change, waited for
             job = self._submit_to_airflow(AlterRequest(stmt.table, stmt.sql or _statement_text(stmt)))
             return Done(f"ALTER TABLE {stmt.table}: job {job.id} {job.state}, schema version {job.to_version}")
-        job = run_alter(
-            self.catalog, AlterRequest(stmt.table, stmt.sql or _statement_text(stmt)), self.warehouse, lambda: self.spark
-        )
+        job = run_alter(self.catalog, AlterRequest(stmt.table, stmt.sql or _statement_text(stmt)), self.warehouse, lambda: self.spark)
         return Done(f"ALTER TABLE {stmt.table}: job {job.id} {job.state}, schema version {job.to_version}")
 
     def _submit_to_airflow(self, request: AlterRequest):
@@ -289,15 +305,20 @@ class Session:
         heavy = plan.kind is Verdict.HEAVY
         engine = engine_reason(plan.properties.engine, rows_total, bytes_total) if heavy else ""
         rows = [
-            (c.text, c.verdict.value, c.reason,
-             rows_total if heavy and c.verdict is Verdict.HEAVY else 0,
-             bytes_total if heavy and c.verdict is Verdict.HEAVY else 0,
-             engine if c.verdict is Verdict.HEAVY else "")
+            (
+                c.text,
+                c.verdict.value,
+                c.reason,
+                rows_total if heavy and c.verdict is Verdict.HEAVY else 0,
+                bytes_total if heavy and c.verdict is Verdict.HEAVY else 0,
+                engine if c.verdict is Verdict.HEAVY else "",
+            )
             for c in plan.clauses
         ]
         summary = plan.rejection or (
             f"rewrite of {rows_total} rows into a shadow index under version {plan.new.version}"
-            if heavy else f"metadata only: version {plan.new.version}, no file touched"
+            if heavy
+            else f"metadata only: version {plan.new.version}, no file touched"
         )
         rows.append(("(statement)", plan.kind.value, summary, rows_total if heavy else 0, bytes_total if heavy else 0, engine))
         return ResultSet(("Clause", "Kind", "Reason", "Rows", "Bytes", "Engine"), tuple(rows))
@@ -315,30 +336,46 @@ class Session:
 
         rows = tuple(
             (
-                job.id, job.table_name, _time(job.created_at), _time(job.finished_at), job.kind, job.to_version,
-                job.boundary_txn, job.state, msg(job), job.progress, job.timeout_s,
+                job.id,
+                job.table_name,
+                _time(job.created_at),
+                _time(job.finished_at),
+                job.kind,
+                job.to_version,
+                job.boundary_txn,
+                job.state,
+                msg(job),
+                job.progress,
+                job.timeout_s,
             )
             for job in self.catalog.jobs(table_id)
         )
         return ResultSet(
-            ("JobId", "TableName", "CreateTime", "FinishTime", "Kind", "SchemaVersion", "TransactionId",
-             "State", "Msg", "Progress", "Timeout"),
+            (
+                "JobId",
+                "TableName",
+                "CreateTime",
+                "FinishTime",
+                "Kind",
+                "SchemaVersion",
+                "TransactionId",
+                "State",
+                "Msg",
+                "Progress",
+                "Timeout",
+            ),
             rows,
         )
 
     def _ShowSchemaVersions(self, stmt: ast.ShowSchemaVersions) -> Result:
         info = self.catalog.table(stmt.table)
-        rows = tuple(
-            (v.version, _time(v.created_at), v.statement, column_text(v)) for v in self.catalog.schema_versions(info.id)
-        )
+        rows = tuple((v.version, _time(v.created_at), v.statement, column_text(v)) for v in self.catalog.schema_versions(info.id))
         return ResultSet(("Version", "CreateTime", "Statement", "Columns"), rows)
 
     def _CancelAlter(self, stmt: ast.CancelAlter) -> Result:
         name = self.catalog.table(stmt.table).name
         try:
-            job = job_control.cancel_table_job(
-                self.catalog, self.warehouse, stmt.table, "cancelled by CANCEL ALTER TABLE COLUMN"
-            )
+            job = job_control.cancel_table_job(self.catalog, self.warehouse, stmt.table, "cancelled by CANCEL ALTER TABLE COLUMN")
         except job_control.JobControlRefused as exc:
             raise StatementError(f"CANCEL ALTER TABLE COLUMN FROM {name}: {exc}") from None
         return Done(f"CANCEL ALTER TABLE COLUMN FROM {name}: job {job.id} CANCELLED")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from alterflow.errors import UserError
-
 import os
 import pathlib
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from alterflow.errors import UserError
 
 
 class SettingError(UserError):
@@ -81,7 +80,7 @@ class Settings:
     spark_load_mb: int = SPARK_LOAD_MB
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
         home = home_from_env(env)
         catalog_url = env.get("ALTERFLOW_CATALOG_URL") or f"sqlite:///{home / 'catalog.db'}"

@@ -18,9 +18,7 @@ INT_PATTERN = WS + r"*([+-]?)0*([0-9]+)" + WS + "*"
 #   NUMBER_PATTERN:  1 the whole number text (sign, mantissa, optional exponent)
 NUMBER_PATTERN = WS + r"*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)" + WS + "*"
 #   DECIMAL_PATTERN: 1 sign, 2 mantissa, 3 exponent sign, 4 exponent digits without leading zeros
-DECIMAL_PATTERN = (
-    WS + r"*([+-]?)([0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?)0*([0-9]+))?" + WS + "*"
-)
+DECIMAL_PATTERN = WS + r"*([+-]?)([0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?)0*([0-9]+))?" + WS + "*"
 #   DATE_PATTERN: %Y-%m-%d %y-%m-%d %Y/%m/%d %y/%m/%d (groups 1 year, 2 separator, 3 month,
 #   4 day) or %Y%m%d %y%m%d (8 or 6 digits; groups 5 year, 6 month, 7 day).
 DATE_PATTERN = (

@@ -22,9 +22,6 @@ start-up).
 
 from __future__ import annotations
 
-from alterflow.errors import UserError
-from alterflow.text_patterns import DATE_PATTERN, two_digit_year
-
 import datetime as _dt
 import decimal
 import enum
@@ -35,16 +32,34 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from alterflow.errors import UserError
+from alterflow.text_patterns import DATE_PATTERN, two_digit_year
+
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
     from alterflow.sql.ast import Literal
 
 __all__ = [
-    "InvalidType", "InvalidValue", "DataType", "parse_type", "Change", "classify_conversion",
-    "coerce_literal", "coerce_value", "TEXT_WHITESPACE", "INT_TEXT_PATTERN", "NUMBER_TEXT_PATTERN",
-    "DATETIME_TEXT_PATTERN", "BOOLEAN_TEXTS", "MAX_EXPONENT_DIGITS", "encode_value", "decode_value",
-    "format_value", "to_arrow", "to_spark",
+    "InvalidType",
+    "InvalidValue",
+    "DataType",
+    "parse_type",
+    "Change",
+    "classify_conversion",
+    "coerce_literal",
+    "coerce_value",
+    "TEXT_WHITESPACE",
+    "INT_TEXT_PATTERN",
+    "NUMBER_TEXT_PATTERN",
+    "DATETIME_TEXT_PATTERN",
+    "BOOLEAN_TEXTS",
+    "MAX_EXPONENT_DIGITS",
+    "encode_value",
+    "decode_value",
+    "format_value",
+    "to_arrow",
+    "to_spark",
 ]
 
 
@@ -264,7 +279,7 @@ _DATETIME_TEXT_RE = re.compile(DATETIME_TEXT_PATTERN)
 _MAX_SHOWN = 60
 
 
-def coerce_literal(lit: "Literal", t: DataType) -> object:
+def coerce_literal(lit: Literal, t: DataType) -> object:
     """The Python value of type `t` for a SQL literal (DEFAULT or INSERT VALUES), or InvalidValue.
 
     Kinds: 'null' fits every type; 'bool' only BOOLEAN; 'int' and 'decimal' (value is its text)
@@ -435,7 +450,12 @@ def _parse_datetime(text: str, t: DataType, shown: str) -> _dt.datetime:
             raise ValueError(text)
         year, month, day, hour, minute, second, fraction = match.groups()
         return _dt.datetime(
-            int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0),
+            int(year),
+            int(month),
+            int(day),
+            int(hour or 0),
+            int(minute or 0),
+            int(second or 0),
             int((fraction or "0").ljust(6, "0")),
         )
     except ValueError:
@@ -455,10 +475,9 @@ def typed_text(value: object) -> str | None:
         return format(value, "f") if value.is_finite() else None
     if isinstance(value, _dt.datetime):
         if value.tzinfo is not None:
-            value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+            value = value.astimezone(_dt.UTC).replace(tzinfo=None)
         # a plain datetime of its fields: a pandas Timestamp's nanoseconds are dropped, as for DATETIME
-        return _datetime_text(_dt.datetime(value.year, value.month, value.day, value.hour, value.minute,
-                                           value.second, value.microsecond))
+        return _datetime_text(_dt.datetime(value.year, value.month, value.day, value.hour, value.minute, value.second, value.microsecond))
     if isinstance(value, _dt.date):
         return value.isoformat()
     return None
@@ -466,10 +485,9 @@ def typed_text(value: object) -> str | None:
 
 def _from_datetime(value: _dt.datetime, t: DataType, shown: str) -> object:
     if value.tzinfo is not None:
-        value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        value = value.astimezone(_dt.UTC).replace(tzinfo=None)
     if t.name == "DATETIME":
-        return _dt.datetime(value.year, value.month, value.day, value.hour, value.minute,
-                            value.second, value.microsecond)
+        return _dt.datetime(value.year, value.month, value.day, value.hour, value.minute, value.second, value.microsecond)
     if value.time() != _dt.time(0):
         raise InvalidValue(f"value {shown} does not fit {t.sql()}")
     return value.date()
@@ -568,18 +586,38 @@ def _arrow_types() -> dict:
     if not _ARROW_TYPES:
         import pyarrow as pa
 
-        _ARROW_TYPES.update({
-            "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(),
-            "BIGINT": pa.int64(), "LARGEINT": pa.decimal128(38, 0), "FLOAT": pa.float32(),
-            "DOUBLE": pa.float64(), "CHAR": pa.string(), "VARCHAR": pa.string(), "STRING": pa.string(),
-            "DATE": pa.date32(), "DATETIME": pa.timestamp("us"),
-        })
+        _ARROW_TYPES.update(
+            {
+                "BOOLEAN": pa.bool_(),
+                "TINYINT": pa.int8(),
+                "SMALLINT": pa.int16(),
+                "INT": pa.int32(),
+                "BIGINT": pa.int64(),
+                "LARGEINT": pa.decimal128(38, 0),
+                "FLOAT": pa.float32(),
+                "DOUBLE": pa.float64(),
+                "CHAR": pa.string(),
+                "VARCHAR": pa.string(),
+                "STRING": pa.string(),
+                "DATE": pa.date32(),
+                "DATETIME": pa.timestamp("us"),
+            }
+        )
     return _ARROW_TYPES
 
+
 _SPARK_TYPE_NAMES = {
-    "BOOLEAN": "BooleanType", "TINYINT": "ByteType", "SMALLINT": "ShortType",
-    "INT": "IntegerType", "BIGINT": "LongType", "FLOAT": "FloatType", "DOUBLE": "DoubleType",
-    "CHAR": "StringType", "VARCHAR": "StringType", "STRING": "StringType", "DATE": "DateType",
+    "BOOLEAN": "BooleanType",
+    "TINYINT": "ByteType",
+    "SMALLINT": "ShortType",
+    "INT": "IntegerType",
+    "BIGINT": "LongType",
+    "FLOAT": "FloatType",
+    "DOUBLE": "DoubleType",
+    "CHAR": "StringType",
+    "VARCHAR": "StringType",
+    "STRING": "StringType",
+    "DATE": "DateType",
     "DATETIME": "TimestampNTZType",
 }
 

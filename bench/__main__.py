@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{os.cpu_count()} CPUs, Python {platform.python_version()}, {platform.system()} {platform.release()}; "
             f"load average {load_before} at the start, {_load()} at the end; {elapsed:.0f} s in all.\n\n"
             f"{table}\n\n"
-            "Ratios compare with a baseline measured in the same run. \"Reference\" figures were measured "
+            'Ratios compare with a baseline measured in the same run. "Reference" figures were measured '
             "elsewhere (PyIceberg on this kind of machine) and are not re-measured here. Wall time is what the "
             "goals judge; CPU time is shown because other processes on a small machine inflate wall time.\n",
             encoding="utf-8",

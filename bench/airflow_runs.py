@@ -43,7 +43,9 @@ def _when(text: str) -> dt.datetime:
 def _timed_run(live, headers: dict, run_id: str, table: str, statement: str, timeout: float = 600) -> float:
     """Trigger one run and wait for it; its seconds from queued to end, by Airflow's clock."""
     conf = {"table": table, "statement": statement, "properties": {}}
-    answer = live.call("POST", f"/api/v2/dags/{DAG}/dagRuns", headers=headers, json={"dag_run_id": run_id, "logical_date": None, "conf": conf})
+    answer = live.call(
+        "POST", f"/api/v2/dags/{DAG}/dagRuns", headers=headers, json={"dag_run_id": run_id, "logical_date": None, "conf": conf}
+    )
     if answer.status_code != 200:
         raise RuntimeError(f"trigger {run_id}: {answer.status_code} {answer.text}")
     deadline = time.monotonic() + timeout
@@ -121,11 +123,14 @@ def run(quick: bool = False) -> list[ResultRow]:
     print(f"  heavy DAG run {median(heavy):.1f} s, light DAG run {median(light):.1f} s: ratio {ratio:.2f}")
     return [
         ResultRow(
-            "Airflow DAG run", f"heavy: {rows_text(count)}, MODIFY COLUMN v BIGINT (STRING), local engine",
+            "Airflow DAG run",
+            f"heavy: {rows_text(count)}, MODIFY COLUMN v BIGINT (STRING), local engine",
             f"median {median(heavy):.1f} s queued→end ({runs} runs)",
             baseline=f"light DAG run (ADD COLUMN), same Airflow: {median(light):.1f} s",
-            ratio=f"{ratio:.2f} (heavy/light)", goal=f"≤ {GOAL:g}×",
-            reference="before issue 12: a 3-row heavy run took 1 min 07 s", met=verdict(ratio <= GOAL, quick),
+            ratio=f"{ratio:.2f} (heavy/light)",
+            goal=f"≤ {GOAL:g}×",
+            reference="before issue 12: a 3-row heavy run took 1 min 07 s",
+            met=verdict(ratio <= GOAL, quick),
         ),
     ]
 

@@ -159,8 +159,10 @@ def run(quick: bool = False, sizes: dict | None = None) -> list[ResultRow]:
 
     sizes = sizes or (QUICK if quick else FULL)
     judged = not quick and (sizes["rows"], sizes["versions"]) == (FULL["rows"], FULL["versions"])
-    print(f"evolved read: {rows_text(sizes['rows'])} over {sizes['versions']} schema versions vs 1 version, "
-          f"{sizes['runs']} timed runs each (+1 warm-up), Spark local[2]")
+    print(
+        f"evolved read: {rows_text(sizes['rows'])} over {sizes['versions']} schema versions vs 1 version, "
+        f"{sizes['runs']} timed runs each (+1 warm-up), Spark local[2]"
+    )
     with fresh_home("evolved-read") as home:
         session = Session(settings_for(home))
         try:
@@ -196,18 +198,19 @@ def run(quick: bool = False, sizes: dict | None = None) -> list[ResultRow]:
     cpu_text = lambda runs: f"; JVM CPU {cpu(runs):.2f} s" if cpu_clock else ""  # noqa: E731
     print(f"  evolved ({versions} versions): median {wall(evolved):.3f} s{cpu_text(evolved)}  [{listing(evolved)}]")
     print(f"  baseline (1 version):   median {wall(baseline):.3f} s{cpu_text(baseline)}  [{listing(baseline)}]")
-    print(f"  ratio evolved/baseline: {ratio:.3f} (goal <= {GOAL_RATIO})"
-          + (f"; JVM CPU ratio {cpu_ratio:.3f}" if cpu_ratio else ""))
-    return [ResultRow(
-        "evolved read (Spark local[2], noop sink)",
-        f"{rows_text(rows)}, {versions} versions ({files[0]} files)",
-        f"median {wall(evolved):.3f} s{cpu_text(evolved)} ({sizes['runs']} runs)",
-        baseline=f"same rows, 1 version ({files[1]} files): median {wall(baseline):.3f} s{cpu_text(baseline)}",
-        ratio=f"{ratio:.3f} (evolved/baseline)" + (f"; JVM CPU {cpu_ratio:.3f}" if cpu_ratio else ""),
-        goal=f"ratio ≤ {GOAL_RATIO}",
-        reference=PYICEBERG_RATIO,
-        met=verdict(ratio <= GOAL_RATIO, not judged),
-    )]
+    print(f"  ratio evolved/baseline: {ratio:.3f} (goal <= {GOAL_RATIO})" + (f"; JVM CPU ratio {cpu_ratio:.3f}" if cpu_ratio else ""))
+    return [
+        ResultRow(
+            "evolved read (Spark local[2], noop sink)",
+            f"{rows_text(rows)}, {versions} versions ({files[0]} files)",
+            f"median {wall(evolved):.3f} s{cpu_text(evolved)} ({sizes['runs']} runs)",
+            baseline=f"same rows, 1 version ({files[1]} files): median {wall(baseline):.3f} s{cpu_text(baseline)}",
+            ratio=f"{ratio:.3f} (evolved/baseline)" + (f"; JVM CPU {cpu_ratio:.3f}" if cpu_ratio else ""),
+            goal=f"ratio ≤ {GOAL_RATIO}",
+            reference=PYICEBERG_RATIO,
+            met=verdict(ratio <= GOAL_RATIO, not judged),
+        )
+    ]
 
 
 if __name__ == "__main__":

@@ -27,12 +27,14 @@ GOAL_DUAL_WRITE = 2.0
 
 def _batch(start: int, count: int) -> pa.Table:
     ids = np.arange(start, start + count, dtype=np.int64)
-    return pa.table({
-        "id": pa.array(ids),
-        "code": pa.array((ids % 100_000).astype(str)),
-        "amount": pa.array((ids % 1000).astype(np.float64) / 8),
-        "tag": pa.array(np.where(ids % 2 == 0, "even", "odd")),
-    })
+    return pa.table(
+        {
+            "id": pa.array(ids),
+            "code": pa.array((ids % 100_000).astype(str)),
+            "amount": pa.array((ids % 1000).astype(np.float64) / 8),
+            "tag": pa.array(np.where(ids % 2 == 0, "even", "odd")),
+        }
+    )
 
 
 def _table(session, name: str, rows: int, batch: int) -> None:
@@ -79,16 +81,22 @@ def conversion(sizes: dict, quick: bool, judged: bool | None = None) -> list[Res
 
     rows = sizes["rows"]
     ratio = copy_s / convert_s  # throughput ratio: conversion rows/s over copy rows/s
-    print(f"  copy {copy_s:.2f} s ({rows / copy_s / 1e6:.2f} M rows/s); conversion {convert_s:.2f} s "
-          f"({rows / convert_s / 1e6:.2f} M rows/s); throughput ratio {ratio:.2f}")
-    return [ResultRow(
-        "heavy conversion", f"{rows_text(rows)}, 4 columns, STRING -> INT",
-        f"{convert_s:.2f} s ({rows / convert_s / 1e6:.2f} M rows/s)",
-        baseline=f"Spark Parquet copy: {copy_s:.2f} s ({rows / copy_s / 1e6:.2f} M rows/s)",
-        ratio=f"{ratio:.2f} (conversion/copy throughput)", goal=f"≥ {GOAL_THROUGHPUT}×",
-        reference="plain copy ≈ 2.3 M rows/s; Doris worst case ≈ 10 MB/s",
-        met=verdict(ratio >= GOAL_THROUGHPUT, quick if judged is None else not judged),
-    )]
+    print(
+        f"  copy {copy_s:.2f} s ({rows / copy_s / 1e6:.2f} M rows/s); conversion {convert_s:.2f} s "
+        f"({rows / convert_s / 1e6:.2f} M rows/s); throughput ratio {ratio:.2f}"
+    )
+    return [
+        ResultRow(
+            "heavy conversion",
+            f"{rows_text(rows)}, 4 columns, STRING -> INT",
+            f"{convert_s:.2f} s ({rows / convert_s / 1e6:.2f} M rows/s)",
+            baseline=f"Spark Parquet copy: {copy_s:.2f} s ({rows / copy_s / 1e6:.2f} M rows/s)",
+            ratio=f"{ratio:.2f} (conversion/copy throughput)",
+            goal=f"≥ {GOAL_THROUGHPUT}×",
+            reference="plain copy ≈ 2.3 M rows/s; Doris worst case ≈ 10 MB/s",
+            met=verdict(ratio >= GOAL_THROUGHPUT, quick if judged is None else not judged),
+        )
+    ]
 
 
 def dual_write(sizes: dict, quick: bool) -> list[ResultRow]:
@@ -113,11 +121,17 @@ def dual_write(sizes: dict, quick: bool) -> list[ResultRow]:
         dual = median(timed_loads(session, 3 * 10**9))
     ratio = dual / plain
     print(f"  load of {sizes['load_rows']} rows: p50 {ms(plain)} alone, {ms(dual)} while dual-writing; ratio {ratio:.2f}")
-    return [ResultRow(
-        "load during dual write", f"{sizes['loads']} loads of {rows_text(sizes['load_rows'])}", f"p50 {ms(dual)}",
-        baseline=f"no job: p50 {ms(plain)}", ratio=f"{ratio:.2f} (dual/plain p50)", goal=f"≤ {GOAL_DUAL_WRITE}×",
-        met=verdict(ratio <= GOAL_DUAL_WRITE, quick),
-    )]
+    return [
+        ResultRow(
+            "load during dual write",
+            f"{sizes['loads']} loads of {rows_text(sizes['load_rows'])}",
+            f"p50 {ms(dual)}",
+            baseline=f"no job: p50 {ms(plain)}",
+            ratio=f"{ratio:.2f} (dual/plain p50)",
+            goal=f"≤ {GOAL_DUAL_WRITE}×",
+            met=verdict(ratio <= GOAL_DUAL_WRITE, quick),
+        )
+    ]
 
 
 def run(quick: bool = False, rows: int | None = None, conversion_only: bool = False) -> list[ResultRow]:

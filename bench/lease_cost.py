@@ -41,13 +41,15 @@ def load_cost(sizes: dict, quick: bool) -> ResultRow:
 
     with fresh_home("lease-load") as home:
         session = Session(settings_for(home))
-        list(session.run(
-            "CREATE TABLE t (id BIGINT NOT NULL, code STRING, amount BIGINT, PRIMARY KEY (id)) "
-            "DISTRIBUTED BY HASH(id) BUCKETS 4"
-        ))
+        list(
+            session.run(
+                "CREATE TABLE t (id BIGINT NOT NULL, code STRING, amount BIGINT, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 4"
+            )
+        )
         info, version = session.catalog.current_schema("t")
-        batches = [rows_from_arrow(version, info.name, _batch(i * sizes["load_rows"], sizes["load_rows"]))
-                   for i in range(2 * sizes["loads"] + 4)]
+        batches = [
+            rows_from_arrow(version, info.name, _batch(i * sizes["load_rows"], sizes["load_rows"])) for i in range(2 * sizes["loads"] + 4)
+        ]
         with_lease, without = [], []
         for i, data in enumerate(batches):
             lease_s = 30.0 if i % 2 == 0 else None
@@ -57,13 +59,17 @@ def load_cost(sizes: dict, quick: bool) -> ResultRow:
             if i >= 4:  # the first two of each: warm-up
                 (with_lease if lease_s else without).append(elapsed)
     ratio = median(with_lease) / median(without)
-    print(f"  load of {sizes['load_rows']} rows: p50 {ms(median(with_lease))} with a lease, "
-          f"{ms(median(without))} without; ratio {ratio:.3f}")
+    print(
+        f"  load of {sizes['load_rows']} rows: p50 {ms(median(with_lease))} with a lease, {ms(median(without))} without; ratio {ratio:.3f}"
+    )
     return ResultRow(
-        "lease cost", f"load of {sizes['load_rows']:,} rows ({len(with_lease)} each, interleaved)",
+        "lease cost",
+        f"load of {sizes['load_rows']:,} rows ({len(with_lease)} each, interleaved)",
         f"p50 {ms(median(with_lease))} with the load lease",
-        baseline=f"no lease: p50 {ms(median(without))}", ratio=f"{ratio:.3f} (lease/no lease p50)",
-        goal=f"≤ {GOAL_RATIO}×", met=verdict(ratio <= GOAL_RATIO, quick),
+        baseline=f"no lease: p50 {ms(median(without))}",
+        ratio=f"{ratio:.3f} (lease/no lease p50)",
+        goal=f"≤ {GOAL_RATIO}×",
+        met=verdict(ratio <= GOAL_RATIO, quick),
     )
 
 
@@ -100,11 +106,15 @@ def light_alter_cost(sizes: dict, quick: bool, lease_s: float) -> ResultRow:
     ratio = median(leased) / median(plain)
     every = lease_s / RENEWALS_PER_LEASE
     judged = lease_s == DEFAULT_LEASE_S
-    print(f"  light ALTER (lease renewed every {every:.2f} s): p50 {ms(median(leased))} beside a renewing lease, "
-          f"{ms(median(plain))} without; ratio {ratio:.3f}")
+    print(
+        f"  light ALTER (lease renewed every {every:.2f} s): p50 {ms(median(leased))} beside a renewing lease, "
+        f"{ms(median(plain))} without; ratio {ratio:.3f}"
+    )
     return ResultRow(
-        "lease cost", f"light ALTER beside a job lease renewed every {every:.2g} s ({len(leased)} each)",
-        f"p50 {ms(median(leased))}", baseline=f"no lease held: p50 {ms(median(plain))}",
+        "lease cost",
+        f"light ALTER beside a job lease renewed every {every:.2g} s ({len(leased)} each)",
+        f"p50 {ms(median(leased))}",
+        baseline=f"no lease held: p50 {ms(median(plain))}",
         ratio=f"{ratio:.3f} (lease/no lease p50)",
         goal=f"≤ {GOAL_RATIO}×" if judged else "— (stress: 30× the default renewal rate)",
         met=verdict(ratio <= GOAL_RATIO, quick) if judged else "—",
@@ -114,7 +124,9 @@ def light_alter_cost(sizes: dict, quick: bool, lease_s: float) -> ResultRow:
 def run(quick: bool = False) -> list[ResultRow]:
     sizes = QUICK if quick else FULL
     return [
-        load_cost(sizes, quick), light_alter_cost(sizes, quick, DEFAULT_LEASE_S), light_alter_cost(sizes, quick, 1.0),
+        load_cost(sizes, quick),
+        light_alter_cost(sizes, quick, DEFAULT_LEASE_S),
+        light_alter_cost(sizes, quick, 1.0),
     ]
 
 

@@ -62,11 +62,13 @@ _NAMES = pa.array([f"name-{i}" for i in range(5000)], pa.string())
 
 def _batch(start: int, count: int) -> pa.Table:
     ids = np.arange(start, start + count, dtype=np.int64)
-    return pa.table({
-        "id": pa.array(ids),
-        "v": pa.array((ids % 100_003).astype(np.int32)),
-        "s": _NAMES.take(pa.array(ids % 5000)),
-    })
+    return pa.table(
+        {
+            "id": pa.array(ids),
+            "v": pa.array((ids % 100_003).astype(np.int32)),
+            "s": _NAMES.take(pa.array(ids % 5000)),
+        }
+    )
 
 
 class Case:
@@ -122,9 +124,7 @@ def _pg_admin():
     from alterflow.catalog.database import normalise_url
 
     try:
-        engine = sqlalchemy.create_engine(
-            normalise_url(PG_ADMIN_URL), isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 3}
-        )
+        engine = sqlalchemy.create_engine(normalise_url(PG_ADMIN_URL), isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 3})
         with engine.connect() as conn:
             conn.exec_driver_sql("SELECT 1")
         return engine
@@ -186,25 +186,39 @@ def run(quick: bool = False) -> list[ResultRow]:
     goal = f"p50 ≤ {GOAL_P50_S * 1000:.0f} ms"
     rows = [
         ResultRow(
-            "light ALTER", f"SQLite, {rows_text(small.rows)}", small.text(), goal=goal,
-            reference=PYICEBERG_P50, met=verdict(small.p50 <= GOAL_P50_S, quick),
+            "light ALTER",
+            f"SQLite, {rows_text(small.rows)}",
+            small.text(),
+            goal=goal,
+            reference=PYICEBERG_P50,
+            met=verdict(small.p50 <= GOAL_P50_S, quick),
         ),
         ResultRow(
-            "light ALTER", f"SQLite, {rows_text(big.rows)}", big.text(),
-            baseline=f"{rows_text(small.rows)}: p50 {ms(small.p50)}", ratio=f"{ratio:.2f} (big/small p50)",
-            goal=f"{goal}; ratio ≤ {GOAL_RATIO}", reference=PYICEBERG_P50,
+            "light ALTER",
+            f"SQLite, {rows_text(big.rows)}",
+            big.text(),
+            baseline=f"{rows_text(small.rows)}: p50 {ms(small.p50)}",
+            ratio=f"{ratio:.2f} (big/small p50)",
+            goal=f"{goal}; ratio ≤ {GOAL_RATIO}",
+            reference=PYICEBERG_P50,
             met=verdict(big.p50 <= GOAL_P50_S and ratio <= GOAL_RATIO, quick),
         ),
     ]
     if pg is None:
         rows.append(ResultRow("light ALTER", f"PostgreSQL, {rows_text(sizes['small'])}", "skipped: server not reachable"))
     else:
-        rows.append(ResultRow(
-            "light ALTER", f"PostgreSQL, {rows_text(pg.rows)}", pg.text(),
-            baseline=f"SQLite, {rows_text(small.rows)}: p50 {ms(small.p50)}",
-            ratio=f"{pg.p50 / small.p50:.2f} (PostgreSQL/SQLite p50)", goal="— (the goal is on SQLite)",
-            reference=PYICEBERG_P50, met="—",
-        ))
+        rows.append(
+            ResultRow(
+                "light ALTER",
+                f"PostgreSQL, {rows_text(pg.rows)}",
+                pg.text(),
+                baseline=f"SQLite, {rows_text(small.rows)}: p50 {ms(small.p50)}",
+                ratio=f"{pg.p50 / small.p50:.2f} (PostgreSQL/SQLite p50)",
+                goal="— (the goal is on SQLite)",
+                reference=PYICEBERG_P50,
+                met="—",
+            )
+        )
     return rows
 
 

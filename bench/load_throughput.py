@@ -94,12 +94,18 @@ def local_load(sizes: dict, quick: bool) -> list[ResultRow]:
         mb = csvs[1].stat().st_size / 1e6
     ratio = baseline / ours
     print(f"  pyarrow {baseline:.2f} s, alterflow load {ours:.2f} s ({rows / ours / 1e6:.2f} M rows/s); throughput ratio {ratio:.2f}")
-    return [ResultRow(
-        "load (local engine)", f"{rows_text(rows)} CSV, {mb:.0f} MB, PK, 4 buckets",
-        f"{ours:.2f} s ({rows / ours / 1e6:.2f} M rows/s)",
-        baseline=f"pyarrow read+cast+write: {baseline:.2f} s", ratio=f"{ratio:.2f} (throughput, ours/pyarrow)",
-        goal=f"≥ {GOAL_LOCAL}×", reference="before issue 11: 14.2 s (0.04×)", met=verdict(ratio >= GOAL_LOCAL, quick),
-    )]
+    return [
+        ResultRow(
+            "load (local engine)",
+            f"{rows_text(rows)} CSV, {mb:.0f} MB, PK, 4 buckets",
+            f"{ours:.2f} s ({rows / ours / 1e6:.2f} M rows/s)",
+            baseline=f"pyarrow read+cast+write: {baseline:.2f} s",
+            ratio=f"{ratio:.2f} (throughput, ours/pyarrow)",
+            goal=f"≥ {GOAL_LOCAL}×",
+            reference="before issue 11: 14.2 s (0.04×)",
+            met=verdict(ratio >= GOAL_LOCAL, quick),
+        )
+    ]
 
 
 def dual_write_load(sizes: dict, quick: bool) -> list[ResultRow]:
@@ -128,12 +134,17 @@ def dual_write_load(sizes: dict, quick: bool) -> list[ResultRow]:
     ratio = median(dual) / median(plain)
     cpu_ratio = median(dual_cpu) / median(plain_cpu)
     print(f"  no job {median(plain):.2f} s, dual write {median(dual):.2f} s; ratio {ratio:.2f}; CPU ratio {cpu_ratio:.2f}")
-    return [ResultRow(
-        "load during dual write", f"{rows_text(rows)} CSV, job MODIFY COLUMN grp SMALLINT in READY_TO_SWAP",
-        f"median {median(dual):.2f} s; CPU {median(dual_cpu):.2f} s ({median(dual_cpu) / median(dual):.2f} cores)",
-        baseline=f"no job: median {median(plain):.2f} s; CPU {median(plain_cpu):.2f} s ({median(plain_cpu) / median(plain):.2f} cores)",
-        ratio=f"{ratio:.2f} (dual/plain); CPU {cpu_ratio:.2f}", goal=f"≤ {GOAL_DUAL}×", met=verdict(ratio <= GOAL_DUAL, quick),
-    )]
+    return [
+        ResultRow(
+            "load during dual write",
+            f"{rows_text(rows)} CSV, job MODIFY COLUMN grp SMALLINT in READY_TO_SWAP",
+            f"median {median(dual):.2f} s; CPU {median(dual_cpu):.2f} s ({median(dual_cpu) / median(dual):.2f} cores)",
+            baseline=f"no job: median {median(plain):.2f} s; CPU {median(plain_cpu):.2f} s ({median(plain_cpu) / median(plain):.2f} cores)",
+            ratio=f"{ratio:.2f} (dual/plain); CPU {cpu_ratio:.2f}",
+            goal=f"≤ {GOAL_DUAL}×",
+            met=verdict(ratio <= GOAL_DUAL, quick),
+        )
+    ]
 
 
 def _cpu_seconds() -> float:
@@ -173,12 +184,17 @@ def spark_load(sizes: dict, quick: bool) -> list[ResultRow]:
         mb = csv.stat().st_size / 1e6
     ratio = baseline / ours
     print(f"  plain Spark {baseline:.2f} s, alterflow load --engine spark {ours:.2f} s; throughput ratio {ratio:.2f}")
-    return [ResultRow(
-        "load (Spark engine, local[2])", f"{rows_text(rows)} CSV, {mb:.0f} MB, PK, 4 buckets",
-        f"{ours:.2f} s ({rows / ours / 1e6:.2f} M rows/s)",
-        baseline=f"plain Spark CSV→Parquet: {baseline:.2f} s", ratio=f"{ratio:.2f} (throughput, ours/plain)",
-        goal=f"≥ {GOAL_SPARK}×", met=verdict(ratio >= GOAL_SPARK, quick),
-    )]
+    return [
+        ResultRow(
+            "load (Spark engine, local[2])",
+            f"{rows_text(rows)} CSV, {mb:.0f} MB, PK, 4 buckets",
+            f"{ours:.2f} s ({rows / ours / 1e6:.2f} M rows/s)",
+            baseline=f"plain Spark CSV→Parquet: {baseline:.2f} s",
+            ratio=f"{ratio:.2f} (throughput, ours/plain)",
+            goal=f"≥ {GOAL_SPARK}×",
+            met=verdict(ratio >= GOAL_SPARK, quick),
+        )
+    ]
 
 
 def peak_rss(sizes: dict, quick: bool) -> list[ResultRow]:
@@ -200,11 +216,17 @@ def peak_rss(sizes: dict, quick: bool) -> list[ResultRow]:
         size = csv.stat().st_size
     peak = usage.ru_maxrss * 1024  # kilobytes on Linux
     print(f"  {size / 2**30:.2f} GB, {rows:,} rows in {elapsed:.1f} s; peak RSS {peak / 2**20:.0f} MB ({output})")
-    return [ResultRow(
-        "load peak memory", f"{size / 2**30:.2f} GiB CSV, {rows_text(rows)}, `alterflow load --engine local`",
-        f"peak RSS {peak / 2**20:,.0f} MiB; {elapsed:.1f} s", baseline=f"input {size / 2**20:,.0f} MiB",
-        ratio=f"{peak / size:.2f} (RSS/input)", goal="< 1.5 GiB", met=verdict(peak < GOAL_RSS_BYTES, quick),
-    )]
+    return [
+        ResultRow(
+            "load peak memory",
+            f"{size / 2**30:.2f} GiB CSV, {rows_text(rows)}, `alterflow load --engine local`",
+            f"peak RSS {peak / 2**20:,.0f} MiB; {elapsed:.1f} s",
+            baseline=f"input {size / 2**20:,.0f} MiB",
+            ratio=f"{peak / size:.2f} (RSS/input)",
+            goal="< 1.5 GiB",
+            met=verdict(peak < GOAL_RSS_BYTES, quick),
+        )
+    ]
 
 
 def run(quick: bool = False, only: str | None = None) -> list[ResultRow]:

@@ -38,9 +38,7 @@ ACTIVE_JOB_STATES = (JobState.PENDING, JobState.WAITING_TXN, JobState.RUNNING, J
 # much CPU as running it on SQLite. Same SQL, same bound parameters.
 _TABLE_AT_CURRENT_VERSION = (
     select(TableRow, SchemaVersionRow)
-    .join(SchemaVersionRow, and_(
-        SchemaVersionRow.table_id == TableRow.id, SchemaVersionRow.version == TableRow.current_version
-    ))
+    .join(SchemaVersionRow, and_(SchemaVersionRow.table_id == TableRow.id, SchemaVersionRow.version == TableRow.current_version))
     .where(TableRow.name_key == bindparam("name_key"))
 )
 _ACTIVE_JOB = (
@@ -266,7 +264,8 @@ def _remember_written_version(row: SchemaVersionRow, version: SchemaVersion) -> 
     """The version a commit just wrote is the one the next statement reads: keep the planner's
     object under the row's values instead of decoding the JSON it was encoded to."""
     _remember_version(
-        (row.table_id, row.version, row.spec, row.statement, row.created_at), replace(version, table_id=row.table_id, created_at=row.created_at)
+        (row.table_id, row.version, row.spec, row.statement, row.created_at),
+        replace(version, table_id=row.table_id, created_at=row.created_at),
     )
 
 
@@ -323,17 +322,27 @@ class Catalog:
                         return None
                     raise NameInUse(f"table {name} already exists")
                 row = TableRow(
-                    name=name, name_key=name_key(name), current_version=1, next_column_id=1,
-                    commit_seq=0, created_at=now,
+                    name=name,
+                    name_key=name_key(name),
+                    current_version=1,
+                    next_column_id=1,
+                    commit_seq=0,
+                    created_at=now,
                 )
                 s.add(row)
                 s.flush()
                 version, next_column_id = build(row.id)
                 row.next_column_id = next_column_id
-                s.add(SchemaVersionRow(
-                    table_id=row.id, version=1, state=VersionState.COMMITTED, spec=version.spec_json(),
-                    statement=statement, created_at=now,
-                ))
+                s.add(
+                    SchemaVersionRow(
+                        table_id=row.id,
+                        version=1,
+                        state=VersionState.COMMITTED,
+                        spec=version.spec_json(),
+                        statement=statement,
+                        created_at=now,
+                    )
+                )
                 index = IndexRow(table_id=row.id, schema_version=1, state=IndexState.ACTIVE, created_at=now)
                 s.add(index)
                 s.flush()
@@ -357,9 +366,7 @@ class Catalog:
                 raise DependentObjects(f"cannot drop table {row.name}: view {', '.join(views)} uses it")
             job = self.active_job_row(s, row.id)
             if job is not None:
-                raise DependentObjects(
-                    f"cannot drop table {row.name}: alter job {job.id} ({job.state}) is not finished"
-                )
+                raise DependentObjects(f"cannot drop table {row.name}: alter job {job.id} ({job.state}) is not finished")
             row.name_key = None
             row.dropped_at = utcnow()
             s.execute(update(IndexRow).where(IndexRow.table_id == row.id).values(state=IndexState.RETIRED, retired_at=row.dropped_at))
@@ -437,24 +444,37 @@ class Catalog:
                 )
                 job = self.active_job_row(s, table_id)
                 if job is not None:
-                    raise ConcurrentChange(
-                        f"ALTER TABLE {table_name}: job {job.id} ({job.state}) is not finished; one job per table"
-                    )
+                    raise ConcurrentChange(f"ALTER TABLE {table_name}: job {job.id} ({job.state}) is not finished; one job per table")
                 if result.rowcount != 1:
                     raise ConcurrentChange(
                         f"ALTER TABLE {table_name}: the table changed since this statement was planned "
                         f"(version {old_version} is no longer current); nothing was applied"
                     )
                 version_row = SchemaVersionRow(
-                    table_id=table_id, version=new.version, state=VersionState.COMMITTED, spec=new.spec_json(),
-                    statement=new.statement, created_at=now,
+                    table_id=table_id,
+                    version=new.version,
+                    state=VersionState.COMMITTED,
+                    spec=new.spec_json(),
+                    statement=new.statement,
+                    created_at=now,
                 )
                 s.add(version_row)
                 row = AlterJobRow(
-                    request_id=request_id, table_id=table_id, table_name=table_name, kind=JobKind.LIGHT,
-                    state=JobState.FINISHED, statement=new.statement, properties=json.dumps(properties, sort_keys=True),
-                    from_version=old_version, to_version=new.version, msg="", progress="",
-                    steps=json.dumps(list(steps)), timeout_s=timeout_s, created_at=now, finished_at=now,
+                    request_id=request_id,
+                    table_id=table_id,
+                    table_name=table_name,
+                    kind=JobKind.LIGHT,
+                    state=JobState.FINISHED,
+                    statement=new.statement,
+                    properties=json.dumps(properties, sort_keys=True),
+                    from_version=old_version,
+                    to_version=new.version,
+                    msg="",
+                    progress="",
+                    steps=json.dumps(list(steps)),
+                    timeout_s=timeout_s,
+                    created_at=now,
+                    finished_at=now,
                 )
                 s.add(row)
                 s.flush()
@@ -494,9 +514,7 @@ class Catalog:
                     raise UnknownObject(f"table id {table.id} has no schema version {version}")
                 base = _version(row)
             job = self.active_job_row(s, table.id)
-            return AlterContext(
-                _table(table), current, base, job_from_row(job) if job is not None else None, self._view_uses(s, table.id)
-            )
+            return AlterContext(_table(table), current, base, job_from_row(job) if job is not None else None, self._view_uses(s, table.id))
 
     def job_by_request(self, request_id: str) -> AlterJob | None:
         with self.db_session() as s:
@@ -540,9 +558,7 @@ class Catalog:
             rows = s.scalars(select(TabletRow).where(TabletRow.index_id == index_id))
             return {r.id: (r.partition_key, r.bucket) for r in rows}
 
-    def begin_transaction(
-        self, table_id: int, label: str, timeout_s: int, lease_s: float | None = None, holder: str | None = None
-    ) -> int:
+    def begin_transaction(self, table_id: int, label: str, timeout_s: int, lease_s: float | None = None, holder: str | None = None) -> int:
         """A new PREPARE transaction. Its id is taken under the table row's lock, the same lock a
         heavyweight job takes for its boundary, so every id is clearly below or above a boundary.
 
@@ -554,7 +570,10 @@ class Catalog:
             if s.scalar(select(TableRow.id).where(TableRow.id == table_id, TableRow.name_key.is_not(None)).with_for_update()) is None:
                 raise UnknownObject(f"unknown table id {table_id}")
             row = TransactionRow(
-                table_id=table_id, state=TransactionState.PREPARE, label=label, created_at=now,
+                table_id=table_id,
+                state=TransactionState.PREPARE,
+                label=label,
+                created_at=now,
                 timeout_at=now + timedelta(seconds=timeout_s),
                 lease_holder=holder if lease_s is not None else None,
                 lease_expires_at=now + timedelta(seconds=lease_s) if lease_s is not None else None,
@@ -571,8 +590,10 @@ class Catalog:
             result = s.execute(
                 update(TransactionRow)
                 .where(
-                    TransactionRow.id == txn_id, TransactionRow.state == TransactionState.PREPARE,
-                    TransactionRow.lease_expires_at.is_not(None), TransactionRow.lease_expires_at >= now,
+                    TransactionRow.id == txn_id,
+                    TransactionRow.state == TransactionState.PREPARE,
+                    TransactionRow.lease_expires_at.is_not(None),
+                    TransactionRow.lease_expires_at >= now,
                 )
                 .values(lease_expires_at=now + timedelta(seconds=lease_s))
             )
@@ -594,8 +615,14 @@ class Catalog:
                 raise TransactionStateError(f"transaction {txn_id} is not in PREPARE")
             s.add_all(
                 DataFileRow(
-                    tablet_id=f.tablet_id, txn_id=txn_id, schema_version=f.schema_version, path=f.path,
-                    row_count=f.row_count, byte_size=f.byte_size, state=FileState.LIVE, created_at=now,
+                    tablet_id=f.tablet_id,
+                    txn_id=txn_id,
+                    schema_version=f.schema_version,
+                    path=f.path,
+                    row_count=f.row_count,
+                    byte_size=f.byte_size,
+                    state=FileState.LIVE,
+                    created_at=now,
                 )
                 for f in files
             )
@@ -635,11 +662,7 @@ class Catalog:
         s.execute(update(TableRow).where(TableRow.id == txn.table_id).values(commit_seq=TableRow.commit_seq + 1))
         seq = s.scalar(select(TableRow.commit_seq).where(TableRow.id == txn.table_id))
         for path, size in (file_sizes or {}).items():
-            s.execute(
-                update(DataFileRow)
-                .where(DataFileRow.txn_id == txn_id, DataFileRow.path == path)
-                .values(byte_size=size)
-            )
+            s.execute(update(DataFileRow).where(DataFileRow.txn_id == txn_id, DataFileRow.path == path).values(byte_size=size))
         txn.state = TransactionState.COMMITTED
         txn.commit_seq = seq
         txn.finished_at = utcnow()
@@ -688,7 +711,7 @@ class Catalog:
                 paths += _abort_expired(s, txn, now)
         return paths
 
-    def blocking_transactions(self, table_id: int, below: int) -> list["OpenTransaction"]:
+    def blocking_transactions(self, table_id: int, below: int) -> list[OpenTransaction]:
         """The table's PREPARE transactions with ids below `below`, oldest first."""
         with self.db_session() as s:
             rows = s.scalars(
@@ -741,28 +764,24 @@ class Catalog:
             )
             .order_by(DataFileRow.id)
         )
-        files = tuple(
-            DataFile(f.id, f.tablet_id, f.txn_id, f.schema_version, f.path, f.row_count, f.byte_size, seq)
-            for f, seq in rows
-        )
+        files = tuple(DataFile(f.id, f.tablet_id, f.txn_id, f.schema_version, f.path, f.row_count, f.byte_size, seq) for f, seq in rows)
         needed = {f.schema_version for f in files} | {version}
         versions = {
             v.version: _version(v)
-            for v in s.scalars(
-                select(SchemaVersionRow).where(
-                    SchemaVersionRow.table_id == table.id, SchemaVersionRow.version.in_(needed)
-                )
-            )
+            for v in s.scalars(select(SchemaVersionRow).where(SchemaVersionRow.table_id == table.id, SchemaVersionRow.version.in_(needed)))
         }
         current = versions[version]
         seqs: dict[int, int] = {}
         if current.primary_key:
-            seqs = dict(s.execute(
-                select(TransactionRow.id, TransactionRow.commit_seq).where(
-                    TransactionRow.table_id == table.id, TransactionRow.state == TransactionState.COMMITTED,
-                    TransactionRow.commit_seq.is_not(None),
-                )
-            ).all())
+            seqs = dict(
+                s.execute(
+                    select(TransactionRow.id, TransactionRow.commit_seq).where(
+                        TransactionRow.table_id == table.id,
+                        TransactionRow.state == TransactionState.COMMITTED,
+                        TransactionRow.commit_seq.is_not(None),
+                    )
+                ).all()
+            )
         return TableSnapshot(_table(table), current, files, versions, seqs)
 
     def table_stats(self, table_id: int) -> tuple[int, int]:
@@ -795,11 +814,16 @@ class Catalog:
                 s.flush()
                 deps = tuple(dependencies)
                 for dep in deps:
-                    s.add(ViewDependencyRow(
-                        view_id=row.id, ref_name=dep.ref_name, table_id=dep.table_id,
-                        table_version=dep.table_version, column_ids=json.dumps(sorted(dep.column_ids)),
-                        dep_view_id=dep.dep_view_id,
-                    ))
+                    s.add(
+                        ViewDependencyRow(
+                            view_id=row.id,
+                            ref_name=dep.ref_name,
+                            table_id=dep.table_id,
+                            table_version=dep.table_version,
+                            column_ids=json.dumps(sorted(dep.column_ids)),
+                            dep_view_id=dep.dep_view_id,
+                        )
+                    )
                 return ViewInfo(row.id, row.name, row.query, deps)
         except IntegrityError as exc:
             raise NameInUse(f"view {name} already exists") from exc
@@ -844,11 +868,15 @@ class Catalog:
         return ViewInfo(row.id, row.name, row.query, deps)
 
     def _views_reading_table(self, s: Session, table_id: int) -> list[str]:
-        return sorted(set(s.scalars(
-            select(ViewRow.name)
-            .join(ViewDependencyRow, ViewDependencyRow.view_id == ViewRow.id)
-            .where(ViewDependencyRow.table_id == table_id, ViewRow.name_key.is_not(None))
-        )))
+        return sorted(
+            set(
+                s.scalars(
+                    select(ViewRow.name)
+                    .join(ViewDependencyRow, ViewDependencyRow.view_id == ViewRow.id)
+                    .where(ViewDependencyRow.table_id == table_id, ViewRow.name_key.is_not(None))
+                )
+            )
+        )
 
     def view_uses(self, table_id: int) -> dict[int, tuple[str, ...]]:
         """Column id -> names of the live views that use it."""

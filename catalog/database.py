@@ -17,8 +17,8 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
-from alterflow.errors import first_line
 from alterflow.catalog.errors import CatalogOutdated, CatalogUnavailable
+from alterflow.errors import first_line
 
 MIGRATIONS = pathlib.Path(__file__).parent / "migrations"
 _engines: dict[str, Engine] = {}

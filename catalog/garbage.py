@@ -80,7 +80,7 @@ class DeadFile:
 
 def _chunks(items: list, size: int = _BATCH):
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 class GarbageCollection:
@@ -94,11 +94,11 @@ class GarbageCollection:
     def expired_indexes(self, cutoff: datetime) -> list[int]:
         """RETIRED indexes retired at or before `cutoff`."""
         with self._session() as s:
-            return list(s.scalars(
-                select(IndexRow.id)
-                .where(IndexRow.state == IndexState.RETIRED, IndexRow.retired_at <= cutoff)
-                .order_by(IndexRow.id)
-            ))
+            return list(
+                s.scalars(
+                    select(IndexRow.id).where(IndexRow.state == IndexState.RETIRED, IndexRow.retired_at <= cutoff).order_by(IndexRow.id)
+                )
+            )
 
     def drop_index(self, index_id: int, cutoff: datetime) -> list[str]:
         """RETIRED (at or before `cutoff`) -> DROPPED, its live files DELETED. Returns their paths,
@@ -133,9 +133,7 @@ class GarbageCollection:
         states: dict[int, str] = {}
         with self._session() as s:
             for chunk in _chunks(ids):
-                states.update(s.execute(
-                    select(TransactionRow.id, TransactionRow.state).where(TransactionRow.id.in_(chunk))
-                ).all())
+                states.update(s.execute(select(TransactionRow.id, TransactionRow.state).where(TransactionRow.id.in_(chunk))).all())
         return states
 
     # -- files --------------------------------------------------------------------------------
@@ -155,9 +153,7 @@ class GarbageCollection:
         found: set[str] = set()
         with self._session() as s:
             for chunk in _chunks(sorted(set(paths))):
-                found.update(s.scalars(
-                    select(DataFileRow.path).where(DataFileRow.path.in_(chunk), DataFileRow.state == FileState.LIVE)
-                ))
+                found.update(s.scalars(select(DataFileRow.path).where(DataFileRow.path.in_(chunk), DataFileRow.state == FileState.LIVE)))
         return found
 
     def known_paths(self, paths: Iterable[str]) -> set[str]:
@@ -174,9 +170,7 @@ class GarbageCollection:
         removed = 0
         with self._session() as s, s.begin():
             for chunk in _chunks(ids):
-                removed += s.execute(
-                    delete(DataFileRow).where(DataFileRow.id.in_(chunk), DataFileRow.state.in_(DEAD_FILE_STATES))
-                ).rowcount
+                removed += s.execute(delete(DataFileRow).where(DataFileRow.id.in_(chunk), DataFileRow.state.in_(DEAD_FILE_STATES))).rowcount
         return removed
 
     # -- compaction ---------------------------------------------------------------------------
@@ -198,8 +192,13 @@ class GarbageCollection:
         with self._session() as s:
             rows = s.execute(
                 select(
-                    TableRow.id, TableRow.name, TableRow.current_index_id, TabletRow.id, TabletRow.partition_key,
-                    TabletRow.bucket, DataFileRow.schema_version,
+                    TableRow.id,
+                    TableRow.name,
+                    TableRow.current_index_id,
+                    TabletRow.id,
+                    TabletRow.partition_key,
+                    TabletRow.bucket,
+                    DataFileRow.schema_version,
                 )
                 .join(TabletRow, TabletRow.index_id == TableRow.current_index_id)
                 .join(DataFileRow, DataFileRow.tablet_id == TabletRow.id)
@@ -215,10 +214,18 @@ class GarbageCollection:
             for table_id, name, index_id, tablet_id, partition_key, bucket, version in rows:
                 if table_id in busy:
                     continue
-                entry = found.setdefault(tablet_id, {
-                    "table_id": table_id, "table_name": name, "index_id": index_id, "tablet_id": tablet_id,
-                    "partition_key": partition_key, "bucket": bucket, "old_versions": set(),
-                })
+                entry = found.setdefault(
+                    tablet_id,
+                    {
+                        "table_id": table_id,
+                        "table_name": name,
+                        "index_id": index_id,
+                        "tablet_id": tablet_id,
+                        "partition_key": partition_key,
+                        "bucket": bucket,
+                        "old_versions": set(),
+                    },
+                )
                 entry["old_versions"].add(version)
         return [
             CompactionTarget(**{**e, "old_versions": tuple(sorted(e["old_versions"]))})
@@ -261,13 +268,15 @@ class GarbageCollection:
         before a newer version committed may still be about to write under it). Tables with a
         load in PREPARE are left for the next run. Returns what was deleted, per table."""
         with self._session() as s:
-            table_ids = list(s.scalars(
-                select(SchemaVersionRow.table_id)
-                .where(SchemaVersionRow.state == VersionState.COMMITTED)
-                .group_by(SchemaVersionRow.table_id)
-                .having(func.count() > 1)
-                .order_by(SchemaVersionRow.table_id)
-            ))
+            table_ids = list(
+                s.scalars(
+                    select(SchemaVersionRow.table_id)
+                    .where(SchemaVersionRow.state == VersionState.COMMITTED)
+                    .group_by(SchemaVersionRow.table_id)
+                    .having(func.count() > 1)
+                    .order_by(SchemaVersionRow.table_id)
+                )
+            )
         deleted = []
         for table_id in table_ids:
             collected = self._collect_table_versions(table_id, cutoff)
@@ -289,27 +298,36 @@ class GarbageCollection:
             )
             if preparing is not None:
                 return None
-            committed = list(s.execute(
-                select(SchemaVersionRow.version, SchemaVersionRow.created_at)
-                .where(SchemaVersionRow.table_id == table_id, SchemaVersionRow.state == VersionState.COMMITTED)
-                .order_by(SchemaVersionRow.version)
-            ).all())
+            committed = list(
+                s.execute(
+                    select(SchemaVersionRow.version, SchemaVersionRow.created_at)
+                    .where(SchemaVersionRow.table_id == table_id, SchemaVersionRow.state == VersionState.COMMITTED)
+                    .order_by(SchemaVersionRow.version)
+                ).all()
+            )
             needed = {table.current_version}
-            needed.update(s.scalars(
-                select(DataFileRow.schema_version)
-                .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
-                .join(IndexRow, IndexRow.id == TabletRow.index_id)
-                .where(IndexRow.table_id == table_id, DataFileRow.state == FileState.LIVE)
-                .distinct()
-            ))
-            needed.update(v for v in s.scalars(
-                select(ViewDependencyRow.table_version)
-                .join(ViewRow, ViewRow.id == ViewDependencyRow.view_id)
-                .where(ViewDependencyRow.table_id == table_id, ViewRow.name_key.is_not(None))
-            ) if v is not None)
+            needed.update(
+                s.scalars(
+                    select(DataFileRow.schema_version)
+                    .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
+                    .join(IndexRow, IndexRow.id == TabletRow.index_id)
+                    .where(IndexRow.table_id == table_id, DataFileRow.state == FileState.LIVE)
+                    .distinct()
+                )
+            )
+            needed.update(
+                v
+                for v in s.scalars(
+                    select(ViewDependencyRow.table_version)
+                    .join(ViewRow, ViewRow.id == ViewDependencyRow.view_id)
+                    .where(ViewDependencyRow.table_id == table_id, ViewRow.name_key.is_not(None))
+                )
+                if v is not None
+            )
             for from_version, to_version in s.execute(
-                select(AlterJobRow.from_version, AlterJobRow.to_version)
-                .where(AlterJobRow.table_id == table_id, AlterJobRow.state.in_(ACTIVE_JOB_STATES))
+                select(AlterJobRow.from_version, AlterJobRow.to_version).where(
+                    AlterJobRow.table_id == table_id, AlterJobRow.state.in_(ACTIVE_JOB_STATES)
+                )
             ):
                 needed.update((from_version, to_version))
             doomed = []
@@ -321,8 +339,11 @@ class GarbageCollection:
                     doomed.append(version)
             if not doomed:
                 return None
-            s.execute(delete(SchemaVersionRow).where(
-                SchemaVersionRow.table_id == table_id, SchemaVersionRow.version.in_(doomed),
-                SchemaVersionRow.state == VersionState.COMMITTED,
-            ))
+            s.execute(
+                delete(SchemaVersionRow).where(
+                    SchemaVersionRow.table_id == table_id,
+                    SchemaVersionRow.version.in_(doomed),
+                    SchemaVersionRow.state == VersionState.COMMITTED,
+                )
+            )
             return CollectedVersions(table_id, table.name, tuple(doomed))

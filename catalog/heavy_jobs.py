@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import timedelta
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
-
-from datetime import timedelta
 
 from alterflow.catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog, job_from_row, lock_job_row, utcnow
 from alterflow.catalog.errors import ConcurrentChange, JobStateError, TransactionStateError, UnknownObject
@@ -73,7 +72,6 @@ class HeavyJobs:
                 raise UnknownObject(f"unknown alter job {job_id}")
             return job_from_row(row)
 
-
     def shadow_version(self, job: AlterJob) -> SchemaVersion:
         return self.catalog.schema_version(job.table_id, job.to_version)
 
@@ -82,7 +80,8 @@ class HeavyJobs:
         with self._session() as s:
             row = s.scalar(
                 select(AlterJobRow).where(
-                    AlterJobRow.table_id == table_id, AlterJobRow.kind == JobKind.HEAVY,
+                    AlterJobRow.table_id == table_id,
+                    AlterJobRow.kind == JobKind.HEAVY,
                     AlterJobRow.state.in_(DUAL_WRITE_STATES),
                 )
             )
@@ -90,7 +89,9 @@ class HeavyJobs:
                 return None
             version = s.get(SchemaVersionRow, (row.table_id, row.to_version))
             return DualWriteTarget(
-                row.id, row.boundary_txn, row.shadow_index_id,
+                row.id,
+                row.boundary_txn,
+                row.shadow_index_id,
                 SchemaVersion.from_spec_json(row.table_id, row.to_version, version.spec, version.statement),
                 json.loads(row.properties).get("on_cast_error", "fail"),
             )
@@ -116,8 +117,10 @@ class HeavyJobs:
                 .join(TransactionRow, TransactionRow.id == DataFileRow.txn_id)
                 .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
                 .where(
-                    TabletRow.index_id == origin, TransactionRow.state == TransactionState.COMMITTED,
-                    DataFileRow.state == FileState.LIVE, DataFileRow.txn_id < job.boundary_txn,
+                    TabletRow.index_id == origin,
+                    TransactionRow.state == TransactionState.COMMITTED,
+                    DataFileRow.state == FileState.LIVE,
+                    DataFileRow.txn_id < job.boundary_txn,
                 )
                 .order_by(DataFileRow.id)
             )
@@ -155,46 +158,64 @@ class HeavyJobs:
                     raise UnknownObject(f"unknown table {table_name}")
                 active = self.catalog.active_job_row(s, table_id)
                 if active is not None:
-                    raise ConcurrentChange(
-                        f"ALTER TABLE {table_name}: job {active.id} ({active.state}) is not finished; one job per table"
-                    )
+                    raise ConcurrentChange(f"ALTER TABLE {table_name}: job {active.id} ({active.state}) is not finished; one job per table")
                 if table.current_version != old_version:
                     raise ConcurrentChange(
                         f"ALTER TABLE {table_name}: the table changed since this statement was planned "
                         f"(version {old_version} is no longer current); nothing was applied"
                     )
                 # A cancelled job may have left its version number behind: versions stay one apart.
-                s.execute(delete(SchemaVersionRow).where(
-                    SchemaVersionRow.table_id == table_id, SchemaVersionRow.version == new.version,
-                    SchemaVersionRow.state == VersionState.PENDING,
-                ))
-                s.add(SchemaVersionRow(
-                    table_id=table_id, version=new.version, state=VersionState.PENDING, spec=new.spec_json(),
-                    statement=new.statement, created_at=now,
-                ))
+                s.execute(
+                    delete(SchemaVersionRow).where(
+                        SchemaVersionRow.table_id == table_id,
+                        SchemaVersionRow.version == new.version,
+                        SchemaVersionRow.state == VersionState.PENDING,
+                    )
+                )
+                s.add(
+                    SchemaVersionRow(
+                        table_id=table_id,
+                        version=new.version,
+                        state=VersionState.PENDING,
+                        spec=new.spec_json(),
+                        statement=new.statement,
+                        created_at=now,
+                    )
+                )
                 table.next_column_id = next_column_id  # ids handed out are never reused, even if cancelled
                 shadow = IndexRow(table_id=table_id, schema_version=new.version, state=IndexState.SHADOW, created_at=now)
                 s.add(shadow)
                 s.flush()
-                partitions = sorted(set(s.scalars(
-                    select(TabletRow.partition_key).where(TabletRow.index_id == table.current_index_id)
-                )))
-                s.add_all(
-                    TabletRow(index_id=shadow.id, partition_key=p, bucket=b)
-                    for p in partitions for b in range(new.buckets)
-                )
+                partitions = sorted(set(s.scalars(select(TabletRow.partition_key).where(TabletRow.index_id == table.current_index_id))))
+                s.add_all(TabletRow(index_id=shadow.id, partition_key=p, bucket=b) for p in partitions for b in range(new.buckets))
                 marker = TransactionRow(
-                    table_id=table_id, state=TransactionState.COMMITTED, label=f"boundary of alter request {request_id}",
-                    created_at=now, timeout_at=now, finished_at=now,
+                    table_id=table_id,
+                    state=TransactionState.COMMITTED,
+                    label=f"boundary of alter request {request_id}",
+                    created_at=now,
+                    timeout_at=now,
+                    finished_at=now,
                 )
                 s.add(marker)
                 s.flush()
                 row = AlterJobRow(
-                    request_id=request_id, table_id=table_id, table_name=table_name, kind=JobKind.HEAVY,
-                    state=JobState.PENDING, statement=new.statement, properties=json.dumps(properties, sort_keys=True),
-                    from_version=old_version, to_version=new.version, boundary_txn=marker.id,
-                    origin_index_id=table.current_index_id, shadow_index_id=shadow.id, msg="", progress="",
-                    steps=json.dumps(["validate", "start"]), timeout_s=timeout_s, created_at=now,
+                    request_id=request_id,
+                    table_id=table_id,
+                    table_name=table_name,
+                    kind=JobKind.HEAVY,
+                    state=JobState.PENDING,
+                    statement=new.statement,
+                    properties=json.dumps(properties, sort_keys=True),
+                    from_version=old_version,
+                    to_version=new.version,
+                    boundary_txn=marker.id,
+                    origin_index_id=table.current_index_id,
+                    shadow_index_id=shadow.id,
+                    msg="",
+                    progress="",
+                    steps=json.dumps(["validate", "start"]),
+                    timeout_s=timeout_s,
+                    created_at=now,
                 )
                 if lease is not None:
                     holder, group, seconds = lease
@@ -246,9 +267,15 @@ class HeavyJobs:
         lease; False (nothing written) otherwise."""
         values = {k: v for k, v in (("msg", msg), ("progress", progress)) if v is not None}
         with self._session() as s, s.begin():
-            result = s.execute(update(AlterJobRow).where(
-                AlterJobRow.id == job_id, AlterJobRow.state.in_(ACTIVE_JOB_STATES), AlterJobRow.lease_holder == holder,
-            ).values(**values))
+            result = s.execute(
+                update(AlterJobRow)
+                .where(
+                    AlterJobRow.id == job_id,
+                    AlterJobRow.state.in_(ACTIVE_JOB_STATES),
+                    AlterJobRow.lease_holder == holder,
+                )
+                .values(**values)
+            )
             return result.rowcount == 1
 
     def commit_load(self, txn_id: int, file_sizes: dict[str, int], dual_write_nulls: int = 0, job_id: int | None = None) -> int:
@@ -264,21 +291,40 @@ class HeavyJobs:
         return self.catalog.commit_transaction(txn_id, file_sizes, check=check)
 
     def commit_converted_tablet(
-        self, txn_id: int, file_sizes: dict[str, int], job_id: int, origin_tablet_id: int, rows_in: int, rows_out: int,
-        failed_casts: int, samples: list, *, holder: str,
+        self,
+        txn_id: int,
+        file_sizes: dict[str, int],
+        job_id: int,
+        origin_tablet_id: int,
+        rows_in: int,
+        rows_out: int,
+        failed_casts: int,
+        samples: list,
+        *,
+        holder: str,
     ) -> int:
         """Commit a tablet's conversion transaction: its files become visible exactly when the
         tablet is recorded as converted, and only while `holder` holds the job's lease."""
         return self.catalog.commit_transaction(
-            txn_id, file_sizes,
+            txn_id,
+            file_sizes,
             check=lambda s, _txn: self.record_converted(
                 s, job_id, origin_tablet_id, txn_id, rows_in, rows_out, failed_casts, samples, holder=holder
             ),
         )
 
     def record_converted(
-        self, session: Session, job_id: int, origin_tablet_id: int, txn_id: int, rows_in: int, rows_out: int,
-        failed_casts: int, samples: list, *, holder: str,
+        self,
+        session: Session,
+        job_id: int,
+        origin_tablet_id: int,
+        txn_id: int,
+        rows_in: int,
+        rows_out: int,
+        failed_casts: int,
+        samples: list,
+        *,
+        holder: str,
     ) -> None:
         """Inside the conversion transaction's commit: the tablet is done exactly when its files
         commit, and only while `holder` holds the job's lease."""
@@ -286,17 +332,25 @@ class HeavyJobs:
         if job is None or job.state != JobState.RUNNING:
             raise JobStateError(f"alter job {job_id} is {job.state if job else 'gone'}; conversion output discarded")
         fence(job, holder)
-        session.add(ConvertedTabletRow(
-            job_id=job_id, origin_tablet_id=origin_tablet_id, txn_id=txn_id, rows_in=rows_in, rows_out=rows_out,
-            failed_casts=failed_casts, samples=json.dumps(samples, default=str), finished_at=utcnow(),
-        ))
+        session.add(
+            ConvertedTabletRow(
+                job_id=job_id,
+                origin_tablet_id=origin_tablet_id,
+                txn_id=txn_id,
+                rows_in=rows_in,
+                rows_out=rows_out,
+                failed_casts=failed_casts,
+                samples=json.dumps(samples, default=str),
+                finished_at=utcnow(),
+            )
+        )
 
     def add_dual_write_nulls(self, session: Session, job_id: int, count: int) -> None:
         """Inside a dual-writing load's commit: values it turned into NULL (on_cast_error = null)."""
         if count:
-            session.execute(update(AlterJobRow).where(AlterJobRow.id == job_id).values(
-                dual_write_nulled=AlterJobRow.dual_write_nulled + count
-            ))
+            session.execute(
+                update(AlterJobRow).where(AlterJobRow.id == job_id).values(dual_write_nulled=AlterJobRow.dual_write_nulled + count)
+            )
 
     def dual_write_nulled(self, job_id: int) -> int:
         with self._session() as s:
@@ -322,9 +376,11 @@ class HeavyJobs:
                 raise ConcurrentChange(f"ALTER TABLE {row.table_name}: the table changed under job {job_id}")
             table.current_version = row.to_version
             table.current_index_id = row.shadow_index_id
-            s.execute(update(SchemaVersionRow).where(
-                SchemaVersionRow.table_id == row.table_id, SchemaVersionRow.version == row.to_version
-            ).values(state=VersionState.COMMITTED, created_at=now))
+            s.execute(
+                update(SchemaVersionRow)
+                .where(SchemaVersionRow.table_id == row.table_id, SchemaVersionRow.version == row.to_version)
+                .values(state=VersionState.COMMITTED, created_at=now)
+            )
             s.execute(update(IndexRow).where(IndexRow.id == row.origin_index_id).values(state=IndexState.RETIRED, retired_at=now))
             s.execute(update(IndexRow).where(IndexRow.id == row.shadow_index_id).values(state=IndexState.ACTIVE))
             row.state = JobState.FINISHED
@@ -349,10 +405,13 @@ class HeavyJobs:
             return job_from_row(row), paths
 
     def _drop_shadow(self, s: Session, row: AlterJobRow, now) -> list[str]:
-        s.execute(delete(SchemaVersionRow).where(
-            SchemaVersionRow.table_id == row.table_id, SchemaVersionRow.version == row.to_version,
-            SchemaVersionRow.state == VersionState.PENDING,
-        ))
+        s.execute(
+            delete(SchemaVersionRow).where(
+                SchemaVersionRow.table_id == row.table_id,
+                SchemaVersionRow.version == row.to_version,
+                SchemaVersionRow.state == VersionState.PENDING,
+            )
+        )
         s.execute(update(IndexRow).where(IndexRow.id == row.shadow_index_id).values(state=IndexState.DROPPED, retired_at=now))
         files = s.scalars(
             select(DataFileRow)
@@ -370,25 +429,25 @@ class HeavyJobs:
         Its files must be in the table's current index (or only in a live shadow index), and a
         load that began after an unfinished job's boundary must have dual-written."""
         table = s.get(TableRow, txn.table_id, with_for_update=True)
-        indexes = set(s.scalars(
-            select(TabletRow.index_id)
-            .join(DataFileRow, DataFileRow.tablet_id == TabletRow.id)
-            .where(DataFileRow.txn_id == txn.id)
-        ))
+        indexes = set(
+            s.scalars(
+                select(TabletRow.index_id).join(DataFileRow, DataFileRow.tablet_id == TabletRow.id).where(DataFileRow.txn_id == txn.id)
+            )
+        )
         if not indexes:
             return
-        job = s.scalar(select(AlterJobRow).where(
-            AlterJobRow.table_id == txn.table_id, AlterJobRow.kind == JobKind.HEAVY, AlterJobRow.state.in_(DUAL_WRITE_STATES)
-        ))
+        job = s.scalar(
+            select(AlterJobRow).where(
+                AlterJobRow.table_id == txn.table_id, AlterJobRow.kind == JobKind.HEAVY, AlterJobRow.state.in_(DUAL_WRITE_STATES)
+            )
+        )
         if table.current_index_id not in indexes:
             raise TransactionStateError(
-                f"transaction {txn.id} cannot commit: table {table.name} was swapped to a new index while it ran; "
-                "retry the load"
+                f"transaction {txn.id} cannot commit: table {table.name} was swapped to a new index while it ran; retry the load"
             )
         if job is not None and txn.id > job.boundary_txn and job.shadow_index_id not in indexes:
             raise TransactionStateError(
-                f"transaction {txn.id} cannot commit: schema change job {job.id} on {table.name} started while it "
-                "ran; retry the load"
+                f"transaction {txn.id} cannot commit: schema change job {job.id} on {table.name} started while it ran; retry the load"
             )
         stale = indexes - {table.current_index_id} - ({job.shadow_index_id} if job is not None else set())
         if stale:  # dual-written into the shadow index of a job cancelled meanwhile: drop those files

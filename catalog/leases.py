@@ -88,10 +88,7 @@ def fence(row: AlterJobRow, holder: str | None) -> None:
     """Inside a write's own transaction (the job row locked): refuse a runner that lost its lease.
     `holder` None is a user's action (CANCEL, RESUME of a postponed swap), which needs no lease."""
     if holder is not None and row.lease_holder != holder:
-        raise LeaseLost(
-            f"alter job {row.id}: this runner lost its lease to {shown_holder(row.lease_holder)}; "
-            "it stopped without writing"
-        )
+        raise LeaseLost(f"alter job {row.id}: this runner lost its lease to {shown_holder(row.lease_holder)}; it stopped without writing")
 
 
 class JobLeases:
@@ -132,7 +129,8 @@ class JobLeases:
             result = s.execute(
                 update(AlterJobRow)
                 .where(
-                    AlterJobRow.id == job_id, AlterJobRow.lease_holder == holder,
+                    AlterJobRow.id == job_id,
+                    AlterJobRow.lease_holder == holder,
                     AlterJobRow.state.in_(ACTIVE_JOB_STATES),
                 )
                 .values(lease_renewed_at=now, lease_expires_at=now + timedelta(seconds=lease_s))
@@ -144,9 +142,7 @@ class JobLeases:
         now = now or utcnow()
         with self._session() as s, s.begin():
             result = s.execute(
-                update(AlterJobRow)
-                .where(AlterJobRow.id == job_id, AlterJobRow.lease_holder == holder)
-                .values(lease_expires_at=now)
+                update(AlterJobRow).where(AlterJobRow.id == job_id, AlterJobRow.lease_holder == holder).values(lease_expires_at=now)
             )
             return result.rowcount == 1
 
@@ -155,8 +151,6 @@ class JobLeases:
         now = now or utcnow()
         with self._session() as s:
             rows = s.scalars(
-                select(AlterJobRow)
-                .where(AlterJobRow.kind == JobKind.HEAVY, AlterJobRow.state.in_(DRIVEN_STATES))
-                .order_by(AlterJobRow.id)
+                select(AlterJobRow).where(AlterJobRow.kind == JobKind.HEAVY, AlterJobRow.state.in_(DRIVEN_STATES)).order_by(AlterJobRow.id)
             )
             return [job for job in map(job_from_row, rows) if is_orphaned(job, now)]

@@ -53,7 +53,7 @@ class Column:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> "Column":
+    def from_json(cls, data: dict) -> Column:
         dtype = parse_type(data["type"])
         return cls(
             id=int(data["id"]),
@@ -106,7 +106,7 @@ class SchemaVersion:
         """The role that pins a column in place, for messages: primary-key, partition, distribution."""
         return key_role(column_id, self.primary_key, self.partition_by, self.distributed_by)
 
-    def with_version(self, version: int, statement: str) -> "SchemaVersion":
+    def with_version(self, version: int, statement: str) -> SchemaVersion:
         return replace(self, version=version, statement=statement, created_at=None)
 
     # -- storage -------------------------------------------------------------------------
@@ -126,7 +126,7 @@ class SchemaVersion:
     @classmethod
     def from_spec_json(
         cls, table_id: int, version: int, spec: str, statement: str = "", created_at: datetime | None = None
-    ) -> "SchemaVersion":
+    ) -> SchemaVersion:
         data = json.loads(spec)
         return cls(
             table_id=table_id,

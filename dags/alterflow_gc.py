@@ -41,7 +41,9 @@ def alterflow_gc():
         if name == "resume_orphaned_jobs":
             found = find_orphaned_jobs()
             step = TriggerDagRunOperator.partial(
-                task_id=name, trigger_dag_id=gc_tasks.SCHEMA_CHANGE_DAG, skip_when_already_exists=True,
+                task_id=name,
+                trigger_dag_id=gc_tasks.SCHEMA_CHANGE_DAG,
+                skip_when_already_exists=True,
                 openlineage_inject_parent_info=False,
             ).expand_kwargs(found)
             previous >> found

@@ -49,14 +49,13 @@ PARAMS = {
         type="string",
         format="multiline",
         title="ALTER TABLE statement",
-        description="Exactly one ALTER TABLE statement of that table, e.g. "
-        "ALTER TABLE orders MODIFY COLUMN amount BIGINT",
+        description="Exactly one ALTER TABLE statement of that table, e.g. ALTER TABLE orders MODIFY COLUMN amount BIGINT",
     ),
     "properties": Param(
         {},
         type=["object", "string", "null"],
         title="Properties",
-        description='Optional JSON object added to (and overriding) the statement\'s PROPERTIES, e.g. '
+        description="Optional JSON object added to (and overriding) the statement's PROPERTIES, e.g. "
         '{"postpone_swap": "true", "on_cast_error": "null", "timeout": "3600"}.',
     ),
     "resume_job_id": Param(

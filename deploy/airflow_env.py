@@ -152,13 +152,22 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv: list[str] | None = None) -> int:
     parser = _Parser(description="Run Airflow locally with alterflow's DAGs, plugins and catalog.")
-    parser.add_argument("--home", type=pathlib.Path, default=pathlib.Path(os.environ.get("ALTERFLOW_AIRFLOW_HOME") or DEFAULT_HOME),
-                        help="the Airflow home (default: ALTERFLOW_AIRFLOW_HOME or .alterflow/airflow)")
+    parser.add_argument(
+        "--home",
+        type=pathlib.Path,
+        default=pathlib.Path(os.environ.get("ALTERFLOW_AIRFLOW_HOME") or DEFAULT_HOME),
+        help="the Airflow home (default: ALTERFLOW_AIRFLOW_HOME or .alterflow/airflow)",
+    )
     parser.add_argument("--port", type=int, default=8080, help="the API server's port (default 8080)")
     parser.add_argument("--host", default="127.0.0.1", help="the address the API server listens on (default 127.0.0.1)")
-    parser.add_argument("--database-url", default=os.environ.get("ALTERFLOW_AIRFLOW_DB_URL"),
-                        help="Airflow's metadata database (default: SQLite in the Airflow home)")
-    parser.add_argument("command", choices=["standalone", "env"], help="standalone: run Airflow; env: print the environment as export lines")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("ALTERFLOW_AIRFLOW_DB_URL"),
+        help="Airflow's metadata database (default: SQLite in the Airflow home)",
+    )
+    parser.add_argument(
+        "command", choices=["standalone", "env"], help="standalone: run Airflow; env: print the environment as export lines"
+    )
     args = parser.parse_args(argv)
     if not 0 < args.port < 65536:
         parser.error(f"--port must be between 1 and 65535, not {args.port}")

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pyarrow.parquet as pq
 
-from alterflow.read.arrow_read import read_snapshot_arrow
-from alterflow.read.evolved_read import read_snapshot
-from alterflow.store.layout import absolute
 from alterflow.catalog.catalog import Catalog, TableSnapshot
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.expectations import schema_change
+from alterflow.read.arrow_read import read_snapshot_arrow
+from alterflow.read.evolved_read import read_snapshot
+from alterflow.store.layout import absolute
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 log = logging.getLogger(__name__)
@@ -76,8 +76,10 @@ def _run(suite, frame, engine: str, report: ValidationReport, samples=None) -> N
         if item.success:
             continue
         config = item.expectation_config
-        target = config.kwargs.get("column") or config.kwargs.get("column_list") or (
-            f"{config.kwargs.get('column_A')} = {config.kwargs.get('column_B')}" if "column_A" in config.kwargs else "table"
+        target = (
+            config.kwargs.get("column")
+            or config.kwargs.get("column_list")
+            or (f"{config.kwargs.get('column_A')} = {config.kwargs.get('column_B')}" if "column_A" in config.kwargs else "table")
         )
         details = item.result or {}
         count = details.get("unexpected_count")
@@ -97,7 +99,13 @@ def _shadow_snapshot(catalog: Catalog, job, new: SchemaVersion, only_converted: 
     snapshot = catalog.index_snapshot(job.table_id, job.shadow_index_id, new.version)
     if only_converted:
         converted_txns = {t.txn_id for t in HeavyJobs(catalog).converted(job.id).values()}
-        snapshot = TableSnapshot(snapshot.table, snapshot.current, tuple(f for f in snapshot.files if f.txn_id in converted_txns), snapshot.versions, snapshot.commit_seqs)
+        snapshot = TableSnapshot(
+            snapshot.table,
+            snapshot.current,
+            tuple(f for f in snapshot.files if f.txn_id in converted_txns),
+            snapshot.versions,
+            snapshot.commit_seqs,
+        )
     return snapshot
 
 
@@ -124,8 +132,7 @@ def validate_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int) 
     with_data = set(heavy.origin_files_below_boundary(job)) | set(converted)
     counts = pd.DataFrame(
         [
-            (t, converted[t].rows_in, converted[t].rows_out, converted[t].failed_casts) if t in converted
-            else (t, None, None, None)
+            (t, converted[t].rows_in, converted[t].rows_out, converted[t].failed_casts) if t in converted else (t, None, None, None)
             for t in sorted(with_data)
         ],
         columns=["origin_tablet", "rows_in", "rows_out", "failed_casts"],
@@ -133,7 +140,10 @@ def validate_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int) 
     # In a stable order: which of a tablet's failed values each engine finds first differs.
     cast_samples = sorted((s for t in converted.values() for s in t.samples), key=lambda s: [str(v) for v in s])
     _run(
-        schema_change.tablet_counts_suite(on_cast_error), counts, "pandas", report,
+        schema_change.tablet_counts_suite(on_cast_error),
+        counts,
+        "pandas",
+        report,
         samples=lambda config: cast_samples if config.kwargs.get("column") == "failed_casts" else None,
     )
 

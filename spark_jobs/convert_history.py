@@ -32,9 +32,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from pyspark.sql import SparkSession
 
+    from alterflow.catalog.catalog import Catalog
     from alterflow.settings import Settings
     from alterflow.workflow.heavy_steps import convert
-    from alterflow.catalog.catalog import Catalog
 
     settings = Settings.from_env()
     catalog_url = args.catalog_url or settings.catalog_url

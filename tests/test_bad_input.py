@@ -14,10 +14,10 @@ from datetime import datetime
 import pytest
 from sqlalchemy import select
 
-from alterflow.errors import UserError
-from alterflow.session import ResultSet, Session, StatementError
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.models import AlterJobRow, DataFileRow, TransactionRow, ViewRow
+from alterflow.errors import UserError
+from alterflow.session import ResultSet, Session, StatementError
 
 pytestmark = pytest.mark.spark
 
@@ -92,7 +92,8 @@ def fingerprint(session) -> dict:
             select(TransactionRow.id, TransactionRow.state).where(TransactionRow.state != "ABORTED").order_by(TransactionRow.id)
         ).all()
         fp["aborted with files"] = s.execute(
-            select(DataFileRow.txn_id).join(TransactionRow, TransactionRow.id == DataFileRow.txn_id)
+            select(DataFileRow.txn_id)
+            .join(TransactionRow, TransactionRow.id == DataFileRow.txn_id)
             .where(TransactionRow.state == "ABORTED", DataFileRow.state == "LIVE")
         ).all()
     fp["disk"] = sorted(str(p.relative_to(session.warehouse)) for p in session.warehouse.rglob("*"))
@@ -130,18 +131,48 @@ CASES = [
     C("retype_distribution", "ALTER TABLE plain_tab MODIFY COLUMN h BIGINT", ["plain_tab", "h"], "distribution"),
     # -- NOT NULL and defaults -----------------------------------------------------------------
     C("add_not_null_no_default", "ALTER TABLE pk_tab ADD COLUMN z INT NOT NULL", ["pk_tab", "z"], "NOT NULL", "DEFAULT"),
-    C("add_not_null_default_null", "ALTER TABLE pk_tab ADD COLUMN z INT NOT NULL DEFAULT NULL", ["pk_tab", "z"], "DEFAULT NULL", "NOT NULL"),
+    C(
+        "add_not_null_default_null",
+        "ALTER TABLE pk_tab ADD COLUMN z INT NOT NULL DEFAULT NULL",
+        ["pk_tab", "z"],
+        "DEFAULT NULL",
+        "NOT NULL",
+    ),
     C("add_default_not_int", "ALTER TABLE pk_tab ADD COLUMN z INT DEFAULT 'abc'", ["pk_tab", "z"], "DEFAULT", "INT"),
     C("add_default_too_long", "ALTER TABLE pk_tab ADD COLUMN z VARCHAR(3) DEFAULT 'abcdef'", ["pk_tab", "z"], "DEFAULT", "VARCHAR(3)"),
     C("add_default_scale", "ALTER TABLE pk_tab ADD COLUMN z DECIMAL(5,2) DEFAULT '1.234'", ["pk_tab", "z"], "DEFAULT", "DECIMAL(5,2)"),
     C("add_default_bad_date", "ALTER TABLE pk_tab ADD COLUMN z DATE DEFAULT '2024-02-30'", ["pk_tab", "z"], "DEFAULT", "DATE"),
     C("set_default_out_of_range", "ALTER TABLE pk_tab ALTER COLUMN v SET DEFAULT 99999999999", ["pk_tab", "v"], "DEFAULT", "INT"),
-    C("modify_default_not_fit", "ALTER TABLE pk_tab MODIFY COLUMN m DECIMAL(5,2) DEFAULT '1234.5'", ["pk_tab", "m"], "DEFAULT", "DECIMAL(5,2)"),
-    C("modify_widen_default_not_fit", "ALTER TABLE pk_tab MODIFY COLUMN d DATETIME DEFAULT 'not a time'", ["pk_tab", "d"], "DEFAULT", "DATETIME"),
+    C(
+        "modify_default_not_fit",
+        "ALTER TABLE pk_tab MODIFY COLUMN m DECIMAL(5,2) DEFAULT '1234.5'",
+        ["pk_tab", "m"],
+        "DEFAULT",
+        "DECIMAL(5,2)",
+    ),
+    C(
+        "modify_widen_default_not_fit",
+        "ALTER TABLE pk_tab MODIFY COLUMN d DATETIME DEFAULT 'not a time'",
+        ["pk_tab", "d"],
+        "DEFAULT",
+        "DATETIME",
+    ),
     # -- type changes outside the lists ----------------------------------------------------------
     C("date_to_int", "ALTER TABLE pk_tab MODIFY COLUMN d INT", ["pk_tab", "d"], "DATE -> INT", "not a supported type change"),
-    C("string_to_boolean", "ALTER TABLE pk_tab MODIFY COLUMN s BOOLEAN", ["pk_tab", "s"], "STRING -> BOOLEAN", "not a supported type change"),
-    C("varchar_shrink", "ALTER TABLE pk_tab MODIFY COLUMN vc VARCHAR(5)", ["pk_tab", "vc"], "VARCHAR(10) -> VARCHAR(5)", "not a supported type change"),
+    C(
+        "string_to_boolean",
+        "ALTER TABLE pk_tab MODIFY COLUMN s BOOLEAN",
+        ["pk_tab", "s"],
+        "STRING -> BOOLEAN",
+        "not a supported type change",
+    ),
+    C(
+        "varchar_shrink",
+        "ALTER TABLE pk_tab MODIFY COLUMN vc VARCHAR(5)",
+        ["pk_tab", "vc"],
+        "VARCHAR(10) -> VARCHAR(5)",
+        "not a supported type change",
+    ),
     # -- unknown objects, duplicates, last column -------------------------------------------------
     C("alter_unknown_table", "ALTER TABLE nope ADD COLUMN z INT", ["nope"], "unknown table"),
     C("drop_unknown_column", "ALTER TABLE pk_tab DROP COLUMN nope", ["pk_tab", "nope"], "unknown column"),
@@ -160,10 +191,20 @@ CASES = [
     C("retype_view_column", "ALTER TABLE pk_tab MODIFY COLUMN v BIGINT", ["pk_tab", "v", "pk_view"], "view"),
     C("drop_table_with_view", "DROP TABLE pk_tab", ["pk_tab", "pk_view"], "view"),
     # -- properties -----------------------------------------------------------------------------
-    C("expected_version", 'ALTER TABLE pk_tab ADD COLUMN z INT PROPERTIES ("expected_version" = "7")', ["pk_tab", "7", "1"], "expected_version"),
+    C(
+        "expected_version",
+        'ALTER TABLE pk_tab ADD COLUMN z INT PROPERTIES ("expected_version" = "7")',
+        ["pk_tab", "7", "1"],
+        "expected_version",
+    ),
     C("unknown_property", 'ALTER TABLE pk_tab ADD COLUMN z INT PROPERTIES ("colour" = "red")', ["pk_tab", "colour"], "unknown property"),
     C("bad_timeout", 'ALTER TABLE pk_tab ADD COLUMN z INT PROPERTIES ("timeout" = "-1")', ["pk_tab", "timeout"], "positive integer"),
-    C("bad_on_cast_error", 'ALTER TABLE pk_tab ADD COLUMN z INT PROPERTIES ("on_cast_error" = "maybe")', ["pk_tab", "on_cast_error", "maybe"], "fail or null"),
+    C(
+        "bad_on_cast_error",
+        'ALTER TABLE pk_tab ADD COLUMN z INT PROPERTIES ("on_cast_error" = "maybe")',
+        ["pk_tab", "on_cast_error", "maybe"],
+        "fail or null",
+    ),
     C("bad_rewrite", 'ALTER TABLE pk_tab ADD COLUMN z INT PROPERTIES ("rewrite" = "yes")', ["pk_tab", "rewrite", "yes"], "true or false"),
     # -- all clauses or none ---------------------------------------------------------------------
     C("second_clause_rejected", "ALTER TABLE pk_tab ADD COLUMN z INT, DROP COLUMN k", ["pk_tab", "k"], "primary-key"),
@@ -182,13 +223,24 @@ CASES = [
     C("insert_unknown_column", "INSERT INTO pk_tab (k, region, shard, nope) VALUES (9, 'eu', 1, 1)", ["pk_tab", "nope"], "unknown column"),
     C("insert_too_few_values", "INSERT INTO pk_tab VALUES (9, 'eu', 1)", ["pk_tab"], "values"),
     C("insert_more_values_than_columns", "INSERT INTO pk_tab (k, region, shard) VALUES (9, 'eu', 1, 4)", ["pk_tab"], "values"),
-    C("insert_out_of_range", "INSERT INTO pk_tab (k, region, shard, v) VALUES (9, 'eu', 1, 99999999999)", ["pk_tab", "v"], "does not fit", "INT"),
+    C(
+        "insert_out_of_range",
+        "INSERT INTO pk_tab (k, region, shard, v) VALUES (9, 'eu', 1, 99999999999)",
+        ["pk_tab", "v"],
+        "does not fit",
+        "INT",
+    ),
     C("insert_too_long", "INSERT INTO pk_tab (k, region, shard, vc) VALUES (9, 'eu', 1, 'abcdefghijk')", ["pk_tab", "vc"], "VARCHAR(10)"),
     C("insert_decimal_scale", "INSERT INTO pk_tab (k, region, shard, m) VALUES (9, 'eu', 1, 1.234)", ["pk_tab", "m"], "DECIMAL(5,2)"),
     C("insert_bad_date", "INSERT INTO pk_tab (k, region, shard, d) VALUES (9, 'eu', 1, '2024-02-30')", ["pk_tab", "d"], "DATE"),
     C("insert_null_not_null", "INSERT INTO pk_tab (k, region, shard) VALUES (NULL, 'eu', 1)", ["pk_tab", "k"], "NOT NULL"),
     C("insert_omits_not_null", "INSERT INTO pk_tab (k, region) VALUES (9, 'eu')", ["pk_tab", "shard"], "NOT NULL", "default"),
-    C("insert_second_row_bad", "INSERT INTO pk_tab (k, region, shard, v) VALUES (9, 'eu', 1, 1), (10, 'eu', 1, 'x')", ["pk_tab", "v"], "row 2"),
+    C(
+        "insert_second_row_bad",
+        "INSERT INTO pk_tab (k, region, shard, v) VALUES (9, 'eu', 1, 1), (10, 'eu', 1, 'x')",
+        ["pk_tab", "v"],
+        "row 2",
+    ),
     C("insert_column_twice", "INSERT INTO pk_tab (k, region, shard, k) VALUES (9, 'eu', 1, 9)", ["pk_tab", "k"], "twice"),
     C("insert_unknown_table", "INSERT INTO nope VALUES (1)", ["nope"], "unknown table"),
     C("insert_select_count", "INSERT INTO plain_tab (a) SELECT k, v FROM pk_tab", ["plain_tab"], "columns"),
@@ -198,10 +250,28 @@ CASES = [
     C("create_pk_unknown_column", "CREATE TABLE good (a INT NOT NULL, PRIMARY KEY (b))", ["good", "b"], "unknown column", "primary key"),
     C("create_pk_double", "CREATE TABLE good (a DOUBLE NOT NULL, PRIMARY KEY (a))", ["good", "a"], "primary key", "DOUBLE"),
     C("create_pk_nullable", "CREATE TABLE good (a INT NULL, PRIMARY KEY (a))", ["good", "a"], "primary-key"),
-    C("create_partition_not_in_pk", "CREATE TABLE good (a INT NOT NULL, b INT, PRIMARY KEY (a)) PARTITION BY (b)", ["good", "b"], "partition", "primary key"),
+    C(
+        "create_partition_not_in_pk",
+        "CREATE TABLE good (a INT NOT NULL, b INT, PRIMARY KEY (a)) PARTITION BY (b)",
+        ["good", "b"],
+        "partition",
+        "primary key",
+    ),
     C("create_partition_unknown", "CREATE TABLE good (a INT) PARTITION BY (zz)", ["good", "zz"], "unknown column", "partition"),
-    C("create_distribution_not_in_pk", "CREATE TABLE good (a INT NOT NULL, b INT, PRIMARY KEY (a)) DISTRIBUTED BY HASH(b) BUCKETS 2", ["good", "b"], "distribution", "primary key"),
-    C("create_distribution_unknown", "CREATE TABLE good (a INT) DISTRIBUTED BY HASH(zz) BUCKETS 2", ["good", "zz"], "unknown column", "distribution"),
+    C(
+        "create_distribution_not_in_pk",
+        "CREATE TABLE good (a INT NOT NULL, b INT, PRIMARY KEY (a)) DISTRIBUTED BY HASH(b) BUCKETS 2",
+        ["good", "b"],
+        "distribution",
+        "primary key",
+    ),
+    C(
+        "create_distribution_unknown",
+        "CREATE TABLE good (a INT) DISTRIBUTED BY HASH(zz) BUCKETS 2",
+        ["good", "zz"],
+        "unknown column",
+        "distribution",
+    ),
     C("create_distribution_float", "CREATE TABLE good (a FLOAT) DISTRIBUTED BY HASH(a) BUCKETS 2", ["good", "a"], "distribution", "FLOAT"),
     C("create_duplicate_column", "CREATE TABLE good (a INT, A STRING)", ["good", "a"], "duplicate"),
     C("create_existing_table", "CREATE TABLE plain_tab (a INT)", ["plain_tab"], "already exists"),
@@ -289,10 +359,22 @@ def test_one_job_per_table(tables):
     info, version = other.current_schema("plain_tab")
     with other.db_session() as s, s.begin():
         row = AlterJobRow(
-            request_id="test-running-job", table_id=info.id, table_name=info.name, kind="HEAVY", state="RUNNING",
-            statement="ALTER TABLE plain_tab ORDER BY (a)", properties=json.dumps({}), from_version=version.version,
-            to_version=version.version + 1, boundary_txn=None, msg="", progress="1/2 tablets", steps=json.dumps([]),
-            timeout_s=86400, created_at=datetime(2024, 1, 1), finished_at=None,
+            request_id="test-running-job",
+            table_id=info.id,
+            table_name=info.name,
+            kind="HEAVY",
+            state="RUNNING",
+            statement="ALTER TABLE plain_tab ORDER BY (a)",
+            properties=json.dumps({}),
+            from_version=version.version,
+            to_version=version.version + 1,
+            boundary_txn=None,
+            msg="",
+            progress="1/2 tablets",
+            steps=json.dumps([]),
+            timeout_s=86400,
+            created_at=datetime(2024, 1, 1),
+            finished_at=None,
         )
         s.add(row)
         s.flush()
@@ -324,8 +406,10 @@ def test_rejected_alter_is_explained_and_changes_nothing(tables):
 def test_rejection_in_a_script_keeps_the_statements_before_it(tables):
     """Session.run stops at the first failing statement; those before it stay done."""
     with pytest.raises(StatementError, match=r"^ALTER TABLE pk_tab: unknown column nope$"):
-        list(tables.run(
-            "ALTER TABLE one_col ADD COLUMN first_done INT; ALTER TABLE pk_tab DROP COLUMN nope;"
-            " ALTER TABLE one_col ADD COLUMN never INT"
-        ))
+        list(
+            tables.run(
+                "ALTER TABLE one_col ADD COLUMN first_done INT; ALTER TABLE pk_tab DROP COLUMN nope;"
+                " ALTER TABLE one_col ADD COLUMN never INT"
+            )
+        )
     assert [r[0] for r in _rows(tables, "DESCRIBE one_col")] == ["only_c", "first_done"]

@@ -21,14 +21,24 @@ def test_quick_benchmarks_run_and_print_the_results_table(tmp_path):
     env.pop("ALTERFLOW_HOME", None)  # each benchmark makes its own temporary home
     done = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--output", str(output)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert done.returncode == 0, f"exit {done.returncode}\n--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-4000:]}"
     header = "| Benchmark | Case | Result | Baseline (same run) | Ratio | Goal |"
     assert header in done.stdout
     for benchmark in (
-        "light ALTER", "lease cost", "heavy ALTER, CLI process", "light ALTER, CLI process", "evolved read",
-        "heavy conversion", "load during dual write", "Airflow DAG run",
+        "light ALTER",
+        "lease cost",
+        "heavy ALTER, CLI process",
+        "light ALTER, CLI process",
+        "evolved read",
+        "heavy conversion",
+        "load during dual write",
+        "Airflow DAG run",
     ):
         assert f"| {benchmark}" in done.stdout, done.stdout
     assert "FAILED" not in done.stdout

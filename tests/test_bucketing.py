@@ -67,9 +67,7 @@ def _rows_by_python(rows: list[tuple], types: tuple[DataType, ...], buckets: int
 
 
 def _rows_by_arrow(rows: list[tuple], types: tuple[DataType, ...], buckets: int) -> list[int]:
-    columns = [_array(list(values), t) for values, t in zip(zip(*rows), types)] if rows else [
-        _array([], t) for t in types
-    ]
+    columns = [_array(list(values), t) for values, t in zip(zip(*rows), types)] if rows else [_array([], t) for t in types]
     return bucket_array(columns, types, buckets).tolist()
 
 

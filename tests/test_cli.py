@@ -18,9 +18,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from alterflow.catalog.catalog import Catalog
 from alterflow.session import Session
 from alterflow.settings import Settings
-from alterflow.catalog.catalog import Catalog
 
 ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"
 TIMEOUT = 300
@@ -34,7 +34,12 @@ def _env(home: pathlib.Path) -> dict[str, str]:
 
 def cli(home: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [str(ALTERFLOW), *args], env=_env(home), cwd=home.parent, capture_output=True, text=True, timeout=TIMEOUT,
+        [str(ALTERFLOW), *args],
+        env=_env(home),
+        cwd=home.parent,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
     )
 
 
@@ -42,8 +47,12 @@ def cli_many(home: pathlib.Path, *calls: tuple[str, ...]) -> list[subprocess.Com
     """Independent invocations at the same time (the catalog must already exist: no two first-time
     migrations race)."""
     procs = [
-        (call, subprocess.Popen([str(ALTERFLOW), *call], env=_env(home), cwd=home.parent,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        (
+            call,
+            subprocess.Popen(
+                [str(ALTERFLOW), *call], env=_env(home), cwd=home.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            ),
+        )
         for call in calls
     ]
     done = []
@@ -63,7 +72,7 @@ def error_of(proc: subprocess.CompletedProcess) -> str:
     lines = proc.stderr.splitlines()
     assert len(lines) == 1, f"stderr is not one line: {proc.stderr!r}"
     assert lines[0].startswith("error: "), lines[0]
-    message = lines[0][len("error: "):]
+    message = lines[0][len("error: ") :]
     assert message.strip() and "Traceback" not in message
     return message
 
@@ -93,7 +102,7 @@ def text_tables(stdout: str) -> list[tuple[list[str], list[list[str]]]]:
             i += 1
             continue
         frame = lines[i]
-        assert lines[i + 2] == frame and lines[i + 1].startswith("| "), lines[i:i + 3]
+        assert lines[i + 2] == frame and lines[i + 1].startswith("| "), lines[i : i + 3]
         header = [c.strip() for c in lines[i + 1].strip("|").split("|")]
         j = i + 3
         rows = []
@@ -113,12 +122,18 @@ def text_tables(stdout: str) -> list[tuple[list[str], list[list[str]]]]:
 
 def test_sql_e_runs_several_statements_in_order_as_text_tables(tmp_path):
     home = tmp_path / "home"
-    out = ok(cli(home, "sql", "-e",
-                 "CREATE TABLE t (id INT NOT NULL, name VARCHAR(10), PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2;"
-                 " INSERT INTO t VALUES (1, 'a'), (2, NULL);"
-                 " ALTER TABLE t ADD COLUMN score DOUBLE DEFAULT 1.5;"
-                 " DESCRIBE t;"
-                 "SHOW SCHEMA VERSIONS FROM t"))
+    out = ok(
+        cli(
+            home,
+            "sql",
+            "-e",
+            "CREATE TABLE t (id INT NOT NULL, name VARCHAR(10), PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2;"
+            " INSERT INTO t VALUES (1, 'a'), (2, NULL);"
+            " ALTER TABLE t ADD COLUMN score DOUBLE DEFAULT 1.5;"
+            " DESCRIBE t;"
+            "SHOW SCHEMA VERSIONS FROM t",
+        )
+    )
     lines = out.splitlines()
     assert lines[0] == "CREATE TABLE t"
     assert lines[1].startswith("2 rows loaded into t")
@@ -126,8 +141,7 @@ def test_sql_e_runs_several_statements_in_order_as_text_tables(tmp_path):
     (describe, versions) = text_tables(out)
     assert describe == (
         ["Field", "Type", "Null", "Key", "Default"],
-        [["id", "INT", "NO", "true", "NULL"], ["name", "VARCHAR(10)", "YES", "false", "NULL"],
-         ["score", "DOUBLE", "YES", "false", "1.5"]],
+        [["id", "INT", "NO", "true", "NULL"], ["name", "VARCHAR(10)", "YES", "false", "NULL"], ["score", "DOUBLE", "YES", "false", "1.5"]],
     )
     assert versions[0] == ["Version", "CreateTime", "Statement", "Columns"]
     assert [r[0] for r in versions[1]] == ["1", "2"]
@@ -152,16 +166,30 @@ def test_sql_f_file_json_one_object_per_result(tmp_path):
     describe, explain, jobs, versions = json_lines(out)  # exactly 4: DDL and loads print nothing
     assert describe == {
         "columns": ["Field", "Type", "Null", "Key", "Default"],
-        "rows": [["id", "INT", "NO", "true", None], ["amount", "DECIMAL(6,2)", "YES", "false", None],
-                 ["note", "VARCHAR(20)", "YES", "false", "none; really"]],
+        "rows": [
+            ["id", "INT", "NO", "true", None],
+            ["amount", "DECIMAL(6,2)", "YES", "false", None],
+            ["note", "VARCHAR(20)", "YES", "false", "none; really"],
+        ],
     }
     assert explain["columns"] == ["Clause", "Kind", "Reason", "Rows", "Bytes", "Engine"]
     by_clause = {r[0]: r for r in explain["rows"]}
     assert by_clause["DROP COLUMN id"][1] == "REJECTED" and "primary-key" in by_clause["DROP COLUMN id"][2]
     assert by_clause["(statement)"][1] == "REJECTED"
     assert all(type(r[3]) is int and type(r[4]) is int for r in explain["rows"])  # numbers, not strings
-    assert jobs["columns"] == ["JobId", "TableName", "CreateTime", "FinishTime", "Kind", "SchemaVersion",
-                               "TransactionId", "State", "Msg", "Progress", "Timeout"]
+    assert jobs["columns"] == [
+        "JobId",
+        "TableName",
+        "CreateTime",
+        "FinishTime",
+        "Kind",
+        "SchemaVersion",
+        "TransactionId",
+        "State",
+        "Msg",
+        "Progress",
+        "Timeout",
+    ]
     (job,) = jobs["rows"]
     assert type(job[0]) is int and job[1] == "t" and job[4] == "LIGHT" and job[5] == 2 and job[7] == "FINISHED"
     assert type(job[10]) is int
@@ -175,7 +203,13 @@ def test_sql_f_file_json_one_object_per_result(tmp_path):
 def select_json(tmp_path_factory):
     """The one Spark-starting invocation: a table of every kind of column, read back as JSON."""
     home = tmp_path_factory.mktemp("cli_json") / "home"
-    proc = cli(home, "sql", "--format", "json", "-e", """
+    proc = cli(
+        home,
+        "sql",
+        "--format",
+        "json",
+        "-e",
+        """
         CREATE TABLE ty (i INT, b BIGINT, d DOUBLE, m DECIMAL(10,2), s STRING, dt DATE, ts DATETIME,
                          f BOOLEAN, li LARGEINT, ti TINYINT, fl FLOAT, c CHAR(3), vc VARCHAR(8));
         INSERT INTO ty VALUES
@@ -185,7 +219,8 @@ def select_json(tmp_path_factory):
             (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
         SELECT * FROM ty ORDER BY i NULLS LAST;
         SELECT count(*) AS n, count(i) AS n_i, sum(m) AS total, max(dt) AS last_day, max(ts) AS last_ts FROM ty
-    """)
+    """,
+    )
     return proc
 
 
@@ -199,7 +234,7 @@ def test_json_renders_every_type(select_json):
     i, b, d, m, s, day, ts, f, _li, ti, fl, c, vc = first
     assert (i, b, d, ti, fl) == (1, 9007199254740993, 1.5, -5, 0.25)
     assert all(type(v) is int for v in (i, b, ti)) and all(type(v) is float for v in (d, fl))
-    assert '9007199254740993' in out.splitlines()[0]  # an exact JSON number, not rounded through a double
+    assert "9007199254740993" in out.splitlines()[0]  # an exact JSON number, not rounded through a double
     assert m == "12.30" and second[3] == "-0.05"  # DECIMAL: a string, scale kept
     assert s == 'x"y\u00e9' and second[4] == ""
     assert day == "2024-02-29" and second[5] == "1970-01-01"
@@ -223,9 +258,13 @@ def test_json_largeint_is_a_number(select_json):
 
 def test_first_failing_statement_stops_the_run(tmp_path):
     home = tmp_path / "home"
-    proc = cli(home, "sql", "-e",
-               "CREATE TABLE t (a INT); ALTER TABLE t ADD COLUMN b INT; ALTER TABLE t DROP COLUMN nope;"
-               " ALTER TABLE t ADD COLUMN c INT; CREATE TABLE never (x INT)")
+    proc = cli(
+        home,
+        "sql",
+        "-e",
+        "CREATE TABLE t (a INT); ALTER TABLE t ADD COLUMN b INT; ALTER TABLE t DROP COLUMN nope;"
+        " ALTER TABLE t ADD COLUMN c INT; CREATE TABLE never (x INT)",
+    )
     assert error_of(proc) == "ALTER TABLE t: unknown column nope"
     assert proc.stdout.splitlines()[0] == "CREATE TABLE t"
     assert len(proc.stdout.splitlines()) == 2 and "schema version 2" in proc.stdout
@@ -239,9 +278,9 @@ def test_first_failing_statement_stops_the_run(tmp_path):
 
 def test_syntax_error_in_the_third_statement_runs_the_first_two(tmp_path):
     home = tmp_path / "home"
-    proc = cli(home, "sql", "-e",
-               "CREATE TABLE t (a INT); INSERT INTO t VALUES (1), (2); ALTER TABLE t FROB COLUMN a;"
-               " INSERT INTO t VALUES (3)")
+    proc = cli(
+        home, "sql", "-e", "CREATE TABLE t (a INT); INSERT INTO t VALUES (1), (2); ALTER TABLE t FROB COLUMN a; INSERT INTO t VALUES (3)"
+    )
     message = error_of(proc)
     assert "syntax error" in message and "FROB" in message
     catalog = Catalog(settings(home).catalog_url)
@@ -279,8 +318,10 @@ def test_cli_bad_input_is_one_line(tmp_path):
 
 # -- load -----------------------------------------------------------------------------------------
 
-EVENTS = ("CREATE TABLE events (id INT NOT NULL, name VARCHAR(10), amount DECIMAL(8,2), day DATE,"
-          " PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 3")
+EVENTS = (
+    "CREATE TABLE events (id INT NOT NULL, name VARCHAR(10), amount DECIMAL(8,2), day DATE,"
+    " PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 3"
+)
 
 
 def _events_home(tmp_path) -> tuple[pathlib.Path, Session]:
@@ -309,8 +350,14 @@ def test_load_csv_parquet_json_and_a_directory(tmp_path):
     data.mkdir()
     (data / "a.csv").write_text("id,name,amount,day\n1,ann,1.50,2024-01-01\n2,,NULL,2024-01-02\n3,cy,-3,\n")
     pq.write_table(
-        pa.table({"day": pa.array([dt.date(2024, 2, 1), None]), "id": pa.array([10, 11], pa.int64()),
-                  "name": ["pq", None], "amount": pa.array([Decimal("2.25"), Decimal("7")], pa.decimal128(10, 3))}),
+        pa.table(
+            {
+                "day": pa.array([dt.date(2024, 2, 1), None]),
+                "id": pa.array([10, 11], pa.int64()),
+                "name": ["pq", None],
+                "amount": pa.array([Decimal("2.25"), Decimal("7")], pa.decimal128(10, 3)),
+            }
+        ),
         data / "b.parquet",
     )
     (data / "c.jsonl").write_text('{"id": 20, "name": "js", "amount": 1.5, "day": "2024-03-01"}\n{"id": 21}\n')
@@ -334,13 +381,22 @@ def test_load_csv_parquet_json_and_a_directory(tmp_path):
     for f in snap.files:
         per_txn[f.txn_id] += f.row_count
     assert sorted(per_txn.values()) == [2, 2, 3, 4]  # one transaction per load, a directory included
-    assert _visible_rows(session, "events") == sorted([
-        (1, "ann", Decimal("1.50"), dt.date(2024, 1, 1)), (2, None, None, dt.date(2024, 1, 2)),
-        (3, "cy", Decimal("-3.00"), None), (10, "pq", Decimal("2.25"), dt.date(2024, 2, 1)),
-        (11, None, Decimal("7.00"), None), (20, "js", Decimal("1.50"), dt.date(2024, 3, 1)),
-        (21, None, None, None), (30, "d1", None, None), (31, "d2", None, None), (32, "d3", None, None),
-        (33, "d4", None, None),
-    ], key=repr)
+    assert _visible_rows(session, "events") == sorted(
+        [
+            (1, "ann", Decimal("1.50"), dt.date(2024, 1, 1)),
+            (2, None, None, dt.date(2024, 1, 2)),
+            (3, "cy", Decimal("-3.00"), None),
+            (10, "pq", Decimal("2.25"), dt.date(2024, 2, 1)),
+            (11, None, Decimal("7.00"), None),
+            (20, "js", Decimal("1.50"), dt.date(2024, 3, 1)),
+            (21, None, None, None),
+            (30, "d1", None, None),
+            (31, "d2", None, None),
+            (32, "d3", None, None),
+            (33, "d4", None, None),
+        ],
+        key=repr,
+    )
 
 
 def test_bad_loads_are_one_line_and_add_nothing(tmp_path):
@@ -371,8 +427,11 @@ def test_bad_loads_are_one_line_and_add_nothing(tmp_path):
         ("load", "events", str(files / "missing.csv")),
     )
     expected = [
-        ("colour",), ("name", "abcdefghijklmnop", "VARCHAR(10)"), ("id", "NOT NULL"),
-        ("day", "2024-02-30", "DATE"), ("missing.csv",),
+        ("colour",),
+        ("name", "abcdefghijklmnop", "VARCHAR(10)"),
+        ("id", "NOT NULL"),
+        ("day", "2024-02-30", "DATE"),
+        ("missing.csv",),
     ]
     for proc, words in zip(procs, expected):
         message = error_of(proc)
@@ -389,7 +448,9 @@ def test_load_through_spark_gives_what_a_local_load_gives(tmp_path):
     data = tmp_path / "data.csv"
     data.write_text("id,name,amount,day\n1,ann,1.50,2024-01-01\n2,,NULL,240102\n3,cy,-3,\n2,bo,2,2024/01/03\n")
     spark_run, local_run = cli_many(
-        home, ("load", "events", str(data), "--engine", "spark"), ("load", "events_local", str(data), "--engine", "local"),
+        home,
+        ("load", "events", str(data), "--engine", "spark"),
+        ("load", "events_local", str(data), "--engine", "local"),
     )
     assert re.fullmatch(r"\d rows loaded into events \(transaction \d+\)\n", ok(spark_run)), spark_run.stdout
     assert re.fullmatch(r"\d rows loaded into events_local \(transaction \d+\)\n", ok(local_run)), local_run.stdout

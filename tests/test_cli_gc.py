@@ -20,7 +20,12 @@ def run(home: pathlib.Path, *args: str, **env_extra: str) -> subprocess.Complete
     env.update(ALTERFLOW_HOME=str(home), ALTERFLOW_SPARK_MASTER="local[2]", PYSPARK_PYTHON=sys.executable)
     env.update(env_extra)
     return subprocess.run(
-        [str(ALTERFLOW), *args], env=env, cwd=home.parent, capture_output=True, text=True, timeout=TIMEOUT,
+        [str(ALTERFLOW), *args],
+        env=env,
+        cwd=home.parent,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
     )
 
 
@@ -34,7 +39,7 @@ def error_of(proc: subprocess.CompletedProcess) -> str:
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
     assert proc.stdout == ""
-    return lines[0][len("error: "):]
+    return lines[0][len("error: ") :]
 
 
 def versions(home: pathlib.Path) -> list[int]:
@@ -50,10 +55,16 @@ def files(home: pathlib.Path) -> list[str]:
 @pytest.mark.spark
 def test_gc_compacts_and_collects(tmp_path):
     home = tmp_path / "home"
-    ok(run(home, "sql", "-e",
-           "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)); INSERT INTO t VALUES (1, 'a'), (2, 'b');"
-           "ALTER TABLE t ADD COLUMN n INT DEFAULT 3; INSERT INTO t VALUES (2, 'bb', 4);"
-           "ALTER TABLE t DROP COLUMN v"))
+    ok(
+        run(
+            home,
+            "sql",
+            "-e",
+            "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)); INSERT INTO t VALUES (1, 'a'), (2, 'b');"
+            "ALTER TABLE t ADD COLUMN n INT DEFAULT 3; INSERT INTO t VALUES (2, 'bb', 4);"
+            "ALTER TABLE t DROP COLUMN v",
+        )
+    )
     assert versions(home) == [1, 2, 3]
     before = ok(run(home, "sql", "--format", "json", "-e", "SELECT * FROM t ORDER BY id"))
     assert json.loads(before)["rows"] == [[1, 3], [2, 4]]
@@ -63,7 +74,11 @@ def test_gc_compacts_and_collects(tmp_path):
     out = ok(run(home, "gc"))
     lines = out.splitlines()
     assert [line.split(":")[0] for line in lines] == [
-        "abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions",
+        "abort_expired_loads",
+        "resume_orphaned_jobs",
+        "drop_origin_indexes",
+        "compact",
+        "collect_versions",
     ], out
     assert lines[3] == "compact: 1 tablet compacted (2 files replaced, 2 rows written)", out
     assert lines[4] == "collect_versions: 0 schema versions deleted", out

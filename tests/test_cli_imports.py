@@ -33,7 +33,12 @@ def _modules(home: pathlib.Path, statement: str) -> set[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
     env["ALTERFLOW_HOME"] = str(home)
     done = subprocess.run(
-        [sys.executable, "-c", REPORT, "sql", "-e", statement], env=env, cwd=home, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", REPORT, "sql", "-e", statement],
+        env=env,
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     line = [text for text in done.stdout.splitlines() if text.startswith("MODULES ")][-1]
@@ -55,13 +60,16 @@ def home(tmp_path_factory) -> pathlib.Path:
     return home
 
 
-@pytest.mark.parametrize("statement", [
-    "ALTER TABLE t ADD COLUMN w INT",
-    "ALTER TABLE t RENAME COLUMN v TO v2",
-    "DESCRIBE t",
-    "SHOW ALTER TABLE COLUMN",
-    "SHOW SCHEMA VERSIONS FROM t",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "ALTER TABLE t ADD COLUMN w INT",
+        "ALTER TABLE t RENAME COLUMN v TO v2",
+        "DESCRIBE t",
+        "SHOW ALTER TABLE COLUMN",
+        "SHOW SCHEMA VERSIONS FROM t",
+    ],
+)
 def test_a_light_statement_imports_no_spark_expectations_pandas_or_arrow(home, statement):
     modules = _modules(home, statement)
     assert not [m for m in modules if m.split(".")[0] in NEVER], statement

@@ -91,7 +91,7 @@ def test_one_warehouse_volume_at_the_same_path_everywhere(compose, services):
 def test_named_volumes_are_declared(compose, services):
     declared = set(compose["volumes"])
     for name, service in services.items():
-        for target, source in mounts_of(service).items():
+        for _target, source in mounts_of(service).items():
             if not source.startswith((".", "/")):
                 assert source in declared, f"{name} mounts undeclared volume {source}"
 
@@ -103,7 +103,7 @@ def test_dags_plugins_and_spark_jobs_are_mounted_from_the_repo(services):
         assert mounts[env["AIRFLOW__CORE__DAGS_FOLDER"]] == "./dags"
         assert mounts[env["AIRFLOW__CORE__PLUGINS_FOLDER"]] == "./plugins"
         assert mounts["/opt/alterflow/spark_jobs"] == "./spark_jobs"
-        for target, source in mounts.items():
+        for _target, source in mounts.items():
             if source.startswith("."):
                 assert (REPO / source).exists(), f"{name} mounts {source}, which is missing"
 

@@ -11,6 +11,7 @@ import pytest
 
 from alterflow import cli
 from alterflow.airflow_client import AirflowRequestError
+from alterflow.catalog import errors as catalog_errors
 from alterflow.errors import AlterflowError, UserError
 from alterflow.loading import LoadInputError
 from alterflow.planner import AlterRejected, CreateTableRejected
@@ -24,14 +25,31 @@ from alterflow.types import InvalidType, InvalidValue
 from alterflow.workflow.heavy_steps import JobCancelled
 from alterflow.workflow.job_control import JobControlRefused
 from alterflow.workflow.steps import HeavyChangeUnavailable
-from alterflow.catalog import errors as catalog_errors
 
 REFUSALS = [
-    SqlError, AlterRejected, CreateTableRejected, SettingError, QueryError, BadRows, JobControlRefused,
-    HeavyChangeUnavailable, JobCancelled, InvalidType, InvalidValue, StatementError, LoadInputError,
-    AirflowRequestError, catalog_errors.CatalogError, catalog_errors.UnknownObject, catalog_errors.NameInUse,
-    catalog_errors.ConcurrentChange, catalog_errors.DependentObjects, catalog_errors.TransactionStateError,
-    catalog_errors.JobStateError, catalog_errors.LeaseHeld, catalog_errors.LeaseLost,
+    SqlError,
+    AlterRejected,
+    CreateTableRejected,
+    SettingError,
+    QueryError,
+    BadRows,
+    JobControlRefused,
+    HeavyChangeUnavailable,
+    JobCancelled,
+    InvalidType,
+    InvalidValue,
+    StatementError,
+    LoadInputError,
+    AirflowRequestError,
+    catalog_errors.CatalogError,
+    catalog_errors.UnknownObject,
+    catalog_errors.NameInUse,
+    catalog_errors.ConcurrentChange,
+    catalog_errors.DependentObjects,
+    catalog_errors.TransactionStateError,
+    catalog_errors.JobStateError,
+    catalog_errors.LeaseHeld,
+    catalog_errors.LeaseLost,
     catalog_errors.CatalogUnavailable,
 ]
 INTERNAL_LINE = re.compile(r"error: internal error: KeyError: 'no such thing' \(details in (?P<path>/\S+\.log)\)")
@@ -102,9 +120,7 @@ def test_a_refusal_prints_its_own_line_and_writes_no_log(home, capsys):
 def test_statement_nested_3000_deep_gets_one_line(home, capsys):
     deep = "(" * 3000 + "1" + ")" * 3000
     assert cli.main(["sql", "-e", f"SELECT {deep}"]) == 1
-    assert capsys.readouterr().err == (
-        "error: statement nested too deeply: more than 32 levels of parentheses at line 1, column 40\n"
-    )
+    assert capsys.readouterr().err == ("error: statement nested too deeply: more than 32 levels of parentheses at line 1, column 40\n")
     fits = "(" * 32 + "1" + ")" * 32
     assert cli.main(["sql", "-e", f"CREATE TABLE t (a INT); SELECT {fits} AS x FROM t"]) == 0
 

@@ -10,7 +10,12 @@ from collections import defaultdict
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Folder -> the package it installs as (pyproject.toml's package-dir).
-FOLDERS = {"alterflow": "alterflow", "catalog": "alterflow.catalog", "expectations": "alterflow.expectations", "spark_jobs": "alterflow.spark_jobs"}
+FOLDERS = {
+    "alterflow": "alterflow",
+    "catalog": "alterflow.catalog",
+    "expectations": "alterflow.expectations",
+    "spark_jobs": "alterflow.spark_jobs",
+}
 
 
 def _modules() -> dict[str, pathlib.Path]:
@@ -49,7 +54,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
         state[node] = 1
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return path[path.index(nxt):] + [node, nxt] if nxt in path else [node, nxt]
+                return path[path.index(nxt) :] + [node, nxt] if nxt in path else [node, nxt]
             if nxt not in state and (found := visit(nxt, [*path, node])):
                 return found
         state[node] = 2
@@ -81,8 +86,10 @@ def test_the_cycle_check_finds_a_cycle():
 
 def test_the_core_imports_no_airflow():
     offenders = [
-        f"{module} imports {imported}" for module, path in MODULES.items()
-        for imported, _names in _imports(path) if imported.split(".")[0] == "airflow"
+        f"{module} imports {imported}"
+        for module, path in MODULES.items()
+        for imported, _names in _imports(path)
+        if imported.split(".")[0] == "airflow"
     ]
     assert not offenders
 
@@ -104,7 +111,10 @@ def test_sqlalchemy_stays_in_the_catalog():
     """No ORM object or session leaves `alterflow.catalog`: nothing else imports SQLAlchemy (the
     Airflow plugin's web layer reads Airflow's own metadata database errors only)."""
     offenders = [
-        f"{module} imports {imported}" for module, path in MODULES.items() if not module.startswith("alterflow.catalog")
-        for imported, _names in _imports(path) if imported.split(".")[0] == "sqlalchemy"
+        f"{module} imports {imported}"
+        for module, path in MODULES.items()
+        if not module.startswith("alterflow.catalog")
+        for imported, _names in _imports(path)
+        if imported.split(".")[0] == "sqlalchemy"
     ]
     assert not offenders

@@ -36,6 +36,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 
+from alterflow.errors import UserError
 from alterflow.session import ResultSet
 
 pytestmark = pytest.mark.spark
@@ -87,7 +88,7 @@ def f32(value: float) -> float:
 def widenings(t: T) -> list[T]:
     """Every lossless widening of `t` (SPEC §3) the generator may pick."""
     if t.name in INTEGERS:
-        return [T(n) for n in INTEGERS[INTEGERS.index(t.name) + 1:]]
+        return [T(n) for n in INTEGERS[INTEGERS.index(t.name) + 1 :]]
     if t.name == "FLOAT":
         return [T("DOUBLE")]
     if t.name == "DATE":
@@ -316,16 +317,12 @@ class Model:
     # -- what reads should show -----------------------------------------------------------------
     def expected(self) -> tuple[tuple[str, ...], list[tuple]]:
         names = tuple(c.name for c in self.columns)
-        rows = [
-            tuple(as_read(self.rows[k][c.name], c.type) for c in self.columns)
-            for k in sorted(self.rows)
-        ]
+        rows = [tuple(as_read(self.rows[k][c.name], c.type) for c in self.columns) for k in sorted(self.rows)]
         return names, rows
 
     def describe(self) -> list[tuple]:
         return [
-            (c.name, c.type.sql(), "YES" if c.nullable else "NO", "true" if (c.key and self.keyed) else "false",
-             c.write is None)
+            (c.name, c.type.sql(), "YES" if c.nullable else "NO", "true" if (c.key and self.keyed) else "false", c.write is None)
             for c in self.columns
         ]
 
@@ -394,9 +391,9 @@ def draw_position(draw, model: Model, exclude: str | None = None) -> str | None:
 def draw_clause(draw, model: Model, retyped: set[str]) -> str | None:
     """One valid lightweight clause, applied to the model; None when the drawn kind does not apply."""
     values_cols = [c for c in model.columns if not c.key]
-    kind = draw(st.sampled_from(
-        ["add", "add", "drop", "readd", "rename", "widen", "widen", "move", "set_default", "drop_default", "nullable"]
-    ))
+    kind = draw(
+        st.sampled_from(["add", "add", "drop", "readd", "rename", "widen", "widen", "move", "set_default", "drop_default", "nullable"])
+    )
     if kind in ("add", "readd"):
         if kind == "readd" and model.dropped:
             name = draw(st.sampled_from(model.dropped))
@@ -572,7 +569,7 @@ def test_lightweight_changes_read_like_a_full_rewrite(session, keyed, data):
                 model.version += 1
         else:
             statement = draw_invalid(draw, model)
-            with pytest.raises(ValueError):
+            with pytest.raises(UserError):  # a refusal the user reads, not a bug
                 run(statement, rejected=True)
         check_describe(run, model)
         if step in checkpoints:

@@ -37,7 +37,9 @@ def wheel(tmp_path_factory) -> pathlib.Path:
     out = tmp_path_factory.mktemp("wheel")
     done = subprocess.run(
         [sys.executable, "-m", "uv", "build", "--wheel", "--no-build-logs", "-q", "-o", str(out), str(ROOT)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     (found,) = out.glob("alterflow-*.whl")
@@ -49,9 +51,13 @@ def test_the_wheel_has_one_import_root(wheel):
     top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert top == {"alterflow"}
     for expected in (
-        "alterflow/catalog/catalog.py", "alterflow/catalog/migrations/env.py", "alterflow/catalog/migrations/script.py.mako",
-        "alterflow/catalog/migrations/versions/0001_catalog_tables.py", "alterflow/expectations/schema_change.py",
-        "alterflow/spark_jobs/convert_history.py", "alterflow/log4j2.properties",
+        "alterflow/catalog/catalog.py",
+        "alterflow/catalog/migrations/env.py",
+        "alterflow/catalog/migrations/script.py.mako",
+        "alterflow/catalog/migrations/versions/0001_catalog_tables.py",
+        "alterflow/expectations/schema_change.py",
+        "alterflow/spark_jobs/convert_history.py",
+        "alterflow/log4j2.properties",
     ):
         assert expected in names, expected
 
@@ -60,13 +66,20 @@ def test_the_installed_package_imports_and_migrates_without_the_checkout(wheel, 
     target = tmp_path / "site"
     done = subprocess.run(
         [sys.executable, "-m", "uv", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     env = {**os.environ, "PYTHONPATH": str(target)}
     script = tmp_path / "check.py"  # a file, not -c: pyspark takes a `-c` main module for its doctests and exits
     script.write_text(CHECK)
     done = subprocess.run(
-        [sys.executable, str(script), str(target)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        [sys.executable, str(script), str(target)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]

@@ -14,13 +14,16 @@ def rows(session: Session, text: str):
 
 def test_lightweight_alters_on_each_catalog(settings):
     session = Session(settings)
-    rows(session, """
+    rows(
+        session,
+        """
         CREATE TABLE t (k INT NOT NULL, v VARCHAR(4), PRIMARY KEY (k)) DISTRIBUTED BY HASH(k) BUCKETS 2;
         INSERT INTO t VALUES (1, 'a'), (2, 'b');
         ALTER TABLE t ADD COLUMN n INT NOT NULL DEFAULT 3 FIRST, RENAME COLUMN v TO w;
         ALTER TABLE t MODIFY COLUMN w VARCHAR(8) COMMENT 'wider', ALTER COLUMN n SET DEFAULT 4;
         INSERT INTO t (k) VALUES (3);
-    """)
+    """,
+    )
     assert rows(session, "DESCRIBE t") == (
         ("n", "INT", "NO", "false", "4"),
         ("k", "INT", "NO", "true", None),
@@ -49,21 +52,22 @@ def test_the_version_a_light_alter_remembers_is_the_one_its_row_decodes_to(setti
     from alterflow.catalog.schema import SchemaVersion
 
     session = Session(settings)
-    rows(session, """
+    rows(
+        session,
+        """
         CREATE TABLE d (k INT NOT NULL, v VARCHAR(4), PRIMARY KEY (k)) DISTRIBUTED BY HASH(k) BUCKETS 2;
         ALTER TABLE d ADD COLUMN m DECIMAL(10, 2) DEFAULT '1.50' COMMENT 'money';
         ALTER TABLE d ADD COLUMN day DATE DEFAULT '2026-01-02', ADD COLUMN at DATETIME DEFAULT '2026-01-02 03:04:05';
         ALTER TABLE d ADD COLUMN big BIGINT NOT NULL DEFAULT 7 AFTER k, ADD COLUMN s STRING DEFAULT 'x';
         ALTER TABLE d MODIFY COLUMN v VARCHAR(16) DEFAULT 'w', RENAME COLUMN m TO money;
         ALTER TABLE d ADD COLUMN f DOUBLE DEFAULT 2.5, ADD COLUMN ok BOOLEAN DEFAULT true, DROP COLUMN s;
-    """)
+    """,
+    )
     catalog = session.catalog
     info, current = catalog.current_schema("d")
     assert current.version == 6
     with catalog.engine.connect() as conn:
-        stored = conn.execute(
-            SchemaVersionRow.__table__.select().where(SchemaVersionRow.table_id == info.id)
-        ).mappings().all()
+        stored = conn.execute(SchemaVersionRow.__table__.select().where(SchemaVersionRow.table_id == info.id)).mappings().all()
     assert len(stored) == 6
     for row in stored:
         key = (row["table_id"], row["version"], row["spec"], row["statement"], row["created_at"])

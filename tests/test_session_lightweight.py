@@ -28,10 +28,10 @@ def test_add_drop_readd_rename_widen_read_back(run):
     """)
     rows = run("SELECT * FROM t ORDER BY id")
     assert rows == (
-        (1, 10, Decimal("9.99"), None),   # initial default; the dropped note never comes back
+        (1, 10, Decimal("9.99"), None),  # initial default; the dropped note never comes back
         (2, 20, Decimal("9.99"), None),
-        (3, 30, Decimal("9.99"), None),   # written before SET DEFAULT, under the column's first write default
-        (4, 40, Decimal("1.00"), None),   # the changed write default
+        (3, 30, Decimal("9.99"), None),  # written before SET DEFAULT, under the column's first write default
+        (4, 40, Decimal("1.00"), None),  # the changed write default
         (5, 5000000000, Decimal("2.50"), "new"),
     )
     assert run("DESCRIBE t") == (
@@ -66,7 +66,8 @@ def test_partitions_and_buckets_hold_every_row(run, session):
         INSERT INTO ev VALUES ('2024-01-01', 1, 'x'), ('2024-01-01', 2, 'y'), ('2024-01-02', 1, 'z'), ('2024-01-02', 9, NULL);
     """)
     assert run("SELECT day, count(*) FROM ev GROUP BY day ORDER BY day") == (
-        (dt.date(2024, 1, 1), 2), (dt.date(2024, 1, 2), 2),
+        (dt.date(2024, 1, 1), 2),
+        (dt.date(2024, 1, 2), 2),
     )
     info = session.catalog.table("ev")
     keys = set(session.catalog.tablets(info.current_index_id).values())
@@ -115,7 +116,9 @@ def test_explain_alter_changes_nothing(run, session):
     run("CREATE TABLE t (a INT, b STRING); INSERT INTO t VALUES (1, '1'), (2, '2')")
     rows = run("EXPLAIN ALTER TABLE t ADD COLUMN c INT, MODIFY COLUMN b INT")
     assert [(r[0], r[1]) for r in rows] == [
-        ("ADD COLUMN c INT", "LIGHT"), ("MODIFY COLUMN b INT", "HEAVY"), ("(statement)", "HEAVY"),
+        ("ADD COLUMN c INT", "LIGHT"),
+        ("MODIFY COLUMN b INT", "HEAVY"),
+        ("(statement)", "HEAVY"),
     ]
     assert rows[1][3] == 2 and rows[1][4] > 0  # rows and bytes a rewrite would touch
     assert rows[0][3] == 0

@@ -18,9 +18,24 @@ from alterflow.types import DataType, InvalidType, coerce_value, parse_type, to_
 
 pytestmark = pytest.mark.spark
 
-ALL_TYPES = ["BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT", "FLOAT", "DOUBLE",
-             "DECIMAL(10,2)", "DECIMAL(38,0)", "DECIMAL(38,38)", "CHAR(3)", "VARCHAR(20)", "STRING",
-             "DATE", "DATETIME"]
+ALL_TYPES = [
+    "BOOLEAN",
+    "TINYINT",
+    "SMALLINT",
+    "INT",
+    "BIGINT",
+    "LARGEINT",
+    "FLOAT",
+    "DOUBLE",
+    "DECIMAL(10,2)",
+    "DECIMAL(38,0)",
+    "DECIMAL(38,38)",
+    "CHAR(3)",
+    "VARCHAR(20)",
+    "STRING",
+    "DATE",
+    "DATETIME",
+]
 ROWS = 300
 
 
@@ -47,15 +62,36 @@ def test_arrow_and_spark_types_agree(spark, tmp_path):
 # --------------------------------------------------------------------------------------------
 
 _EXACT = Context(prec=100)
-_TEXTS = ["", "a", "ab", "abc", "abcd", "abcde", "abcdefg", "abcdefgh", "ä", "é", "xé", "ñandú", "日本語", "😀",
-          "😀x", "x y", "\\N", "a\x01b", "'quoted'", "Ünïcödé", "\t", "long " * 40]
+_TEXTS = [
+    "",
+    "a",
+    "ab",
+    "abc",
+    "abcd",
+    "abcde",
+    "abcdefg",
+    "abcdefgh",
+    "ä",
+    "é",
+    "xé",
+    "ñandú",
+    "日本語",
+    "😀",
+    "😀x",
+    "x y",
+    "\\N",
+    "a\x01b",
+    "'quoted'",
+    "Ünïcödé",
+    "\t",
+    "long " * 40,
+]
 
 
 def _integer_values(rng: random.Random, low: int, high: int) -> list:
     edges = [low, low + 1, -1, 0, 1, high - 1, high]
     # Where the minimal two's complement bytes of a LARGEINT change length, and the 64-bit edges.
-    edges += [v for e in (7, 8, 15, 31, 32, 63, 64, 95, 126) for d in (-1, 0, 1) for v in (2**e + d, -(2**e) - d)
-              if low <= v <= high]
+    edges += [v for e in (7, 8, 15, 31, 32, 63, 64, 95, 126) for d in (-1, 0, 1) for v in (2**e + d, -(2**e) - d) if low <= v <= high]
     return edges + [rng.randint(low, high) for _ in range(ROWS - len(edges))]
 
 
@@ -75,17 +111,23 @@ def _text_values(rng: random.Random, max_length: int) -> list:
 
 
 def _date_values(rng: random.Random) -> list:
-    edges = [dt.date(1, 1, 1), dt.date(1582, 10, 15), dt.date(1969, 12, 31), dt.date(1970, 1, 1),
-             dt.date(9999, 12, 31)]
+    edges = [dt.date(1, 1, 1), dt.date(1582, 10, 15), dt.date(1969, 12, 31), dt.date(1970, 1, 1), dt.date(9999, 12, 31)]
     return edges + [dt.date(1, 1, 1) + dt.timedelta(days=rng.randint(0, 3652058)) for _ in range(ROWS)]
 
 
 def _datetime_values(rng: random.Random) -> list:
     base = dt.datetime(1, 1, 1)
-    edges = [base, dt.datetime(1969, 12, 31, 23, 59, 59, 999999), dt.datetime(1900, 6, 1, 0, 0, 0, 1),
-             dt.datetime(1970, 1, 1), dt.datetime(2024, 1, 1, 10), dt.datetime(2024, 1, 1, 10, 0, 0, 500000),
-             dt.datetime(2024, 1, 1, 10, 0, 0, 123000), dt.datetime(2024, 1, 1, 10, 0, 0, 1),
-             dt.datetime(9999, 12, 31, 23, 59, 59, 999999)]
+    edges = [
+        base,
+        dt.datetime(1969, 12, 31, 23, 59, 59, 999999),
+        dt.datetime(1900, 6, 1, 0, 0, 0, 1),
+        dt.datetime(1970, 1, 1),
+        dt.datetime(2024, 1, 1, 10),
+        dt.datetime(2024, 1, 1, 10, 0, 0, 500000),
+        dt.datetime(2024, 1, 1, 10, 0, 0, 123000),
+        dt.datetime(2024, 1, 1, 10, 0, 0, 1),
+        dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
+    ]
     values = []
     for i in range(ROWS):
         moment = base + dt.timedelta(seconds=rng.randint(0, 315537897599))
@@ -121,10 +163,29 @@ def _arrow_values(values: list, t: DataType) -> list:
     return values
 
 
-BUCKET_TYPES = ["BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT", "DECIMAL(9,2)",
-                "DECIMAL(10,2)", "DECIMAL(5,0)", "DECIMAL(18,4)", "DECIMAL(18,9)", "DECIMAL(19,0)",
-                "DECIMAL(20,10)", "DECIMAL(38,0)", "DECIMAL(38,10)", "DECIMAL(38,38)", "CHAR(3)", "VARCHAR(20)",
-                "STRING", "DATE", "DATETIME"]
+BUCKET_TYPES = [
+    "BOOLEAN",
+    "TINYINT",
+    "SMALLINT",
+    "INT",
+    "BIGINT",
+    "LARGEINT",
+    "DECIMAL(9,2)",
+    "DECIMAL(10,2)",
+    "DECIMAL(5,0)",
+    "DECIMAL(18,4)",
+    "DECIMAL(18,9)",
+    "DECIMAL(19,0)",
+    "DECIMAL(20,10)",
+    "DECIMAL(38,0)",
+    "DECIMAL(38,10)",
+    "DECIMAL(38,38)",
+    "CHAR(3)",
+    "VARCHAR(20)",
+    "STRING",
+    "DATE",
+    "DATETIME",
+]
 BUCKET_COUNTS = (1, 2, 7, 16)
 
 
@@ -163,8 +224,13 @@ def test_buckets_match_spark(spark, tmp_path, type_text):
 
 @pytest.mark.parametrize(
     "type_texts",
-    [("INT", "STRING"), ("DATE", "BIGINT", "VARCHAR(20)"), ("DECIMAL(20,10)", "DATETIME", "BOOLEAN"),
-     ("LARGEINT", "CHAR(3)", "TINYINT", "DATE"), ("DECIMAL(9,2)", "SMALLINT", "DECIMAL(38,10)")],
+    [
+        ("INT", "STRING"),
+        ("DATE", "BIGINT", "VARCHAR(20)"),
+        ("DECIMAL(20,10)", "DATETIME", "BOOLEAN"),
+        ("LARGEINT", "CHAR(3)", "TINYINT", "DATE"),
+        ("DECIMAL(9,2)", "SMALLINT", "DECIMAL(38,10)"),
+    ],
 )
 def test_multi_column_buckets_match_spark(spark, tmp_path, type_texts):
     types = [parse_type(x) for x in type_texts]

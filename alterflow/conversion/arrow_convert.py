@@ -24,12 +24,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from alterflow.arrow_schema import arrow_schema
+from alterflow.catalog.schema import Column, SchemaVersion, name_key
 from alterflow.conversion import vectorized_numbers, vectorized_text
 from alterflow.conversion.rules import ConversionFailed, can_fail, family, value_converter
 from alterflow.conversion.vectorized import Outcome
-from alterflow.arrow_schema import arrow_schema
 from alterflow.types import DataType, to_arrow
-from alterflow.catalog.schema import Column, SchemaVersion, name_key
 
 __all__ = ["CastFailure", "ArrowConversion", "convert_arrow", "convert_array", "default_array"]
 

@@ -56,10 +56,26 @@ from alterflow.text_patterns import DATE_PATTERN, DECIMAL_PATTERN, INT_PATTERN, 
 from alterflow.types import Change, DataType, classify_conversion
 
 __all__ = [
-    "ConversionFailed", "INTEGER_RANGES", "WS", "INT_PATTERN", "NUMBER_PATTERN",
-    "DECIMAL_PATTERN", "DATE_PATTERN", "YEAR_PIVOT", "FLOAT32_MAX", "BIG_EXPONENT_DIGITS",
-    "family", "can_fail", "uses_java_float_text", "max_text_length", "value_converter", "java_double_to_string",
-    "java_float_to_string", "round_to_float32", "two_digit_year", "days_in_month",
+    "ConversionFailed",
+    "INTEGER_RANGES",
+    "WS",
+    "INT_PATTERN",
+    "NUMBER_PATTERN",
+    "DECIMAL_PATTERN",
+    "DATE_PATTERN",
+    "YEAR_PIVOT",
+    "FLOAT32_MAX",
+    "BIG_EXPONENT_DIGITS",
+    "family",
+    "can_fail",
+    "uses_java_float_text",
+    "max_text_length",
+    "value_converter",
+    "java_double_to_string",
+    "java_float_to_string",
+    "round_to_float32",
+    "two_digit_year",
+    "days_in_month",
 ]
 
 
@@ -151,8 +167,7 @@ def uses_java_float_text(old: DataType, new: DataType) -> bool:
     if not old.is_float:
         return False
     kind = family(old, new)
-    return kind in ("number_to_string", "number_to_decimal") or (
-        kind == "number_to_integer" and new.name == "LARGEINT")
+    return kind in ("number_to_string", "number_to_decimal") or (kind == "number_to_integer" and new.name == "LARGEINT")
 
 
 def _integer_digits(t: DataType) -> int:
@@ -290,12 +305,72 @@ def _float32_of_double(value: float) -> float:
 # Java's Double.toString / Float.toString on JDK 17 (jdk.internal.math.FloatingDecimal)
 # --------------------------------------------------------------------------------------------
 
-_N_5_BITS = (0, 3, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28, 31, 33, 35, 38, 40, 42, 45, 47,
-             49, 52, 54, 56, 59, 61)
+_N_5_BITS = (0, 3, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28, 31, 33, 35, 38, 40, 42, 45, 47, 49, 52, 54, 56, 59, 61)
 _INSIGNIFICANT_DIGITS = (
-    0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 8, 8, 8,
-    9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15,
-    15, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19,
+    0,
+    0,
+    0,
+    0,
+    1,
+    1,
+    1,
+    2,
+    2,
+    2,
+    3,
+    3,
+    3,
+    3,
+    4,
+    4,
+    4,
+    5,
+    5,
+    5,
+    6,
+    6,
+    6,
+    6,
+    7,
+    7,
+    7,
+    8,
+    8,
+    8,
+    9,
+    9,
+    9,
+    9,
+    10,
+    10,
+    10,
+    11,
+    11,
+    11,
+    12,
+    12,
+    12,
+    12,
+    13,
+    13,
+    13,
+    14,
+    14,
+    14,
+    15,
+    15,
+    15,
+    15,
+    16,
+    16,
+    16,
+    17,
+    17,
+    17,
+    18,
+    18,
+    18,
+    19,
 )
 _LONG_5_POW_LENGTH = 27  # 5^0 .. 5^26
 _EXP_SHIFT = 52

@@ -24,6 +24,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from alterflow.catalog.schema import Column as SchemaColumn
+from alterflow.catalog.schema import SchemaVersion, name_key
 from alterflow.conversion.rules import (
     BIG_EXPONENT_DIGITS,
     DATE_PATTERN,
@@ -40,8 +42,6 @@ from alterflow.conversion.rules import (
     uses_java_float_text,
 )
 from alterflow.types import DataType, encode_value, to_spark
-from alterflow.catalog.schema import Column as SchemaColumn
-from alterflow.catalog.schema import SchemaVersion, name_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame
@@ -82,12 +82,12 @@ class _Stages:
         self.levels: dict[int, list] = {}
         self.count = 0
 
-    def add(self, level: int, expr: "Column") -> "Column":
+    def add(self, level: int, expr: Column) -> Column:
         from pyspark.sql import functions as F
 
         return F.col(self.add_named(level, expr))
 
-    def add_named(self, level: int, expr: "Column") -> str:
+    def add_named(self, level: int, expr: Column) -> str:
         """`add`, returning the stage's name as Spark SQL text, for expressions of later levels
         written in SQL (one call into the JVM instead of one per operator)."""
         name = f"{STAGE_PREFIX}{self.count}"
@@ -95,7 +95,7 @@ class _Stages:
         self.levels.setdefault(level, []).append(expr.alias(name))
         return _quoted(name)
 
-    def apply(self, frame: "DataFrame") -> "DataFrame":
+    def apply(self, frame: DataFrame) -> DataFrame:
         for level in sorted(self.levels):
             frame = frame.select("*", *self.levels[level])
         return frame
@@ -166,10 +166,13 @@ def _string_to_integer(src, old, new, stages):
     sign = stages.add(1, F.regexp_extract(src, pattern, 1))
     digits = stages.add(1, F.regexp_extract(src, pattern, 2))
     max_digits = 38
-    number = stages.add(2, F.when(
-        (digits != F.lit("")) & (F.length(digits) <= F.lit(max_digits)),
-        F.concat(F.when(sign == F.lit("-"), F.lit("-")).otherwise(F.lit("")), digits).cast("decimal(38,0)"),
-    ))
+    number = stages.add(
+        2,
+        F.when(
+            (digits != F.lit("")) & (F.length(digits) <= F.lit(max_digits)),
+            F.concat(F.when(sign == F.lit("-"), F.lit("-")).otherwise(F.lit("")), digits).cast("decimal(38,0)"),
+        ),
+    )
     return number  # LARGEINT: at most 38 digits, always inside its range
 
 
@@ -192,7 +195,8 @@ def _string_to_decimal(src, old, new, stages):
     exponent_digits = stages.add(1, F.regexp_extract(src, pattern, 4))
     has_exponent = exponent_digits != F.lit("")
     text = F.concat(
-        sign, mantissa,
+        sign,
+        mantissa,
         F.when(has_exponent, F.concat(F.lit("e"), exponent_sign, exponent_digits)).otherwise(F.lit("")),
     )
     zero = F.lit(Decimal(0)).cast(target)
@@ -210,11 +214,7 @@ def _days_in_month(year, month):
     from pyspark.sql import functions as F
 
     leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
-    return (
-        F.when(month == 2, F.when(leap, F.lit(29)).otherwise(F.lit(28)))
-        .when(month.isin(4, 6, 9, 11), F.lit(30))
-        .otherwise(F.lit(31))
-    )
+    return F.when(month == 2, F.when(leap, F.lit(29)).otherwise(F.lit(28))).when(month.isin(4, 6, 9, 11), F.lit(30)).otherwise(F.lit(31))
 
 
 def _valid_date(year, month, day):
@@ -222,10 +222,7 @@ def _valid_date(year, month, day):
     (checked first, so make_date never sees an invalid date, whatever the ANSI mode)."""
     from pyspark.sql import functions as F
 
-    valid = (
-        (year >= 1) & (year <= 9999) & (month >= 1) & (month <= 12) & (day >= 1)
-        & (day <= _days_in_month(year, month))
-    )
+    valid = (year >= 1) & (year <= 9999) & (month >= 1) & (month <= 12) & (day >= 1) & (day <= _days_in_month(year, month))
     return F.when(valid, F.make_date(year, month, day))
 
 
@@ -238,11 +235,14 @@ def _string_to_date(src, old, new, stages):
     month = stages.add(1, F.concat(group(3), group(6)).cast("int"))
     day = stages.add(1, F.concat(group(4), group(7)).cast("int"))
     short_year = year_text.cast("int")
-    year = stages.add(2, (
-        F.when(F.length(year_text) == 4, short_year)
-        .when(F.length(year_text) == 2,
-              F.when(short_year < YEAR_PIVOT, short_year + 2000).otherwise(short_year + 1900))
-    ))
+    year = stages.add(
+        2,
+        (
+            F.when(F.length(year_text) == 4, short_year).when(
+                F.length(year_text) == 2, F.when(short_year < YEAR_PIVOT, short_year + 2000).otherwise(short_year + 1900)
+            )
+        ),
+    )
     return _valid_date(year, month, day)
 
 
@@ -331,7 +331,7 @@ _BUILDERS = {
 # --------------------------------------------------------------------------------------------
 
 
-def _default_literal(column: SchemaColumn) -> "Column":
+def _default_literal(column: SchemaColumn) -> Column:
     """The initial default of an added column (or NULL) as a literal of the column's Spark type."""
     from pyspark.sql import functions as F
 
@@ -358,7 +358,7 @@ _JVM_PROBES = (1e23, 2.82879384806159e17, 2.0**60)
 _jvm_checked: dict[int, bool] = {}
 
 
-def _check_jvm_float_text(frame: "DataFrame") -> None:
+def _check_jvm_float_text(frame: DataFrame) -> None:
     """Refuse conversions through Double.toString when Spark's JVM prints doubles differently
     from the JDK 17 algorithm that the Python side reproduces (JDK 19 and later print the
     shortest text). Skipped where the JVM cannot be reached (Spark Connect)."""
@@ -367,8 +367,7 @@ def _check_jvm_float_text(frame: "DataFrame") -> None:
         jvm = session._jvm  # noqa: SLF001
         key = id(session)
         if key not in _jvm_checked:
-            _jvm_checked[key] = all(
-                jvm.java.lang.Double.toString(value) == java_double_to_string(value) for value in _JVM_PROBES)
+            _jvm_checked[key] = all(jvm.java.lang.Double.toString(value) == java_double_to_string(value) for value in _JVM_PROBES)
     except Exception:  # pragma: no cover - no py4j gateway
         return
     if not _jvm_checked[key]:
@@ -378,7 +377,7 @@ def _check_jvm_float_text(frame: "DataFrame") -> None:
         )
 
 
-def convert_frame(frame: "DataFrame", old: SchemaVersion, new: SchemaVersion, on_cast_error: str = "fail"):
+def convert_frame(frame: DataFrame, old: SchemaVersion, new: SchemaVersion, on_cast_error: str = "fail"):
     """Convert `frame` (OLD's columns, named as in OLD, plus extra columns such as "af$txn")
     to NEW: NEW's columns in NEW's order (names and `to_spark` types), then the extras
     unchanged, then one boolean column "af$failed_<column id>" per converted column that can
@@ -398,8 +397,7 @@ def convert_frame(frame: "DataFrame", old: SchemaVersion, new: SchemaVersion, on
         if name_key(column.name) not in frame_names:
             raise ValueError(f"the rows have no column {column.name} of version {old.version}")
 
-    if any(column.id in old_by_id and uses_java_float_text(old_by_id[column.id].type, column.type)
-           for column in new.columns):
+    if any(column.id in old_by_id and uses_java_float_text(old_by_id[column.id].type, column.type) for column in new.columns):
         _check_jvm_float_text(frame)
     stages = _Stages()
     values = []  # the converted values, computed once, after the stages
@@ -421,5 +419,4 @@ def convert_frame(frame: "DataFrame", old: SchemaVersion, new: SchemaVersion, on
     extras = [F.col(_quoted(name)) for name in frame.columns if name_key(name) not in old_keys]
     staged = stages.apply(frame).select("*", *values)
     converted = staged.select(*outputs, *extras, *flags)
-    return converted, [failure_column(c.id) for c in new.columns
-                       if c.id in old_by_id and can_fail(old_by_id[c.id].type, c.type)]
+    return converted, [failure_column(c.id) for c in new.columns if c.id in old_by_id and can_fail(old_by_id[c.id].type, c.type)]

@@ -21,9 +21,22 @@ import pyarrow.compute as pc
 from alterflow.conversion.rules import YEAR_PIVOT
 
 __all__ = [
-    "Outcome", "WHITESPACE", "POW10", "valid_mask", "numpy_values", "arrow_array", "keep_only",
-    "as_mask", "decimal_unscaled", "decimal_from_unscaled", "decimal_scalar", "half_up_divide",
-    "two_digit_years", "real_dates", "days_since_epoch", "date_array",
+    "Outcome",
+    "WHITESPACE",
+    "POW10",
+    "valid_mask",
+    "numpy_values",
+    "arrow_array",
+    "keep_only",
+    "as_mask",
+    "decimal_unscaled",
+    "decimal_from_unscaled",
+    "decimal_scalar",
+    "half_up_divide",
+    "two_digit_years",
+    "real_dates",
+    "days_since_epoch",
+    "date_array",
 ]
 
 # The characters of rules.WS (ASCII whitespace), for pc.ascii_trim.
@@ -102,7 +115,7 @@ def decimal_unscaled(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     data = array.buffers()[1]
     if data is None or n == 0:
         return np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool)
-    words = np.frombuffer(data, dtype=np.int64, count=2 * (array.offset + n))[2 * array.offset:]
+    words = np.frombuffer(data, dtype=np.int64, count=2 * (array.offset + n))[2 * array.offset :]
     low, high = words[0::2], words[1::2]
     return low.copy(), high == (low >> 63)
 

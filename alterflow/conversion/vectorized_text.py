@@ -21,8 +21,8 @@ from alterflow.conversion.rules import DECIMAL_PATTERN, INTEGER_RANGES, NUMBER_P
 from alterflow.conversion.vectorized import (
     WHITESPACE,
     Outcome,
-    as_mask,
     arrow_array,
+    as_mask,
     date_array,
     decimal_from_unscaled,
     decimal_scalar,
@@ -157,6 +157,7 @@ def _round_last_digit(truncated: pa.Array, new: DataType) -> tuple[pa.Array, np.
 # DATE
 # --------------------------------------------------------------------------------------------
 
+
 def _date_layouts() -> list[tuple[int, tuple, tuple, tuple, tuple]]:
     """Every shape DATE_PATTERN accepts once trimmed, as (length, year positions, month
     positions, day positions, separator positions): Y-M-D and Y/M/D with a 4- or 2-digit year
@@ -167,8 +168,15 @@ def _date_layouts() -> list[tuple[int, tuple, tuple, tuple, tuple]]:
             for day_digits in (1, 2):
                 first = year_digits
                 second = first + 1 + month_digits
-                layouts.append((second + 1 + day_digits, tuple(range(first)), tuple(range(first + 1, second)),
-                                tuple(range(second + 1, second + 1 + day_digits)), (first, second)))
+                layouts.append(
+                    (
+                        second + 1 + day_digits,
+                        tuple(range(first)),
+                        tuple(range(first + 1, second)),
+                        tuple(range(second + 1, second + 1 + day_digits)),
+                        (first, second),
+                    )
+                )
     layouts.append((8, (0, 1, 2, 3), (4, 5), (6, 7), ()))
     layouts.append((6, (0, 1), (2, 3), (4, 5), ()))
     return layouts

@@ -25,14 +25,14 @@ from dataclasses import dataclass
 
 import pyarrow.parquet as pq
 
-from alterflow.gc.files import delete_paths
-from alterflow.leases import TransactionLease, new_holder
-from alterflow.settings import lease_seconds
-from alterflow.read.evolved_read import read_snapshot
-from alterflow.rewrite.tablet_conversion import with_field_ids
-from alterflow.store.layout import absolute, compaction_staging_path, data_file_path
 from alterflow.catalog.catalog import Catalog, DataFile, NewFile, TableSnapshot
 from alterflow.catalog.garbage import CompactionTarget, GarbageCollection
+from alterflow.gc.files import delete_paths
+from alterflow.leases import TransactionLease, new_holder
+from alterflow.read.evolved_read import read_snapshot
+from alterflow.rewrite.tablet_conversion import with_field_ids
+from alterflow.settings import lease_seconds
+from alterflow.store.layout import absolute, compaction_staging_path, data_file_path
 
 log = logging.getLogger(__name__)
 COMPACTION_TIMEOUT_S = 3600  # a live but slow compaction's transaction is aborted after this long
@@ -78,8 +78,11 @@ def write_compacted(spark, catalog: Catalog, warehouse: pathlib.Path, target: Co
     keyed = bool(current.primary_key)
     lease_s = lease_seconds()
     txn_id = catalog.begin_transaction(
-        target.table_id, f"compact tablet {target.tablet_id} to version {current.version}", COMPACTION_TIMEOUT_S,
-        lease_s=lease_s, holder=new_holder(),
+        target.table_id,
+        f"compact tablet {target.tablet_id} to version {current.version}",
+        COMPACTION_TIMEOUT_S,
+        lease_s=lease_s,
+        holder=new_holder(),
     )
     lease = TransactionLease(catalog, txn_id, lease_s).start()
     staging = staging_dir(warehouse, target.table_id, target.index_id, txn_id)
@@ -105,9 +108,7 @@ def write_compacted(spark, catalog: Catalog, warehouse: pathlib.Path, target: Co
             final = absolute(warehouse, path)
             final.parent.mkdir(parents=True, exist_ok=True)
             source.replace(final)
-        return Compacted(
-            target, txn_id, current.version, path, sum(f.row_count for f in files), rows_out, files, staging, lease
-        )
+        return Compacted(target, txn_id, current.version, path, sum(f.row_count for f in files), rows_out, files, staging, lease)
     except BaseException as exc:
         lease.stop()
         _abort(catalog, warehouse, txn_id, own, f"compaction failed: {exc}")

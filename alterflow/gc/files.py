@@ -19,12 +19,21 @@ import pathlib
 import shutil
 from dataclasses import dataclass, field
 
-from alterflow.store.layout import (
-    COMPACTION_DIR, COMPACTION_STAGING, CONVERSION_STAGING, DATA_FILE, INDEX_DIR, LOAD_DIR, LOAD_STAGING, TABLE_DIR,
-    TABLET_DIR, absolute,
-)
 from alterflow.catalog.garbage import GarbageCollection
 from alterflow.catalog.states import IndexState, TransactionState
+from alterflow.store.layout import (
+    COMPACTION_DIR,
+    COMPACTION_STAGING,
+    CONVERSION_STAGING,
+    DATA_FILE,
+    INDEX_DIR,
+    LOAD_DIR,
+    LOAD_STAGING,
+    TABLE_DIR,
+    TABLET_DIR,
+    absolute,
+)
+
 
 @dataclass
 class Sweep:

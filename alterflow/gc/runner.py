@@ -7,8 +7,8 @@ import pathlib
 from collections.abc import Callable
 from datetime import datetime
 
-from alterflow.gc import steps
 from alterflow.catalog.catalog import Catalog
+from alterflow.gc import steps
 
 
 def run_gc(

@@ -21,12 +21,12 @@ import pathlib
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from alterflow.gc.compaction import compact_tablet
-from alterflow.gc.files import delete_paths, sweep
 from alterflow.catalog.catalog import Catalog, utcnow
 from alterflow.catalog.errors import CatalogError
 from alterflow.catalog.garbage import GarbageCollection
 from alterflow.catalog.leases import JobLeases, last_seen
+from alterflow.gc.compaction import compact_tablet
+from alterflow.gc.files import delete_paths, sweep
 
 GC_STEPS = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions")
 DEFAULT_RETENTION_S = 3600
@@ -49,7 +49,10 @@ def orphaned_jobs(catalog: Catalog, now: datetime | None = None) -> list[dict]:
     """Every orphaned alter job: what a run that takes it over needs (the same ALTER statement)."""
     return [
         {
-            "job_id": job.id, "table": job.table_name, "statement": job.statement, "state": job.state,
+            "job_id": job.id,
+            "table": job.table_name,
+            "statement": job.statement,
+            "state": job.state,
             "no_runner_since": last_seen(job).isoformat(sep=" ", timespec="seconds"),
         }
         for job in JobLeases(catalog).orphaned(now)
@@ -99,8 +102,7 @@ def compact(catalog: Catalog, warehouse: pathlib.Path, spark_factory: Callable[[
     warehouse = pathlib.Path(warehouse)
     gc = GarbageCollection(catalog)
     skipped = [
-        {"table": b.table_name, "table_id": b.table_id, "reason": f"alter job {b.job_id} is {b.job_state}"}
-        for b in gc.busy_tables()
+        {"table": b.table_name, "table_id": b.table_id, "reason": f"alter job {b.job_id} is {b.job_state}"} for b in gc.busy_tables()
     ]
     targets = gc.compaction_targets()
     compacted, replaced, rows, conflicts = [], 0, 0, []
@@ -113,11 +115,18 @@ def compact(catalog: Catalog, warehouse: pathlib.Path, spark_factory: Callable[[
             continue
         if done is None:
             continue
-        compacted.append({
-            "table": target.table_name, "tablet_id": target.tablet_id, "txn_id": done.txn_id,
-            "from_versions": list(target.old_versions), "to_version": done.version,
-            "files_in": len(done.replaced), "rows_in": done.rows_in, "rows_out": done.rows_out,
-        })
+        compacted.append(
+            {
+                "table": target.table_name,
+                "tablet_id": target.tablet_id,
+                "txn_id": done.txn_id,
+                "from_versions": list(target.old_versions),
+                "to_version": done.version,
+                "files_in": len(done.replaced),
+                "rows_in": done.rows_in,
+                "rows_out": done.rows_out,
+            }
+        )
         replaced += len(done.replaced)
         rows += done.rows_out
     return {
@@ -130,9 +139,7 @@ def compact(catalog: Catalog, warehouse: pathlib.Path, spark_factory: Callable[[
     }
 
 
-def collect_versions(
-    catalog: Catalog, retention_s: int = DEFAULT_RETENTION_S, now: datetime | None = None
-) -> dict:
+def collect_versions(catalog: Catalog, retention_s: int = DEFAULT_RETENTION_S, now: datetime | None = None) -> dict:
     """Versions superseded at least `retention_s` ago are eligible (a load that read a version just
     before a newer one committed may still write under it for a while)."""
     cutoff = _cutoff(retention_s, now)

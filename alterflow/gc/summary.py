@@ -34,9 +34,7 @@ def step_line(step: str, result: dict) -> str:
     elif step == "collect_versions":
         text = f"{_plural(result['versions_deleted'], 'schema version')} deleted"
         if result["tables"]:
-            text += " (" + "; ".join(
-                f"{t['table']}: {', '.join(str(v) for v in t['versions'])}" for t in result["tables"]
-            ) + ")"
+            text += " (" + "; ".join(f"{t['table']}: {', '.join(str(v) for v in t['versions'])}" for t in result["tables"]) + ")"
     else:
         raise ValueError(f"unknown garbage-collection step {step!r}")
     return f"{step}: {text}"

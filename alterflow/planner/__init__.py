@@ -18,7 +18,16 @@ from alterflow.planner.errors import AlterRejected, CreateTableRejected
 from alterflow.planner.properties import AlterProperties, parse_properties
 
 __all__ = [
-    "AlterPlan", "AlterProperties", "AlterRejected", "ClausePlan", "ColumnConversion",
-    "CreateTableRejected", "TableContext", "Verdict", "parse_properties", "plan_alter",
-    "plan_create_table", "render_clause",
+    "AlterPlan",
+    "AlterProperties",
+    "AlterRejected",
+    "ClausePlan",
+    "ColumnConversion",
+    "CreateTableRejected",
+    "TableContext",
+    "Verdict",
+    "parse_properties",
+    "plan_alter",
+    "plan_create_table",
+    "render_clause",
 ]

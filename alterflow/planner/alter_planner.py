@@ -9,10 +9,13 @@ a rule violation: the violation is recorded (so EXPLAIN ALTER can show every cla
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from enum import Enum
-from typing import Callable, Mapping
+from enum import StrEnum
 
+from alterflow.catalog.schema import Column, SchemaVersion, key_role
+from alterflow.planner.errors import AlterRejected, one_line
+from alterflow.planner.properties import AlterProperties, parse_properties
 from alterflow.planner.statement_parts import (
     MAX_BUCKETS,
     column_def_sql,
@@ -22,8 +25,6 @@ from alterflow.planner.statement_parts import (
     name_list,
     valid_name,
 )
-from alterflow.planner.errors import AlterRejected, one_line
-from alterflow.planner.properties import AlterProperties, parse_properties
 from alterflow.sql.ast import (
     AddColumn,
     AddColumns,
@@ -49,17 +50,21 @@ from alterflow.types import (
     format_value,
     parse_type,
 )
-from alterflow.catalog.schema import Column, SchemaVersion, key_role
 
 __all__ = [
-    "TableContext", "Verdict", "ClausePlan", "ColumnConversion", "AlterPlan", "plan_alter",
+    "TableContext",
+    "Verdict",
+    "ClausePlan",
+    "ColumnConversion",
+    "AlterPlan",
+    "plan_alter",
     "render_clause",
 ]
 
 REWRITE_NOTE = 'PROPERTIES ("rewrite" = "true"): the data is rewritten'
 
 
-class Verdict(str, Enum):
+class Verdict(StrEnum):
     LIGHT = "LIGHT"
     HEAVY = "HEAVY"
     REJECTED = "REJECTED"
@@ -173,7 +178,7 @@ class _Work:
     type_changed: set[int]  # ids whose type a clause of this statement changed
 
     @classmethod
-    def of(cls, schema: SchemaVersion, next_column_id: int) -> "_Work":
+    def of(cls, schema: SchemaVersion, next_column_id: int) -> _Work:
         top = max((c.id for c in schema.columns), default=0) + 1
         return cls(
             columns=list(schema.columns),
@@ -187,9 +192,8 @@ class _Work:
             type_changed=set(),
         )
 
-    def copy(self) -> "_Work":
-        return replace(self, columns=list(self.columns), added=set(self.added),
-                       type_changed=set(self.type_changed))
+    def copy(self) -> _Work:
+        return replace(self, columns=list(self.columns), added=set(self.added), type_changed=set(self.type_changed))
 
     def find(self, name: str) -> Column | None:
         key = name.lower()
@@ -287,10 +291,7 @@ class _Planner:
         name = cdef.name
         what = f"cannot add column {name}"
         if not valid_name(name):
-            raise _Reject(
-                f"cannot add column {name!r}: invalid name: names match [A-Za-z_][A-Za-z0-9_]*"
-                " and have at most 128 characters"
-            )
+            raise _Reject(f"cannot add column {name!r}: invalid name: names match [A-Za-z_][A-Za-z0-9_]* and have at most 128 characters")
         existing = w.find(name)
         if existing is not None:
             raise _Reject(f"{what}: duplicate column name (column {existing.name} already exists)")
@@ -366,10 +367,7 @@ class _Planner:
         if role is not None:
             raise _Reject(f"{what}: it is a {role} column")
         if not valid_name(new):
-            raise _Reject(
-                f"{what} to {new!r}: invalid name: names match [A-Za-z_][A-Za-z0-9_]*"
-                " and have at most 128 characters"
-            )
+            raise _Reject(f"{what} to {new!r}: invalid name: names match [A-Za-z_][A-Za-z0-9_]* and have at most 128 characters")
         other = w.find(new)
         if other is not None and other.id != col.id:
             raise _Reject(f"{what} to {new}: duplicate column name (column {other.name} already exists)")
@@ -446,8 +444,7 @@ class _Planner:
             write = self.default_value(cdef.default, new_type, nullable, f"cannot modify column {name}")
             if write != col.write_default or new_type != col.type:
                 reasons.append(
-                    f"write default {_fmt(col.write_default, col.type)} -> {_fmt(write, new_type)}"
-                    " (existing rows keep their values)"
+                    f"write default {_fmt(col.write_default, col.type)} -> {_fmt(write, new_type)} (existing rows keep their values)"
                 )
         if cdef.comment is not None and cdef.comment != col.comment:
             reasons.append("comment changed")
@@ -497,8 +494,7 @@ class _Planner:
         w.put(replace(col, write_default=value))
         return (
             Verdict.LIGHT,
-            f"metadata only: the write default of {col.name} becomes {_fmt(value, col.type)};"
-            " existing rows keep their values",
+            f"metadata only: the write default of {col.name} becomes {_fmt(value, col.type)}; existing rows keep their values",
         )
 
     def drop_default(self, w: _Work, clause: DropDefault) -> tuple[Verdict, str]:
@@ -524,9 +520,7 @@ class _Planner:
         cols = self.resolve(w, tuple(clause.columns), "DISTRIBUTED BY")
         for col in cols:
             if is_floating(col.type):
-                raise _Reject(
-                    f"cannot distribute by column {col.name}: {col.type.sql()} cannot be a distribution column"
-                )
+                raise _Reject(f"cannot distribute by column {col.name}: {col.type.sql()} cannot be a distribution column")
             if w.primary_key and col.id not in w.primary_key:
                 raise _Reject(f"cannot distribute by column {col.name}: it is not part of the primary key")
         n = clause.buckets
@@ -568,11 +562,7 @@ class _Planner:
         if ctx.active_job:
             rejections.append(self.message(f"{ctx.active_job} is not finished; one job per table"))
         if props.expected_version is not None and props.expected_version != ctx.current.version:
-            rejections.append(
-                self.message(
-                    f"expected_version {props.expected_version} but the current version is {ctx.current.version}"
-                )
-            )
+            rejections.append(self.message(f"expected_version {props.expected_version} but the current version is {ctx.current.version}"))
         if not stmt.clauses:
             rejections.append(self.message("nothing to change"))
 
@@ -600,9 +590,7 @@ class _Planner:
         else:
             kind = Verdict.LIGHT
         new = work.schema(ctx.current, stmt.sql)
-        heavy = kind is Verdict.HEAVY or (
-            kind is Verdict.REJECTED and (props.rewrite or any(c.verdict is Verdict.HEAVY for c in clauses))
-        )
+        heavy = kind is Verdict.HEAVY or (kind is Verdict.REJECTED and (props.rewrite or any(c.verdict is Verdict.HEAVY for c in clauses)))
         return AlterPlan(
             table=self.table,
             clauses=tuple(clauses),

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from alterflow.catalog.schema import Column, SchemaVersion
+from alterflow.planner.errors import CreateTableRejected, one_line
 from alterflow.planner.statement_parts import (
     MAX_BUCKETS,
     first_duplicate,
     is_floating,
     valid_name,
 )
-from alterflow.planner.errors import CreateTableRejected, one_line
 from alterflow.sql.ast import CreateTable
 from alterflow.types import InvalidType, InvalidValue, coerce_literal, parse_type
-from alterflow.catalog.schema import Column, SchemaVersion
 
 __all__ = ["plan_create_table"]
 
@@ -29,19 +29,14 @@ def plan_create_table(stmt: CreateTable, table_id: int) -> tuple[SchemaVersion, 
         return CreateTableRejected(one_line(f"CREATE TABLE {table}: {message}"))
 
     if not valid_name(table):
-        raise reject(
-            "invalid table name: names match [A-Za-z_][A-Za-z0-9_]* and have at most 128 characters"
-        )
+        raise reject("invalid table name: names match [A-Za-z_][A-Za-z0-9_]* and have at most 128 characters")
     if not stmt.columns:
         raise reject("a table needs at least one column")
 
     by_name: dict[str, int] = {}  # lower-case name -> index in stmt.columns
     for i, cdef in enumerate(stmt.columns):
         if not valid_name(cdef.name):
-            raise reject(
-                f"invalid column name {cdef.name!r}: names match [A-Za-z_][A-Za-z0-9_]*"
-                " and have at most 128 characters"
-            )
+            raise reject(f"invalid column name {cdef.name!r}: names match [A-Za-z_][A-Za-z0-9_]* and have at most 128 characters")
         if cdef.name.lower() in by_name:
             raise reject(f"duplicate column name {cdef.name}")
         by_name[cdef.name.lower()] = i
@@ -74,9 +69,7 @@ def plan_create_table(stmt: CreateTable, table_id: int) -> tuple[SchemaVersion, 
             if cdef.nullable is True:
                 raise reject(f"column {name} cannot be NULL: it is a primary-key column")
             if is_floating(dtype):
-                raise reject(
-                    f"column {name} cannot be in the primary key: {dtype.sql()} is not allowed in a key"
-                )
+                raise reject(f"column {name} cannot be in the primary key: {dtype.sql()} is not allowed in a key")
             nullable = False
         else:
             nullable = cdef.nullable is not False
@@ -109,9 +102,7 @@ def plan_create_table(stmt: CreateTable, table_id: int) -> tuple[SchemaVersion, 
     if pk_idx:
         for i in part_idx:
             if i not in pk_set:
-                raise reject(
-                    f"partition column {columns[i].name} must be part of the primary key"
-                )
+                raise reject(f"partition column {columns[i].name} must be part of the primary key")
 
     if stmt.distributed_by is None:
         dist_idx = list(pk_idx)
@@ -122,9 +113,7 @@ def plan_create_table(stmt: CreateTable, table_id: int) -> tuple[SchemaVersion, 
     for i in dist_idx:
         col = columns[i]
         if is_floating(col.type):
-            raise reject(
-                f"distribution column {col.name}: {col.type.sql()} cannot be a distribution column"
-            )
+            raise reject(f"distribution column {col.name}: {col.type.sql()} cannot be a distribution column")
         if pk_idx and i not in pk_set:
             raise reject(f"distribution column {col.name} must be part of the primary key")
     buckets = 1 if stmt.buckets is None else stmt.buckets

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from alterflow.planner.errors import AlterRejected, one_line
 
@@ -43,21 +43,12 @@ def parse_properties(table: str, props: Mapping[str, str] | None) -> AlterProper
         shown = str(raw_key)
 
         def bad(rule: str, shown: str = shown, raw_value: object = raw_value) -> AlterRejected:
-            return AlterRejected(
-                one_line(f"ALTER TABLE {table}: property {_quote(shown)} {rule}, got {_quote(raw_value)}")
-            )
+            return AlterRejected(one_line(f"ALTER TABLE {table}: property {_quote(shown)} {rule}, got {_quote(raw_value)}"))
 
         if key not in KNOWN_PROPERTIES:
-            raise AlterRejected(
-                one_line(
-                    f"ALTER TABLE {table}: unknown property {_quote(shown)}"
-                    f" (known: {', '.join(KNOWN_PROPERTIES)})"
-                )
-            )
+            raise AlterRejected(one_line(f"ALTER TABLE {table}: unknown property {_quote(shown)} (known: {', '.join(KNOWN_PROPERTIES)})"))
         if key in seen:
-            raise AlterRejected(
-                one_line(f"ALTER TABLE {table}: property {_quote(shown)} is given twice")
-            )
+            raise AlterRejected(one_line(f"ALTER TABLE {table}: property {_quote(shown)} is given twice"))
         seen[key] = shown
         text = "" if raw_value is None else str(raw_value).strip()
         if key == "timeout":

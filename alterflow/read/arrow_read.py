@@ -20,12 +20,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from alterflow.conversion.arrow_convert import convert_array, default_array
-from alterflow.store.layout import absolute
 from alterflow.arrow_schema import arrow_schema
-from alterflow.store.tablets import TXN_COLUMN, dedupe_primary_key
 from alterflow.catalog.catalog import DataFile, TableSnapshot
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.conversion.arrow_convert import convert_array, default_array
+from alterflow.store.layout import absolute
+from alterflow.store.tablets import TXN_COLUMN, dedupe_primary_key
 
 FIELD_ID = b"PARQUET:field_id"
 
@@ -40,7 +40,11 @@ def _field_ids(schema: pa.Schema) -> dict[int, int]:
 
 
 def read_file(
-    warehouse: pathlib.Path, data_file: DataFile, source: SchemaVersion, target: SchemaVersion, with_txn: bool,
+    warehouse: pathlib.Path,
+    data_file: DataFile,
+    source: SchemaVersion,
+    target: SchemaVersion,
+    with_txn: bool,
     columns: list[str] | None = None,
 ) -> pa.Table:
     """One data file written under `source`, as rows of `target` (only `columns` of it, when
@@ -68,8 +72,7 @@ def read_file(
             values, failed = convert_array(values, found.type, column.type)
             if failed:
                 raise ValueError(
-                    f"data file {data_file.path}: column {column.name} does not read as {column.type.sql()} "
-                    f"(written as {found.type.sql()})"
+                    f"data file {data_file.path}: column {column.name} does not read as {column.type.sql()} (written as {found.type.sql()})"
                 )
         arrays.append(values)
     fields = _fields(target, chosen)
@@ -91,8 +94,12 @@ def _fields(target: SchemaVersion, chosen: list) -> list[pa.Field]:
 
 
 def read_snapshot_arrow(
-    warehouse: pathlib.Path, snapshot: TableSnapshot, target: SchemaVersion | None = None, keep_txn: bool = False,
-    merge_keys: bool = True, columns: list[str] | None = None,
+    warehouse: pathlib.Path,
+    snapshot: TableSnapshot,
+    target: SchemaVersion | None = None,
+    keep_txn: bool = False,
+    merge_keys: bool = True,
+    columns: list[str] | None = None,
 ) -> pa.Table:
     """The snapshot's visible rows under `target` (default: its current version). keep_txn keeps
     the hidden transaction column of a primary-key table (a rewrite carries it over);

@@ -15,11 +15,11 @@ import pathlib
 from collections import defaultdict
 from functools import reduce
 
+from alterflow.catalog.catalog import DataFile, TableSnapshot
+from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.store.layout import absolute
 from alterflow.store.tablets import TXN_COLUMN
 from alterflow.types import Change, classify_conversion, format_value, to_spark
-from alterflow.catalog.catalog import DataFile, TableSnapshot
-from alterflow.catalog.schema import Column, SchemaVersion
 
 RANK_COLUMN = "af$rank"  # hidden helper column; "$" keeps it apart from every user-typed name
 FILE_COLUMN = "af$file"  # hidden helper column: the data file a row was read from
@@ -40,9 +40,7 @@ def files_share_a_load(files) -> bool:
 def spark_schema(version: SchemaVersion, with_txn: bool = False):
     from pyspark.sql.types import LongType, StructField, StructType
 
-    fields = [
-        StructField(c.name, to_spark(c.type), True, {"parquet.field.id": c.id}) for c in version.columns
-    ]
+    fields = [StructField(c.name, to_spark(c.type), True, {"parquet.field.id": c.id}) for c in version.columns]
     if with_txn:
         fields.append(StructField(TXN_COLUMN, LongType(), True))
     return StructType(fields)

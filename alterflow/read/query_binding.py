@@ -8,13 +8,12 @@ versions it pinned (recursively). Spark analyses a DataFrame when it is created,
 
 from __future__ import annotations
 
-from alterflow.errors import UserError
-
 import pathlib
 
-from alterflow.read.evolved_read import read_snapshot
 from alterflow.catalog.catalog import Catalog, ViewInfo
 from alterflow.catalog.errors import UnknownObject
+from alterflow.errors import UserError
+from alterflow.read.evolved_read import read_snapshot
 
 
 class QueryError(UserError):

@@ -30,7 +30,7 @@ def local_refusal(rows: int, nbytes: int) -> str | None:
         return None
     return (
         f'"engine" = "local" converts at most {LOCAL_MAX_ROWS} rows and {LOCAL_MAX_BYTES >> 20} MiB of files, '
-        f"the table holds {_size_text(rows, nbytes)}; use \"auto\" or \"spark\""
+        f'the table holds {_size_text(rows, nbytes)}; use "auto" or "spark"'
     )
 
 

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from alterflow.catalog.catalog import TableSnapshot
+from alterflow.catalog.schema import SchemaVersion
 from alterflow.conversion.arrow_convert import convert_arrow
 from alterflow.read.arrow_read import read_snapshot_arrow
 from alterflow.store.tablet_buffers import sorted_rows
 from alterflow.store.tablets import tablet_rows, write_parquet_file
 from alterflow.types import format_value
-from alterflow.catalog.catalog import TableSnapshot
-from alterflow.catalog.schema import SchemaVersion
 
 BUCKET_COLUMN = "af$bucket"
 
@@ -41,8 +41,12 @@ def _text(value: object, version: SchemaVersion, column: str) -> str:
 
 
 def stage_tablet(
-    warehouse: pathlib.Path, snapshot: TableSnapshot, old: SchemaVersion, new: SchemaVersion,
-    staging: pathlib.Path, samples: int,
+    warehouse: pathlib.Path,
+    snapshot: TableSnapshot,
+    old: SchemaVersion,
+    new: SchemaVersion,
+    staging: pathlib.Path,
+    samples: int,
 ) -> StagedTablet:
     """Convert the rows of `snapshot` (one origin tablet's files) from `old` to `new` into `staging`."""
     keyed = bool(old.primary_key)

@@ -3,16 +3,15 @@ DAG's SparkSubmitOperator runs it), on any master: local[*] or a standalone spar
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pathlib
 import subprocess
 import sys
 
-import importlib.util
-
 from alterflow.leases import process_group
-from alterflow.spark_session import application_conf
 from alterflow.settings import Settings
+from alterflow.spark_session import application_conf
 
 
 def spark_submit_binary() -> pathlib.Path:
@@ -33,19 +32,27 @@ def application_path() -> str:
 def submit_command(settings: Settings, job_id: int, master: str, parallelism: int = 2, lease_group: str | None = None) -> list[str]:
     return [
         str(spark_submit_binary()),
-        "--master", master,
-        "--name", f"alterflow-convert-job-{job_id}",
+        "--master",
+        master,
+        "--name",
+        f"alterflow-convert-job-{job_id}",
         *(arg for key, value in application_conf().items() for arg in ("--conf", f"{key}={value}")),
         application_path(),
-        "--catalog-url", settings.catalog_url,
-        "--warehouse", str(settings.warehouse),
-        "--job-id", str(job_id),
-        "--parallelism", str(parallelism),
+        "--catalog-url",
+        settings.catalog_url,
+        "--warehouse",
+        str(settings.warehouse),
+        "--job-id",
+        str(job_id),
+        "--parallelism",
+        str(parallelism),
         *(("--lease-group", lease_group) if lease_group else ()),
     ]
 
 
-def submit_conversion(settings: Settings, job_id: int, master: str | None = None, timeout_s: int | None = None) -> subprocess.CompletedProcess:
+def submit_conversion(
+    settings: Settings, job_id: int, master: str | None = None, timeout_s: int | None = None
+) -> subprocess.CompletedProcess:
     """Run the conversion application to completion; raises CalledProcessError when it fails.
     The application drives the job as part of this process's driver (it takes over its lease)."""
     env = dict(os.environ)

@@ -19,8 +19,6 @@ local engine counts both while it converts.
 
 from __future__ import annotations
 
-from alterflow.errors import AlterflowError
-
 import logging
 import pathlib
 import shutil
@@ -32,6 +30,12 @@ from dataclasses import dataclass
 import pyarrow.parquet as pq
 
 from alterflow.bucketing import spark_bucket_expr
+from alterflow.catalog.catalog import Catalog, NewFile, TableSnapshot
+from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.schema import SchemaVersion
+from alterflow.catalog.states import JobState
+from alterflow.crash_points import crash_point
+from alterflow.errors import AlterflowError
 from alterflow.leases import JobLease, TransactionLease
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.rewrite.footer_counts import file_counts
@@ -39,11 +43,6 @@ from alterflow.rewrite.local_conversion import BUCKET_COLUMN, stage_tablet
 from alterflow.rewrite.progress import ConversionProgress, TabletSize, sizes_of
 from alterflow.store.layout import absolute, conversion_staging_path, data_file_path
 from alterflow.types import to_spark
-from alterflow.crash_points import crash_point
-from alterflow.catalog.catalog import Catalog, NewFile, TableSnapshot
-from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.catalog.schema import SchemaVersion
-from alterflow.catalog.states import JobState
 
 log = logging.getLogger(__name__)
 SAMPLES = 5
@@ -71,10 +70,7 @@ def with_field_ids(frame, version: SchemaVersion):
     """Name, type and Parquet field id of every column of `version` (extras kept as they are)."""
     from pyspark.sql import functions as F
 
-    columns = [
-        F.col(f"`{c.name}`").cast(to_spark(c.type)).alias(c.name, metadata={"parquet.field.id": c.id})
-        for c in version.columns
-    ]
+    columns = [F.col(f"`{c.name}`").cast(to_spark(c.type)).alias(c.name, metadata={"parquet.field.id": c.id}) for c in version.columns]
     extras = [F.col(f"`{name}`") for name in frame.columns if version.column(name) is None]
     return frame.select(*columns, *extras)
 
@@ -88,7 +84,13 @@ class TabletConverter:
     """Converts the origin tablets of one heavyweight job."""
 
     def __init__(
-        self, spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease, parallelism: int = 2,
+        self,
+        spark,
+        catalog: Catalog,
+        warehouse: pathlib.Path,
+        job_id: int,
+        lease: JobLease,
+        parallelism: int = 2,
         engine: str = "spark",
     ):
         if engine == "spark" and spark is None:
@@ -124,7 +126,10 @@ class TabletConverter:
         origin_tablets = self.catalog.tablets(self.origin_index)
         files = self.heavy.origin_files_below_boundary(self.job)
         snapshot = self.catalog.snapshot_by_id(self.job.table_id)
-        versions = {v: self.catalog.schema_version(self.job.table_id, v) for v in {f.schema_version for fs in files.values() for f in fs} | {self.old.version}}
+        versions = {
+            v: self.catalog.schema_version(self.job.table_id, v)
+            for v in {f.schema_version for fs in files.values() for f in fs} | {self.old.version}
+        }
         done = self.heavy.converted(self.job.id)
         todo = [t for t in sorted(origin_tablets) if t not in done]
         sizes = sizes_of(origin_tablets, files)
@@ -187,9 +192,7 @@ class TabletConverter:
         checked = [_flag_column_id(flag) for flag in flags]
         if keyed:  # rows are merged by key while read: counted in the query
             observed = Observation(f"job{self.job.id}_tablet{tablet_id}")
-            metrics = [F.count(F.lit(1)).alias("rows")] + [
-                F.sum(F.col(flag).cast("long")).alias(flag) for flag in flags
-            ]
+            metrics = [F.count(F.lit(1)).alias("rows")] + [F.sum(F.col(flag).cast("long")).alias(flag) for flag in flags]
             converted = converted.observe(observed, *metrics)
         else:  # every stored row is read: counted from the files' footers (footer_counts)
             observed = None
@@ -280,8 +283,11 @@ class TabletConverter:
         by_bucket = [(int(p.parent.name.split("=", 1)[1]), p) for p in written]
         shadow_tablets = self.catalog.ensure_tablets(self.shadow_index, {(partition_key, b) for b, _ in by_bucket})
         txn = self.catalog.begin_transaction(
-            self.job.table_id, f"convert tablet {tablet_id} for alter job {self.job.id}", 3600,
-            lease_s=self.lease.lease_s, holder=self.lease.holder,
+            self.job.table_id,
+            f"convert tablet {tablet_id} for alter job {self.job.id}",
+            3600,
+            lease_s=self.lease.lease_s,
+            holder=self.lease.holder,
         )
         moves: list = []
         try:
@@ -301,8 +307,16 @@ class TabletConverter:
             shutil.rmtree(staging, ignore_errors=True)
 
     def _register_move_commit(
-        self, tablet_id: int, partition_key: str, by_bucket: list, shadow_tablets: dict, txn: int, moves: list,
-        rows_in: int, failed: int, samples: list,
+        self,
+        tablet_id: int,
+        partition_key: str,
+        by_bucket: list,
+        shadow_tablets: dict,
+        txn: int,
+        moves: list,
+        rows_in: int,
+        failed: int,
+        samples: list,
     ) -> None:
         """Register the tablet's staged files under `txn`, move them into place and commit, the
         commit recording the tablet as converted (`moves` collects what moved, for the abort)."""
@@ -320,14 +334,16 @@ class TabletConverter:
             final.parent.mkdir(parents=True, exist_ok=True)
             source.replace(final)
             sizes[target] = final.stat().st_size
-        self.heavy.commit_converted_tablet(
-            txn, sizes, self.job.id, tablet_id, rows_in, rows_out, failed, samples, holder=self.lease.holder
-        )
+        self.heavy.commit_converted_tablet(txn, sizes, self.job.id, tablet_id, rows_in, rows_out, failed, samples, holder=self.lease.holder)
 
 
 def convert_job(
-    spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease, parallelism: int = 2, engine: str = "spark",
+    spark,
+    catalog: Catalog,
+    warehouse: pathlib.Path,
+    job_id: int,
+    lease: JobLease,
+    parallelism: int = 2,
+    engine: str = "spark",
 ) -> ConversionResult:
     return TabletConverter(spark, catalog, warehouse, job_id, lease, parallelism, engine).run()
-
-

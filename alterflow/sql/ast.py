@@ -8,13 +8,36 @@ comparisons are case-insensitive elsewhere.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal as TypingLiteral
+from typing import Any
+from typing import Literal as TypingLiteral
 
 __all__ = [
-    "Literal", "ColumnDef", "Position", "CreateTable", "DropTable", "Insert", "Select",
-    "CreateView", "DropView", "Describe", "AddColumn", "AddColumns", "DropColumn", "ModifyColumn",
-    "RenameColumn", "SetDefault", "DropDefault", "OrderBy", "DistributeBy", "AlterClause",
-    "AlterTable", "ShowAlter", "CancelAlter", "ResumeAlter", "ShowSchemaVersions", "Statement",
+    "Literal",
+    "ColumnDef",
+    "Position",
+    "CreateTable",
+    "DropTable",
+    "Insert",
+    "Select",
+    "CreateView",
+    "DropView",
+    "Describe",
+    "AddColumn",
+    "AddColumns",
+    "DropColumn",
+    "ModifyColumn",
+    "RenameColumn",
+    "SetDefault",
+    "DropDefault",
+    "OrderBy",
+    "DistributeBy",
+    "AlterClause",
+    "AlterTable",
+    "ShowAlter",
+    "CancelAlter",
+    "ResumeAlter",
+    "ShowSchemaVersions",
+    "Statement",
 ]
 
 
@@ -180,6 +203,16 @@ class ShowSchemaVersions:
 
 
 Statement = (
-    CreateTable | DropTable | Insert | Select | CreateView | DropView | Describe | AlterTable
-    | ShowAlter | CancelAlter | ResumeAlter | ShowSchemaVersions
+    CreateTable
+    | DropTable
+    | Insert
+    | Select
+    | CreateView
+    | DropView
+    | Describe
+    | AlterTable
+    | ShowAlter
+    | CancelAlter
+    | ResumeAlter
+    | ShowSchemaVersions
 )

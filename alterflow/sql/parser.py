@@ -18,10 +18,7 @@ Approach:
 
 from __future__ import annotations
 
-from alterflow.errors import MAX_NESTING, UserError
-
 import functools
-
 import re
 from dataclasses import dataclass
 
@@ -31,11 +28,34 @@ from sqlglot.dialects.doris import Doris
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
+from alterflow.errors import MAX_NESTING, UserError
 from alterflow.sql.ast import (
-    AddColumn, AddColumns, AlterClause, AlterTable, CancelAlter, ColumnDef, CreateTable, CreateView,
-    Describe, DistributeBy, DropColumn, DropDefault, DropTable, DropView, Insert, Literal,
-    ModifyColumn, OrderBy, Position, RenameColumn, ResumeAlter, Select, SetDefault, ShowAlter,
-    ShowSchemaVersions, Statement,
+    AddColumn,
+    AddColumns,
+    AlterClause,
+    AlterTable,
+    CancelAlter,
+    ColumnDef,
+    CreateTable,
+    CreateView,
+    Describe,
+    DistributeBy,
+    DropColumn,
+    DropDefault,
+    DropTable,
+    DropView,
+    Insert,
+    Literal,
+    ModifyColumn,
+    OrderBy,
+    Position,
+    RenameColumn,
+    ResumeAlter,
+    Select,
+    SetDefault,
+    ShowAlter,
+    ShowSchemaVersions,
+    Statement,
 )
 
 __all__ = ["SqlError", "parse_statements", "split_statements"]
@@ -50,14 +70,25 @@ NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_NAME_LENGTH = 128
 # Type name -> the parameters it may take: 0 (none), 1 (n), 2 (p[,s]).
 TYPES = {
-    "BOOLEAN": 0, "TINYINT": 0, "SMALLINT": 0, "INT": 0, "INTEGER": 0, "BIGINT": 0, "LARGEINT": 0,
-    "FLOAT": 0, "DOUBLE": 0, "DECIMAL": 2, "CHAR": 1, "VARCHAR": 1, "STRING": 0, "DATE": 0,
-    "DATETIME": 0, "TIMESTAMP": 0,
+    "BOOLEAN": 0,
+    "TINYINT": 0,
+    "SMALLINT": 0,
+    "INT": 0,
+    "INTEGER": 0,
+    "BIGINT": 0,
+    "LARGEINT": 0,
+    "FLOAT": 0,
+    "DOUBLE": 0,
+    "DECIMAL": 2,
+    "CHAR": 1,
+    "VARCHAR": 1,
+    "STRING": 0,
+    "DATE": 0,
+    "DATETIME": 0,
+    "TIMESTAMP": 0,
 }
 _INT_RE = re.compile(r"\d+")
-_ALTER_CLAUSES = (
-    "ADD COLUMN, DROP COLUMN, MODIFY COLUMN, RENAME COLUMN, ALTER COLUMN, ORDER BY or DISTRIBUTED BY"
-)
+_ALTER_CLAUSES = "ADD COLUMN, DROP COLUMN, MODIFY COLUMN, RENAME COLUMN, ALTER COLUMN, ORDER BY or DISTRIBUTED BY"
 
 
 def parse_statements(text: str) -> list[Statement]:
@@ -78,7 +109,7 @@ def _parsed(text: str) -> tuple[Statement, ...]:
         raise SqlError("statement nested too deeply to parse") from None
 
 
-def _check_nesting(text: str, tokens: list["_Tok"]) -> None:
+def _check_nesting(text: str, tokens: list[_Tok]) -> None:
     """Refuse, in one line, a statement nested deeper than MAX_NESTING parentheses: sqlglot parses
     each level recursively and would run out of Python's stack."""
     depth = 0
@@ -100,7 +131,7 @@ def split_statements(text: str) -> list[str]:
     cannot be tokenized (an unterminated string) is split where tokens could still be read; the
     rest comes back as the last piece, which then fails to parse with its own error."""
     try:
-        return [text[tokens[0].start:tokens[-1].end] for tokens in _split(text)]
+        return [text[tokens[0].start : tokens[-1].end] for tokens in _split(text)]
     except SqlError:
         cut = _last_complete_statement_end(text)
         if cut == 0:
@@ -119,7 +150,7 @@ def _last_complete_statement_end(text: str) -> int:
     return ends[-1] if ends else 0
 
 
-def _split(text: str) -> list[list["_Tok"]]:
+def _split(text: str) -> list[list[_Tok]]:
     pieces, current = [], []
     for tok in _tokenize(text) + [_Tok("punct", ";", len(text), len(text))]:
         if tok.kind == "punct" and tok.text == ";":
@@ -162,8 +193,9 @@ def _tokenize(text: str) -> list[_Tok]:
         pos = done[-1].end + 1 if done else 0
         pos += len(text[pos:]) - len(text[pos:].lstrip())
         line, column = text.count("\n", 0, pos) + 1, pos - text.rfind("\n", 0, pos)
-        raise SqlError(f"unterminated string, quoted name or comment at line {line}, column {column}: "
-                       + " ".join(text[pos:pos + 30].split())) from None
+        raise SqlError(
+            f"unterminated string, quoted name or comment at line {line}, column {column}: " + " ".join(text[pos : pos + 30].split())
+        ) from None
     tokens = []
     for t in raw:
         start, end = t.start, t.end + 1
@@ -191,9 +223,7 @@ def _snippet(text: str, limit: int = 30) -> str:
 def check_name(name: str) -> str:
     """The name itself, or SqlError when it is not a valid alterflow name."""
     if len(name) > MAX_NAME_LENGTH or not NAME_RE.fullmatch(name):
-        raise SqlError(
-            f"invalid name '{name}': names match [A-Za-z_][A-Za-z0-9_]* up to {MAX_NAME_LENGTH} characters"
-        )
+        raise SqlError(f"invalid name '{name}': names match [A-Za-z_][A-Za-z0-9_]* up to {MAX_NAME_LENGTH} characters")
     return name
 
 
@@ -215,8 +245,7 @@ def _query_tables(sql: str, context: str) -> tuple[str, ...]:
         if not isinstance(table.this, exp.Identifier):  # table-valued function, e.g. range(10)
             continue
         if table.db or table.catalog:
-            raise SqlError(f"qualified table name '{table.sql('spark')}' in {context}: "
-                           "tables are named without a database")
+            raise SqlError(f"qualified table name '{table.sql('spark')}' in {context}: tables are named without a database")
         name = check_name(table.name)
         if name.lower() in found or _is_cte(table):
             continue
@@ -286,7 +315,7 @@ class _Parser:
 
     def error(self, expected: str) -> SqlError:
         tok = self.peek()
-        where = f"near {_snippet(self.text[tok.start:tok.end])}" if tok else "at end of statement"
+        where = f"near {_snippet(self.text[tok.start : tok.end])}" if tok else "at end of statement"
         return SqlError(f"syntax error {where} in {self.context}: expected {expected}")
 
     def rest(self) -> str:
@@ -348,12 +377,12 @@ class _Parser:
             self.i += 1
         elif tok.kind == "string":
             self.i += 1
-            lit = Literal("string", tok.text, self.text[start:tok.end])
+            lit = Literal("string", tok.text, self.text[start : tok.end])
         elif tok.key in ("DATE", "DATETIME", "TIMESTAMP") and getattr(self.peek(1), "kind", "") == "string":
             # DATE '2024-01-01': a string literal; the planner reads it against the column's type
             quoted = self.peek(1)
             self.i += 2
-            lit = Literal("string", quoted.text, self.text[start:quoted.end])
+            lit = Literal("string", quoted.text, self.text[start : quoted.end])
         else:
             sign = "-" if self.accept("-") else ""
             num = self.peek()
@@ -369,7 +398,7 @@ class _Parser:
         return lit
 
     def literal_error(self, context: str, tok: _Tok | None) -> SqlError:
-        near = f" (near {_snippet(self.text[tok.start:tok.end])})" if tok else " (got end of statement)"
+        near = f" (near {_snippet(self.text[tok.start : tok.end])})" if tok else " (got end of statement)"
         return SqlError(context + near)
 
     def column_type(self, column: str) -> str:
@@ -439,9 +468,9 @@ class _Parser:
         while True:
             key = self.string("a quoted property name")
             self.expect("=", what=f"'=' after property \"{key}\"")
-            value = self.string(f"a quoted value for property \"{key}\"")
+            value = self.string(f'a quoted value for property "{key}"')
             if key.lower() in props:
-                raise SqlError(f"property \"{key}\" given twice in {self.context}")
+                raise SqlError(f'property "{key}" given twice in {self.context}')
             props[key.lower()] = value
             if not self.accept(","):
                 break
@@ -470,7 +499,7 @@ class _Parser:
         raise self.unsupported()
 
     def unsupported(self) -> SqlError:
-        head = self.text[self.tokens[0].start:self.tokens[min(2, len(self.tokens) - 1)].end]
+        head = self.text[self.tokens[0].start : self.tokens[min(2, len(self.tokens) - 1)].end]
         more = " ..." if len(self.tokens) > 3 else ""
         return SqlError(f"unsupported statement: {' '.join(head.split())}{more}")
 
@@ -510,10 +539,15 @@ class _Parser:
                 raise self.error("PARTITION BY, DISTRIBUTED BY, ORDER BY or end of statement")
         distributed_by, buckets = clauses.get("DISTRIBUTED BY", (None, None))
         return CreateTable(
-            name=name, columns=tuple(columns), primary_key=primary_key or (),
-            partition_by=clauses.get("PARTITION BY", ()), distributed_by=distributed_by,
-            buckets=buckets, order_by=clauses.get("ORDER BY", ()), if_not_exists=if_not_exists,
-            sql=self.text[self.tokens[0].start:self.tokens[-1].end],
+            name=name,
+            columns=tuple(columns),
+            primary_key=primary_key or (),
+            partition_by=clauses.get("PARTITION BY", ()),
+            distributed_by=distributed_by,
+            buckets=buckets,
+            order_by=clauses.get("ORDER BY", ()),
+            if_not_exists=if_not_exists,
+            sql=self.text[self.tokens[0].start : self.tokens[-1].end],
         )
 
     def drop_table(self) -> DropTable:
@@ -550,11 +584,11 @@ class _Parser:
             rows.append(self.values_row())
         widths = {len(row) for row in rows}
         if len(widths) > 1:
-            raise SqlError(f"INSERT INTO {table}: VALUES rows have different numbers of values "
-                           f"({', '.join(str(len(row)) for row in rows)})")
+            raise SqlError(
+                f"INSERT INTO {table}: VALUES rows have different numbers of values ({', '.join(str(len(row)) for row in rows)})"
+            )
         if columns is not None and widths != {len(columns)}:
-            raise SqlError(f"INSERT INTO {table}: {len(columns)} columns listed but VALUES rows "
-                           f"have {len(rows[0])} values")
+            raise SqlError(f"INSERT INTO {table}: {len(columns)} columns listed but VALUES rows have {len(rows[0])} values")
         return Insert(table=table, columns=columns, rows=tuple(rows))
 
     def values_row(self) -> tuple[Literal, ...]:
@@ -577,7 +611,7 @@ class _Parser:
         while self.accept(","):
             clauses.append(self.alter_clause())
         properties = self.properties() if self.accept("PROPERTIES") else {}
-        sql = self.text[self.tokens[1 if explain else 0].start:self.tokens[-1].end]  # without EXPLAIN
+        sql = self.text[self.tokens[1 if explain else 0].start : self.tokens[-1].end]  # without EXPLAIN
         return AlterTable(table, tuple(clauses), properties=properties, explain=explain, sql=sql)
 
     def alter_clause(self) -> AlterClause:

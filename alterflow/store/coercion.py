@@ -471,11 +471,12 @@ def _separated_date_fields(text: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array
     year, month, day = (pc.list_element(parts, i) for i in range(3))
     ok = pc.and_(
         pc.and_(pc.ascii_is_decimal(year), _length_in(year, (2, 4))),
-        pc.and_(pc.and_(pc.ascii_is_decimal(month), _length_in(month, (1, 2))),
-                pc.and_(pc.ascii_is_decimal(day), _length_in(day, (1, 2)))),
+        pc.and_(pc.and_(pc.ascii_is_decimal(month), _length_in(month, (1, 2))), pc.and_(pc.ascii_is_decimal(day), _length_in(day, (1, 2)))),
     )
-    return (*(pc.cast(_null_unless(ok, part), pa.int64()) for part in (year, month, day)),
-            _null_unless(ok, pc.cast(pc.binary_length(year), pa.int64())))
+    return (
+        *(pc.cast(_null_unless(ok, part), pa.int64()) for part in (year, month, day)),
+        _null_unless(ok, pc.cast(pc.binary_length(year), pa.int64())),
+    )
 
 
 def _length_in(text: pa.Array, lengths: tuple[int, ...]) -> pa.Array:
@@ -500,8 +501,7 @@ def _quick_datetimes(trimmed: pa.Array) -> _Converted | None:
 def _datetime_lengths(trimmed: pa.Array) -> pa.Array:
     """Whether each text is as long as one of DATETIME_TEXT_PATTERN's forms: 10, 19, 21..26."""
     lengths = pc.binary_length(trimmed)
-    return pc.or_(pc.or_(pc.equal(lengths, 10), pc.equal(lengths, 19)),
-                  pc.and_(pc.greater_equal(lengths, 21), pc.less_equal(lengths, 26)))
+    return pc.or_(pc.or_(pc.equal(lengths, 10), pc.equal(lengths, 19)), pc.and_(pc.greater_equal(lengths, 21), pc.less_equal(lengths, 26)))
 
 
 def _exact_datetimes(trimmed: pa.Array) -> _Converted:

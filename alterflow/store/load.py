@@ -32,15 +32,15 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from alterflow.leases import TransactionLease, new_holder
-from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
-from alterflow.store.layout import absolute, data_file_path
-from alterflow.store.bad_rows import BadRows
-from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
-from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_tablets, tablet_rows, with_txn_column, write_parquet
 from alterflow.catalog.catalog import Catalog, NewFile, TableInfo
 from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.leases import TransactionLease, new_holder
+from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
+from alterflow.store.bad_rows import BadRows
+from alterflow.store.layout import absolute, data_file_path
+from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
+from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_tablets, tablet_rows, with_txn_column, write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ class _IndexFiles:
     """The files one load writes into one index: buffered rows flushed to Parquet files, each
     recorded in the catalog (invisible) before a writer thread writes it."""
 
-    def __init__(self, load: "_LoadWriter", index_id: int, version: SchemaVersion):
+    def __init__(self, load: _LoadWriter, index_id: int, version: SchemaVersion):
         self.load = load
         self.index_id = index_id
         self.version = version
@@ -148,8 +148,15 @@ class _LoadWriter:
     """Step 2 to 4 of one load's transaction: batches in, files out (see the module's docstring)."""
 
     def __init__(
-        self, catalog: Catalog, warehouse: pathlib.Path, table: TableInfo, version: SchemaVersion, txn_id: int,
-        planned: list[str], target_bytes: int, budget_bytes: int,
+        self,
+        catalog: Catalog,
+        warehouse: pathlib.Path,
+        table: TableInfo,
+        version: SchemaVersion,
+        txn_id: int,
+        planned: list[str],
+        target_bytes: int,
+        budget_bytes: int,
     ):
         self.catalog, self.warehouse, self.table, self.version, self.txn_id = catalog, warehouse, table, version, txn_id
         self.planned = planned

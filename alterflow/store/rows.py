@@ -9,11 +9,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from alterflow.arrow_schema import arrow_schema
+from alterflow.catalog.schema import Column, SchemaVersion, name_key
 from alterflow.sql.ast import Literal
 from alterflow.store.bad_rows import BadRows
 from alterflow.store.coercion import BadValue, coerce_array
 from alterflow.types import InvalidValue, coerce_literal, to_arrow
-from alterflow.catalog.schema import Column, SchemaVersion, name_key
+
 
 def _resolve_columns(version: SchemaVersion, table: str, names: Sequence[str]) -> list[Column]:
     seen: set[str] = set()
@@ -31,9 +32,7 @@ def _resolve_columns(version: SchemaVersion, table: str, names: Sequence[str]) -
 
 def _default_array(column: Column, table: str, length: int) -> pa.Array:
     if column.write_default is None and not column.nullable:
-        raise BadRows(
-            f"INSERT INTO {table}: column {column.name} is NOT NULL and has no default; give it a value"
-        )
+        raise BadRows(f"INSERT INTO {table}: column {column.name} is NOT NULL and has no default; give it a value")
     return pa.repeat(pa.scalar(column.write_default, type=to_arrow(column.type)), length)
 
 
@@ -53,9 +52,7 @@ def _check_array(column: Column, table: str, array: pa.Array | pa.ChunkedArray, 
             )
 
 
-def _build(
-    version: SchemaVersion, table: str, arrays: dict[int, pa.Array | pa.ChunkedArray], length: int, first_row: int = 1
-) -> pa.Table:
+def _build(version: SchemaVersion, table: str, arrays: dict[int, pa.Array | pa.ChunkedArray], length: int, first_row: int = 1) -> pa.Table:
     out = []
     for column in version.columns:
         array = arrays.get(column.id)
@@ -66,9 +63,7 @@ def _build(
     return pa.Table.from_arrays(out, schema=arrow_schema(version))
 
 
-def rows_from_literals(
-    version: SchemaVersion, table: str, names: Sequence[str] | None, rows: Sequence[Sequence[Literal]]
-) -> pa.Table:
+def rows_from_literals(version: SchemaVersion, table: str, names: Sequence[str] | None, rows: Sequence[Sequence[Literal]]) -> pa.Table:
     """INSERT ... VALUES: literals coerced to the column types."""
     columns = list(version.columns) if names is None else _resolve_columns(version, table, names)
     arrays: dict[int, pa.Array] = {}
@@ -85,23 +80,17 @@ def rows_from_literals(
     return _build(version, table, arrays, len(rows))
 
 
-def _conform_array(
-    column: Column, table: str, array: pa.Array | pa.ChunkedArray, first_row: int = 1
-) -> pa.Array | pa.ChunkedArray:
+def _conform_array(column: Column, table: str, array: pa.Array | pa.ChunkedArray, first_row: int = 1) -> pa.Array | pa.ChunkedArray:
     """The column's values as its type, by `coerce_value`'s rules (alterflow.store.coercion runs
     them as Arrow kernels); the first bad value fails the whole batch, its row counted from
     `first_row`."""
     try:
         return coerce_array(array, column.type)
     except BadValue as exc:
-        raise BadRows(
-            f"INSERT INTO {table}: column {column.name}: {exc.message} (row {exc.index + first_row})"
-        ) from None
+        raise BadRows(f"INSERT INTO {table}: column {column.name}: {exc.message} (row {exc.index + first_row})") from None
 
 
-def rows_from_arrow(
-    version: SchemaVersion, table: str, data: pa.Table, names: Sequence[str] | None = None, first_row: int = 1
-) -> pa.Table:
+def rows_from_arrow(version: SchemaVersion, table: str, data: pa.Table, names: Sequence[str] | None = None, first_row: int = 1) -> pa.Table:
     """A bulk load or INSERT ... SELECT: columns matched by name (case-insensitive), then coerced
     by `coerce_value`'s rules. Errors count rows from `first_row`: a streaming load converting
     batch by batch passes each batch's first row number in the whole input."""

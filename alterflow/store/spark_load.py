@@ -40,19 +40,18 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from alterflow.leases import TransactionLease, new_holder
-from alterflow.loading import CsvSplit, LoadInput, LoadInputError, csv_header, csv_split_batches, csv_splits
-from alterflow.store.layout import absolute, data_file_path, load_staging_path
-from alterflow.store.load import LoadResult, delete_files, dual_write_rows, numbered, abort_load
-from alterflow.store.bad_rows import BadRows
-from alterflow.store.rows import rows_from_arrow
-from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
-from alterflow.store.tablets import same_tablets, with_txn_column, write_parquet
-from alterflow.crash_points import crash_point
 from alterflow.catalog.catalog import Catalog, NewFile, TableInfo
 from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
-
+from alterflow.crash_points import crash_point
+from alterflow.leases import TransactionLease, new_holder
+from alterflow.loading import CsvSplit, LoadInput, LoadInputError, csv_header, csv_split_batches, csv_splits
+from alterflow.store.bad_rows import BadRows
+from alterflow.store.layout import absolute, data_file_path, load_staging_path
+from alterflow.store.load import LoadResult, abort_load, delete_files, dual_write_rows, numbered
+from alterflow.store.rows import rows_from_arrow
+from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
+from alterflow.store.tablets import same_tablets, with_txn_column, write_parquet
 
 PATH_COLUMN = "af$input_path"
 BLOCK_COLUMN = "af$input_block"
@@ -126,10 +125,18 @@ class _SplitFiles:
         def write(key: TabletKey, seq: int, rows: pa.Table) -> None:
             path = pathlib.Path(self.plan.staging) / f"{uuid.uuid4().hex}.parquet"
             write_parquet(path.parent, path.name, rows)
-            self.written.append({
-                "shadow": shadow, "partition_key": key[0], "bucket": key[1], "path": str(path),
-                "rows": rows.num_rows, "seq": str(seq), "nulled": 0, "error": None,
-            })
+            self.written.append(
+                {
+                    "shadow": shadow,
+                    "partition_key": key[0],
+                    "bucket": key[1],
+                    "path": str(path),
+                    "rows": rows.num_rows,
+                    "seq": str(seq),
+                    "nulled": 0,
+                    "error": None,
+                }
+            )
 
         return write
 
@@ -197,15 +204,22 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.R
 
 def _note(nulled: int = 0, error: str | None = None) -> dict:
     """A result row that names no file: a task's error, or its count of values set to NULL."""
-    return {"shadow": False, "partition_key": None, "bucket": None, "path": None, "rows": 0, "seq": None,
-            "nulled": nulled, "error": error}
+    return {"shadow": False, "partition_key": None, "bucket": None, "path": None, "rows": 0, "seq": None, "nulled": nulled, "error": error}
 
 
 def _result_arrow_schema() -> pa.Schema:
-    return pa.schema([
-        ("shadow", pa.bool_()), ("partition_key", pa.string()), ("bucket", pa.int32()), ("path", pa.string()),
-        ("rows", pa.int64()), ("seq", pa.string()), ("nulled", pa.int64()), ("error", pa.string()),
-    ])
+    return pa.schema(
+        [
+            ("shadow", pa.bool_()),
+            ("partition_key", pa.string()),
+            ("bucket", pa.int32()),
+            ("path", pa.string()),
+            ("rows", pa.int64()),
+            ("seq", pa.string()),
+            ("nulled", pa.int64()),
+            ("error", pa.string()),
+        ]
+    )
 
 
 def _input_frame(spark, fmt: str, source: LoadInput):
@@ -274,9 +288,7 @@ def query_result(table: TableInfo, frame, names: list[str]) -> SparkInput:
 
     if len(names) != len(frame.columns):
         raise BadRows(f"INSERT INTO {table.name}: {len(names)} columns are named but the query returns {len(frame.columns)}")
-    renamed = frame.toDF(*names).select(
-        "*", F.lit("").alias(PATH_COLUMN), F.spark_partition_id().cast("long").alias(BLOCK_COLUMN)
-    )
+    renamed = frame.toDF(*names).select("*", F.lit("").alias(PATH_COLUMN), F.spark_partition_id().cast("long").alias(BLOCK_COLUMN))
 
     def first_bad_row(version: SchemaVersion, target: DualWriteTarget | None) -> BadRows | None:
         return _first_bad_row(table, version, [frame.toDF(*names).toArrow()], target)
@@ -285,8 +297,14 @@ def query_result(table: TableInfo, frame, names: list[str]) -> SparkInput:
 
 
 def spark_load(
-    spark, catalog: Catalog, warehouse: pathlib.Path, table: TableInfo, version: SchemaVersion, source: SparkInput,
-    label: str, settings,
+    spark,
+    catalog: Catalog,
+    warehouse: pathlib.Path,
+    table: TableInfo,
+    version: SchemaVersion,
+    source: SparkInput,
+    label: str,
+    settings,
 ) -> LoadResult:
     """`source` loaded into `table` as one transaction, converted and written by Spark tasks."""
     delete_files(warehouse, catalog.abort_expired_transactions(table.id))
@@ -312,8 +330,16 @@ def _remove_if_empty(folder: pathlib.Path) -> None:
 
 
 def _write_and_commit(
-    spark, catalog: Catalog, warehouse: pathlib.Path, table: TableInfo, version: SchemaVersion, source: SparkInput,
-    txn_id: int, staging: pathlib.Path, planned: list[str], settings,
+    spark,
+    catalog: Catalog,
+    warehouse: pathlib.Path,
+    table: TableInfo,
+    version: SchemaVersion,
+    source: SparkInput,
+    txn_id: int,
+    staging: pathlib.Path,
+    planned: list[str],
+    settings,
 ) -> LoadResult:
     heavy = HeavyJobs(catalog)
     target = heavy.dual_write_target(table.id)
@@ -330,8 +356,15 @@ def _write_and_commit(
 
 
 def _commit(
-    catalog: Catalog, warehouse: pathlib.Path, table: TableInfo, version: SchemaVersion, target: DualWriteTarget | None,
-    txn_id: int, written: list[dict], planned: list[str], heavy: HeavyJobs,
+    catalog: Catalog,
+    warehouse: pathlib.Path,
+    table: TableInfo,
+    version: SchemaVersion,
+    target: DualWriteTarget | None,
+    txn_id: int,
+    written: list[dict],
+    planned: list[str],
+    heavy: HeavyJobs,
 ) -> LoadResult:
     """Record the staged files under the transaction, move them into their tablets, commit."""
     nulled = sum(w["nulled"] for w in written)
@@ -357,8 +390,14 @@ def _run_tasks(spark, source: SparkInput, plan: TaskPlan) -> list[dict]:
 
 
 def _register_and_move(
-    catalog: Catalog, warehouse: pathlib.Path, table: TableInfo, version: SchemaVersion, target: DualWriteTarget | None,
-    txn_id: int, written: list[dict], planned: list[str],
+    catalog: Catalog,
+    warehouse: pathlib.Path,
+    table: TableInfo,
+    version: SchemaVersion,
+    target: DualWriteTarget | None,
+    txn_id: int,
+    written: list[dict],
+    planned: list[str],
 ) -> None:
     """Record every staged file under the transaction, then move it into its tablet."""
     indexes = {False: (table.current_index_id, version)}
@@ -385,6 +424,7 @@ def _first_bad_row(
     table: TableInfo, version: SchemaVersion, batches: Iterable[pa.Table | pa.RecordBatch], target: DualWriteTarget | None
 ) -> BadRows | None:
     """The error a local load of `batches` gives: the first bad row, numbered in the whole input."""
+
     def conform(batch: pa.Table, first_row: int) -> pa.Table:
         return rows_from_arrow(version, table.name, batch, first_row=first_row)
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from alterflow.store.tablets import TabletRows, dedupe_primary_key, tablet_rows
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.store.tablets import TabletRows, dedupe_primary_key, tablet_rows
 
 TabletKey = tuple[str, int]  # (partition key, bucket)
 OnFile = Callable[[TabletKey, int, pa.Table], None]  # (tablet, sequence of its file in this load, rows)

@@ -15,9 +15,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from alterflow.bucketing import bucket_array
+from alterflow.catalog.schema import SchemaVersion
 from alterflow.store.layout import absolute
 from alterflow.types import format_value
-from alterflow.catalog.schema import SchemaVersion
 
 # Hidden columns carry a "$", which no user-typed name can (SPEC §9), so they never collide.
 TXN_COLUMN = "af$txn"  # hidden column of primary-key tables: the transaction that wrote the row
@@ -78,7 +78,7 @@ def tablet_rows(data: pa.Table, version: SchemaVersion) -> TabletRows:
     keys = [(texts[int(g) // width], int(g) % width) for g in sorted_groups[starts]]
     if len(keys) == 1:
         return TabletRows([(keys[0], None)])
-    return TabletRows([(keys[i], order[starts[i]:ends[i]]) for i in np.argsort(first_rows, kind="stable")])
+    return TabletRows([(keys[i], order[starts[i] : ends[i]]) for i in np.argsort(first_rows, kind="stable")])
 
 
 def split_into_tablets(data: pa.Table, version: SchemaVersion) -> list[TabletSlice]:

@@ -20,25 +20,24 @@ write checks the lease in the catalog, so a runner that lost it stops without wr
 
 from __future__ import annotations
 
-from alterflow.errors import UserError
-
 import contextlib
 import dataclasses
 import pathlib
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
+from alterflow.catalog.catalog import AlterJob, Catalog, OpenTransaction, utcnow
+from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
+from alterflow.catalog.states import JobState
+from alterflow.crash_points import crash_point
+from alterflow.errors import UserError
 from alterflow.leases import JobLease, new_holder, process_group
 from alterflow.planner import Verdict
 from alterflow.rewrite.progress import ConversionProgress, tablet_sizes
 from alterflow.settings import lease_seconds
 from alterflow.store.layout import absolute
 from alterflow.workflow import steps
-from alterflow.crash_points import crash_point
 from alterflow.workflow.request import AlterRequest
-from alterflow.catalog.catalog import AlterJob, Catalog, OpenTransaction, utcnow
-from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
-from alterflow.catalog.states import JobState
 
 HEAVY_STEPS = ("validate", "start", "wait_for_boundary", "convert", "check", "swap")
 
@@ -140,7 +139,11 @@ def boundary_may_be_reached(catalog: Catalog, job_id: int) -> bool:
 
 
 def wait_for_boundary(
-    catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease | None = None, group: str | None = None,
+    catalog: Catalog,
+    warehouse: pathlib.Path,
+    job_id: int,
+    lease: JobLease | None = None,
+    group: str | None = None,
     now: datetime | None = None,
 ) -> dict:
     """One look: returns {"done": bool, "blocking": [txn ids]}. Drivers call it until done.
@@ -167,7 +170,7 @@ def wait_for_boundary(
 
 
 def conversion_engine(catalog: Catalog, job_id: int) -> str:
-    """"spark" or "local": what converts (and validates) the job's history, from its `engine`
+    """ "spark" or "local": what converts (and validates) the job's history, from its `engine`
     property and the size of the origin files below its boundary (`alterflow.rewrite.engines`).
     From RUNNING on, the same answer every time it is asked: those files no longer change. Asked
     while the job waits, it may change when a load below the boundary commits (the DAG's route
@@ -181,8 +184,13 @@ def conversion_engine(catalog: Catalog, job_id: int) -> str:
 
 
 def convert(
-    spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, parallelism: int = 2,
-    lease: JobLease | None = None, group: str | None = None,
+    spark,
+    catalog: Catalog,
+    warehouse: pathlib.Path,
+    job_id: int,
+    parallelism: int = 2,
+    lease: JobLease | None = None,
+    group: str | None = None,
 ) -> dict:
     """RUNNING: convert the history, on the job's engine (`spark` may be None for the local one)."""
     from alterflow.rewrite.tablet_conversion import ConversionStopped, convert_job
@@ -202,9 +210,7 @@ def convert(
     return dataclasses.asdict(result)
 
 
-def check(
-    spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease | None = None, group: str | None = None
-) -> dict:
+def check(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease | None = None, group: str | None = None) -> dict:
     """The validation suites, on Spark or, for a job the local engine converts, on pandas
     (`spark` may be None then). A job that passed them already (a runner killed before its swap)
     is not validated again."""
@@ -231,9 +237,7 @@ def check(
     return {"expectations": report.expectations, "nulled": nulled}
 
 
-def swap(
-    catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease | None = None, group: str | None = None
-) -> dict:
+def swap(catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease | None = None, group: str | None = None) -> dict:
     job = ensure_alive(catalog, warehouse, job_id)
     heavy = HeavyJobs(catalog)
     if job.state != JobState.VALIDATING:  # READY_TO_SWAP is left only by RESUME ALTER TABLE COLUMN

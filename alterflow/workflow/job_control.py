@@ -13,16 +13,15 @@ Resuming means one of two things:
 
 from __future__ import annotations
 
-from alterflow.errors import UserError
-
 import pathlib
 
-from alterflow.workflow import heavy_steps
 from alterflow.catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog
 from alterflow.catalog.errors import ConcurrentChange, LeaseHeld
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
 from alterflow.catalog.leases import ensure_not_driven, is_orphaned
 from alterflow.catalog.states import JobState
+from alterflow.errors import UserError
+from alterflow.workflow import heavy_steps
 
 
 class JobControlRefused(UserError):

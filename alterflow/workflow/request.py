@@ -18,13 +18,19 @@ class AlterRequest:
 
     def to_json(self) -> dict:
         return {
-            "table": self.table, "statement": self.statement, "properties": dict(self.properties),
-            "request_id": self.request_id, "resume_job_id": self.resume_job_id,
+            "table": self.table,
+            "statement": self.statement,
+            "properties": dict(self.properties),
+            "request_id": self.request_id,
+            "resume_job_id": self.resume_job_id,
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> "AlterRequest":
+    def from_json(cls, data: dict) -> AlterRequest:
         return cls(
-            data["table"], data["statement"], dict(data.get("properties") or {}), data["request_id"],
+            data["table"],
+            data["statement"],
+            dict(data.get("properties") or {}),
+            data["request_id"],
             data.get("resume_job_id"),
         )

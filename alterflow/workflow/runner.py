@@ -9,13 +9,13 @@ import pathlib
 import threading
 import time
 
-from alterflow.leases import JobLease
-from alterflow.workflow import heavy_steps, steps
-from alterflow.workflow.request import AlterRequest
 from alterflow.catalog.catalog import AlterJob, Catalog
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
 from alterflow.catalog.leases import DRIVEN_STATES
 from alterflow.catalog.states import JobKind
+from alterflow.leases import JobLease
+from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow.request import AlterRequest
 
 POLL_SECONDS = 0.5
 

@@ -8,20 +8,19 @@ commit    (light) make the planned version current in one catalog transaction, w
 
 from __future__ import annotations
 
-from alterflow.errors import UserError
-
 import dataclasses
 from dataclasses import replace
 
-from alterflow.planner import AlterPlan, AlterRejected, TableContext, Verdict, plan_alter
-from alterflow.rewrite.engines import local_refusal
-from alterflow.sql import AlterTable, SqlError, parse_statements
-from alterflow.workflow.request import AlterRequest
 from alterflow.catalog.catalog import AlterContext, AlterJob, Catalog
 from alterflow.catalog.errors import UnknownObject
 from alterflow.catalog.leases import DRIVEN_STATES, ensure_not_driven, is_orphaned, runner_text
 from alterflow.catalog.schema import SchemaVersion, name_key
 from alterflow.catalog.states import JobKind
+from alterflow.errors import UserError
+from alterflow.planner import AlterPlan, AlterRejected, TableContext, Verdict, plan_alter
+from alterflow.rewrite.engines import local_refusal
+from alterflow.sql import AlterTable, SqlError, parse_statements
+from alterflow.workflow.request import AlterRequest
 
 LIGHT_STEPS = ("validate", "commit")
 
@@ -60,6 +59,7 @@ def table_context(catalog: Catalog, table: str, version: SchemaVersion | None = 
 
 def same_statement(a: str, b: str) -> bool:
     """Whether two ALTER texts are the same statement (white space and a final `;` aside)."""
+
     def norm(text: str) -> str:
         return " ".join(text.split()).rstrip(";").rstrip()
 
@@ -81,9 +81,7 @@ def resumable_job(context: AlterContext, request: AlterRequest, group: str | Non
                 f"ALTER TABLE {request.table}: job {request.resume_job_id} is {state}; there is no orphaned job to take over"
             )
         if not same_statement(job.statement, request.statement):
-            raise AlterRejected(
-                f"ALTER TABLE {request.table}: the statement is not job {job.id}'s, which this run was to take over"
-            )
+            raise AlterRejected(f"ALTER TABLE {request.table}: the statement is not job {job.id}'s, which this run was to take over")
     elif job is None or job.kind != JobKind.HEAVY or job.state not in DRIVEN_STATES:
         return None
     elif not same_statement(job.statement, request.statement):
@@ -106,10 +104,7 @@ def _planner_context(context: AlterContext, version: SchemaVersion) -> TableCont
 def _unfinished(job: AlterJob) -> str:
     """How the planner names the table's unfinished job: an orphan says how to take it over."""
     if is_orphaned(job):
-        return (
-            f"job {job.id} ({job.state}, {runner_text(job)}; "
-            f"RESUME ALTER TABLE COLUMN FROM {job.table_name} drives it on)"
-        )
+        return f"job {job.id} ({job.state}, {runner_text(job)}; RESUME ALTER TABLE COLUMN FROM {job.table_name} drives it on)"
     return f"job {job.id} ({job.state})"
 
 
@@ -123,7 +118,13 @@ def validate(catalog: Catalog, request: AlterRequest, group: str | None = None) 
     context = _alter_context(catalog, request.table)
     job = resumable_job(context, request, group)
     if job is not None:
-        return {"kind": JobKind.HEAVY.value, "from_version": job.from_version, "to_version": job.to_version, "clauses": [], "job_id": job.id}
+        return {
+            "kind": JobKind.HEAVY.value,
+            "from_version": job.from_version,
+            "to_version": job.to_version,
+            "clauses": [],
+            "job_id": job.id,
+        }
     result = plan_alter(_planner_context(context, context.current), parse_alter(request))
     result.raise_if_rejected()
     if result.kind is Verdict.HEAVY and result.properties.engine == "local":

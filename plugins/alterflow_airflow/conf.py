@@ -4,11 +4,10 @@ core's `AlterRequest`, whose idempotency key is the run id. No Airflow import: e
 
 from __future__ import annotations
 
-from alterflow.errors import UserError
-
 import json
 from collections.abc import Mapping
 
+from alterflow.errors import UserError
 from alterflow.planner import AlterRejected
 from alterflow.planner.statement_parts import MAX_NAME, valid_name
 from alterflow.workflow import steps
@@ -23,9 +22,7 @@ def _table(value) -> str:
     if value is None or value == "":
         raise BadRunConf("param table: missing; give the name of the table to alter")
     if not isinstance(value, str) or not valid_name(value.strip()):
-        raise BadRunConf(
-            f"param table: invalid name {value!r}; names match [A-Za-z_][A-Za-z0-9_]* up to {MAX_NAME} characters"
-        )
+        raise BadRunConf(f"param table: invalid name {value!r}; names match [A-Za-z_][A-Za-z0-9_]* up to {MAX_NAME} characters")
     return value.strip()
 
 
@@ -49,7 +46,7 @@ def _properties(value) -> dict[str, str]:
         except json.JSONDecodeError as exc:
             raise BadRunConf(f"param properties: not valid JSON ({exc.msg} at position {exc.pos}); expected a JSON object") from None
     if not isinstance(value, Mapping):
-        raise BadRunConf(f"param properties: expected a JSON object such as {{\"postpone_swap\": \"true\"}}, got {type(value).__name__}")
+        raise BadRunConf(f'param properties: expected a JSON object such as {{"postpone_swap": "true"}}, got {type(value).__name__}')
     properties = {}
     for key, item in value.items():
         if isinstance(item, bool):

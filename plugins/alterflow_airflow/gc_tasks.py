@@ -9,17 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from alterflow.settings import Settings
 from alterflow.catalog.catalog import Catalog, utcnow
+from alterflow.settings import Settings
 
 # The order of alterflow.gc.steps.GC_STEPS (tests/dags checks they agree).
 STEP_ORDER = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions")
 FIND_ORPHANS = "find_orphaned_jobs"  # the task before resume_orphaned_jobs
 SCHEMA_CHANGE_DAG = "alterflow_schema_change"
 # The DAG's tasks, in order: the steps, with the look for orphans before their resumption.
-DAG_TASKS = tuple(
-    task for step in STEP_ORDER for task in ((FIND_ORPHANS, step) if step == "resume_orphaned_jobs" else (step,))
-)
+DAG_TASKS = tuple(task for step in STEP_ORDER for task in ((FIND_ORPHANS, step) if step == "resume_orphaned_jobs" else (step,)))
 
 
 def run_step(name: str) -> dict:

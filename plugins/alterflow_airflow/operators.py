@@ -25,15 +25,15 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import BaseHook, BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException
 
+from alterflow.catalog.catalog import Catalog
+from alterflow.catalog.states import JobState
 from alterflow.leases import JobLease
 from alterflow.rewrite.spark_submit import application_path, spark_submit_binary
 from alterflow.settings import Settings
 from alterflow.spark_session import application_conf
 from alterflow.workflow.runner import preload_expectations
-from alterflow.catalog.catalog import Catalog
 from alterflow_airflow import tasks
 from alterflow_airflow.triggers import POLL_SECONDS, BoundaryTrigger, ResumeTrigger
-from alterflow.catalog.states import JobState
 
 DEFAULT_MASTER = "local[*]"
 # Without the operator's connection, spark-submit runs on this one, defined for the task's process
@@ -113,9 +113,7 @@ class RewriteInWorkerOperator(BaseOperator):
         preload_expectations()  # Great Expectations takes a second or more to import: while the job converts
         if not tasks.wait_for_boundary(job_id, run_id)["done"]:
             self.log.info("job %s waits for transactions below its boundary; deferring", job_id)
-            self.defer(
-                trigger=BoundaryTrigger(job_id, self.poll_seconds, tasks.run_group(run_id)), method_name="boundary_reached"
-            )
+            self.defer(trigger=BoundaryTrigger(job_id, self.poll_seconds, tasks.run_group(run_id)), method_name="boundary_reached")
         tasks.convert_in_worker(job_id, run_id, self.parallelism)
         tasks.check(job_id, run_id)
         result = tasks.swap(job_id, run_id)
@@ -213,7 +211,12 @@ class ConvertHistoryOperator(SparkSubmitOperator):
         self.env_vars = {**_submit_env(_local_master(self._conn_id)), **(self.env_vars or {})}
         self.choose_connection()
         self.application_args = [
-            "--job-id", str(job_id), "--parallelism", str(self.parallelism), "--lease-group", group,
+            "--job-id",
+            str(job_id),
+            "--parallelism",
+            str(self.parallelism),
+            "--lease-group",
+            group,
         ]
         try:
             # The task holds the run's lease while spark-submit starts; the application takes it

@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from alterflow.types import format_value
-from alterflow.workflow.job_control import can_cancel, can_resume
 from alterflow.catalog.catalog import AlterJob, TableInfo
 from alterflow.catalog.leases import is_orphaned, runner_text, shown_holder
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.types import format_value
+from alterflow.workflow.job_control import can_cancel, can_resume
 
 _TABLETS = re.compile(r"tablets (\d+)/(\d+)")
 
@@ -78,9 +78,12 @@ def _default(value, column) -> str | None:
 
 def column_json(version: SchemaVersion, column) -> dict:
     roles = [
-        role for role, ids in (
-            ("primary key", version.primary_key), ("partition", version.partition_by),
-            ("distribution", version.distributed_by), ("sort", version.sort_key),
+        role
+        for role, ids in (
+            ("primary key", version.primary_key),
+            ("partition", version.partition_by),
+            ("distribution", version.distributed_by),
+            ("sort", version.sort_key),
         )
         if column.id in ids
     ]

@@ -17,16 +17,17 @@ from collections.abc import Iterator, Mapping
 
 from airflow.sdk.exceptions import AirflowFailException
 
+from alterflow.catalog.catalog import AlterJob, Catalog
+from alterflow.catalog.errors import UnknownObject
+from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.states import JobKind, JobState
 from alterflow.errors import UserError
 from alterflow.leases import airflow_run_group
 from alterflow.settings import Settings
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow_airflow.conf import BadRunConf, alter_request
-from alterflow.catalog.catalog import AlterJob, Catalog
-from alterflow.catalog.errors import UnknownObject
-from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.catalog.states import JobKind, JobState
+
 
 @contextlib.contextmanager
 def refusals_fail_the_task() -> Iterator[None]:
@@ -101,9 +102,7 @@ def route(job_id: int) -> str:
 
 def start(request: dict, validated: dict) -> dict:
     with refusals_fail_the_task():
-        return heavy_steps.start(
-            _catalog(_settings()), AlterRequest.from_json(request), validated, group=run_group(request["request_id"])
-        )
+        return heavy_steps.start(_catalog(_settings()), AlterRequest.from_json(request), validated, group=run_group(request["request_id"]))
 
 
 def wait_for_boundary(job_id: int, run_id: str) -> dict:

@@ -18,11 +18,11 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+from alterflow.catalog.catalog import Catalog
+from alterflow.catalog.states import JobState
 from alterflow.settings import Settings
 from alterflow.workflow import heavy_steps
 from alterflow.workflow.heavy_steps import JobCancelled
-from alterflow.catalog.catalog import Catalog
-from alterflow.catalog.states import JobState
 
 POLL_SECONDS = 1.0
 REFRESH_SECONDS = 5.0
@@ -39,7 +39,9 @@ class JobTrigger(BaseTrigger):
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return f"{type(self).__module__}.{type(self).__qualname__}", {
-            "job_id": self.job_id, "poll_seconds": self.poll_seconds, "group": self.group,
+            "job_id": self.job_id,
+            "poll_seconds": self.poll_seconds,
+            "group": self.group,
         }
 
     @abc.abstractmethod

@@ -28,26 +28,25 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from fastapi import APIRouter, FastAPI, HTTPException, Request, status
-from fastapi.responses import HTMLResponse, JSONResponse
-from fastapi.staticfiles import StaticFiles
-from starlette.concurrency import run_in_threadpool
-from sqlalchemy.exc import OperationalError
-
 from airflow.api_fastapi.app import get_auth_manager
 from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
 from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
 from airflow.api_fastapi.core_api.security import GetUserDep, bearer_scheme, get_user
+from fastapi import APIRouter, FastAPI, HTTPException, Request, status
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from sqlalchemy.exc import OperationalError
+from starlette.concurrency import run_in_threadpool
 
+from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
+from alterflow.catalog.errors import CatalogOutdated, CatalogUnavailable, UnknownObject
+from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.states import JobState
 from alterflow.planner.statement_parts import MAX_NAME, valid_name
 from alterflow.settings import Settings
 from alterflow.workflow import job_control
 from alterflow_airflow import page
 from alterflow_airflow.page_data import job_json, table_json, version_json
-from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
-from alterflow.catalog.errors import UnknownObject
-from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.catalog.states import JobState
 
 SCHEMA_CHANGE_DAG = "alterflow_schema_change"
 MOUNT_PATH = "/alterflow"  # where the plugin mounts this app
@@ -71,6 +70,19 @@ async def _catalog_unreachable(_request: Request, exc: OperationalError) -> JSON
     return JSONResponse({"detail": f"the alterflow catalog cannot be reached: {first}"}, status.HTTP_503_SERVICE_UNAVAILABLE)
 
 
+@app.exception_handler(CatalogUnavailable)
+async def _catalog_not_opened(_request: Request, exc: CatalogUnavailable) -> JSONResponse:
+    """The catalog could not be opened (no server, no driver, a bad URL): its one line, as a 503."""
+    reason = str(exc).split(": ", 1)[-1]
+    return JSONResponse({"detail": f"the alterflow catalog cannot be reached: {reason}"}, status.HTTP_503_SERVICE_UNAVAILABLE)
+
+
+@app.exception_handler(CatalogOutdated)
+async def _catalog_outdated(_request: Request, exc: CatalogOutdated) -> JSONResponse:
+    """A PostgreSQL catalog not at this release's migration (`alterflow db upgrade`), as a 503."""
+    return JSONResponse({"detail": str(exc)}, status.HTTP_503_SERVICE_UNAVAILABLE)
+
+
 # -- inputs ---------------------------------------------------------------------------------------
 def _shown(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:40] + "...")
@@ -78,9 +90,7 @@ def _shown(text: str) -> str:
 
 def parse_job_id(text: str) -> int:
     if not _JOB_ID.fullmatch(text):
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT, f"malformed job id {_shown(text)}: a job id is a positive integer"
-        )
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"malformed job id {_shown(text)}: a job id is a positive integer")
     return int(text)
 
 
@@ -200,9 +210,7 @@ def cancel_job(job_id: str, user: GetUserDep) -> dict:
     _require_control(user)
     settings, catalog = open_catalog()
     with _answers():
-        job = job_control.cancel_job(
-            catalog, settings.warehouse, number, f"cancelled by {user.get_name()} on the Schema changes page"
-        )
+        job = job_control.cancel_job(catalog, settings.warehouse, number, f"cancelled by {user.get_name()} on the Schema changes page")
     return job_json(job, utcnow())
 
 
@@ -225,17 +233,19 @@ def resume_job(job_id: str, user: GetUserDep) -> dict:
 def _trigger_takeover(job, user: BaseUser) -> str:
     """A run of the schema-change DAG whose statement is the orphaned job's: it takes the job over."""
     from airflow.api.common.trigger_dag import trigger_dag
-    from airflow.utils.types import DagRunTriggeredByType
-
     from airflow.exceptions import DagNotFound, DagRunAlreadyExists
+    from airflow.utils.types import DagRunTriggeredByType
 
     from alterflow_airflow.gc_tasks import resume_run_id, takeover_conf
 
     run_id = resume_run_id(job.id)
     try:
         trigger_dag(
-            SCHEMA_CHANGE_DAG, run_id=run_id, conf=takeover_conf(job.id, job.table_name, job.statement),
-            triggered_by=DagRunTriggeredByType.UI, triggering_user_name=user.get_name(),
+            SCHEMA_CHANGE_DAG,
+            run_id=run_id,
+            conf=takeover_conf(job.id, job.table_name, job.statement),
+            triggered_by=DagRunTriggeredByType.UI,
+            triggering_user_name=user.get_name(),
         )
     except (DagNotFound, DagRunAlreadyExists) as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, f"job {job.id} cannot be resumed now: {str(exc).splitlines()[0]}") from None

@@ -8,11 +8,11 @@ from dataclasses import replace
 import pytest
 from sqlalchemy import inspect
 
-from alterflow.types import parse_type
 from alterflow.catalog.catalog import Catalog, NewFile, ViewDependency
 from alterflow.catalog.database import current_revision, head_revision, open_engine, upgrade
 from alterflow.catalog.errors import ConcurrentChange, DependentObjects, NameInUse, TransactionStateError, UnknownObject
 from alterflow.catalog.schema import Column, SchemaVersion
+from alterflow.types import parse_type
 
 
 def version_one(table_id: int) -> tuple[SchemaVersion, int]:
@@ -30,8 +30,18 @@ def add_column(version: SchemaVersion, column: Column) -> SchemaVersion:
 def test_migrations_create_every_table_and_are_idempotent(catalog_url):
     engine = open_engine(catalog_url)
     names = set(inspect(engine).get_table_names())
-    assert {"af_tables", "af_schema_versions", "af_indexes", "af_tablets", "af_transactions", "af_data_files",
-            "af_alter_jobs", "af_views", "af_view_dependencies", "alembic_version"} <= names
+    assert {
+        "af_tables",
+        "af_schema_versions",
+        "af_indexes",
+        "af_tablets",
+        "af_transactions",
+        "af_data_files",
+        "af_alter_jobs",
+        "af_views",
+        "af_view_dependencies",
+        "alembic_version",
+    } <= names
     assert current_revision(engine) == head_revision()
     upgrade(engine)  # nothing to do the second time
     assert current_revision(engine) == head_revision()
@@ -105,7 +115,7 @@ def test_two_concurrent_alters_never_both_commit(catalog_url):
         barrier = threading.Barrier(2)
         outcomes: list[str] = []
 
-        def attempt(name: str) -> None:
+        def attempt(name: str, round_number=round_number, base=base, current=current, barrier=barrier, outcomes=outcomes) -> None:
             from alterflow.catalog.database import make_engine
 
             mine = Catalog(engine=make_engine(catalog_url))  # a separate engine: separate connections
@@ -208,10 +218,12 @@ def test_an_older_catalog_is_upgraded_in_place(catalog_url):
         config.attributes["connection"] = conn
         command.upgrade(config, "0001")
     with engine.begin() as conn:
-        conn.execute(text(
-            "INSERT INTO af_tables (name, name_key, current_version, next_column_id, commit_seq, created_at) "
-            "VALUES ('old', 'old', 1, 2, 0, CURRENT_TIMESTAMP)"
-        ))
+        conn.execute(
+            text(
+                "INSERT INTO af_tables (name, name_key, current_version, next_column_id, commit_seq, created_at) "
+                "VALUES ('old', 'old', 1, 2, 0, CURRENT_TIMESTAMP)"
+            )
+        )
     assert current_revision(engine) == "0001"
     upgrade(engine)
     assert current_revision(engine) == head_revision() != "0001"

@@ -9,7 +9,7 @@ from sqlalchemy import create_engine, text
 
 from alterflow import cli
 from alterflow.catalog.catalog import Catalog
-from alterflow.catalog.database import head_revision, migrated_implicitly, normalise_url, upgrade_catalog
+from alterflow.catalog.database import head_revision, migrated_implicitly, normalise_url
 from alterflow.catalog.errors import CatalogOutdated
 from alterflow.session import Session, StatementError
 

@@ -9,14 +9,14 @@ from datetime import timedelta
 
 import pytest
 
-from alterflow.leases import JobLease, TransactionLease
-from alterflow.session import Session
-from alterflow.workflow import heavy_steps, steps
-from alterflow.workflow.request import AlterRequest
 from alterflow.catalog.catalog import NewFile, utcnow
 from alterflow.catalog.errors import LeaseHeld, LeaseLost, TransactionStateError
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.leases import JobLeases, is_orphaned, runner_text
+from alterflow.leases import JobLease, TransactionLease
+from alterflow.session import Session
+from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow.request import AlterRequest
 
 ALTER = "ALTER TABLE t MODIFY COLUMN v INT"
 

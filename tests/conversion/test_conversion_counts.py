@@ -12,11 +12,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from alterflow.rewrite.footer_counts import file_counts
 from alterflow.arrow_schema import FIELD_ID_KEY
+from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.rewrite.footer_counts import file_counts
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
-from alterflow.catalog.heavy_jobs import HeavyJobs
 from tests.support.statements import sql
 
 pytestmark = pytest.mark.spark

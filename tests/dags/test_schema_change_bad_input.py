@@ -6,8 +6,8 @@ task, `validate`, with one clear line, and nothing changes. A plan the planner r
 from __future__ import annotations
 
 import pytest
-
 from airflow.sdk.exceptions import AirflowFailException
+
 from alterflow.session import Session
 from alterflow_airflow import tasks
 from tests.support.dags import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions

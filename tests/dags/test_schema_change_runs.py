@@ -104,11 +104,14 @@ def run_in_process(conf: dict) -> dict:
     env["PYTHONPATH"] = child_pythonpath()
     done = subprocess.run(
         [sys.executable, "-m", "tests.support.dag_test_process", SCHEMA_CHANGE, json.dumps(conf)],
-        env=env, capture_output=True, text=True, timeout=600,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert lines, done.stdout[-3000:] + done.stderr[-3000:]
-    return json.loads(lines[-1][len("RESULT "):])
+    return json.loads(lines[-1][len("RESULT ") :])
 
 
 def test_postponed_swap_waits_deferred_for_resume_and_a_second_run_makes_no_second_job(alterflow, monkeypatch):
@@ -140,8 +143,7 @@ def test_postponed_swap_waits_deferred_for_resume_and_a_second_run_makes_no_seco
     helper.start()
     state, states, run = run_dag(
         load_dag(SCHEMA_CHANGE),
-        {"table": "t", "statement": "ALTER TABLE t MODIFY COLUMN v BIGINT",
-         "properties": {"postpone_swap": "true", "engine": "spark"}},
+        {"table": "t", "statement": "ALTER TABLE t MODIFY COLUMN v BIGINT", "properties": {"postpone_swap": "true", "engine": "spark"}},
     )
     helper.join(600)
     assert seen.get("versions_before_resume") == [1], seen

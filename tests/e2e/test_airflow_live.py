@@ -73,9 +73,7 @@ def sql(live: LiveAirflow, text: str, env: dict[str, str] | None = None, timeout
         text=True,
         timeout=timeout,
     )
-    assert done.returncode == 0, (
-        f"alterflow sql -e {text!r} failed ({done.returncode}):\n{done.stderr[-4000:]}\n{live.slowest_requests()}"
-    )
+    assert done.returncode == 0, f"alterflow sql -e {text!r} failed ({done.returncode}):\n{done.stderr[-4000:]}\n{live.slowest_requests()}"
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
@@ -114,9 +112,7 @@ def wait_for_run(live: LiveAirflow, headers: dict, run_id: str, timeout: float =
     states = task_states(live, headers, run_id)
     if run.get("state") != "success":
         print(live.task_logs(run_id), flush=True)  # whole, in the report's captured stdout
-    assert run.get("state") == "success", (
-        f"DAG run {run_id} ended {run.get('state')!r} (tasks: {states})\n{live.task_problems(run_id)}"
-    )
+    assert run.get("state") == "success", f"DAG run {run_id} ended {run.get('state')!r} (tasks: {states})\n{live.task_problems(run_id)}"
     return {"run": run, "tasks": states}
 
 
@@ -194,9 +190,7 @@ def open_schema_changes_page(driver, live: LiveAirflow, job_id: int, screenshot:
     driver.get(f"{live.url}/plugin/schema-changes")
     wait = page_wait(driver)
     wait.until(ready.frame_to_be_available_and_switch_to_it((By.CSS_SELECTOR, "iframe")))
-    row = wait.until(
-        ready.presence_of_element_located((By.CSS_SELECTOR, f'table#jobs tr.job[data-job-id="{job_id}"]'))
-    )
+    row = wait.until(ready.presence_of_element_located((By.CSS_SELECTOR, f'table#jobs tr.job[data-job-id="{job_id}"]')))
     found = {
         "state": row.get_attribute("data-state"),
         "table": row.get_attribute("data-table"),
@@ -250,9 +244,7 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
 
     # A lightweight ALTER of another table through the CLI, submitted to the same Airflow.
     cli_env = live.cli_env()
-    cli_env.update(
-        ALTERFLOW_AIRFLOW_URL=live.url, ALTERFLOW_AIRFLOW_USERNAME="admin", ALTERFLOW_AIRFLOW_PASSWORD=live.password
-    )
+    cli_env.update(ALTERFLOW_AIRFLOW_URL=live.url, ALTERFLOW_AIRFLOW_USERNAME="admin", ALTERFLOW_AIRFLOW_PASSWORD=live.password)
     sql(live, "ALTER TABLE events ADD COLUMN source STRING DEFAULT 'web'", env=cli_env)
     phase("light ALTER done through the CLI")
 
@@ -289,9 +281,7 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
     screenshot = pathlib.Path(os.environ.get("ALTERFLOW_SCREENSHOT") or tmp_path / "schema-changes.png")
     form_shot = screenshot.with_name("trigger-form.png")
     with browser(live, token) as driver:
-        form_run = trigger_from_the_form(
-            driver, live, "events", "ALTER TABLE events ADD COLUMN clicks INT DEFAULT 0", form_shot
-        )
+        form_run = trigger_from_the_form(driver, live, "events", "ALTER TABLE events ADD COLUMN clicks INT DEFAULT 0", form_shot)
         phase(f"triggered {form_run} from the form")
         light = wait_for_run(live, headers, form_run)
         assert (light["tasks"].get("commit"), light["tasks"].get("start")) == ("success", "skipped"), light["tasks"]

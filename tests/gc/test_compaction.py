@@ -8,6 +8,8 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
+from alterflow.gc import steps as gc_steps
+from alterflow.gc.runner import run_gc
 from alterflow.store.tablets import TXN_COLUMN
 from tests.support.gc import (
     disk_files,
@@ -23,14 +25,11 @@ from tests.support.gc import (
     version_rows,
     versions,
 )
-from alterflow.gc import steps as gc_steps
-from alterflow.gc.runner import run_gc
 
 pytestmark = pytest.mark.spark
 
 TABLE = (
-    "CREATE TABLE t (id INT NOT NULL, v STRING, w INT, d DECIMAL(9,2), PRIMARY KEY (id)) "
-    "DISTRIBUTED BY HASH(id) BUCKETS 3 ORDER BY (id)"
+    "CREATE TABLE t (id INT NOT NULL, v STRING, w INT, d DECIMAL(9,2), PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 3 ORDER BY (id)"
 )
 EVERYTHING = "SELECT * FROM t ORDER BY id"
 
@@ -81,8 +80,10 @@ def test_compaction_rewrites_old_versions_and_versions_are_collected(catalog_ses
     assert result["collect_versions"]["versions_deleted"] == 3
     assert versions(catalog_session, "t") == [4]
     assert sql(catalog_session, "DESCRIBE t") == (
-        ("id", "INT", "NO", "true", None), ("label", "STRING", "YES", "false", None),
-        ("d", "DECIMAL(12,3)", "YES", "false", None), ("n", "BIGINT", "YES", "false", "7"),
+        ("id", "INT", "NO", "true", None),
+        ("label", "STRING", "YES", "false", None),
+        ("d", "DECIMAL(12,3)", "YES", "false", None),
+        ("n", "BIGINT", "YES", "false", "7"),
     )
     referenced_files_exist(catalog_session)
 
@@ -158,9 +159,7 @@ def test_swap_origin_is_dropped_after_retention(catalog_session, spark):
     before = sql(catalog_session, EVERYTHING)
     job = catalog_session.catalog.jobs(catalog_session.catalog.table("t").id)[-1]
     assert job.kind == "HEAVY" and job.state == "FINISHED"
-    origin_paths = {
-        f.path for f in catalog_session.catalog.index_snapshot(job.table_id, job.origin_index_id, 1).files
-    }
+    origin_paths = {f.path for f in catalog_session.catalog.index_snapshot(job.table_id, job.origin_index_id, 1).files}
     assert origin_paths and origin_paths <= set(disk_files(catalog_session))
 
     first = gc(catalog_session, spark, retention_s=3600)
@@ -223,8 +222,8 @@ def test_bad_retention_changes_nothing(catalog_session):
     sql(catalog_session, "ALTER TABLE t ADD COLUMN n INT")
     for bad in (-1, "10", 1.5, True):
         for call in (
-            lambda: gc_steps.drop_origin_indexes(catalog_session.catalog, catalog_session.warehouse, bad),
-            lambda: gc_steps.collect_versions(catalog_session.catalog, bad),
+            lambda bad=bad: gc_steps.drop_origin_indexes(catalog_session.catalog, catalog_session.warehouse, bad),
+            lambda bad=bad: gc_steps.collect_versions(catalog_session.catalog, bad),
         ):
             with pytest.raises(ValueError) as err:
                 call()

@@ -13,13 +13,13 @@ import textwrap
 
 import pytest
 
+from alterflow.catalog.catalog import utcnow
+from alterflow.catalog.errors import ConcurrentChange
+from alterflow.catalog.garbage import GarbageCollection
 from alterflow.gc import compaction
 from alterflow.gc import steps as gc_steps
 from alterflow.gc.runner import run_gc
 from alterflow.session import Session
-from alterflow.catalog.errors import ConcurrentChange
-from alterflow.catalog.garbage import GarbageCollection
-from alterflow.catalog.catalog import utcnow
 from tests.support import child_pythonpath
 from tests.support.gc import (
     LATER,
@@ -123,7 +123,9 @@ def test_killed_between_index_drop_and_file_deletion(catalog_session, spark):
     assert not set(origin) & set(disk_files(catalog_session))
     assert sql(catalog_session, EVERYTHING) == before
     assert versions(catalog_session, "t") == [1, 2], "version 1 is collected only after the retention"
-    assert run_gc(catalog_session.catalog, catalog_session.warehouse, no_spark, 3600, now=later())["collect_versions"]["versions_deleted"] == 1
+    assert (
+        run_gc(catalog_session.catalog, catalog_session.warehouse, no_spark, 3600, now=later())["collect_versions"]["versions_deleted"] == 1
+    )
     referenced_files_exist(catalog_session)
 
 
@@ -136,7 +138,11 @@ def test_load_committing_during_compaction_is_kept_and_wins(catalog_session, spa
     compaction.commit_compacted(catalog_session.catalog, catalog_session.warehouse, compacted)
     compaction.delete_replaced(catalog_session.warehouse, compacted)
     assert sql(catalog_session, EVERYTHING) == (
-        (1, "during", 1), (2, "b2", 0), (3, "c", 0), (4, "d", 4), (9, "new", 9),
+        (1, "during", 1),
+        (2, "b2", 0),
+        (3, "c", 0),
+        (4, "d", 4),
+        (9, "new", 9),
     )
     sql(catalog_session, "INSERT INTO t VALUES (2, 'after', 2)")
     assert sql(catalog_session, "SELECT v FROM t WHERE id = 2") == (("after",),)

@@ -7,14 +7,13 @@ from __future__ import annotations
 import uuid
 
 import pyarrow as pa
-import pytest
 
+from alterflow.catalog.catalog import NewFile
+from alterflow.catalog.garbage import GarbageCollection
 from alterflow.gc import steps as gc_steps
 from alterflow.gc.runner import run_gc
 from alterflow.store.layout import data_file_path, index_dir
 from alterflow.store.tablets import write_parquet
-from alterflow.catalog.catalog import NewFile
-from alterflow.catalog.garbage import GarbageCollection
 from tests.support.gc import disk_files, file_rows, later, no_spark, sql, start_heavy, txn_state, versions
 
 
@@ -48,7 +47,11 @@ def test_sweep_deletes_only_provably_unreferenced_files(catalog_session):
     staging_over = put(catalog_session, f"{index_dir(info.id, info.current_index_id)}/_staging/o{tablet}/part-0.parquet")
     compact_running = put(catalog_session, f"{index_dir(info.id, info.current_index_id)}/_compact/x{txn}/part-0.parquet")
     compact_over = put(catalog_session, f"{index_dir(info.id, info.current_index_id)}/_compact/x{live.txn_id}/part-0.parquet")
-    foreign = [put(catalog_session, "README.txt"), put(catalog_session, f"t{info.id}/notes.txt"), put(catalog_session, f"{folder}/keep.csv")]
+    foreign = [
+        put(catalog_session, "README.txt"),
+        put(catalog_session, f"t{info.id}/notes.txt"),
+        put(catalog_session, f"{folder}/keep.csv"),
+    ]
 
     # A running heavyweight job: its shadow index's staging folder is in use.
     sql(catalog_session, "CREATE TABLE s (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
@@ -60,10 +63,12 @@ def test_sweep_deletes_only_provably_unreferenced_files(catalog_session):
 
     result = gc_steps.drop_origin_indexes(catalog_session.catalog, catalog_session.warehouse, 3600)
     assert sorted(result["orphan_files"]) == sorted(orphans)
-    assert sorted(result["staging_dirs_deleted"]) == sorted([
-        f"{index_dir(info.id, info.current_index_id)}/_staging",
-        f"{index_dir(info.id, info.current_index_id)}/_compact/x{live.txn_id}",
-    ])
+    assert sorted(result["staging_dirs_deleted"]) == sorted(
+        [
+            f"{index_dir(info.id, info.current_index_id)}/_staging",
+            f"{index_dir(info.id, info.current_index_id)}/_compact/x{live.txn_id}",
+        ]
+    )
     on_disk = set(disk_files(catalog_session))
     assert not set(orphans) & on_disk
     assert staging_over not in on_disk and compact_over not in on_disk
@@ -112,7 +117,8 @@ def test_versions_nothing_needs_are_deleted(catalog_session):
 
     result = gc_steps.collect_versions(catalog_session.catalog, 3600, now=later())
     assert result == {
-        "versions_deleted": 2, "tables": [{"table": "t", "table_id": catalog_session.catalog.table("t").id, "versions": [2, 3]}],
+        "versions_deleted": 2,
+        "tables": [{"table": "t", "table_id": catalog_session.catalog.table("t").id, "versions": [2, 3]}],
     }
     assert versions(catalog_session, "t") == [1, 4], "version 1 still has a live file; 4 is current"
     assert sql(catalog_session, "DESCRIBE t")[-1][0] == "d"

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 
+from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.planner import (
     AlterPlan,
     AlterProperties,
@@ -33,7 +34,6 @@ from alterflow.sql.ast import (
     SetDefault,
 )
 from alterflow.types import DataType, parse_type
-from alterflow.catalog.schema import Column, SchemaVersion
 
 # ------------------------------------------------------------------------------------------------
 # Fixtures and helpers
@@ -327,9 +327,7 @@ def test_add_column_at_the_end_with_a_new_id():
     assert p.next_column_id == 9
     assert "metadata only" in p.clauses[0].reason and "8" in p.clauses[0].reason
     # keys are untouched
-    assert (p.new.primary_key, p.new.partition_by, p.new.distributed_by, p.new.buckets, p.new.sort_key) == (
-        (1, 2), (2,), (1,), 4, (1,)
-    )
+    assert (p.new.primary_key, p.new.partition_by, p.new.distributed_by, p.new.buckets, p.new.sort_key) == ((1, 2), (2,), (1,), 4, (1,))
 
 
 def test_add_column_not_null_with_default_sets_both_defaults():

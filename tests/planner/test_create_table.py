@@ -7,10 +7,10 @@ from decimal import Decimal
 
 import pytest
 
+from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.planner import CreateTableRejected, plan_create_table
 from alterflow.sql.ast import ColumnDef, CreateTable, Literal, Position
 from alterflow.types import parse_type
-from alterflow.catalog.schema import Column, SchemaVersion
 
 
 def lit(value) -> Literal:
@@ -104,9 +104,7 @@ def test_defaults_without_primary_key_or_distribution():
     assert next_id == 3
     assert version.table_id == 7 and version.version == 1
     assert [col.nullable for col in version.columns] == [True, True]
-    assert (version.primary_key, version.partition_by, version.distributed_by, version.buckets, version.sort_key) == (
-        (), (), (), 1, ()
-    )
+    assert (version.primary_key, version.partition_by, version.distributed_by, version.buckets, version.sort_key) == ((), (), (), 1, ())
 
 
 def test_distribution_defaults_to_the_primary_key_with_one_bucket():

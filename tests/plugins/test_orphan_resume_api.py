@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import time
 
+from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
-from alterflow.catalog.heavy_jobs import HeavyJobs
 from tests.support.statements import sql
 
 STATEMENT = "ALTER TABLE t MODIFY COLUMN v INT"

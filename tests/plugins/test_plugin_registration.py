@@ -45,14 +45,16 @@ def test_airflow_plugin_manager_loads_the_plugin(airflow_db):
 def test_the_airflow_api_server_serves_the_page_and_the_api(airflow_db, tmp_path, monkeypatch):
     """Airflow's own app (as `airflow api-server` builds it): log in through /auth/token with the
     simple auth manager's generated password, then call the plugin with that token and cookie."""
-    from fastapi.testclient import TestClient
-
     from airflow.api_fastapi.app import create_app
     from airflow.api_fastapi.auth.managers.simple.simple_auth_manager import SimpleAuthManager
+    from fastapi.testclient import TestClient
 
     settings = Settings.from_env({"ALTERFLOW_HOME": str(tmp_path / "home")})
-    for key, value in (("ALTERFLOW_HOME", settings.home), ("ALTERFLOW_CATALOG_URL", settings.catalog_url),
-                       ("ALTERFLOW_WAREHOUSE", settings.warehouse)):
+    for key, value in (
+        ("ALTERFLOW_HOME", settings.home),
+        ("ALTERFLOW_CATALOG_URL", settings.catalog_url),
+        ("ALTERFLOW_WAREHOUSE", settings.warehouse),
+    ):
         monkeypatch.setenv(key, str(value))
     session = Session(settings)
     list(session.run("CREATE TABLE served (id INT); ALTER TABLE served ADD COLUMN n INT DEFAULT 7"))

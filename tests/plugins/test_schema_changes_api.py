@@ -8,16 +8,36 @@ import re
 
 import pytest
 
+from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.session import StatementError
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
-from alterflow.catalog.heavy_jobs import HeavyJobs
 from tests.support.statements import sql
 
 JOB_FIELDS = {
-    "job_id", "table", "table_id", "kind", "state", "statement", "from_version", "schema_version", "boundary_txn",
-    "msg", "progress", "tablets", "steps", "properties", "timeout_s", "created_at", "finished_at", "duration_s",
-    "actions", "runner", "orphaned", "lease_holder", "lease_expires_at",
+    "job_id",
+    "table",
+    "table_id",
+    "kind",
+    "state",
+    "statement",
+    "from_version",
+    "schema_version",
+    "boundary_txn",
+    "msg",
+    "progress",
+    "tablets",
+    "steps",
+    "properties",
+    "timeout_s",
+    "created_at",
+    "finished_at",
+    "duration_s",
+    "actions",
+    "runner",
+    "orphaned",
+    "lease_holder",
+    "lease_expires_at",
 }
 UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 
@@ -55,7 +75,11 @@ def test_light_and_postponed_heavy_jobs_are_listed_and_resumed_through_the_api(p
     heavy, light = jobs
     assert set(heavy) == JOB_FIELDS and set(light) == JOB_FIELDS
     assert (light["table"], light["kind"], light["state"], light["schema_version"], light["boundary_txn"]) == (
-        "t", "LIGHT", "FINISHED", 2, None
+        "t",
+        "LIGHT",
+        "FINISHED",
+        2,
+        None,
     )
     assert light["actions"] == [] and UTC.fullmatch(light["finished_at"]) and light["duration_s"] >= 0
     job = HeavyJobs(s.catalog).job(heavy_id)
@@ -68,10 +92,16 @@ def test_light_and_postponed_heavy_jobs_are_listed_and_resumed_through_the_api(p
     # The same numbers as SHOW ALTER TABLE COLUMN.
     shown = show_alter(s, "t")[heavy_id]
     assert (shown[4], shown[5], shown[6], shown[7], shown[8], shown[9]) == (
-        heavy["kind"], heavy["schema_version"], heavy["boundary_txn"], heavy["state"], heavy["msg"], heavy["progress"]
+        heavy["kind"],
+        heavy["schema_version"],
+        heavy["boundary_txn"],
+        heavy["state"],
+        heavy["msg"],
+        heavy["progress"],
     )
     assert client.get(f"/alterflow/api/jobs/{heavy_id}", headers=bearer(token)).json() == {
-        **heavy, "duration_s": pytest.approx(heavy["duration_s"], abs=30)
+        **heavy,
+        "duration_s": pytest.approx(heavy["duration_s"], abs=30),
     }
     assert client.get("/alterflow/api/jobs?table=T", headers=bearer(token)).json()["total"] == 2
 
@@ -101,8 +131,15 @@ def test_light_and_postponed_heavy_jobs_are_listed_and_resumed_through_the_api(p
     v1, v2, v3 = history["versions"]
     assert [c["name"] for c in v1["columns"]] == ["id", "v"]
     assert v2["columns"][2] == {
-        "id": 3, "name": "note", "type": "VARCHAR(20)", "nullable": True, "key": False, "roles": [],
-        "default": "none", "initial_default": "none", "comment": None,
+        "id": 3,
+        "name": "note",
+        "type": "VARCHAR(20)",
+        "nullable": True,
+        "key": False,
+        "roles": [],
+        "default": "none",
+        "initial_default": "none",
+        "comment": None,
     }
     assert v3["columns"][0]["key"] is True and v3["columns"][0]["roles"] == ["primary key", "distribution"]
     assert v3["columns"][0]["nullable"] is False
@@ -145,9 +182,7 @@ def test_cancel_through_the_api_drops_the_shadow_and_keeps_the_origin(plugin_ses
 
     # Cancelled: the API refuses again (409), and SQL agrees there is nothing left to cancel.
     answer = client.post(f"/alterflow/api/jobs/{job_id}/cancel", headers=bearer(token))
-    assert (answer.status_code, answer.json()["detail"]) == (
-        409, f"job {job_id} is CANCELLED; only an unfinished job can be cancelled"
-    )
+    assert (answer.status_code, answer.json()["detail"]) == (409, f"job {job_id} is CANCELLED; only an unfinished job can be cancelled")
     with pytest.raises(StatementError, match="no unfinished alter job on t"):
         sql(s, "CANCEL ALTER TABLE COLUMN FROM t")
     # A new ALTER runs, and gets version 2 again.
@@ -166,9 +201,13 @@ def test_unauthenticated_calls_bad_ids_and_forbidden_actions_change_nothing(plug
         assert s.catalog.table("t").current_version == 1
 
     calls = [
-        ("get", "/alterflow/api/jobs"), ("get", "/alterflow/api/jobs?table=t"), ("get", f"/alterflow/api/jobs/{job_id}"),
-        ("post", f"/alterflow/api/jobs/{job_id}/cancel"), ("post", f"/alterflow/api/jobs/{job_id}/resume"),
-        ("get", "/alterflow/api/tables"), ("get", "/alterflow/api/tables/t/versions"),
+        ("get", "/alterflow/api/jobs"),
+        ("get", "/alterflow/api/jobs?table=t"),
+        ("get", f"/alterflow/api/jobs/{job_id}"),
+        ("post", f"/alterflow/api/jobs/{job_id}/cancel"),
+        ("post", f"/alterflow/api/jobs/{job_id}/resume"),
+        ("get", "/alterflow/api/tables"),
+        ("get", "/alterflow/api/tables/t/versions"),
         ("post", "/alterflow/api/jobs/abc/cancel"),  # not even the id is looked at before the user
     ]
     for method, path in calls:
@@ -186,8 +225,11 @@ def test_unauthenticated_calls_bad_ids_and_forbidden_actions_change_nothing(plug
 
     token = mint("alice", "admin")
     for bad in ("abc", "0", "-1", "1.5", "01", "1e3", "9" * 19, "%20"):
-        for method, path in (("get", f"/alterflow/api/jobs/{bad}"), ("post", f"/alterflow/api/jobs/{bad}/cancel"),
-                             ("post", f"/alterflow/api/jobs/{bad}/resume")):
+        for method, path in (
+            ("get", f"/alterflow/api/jobs/{bad}"),
+            ("post", f"/alterflow/api/jobs/{bad}/cancel"),
+            ("post", f"/alterflow/api/jobs/{bad}/resume"),
+        ):
             answer = getattr(client, method)(path, headers=bearer(token))
             assert answer.status_code == 422, (path, answer.text)
             detail = answer.json()["detail"]
@@ -199,8 +241,11 @@ def test_unauthenticated_calls_bad_ids_and_forbidden_actions_change_nothing(plug
             assert answer.status_code == 422, (path, answer.text)
             assert answer.json()["detail"].startswith("malformed table name ")
     unknown = job_id + 1000
-    for method, path in (("get", f"/alterflow/api/jobs/{unknown}"), ("post", f"/alterflow/api/jobs/{unknown}/cancel"),
-                         ("post", f"/alterflow/api/jobs/{unknown}/resume")):
+    for method, path in (
+        ("get", f"/alterflow/api/jobs/{unknown}"),
+        ("post", f"/alterflow/api/jobs/{unknown}/cancel"),
+        ("post", f"/alterflow/api/jobs/{unknown}/resume"),
+    ):
         answer = getattr(client, method)(path, headers=bearer(token))
         assert (answer.status_code, answer.json()) == (404, {"detail": f"unknown alter job {unknown}"}), path
     for path in ("/alterflow/api/tables/nope/versions", "/alterflow/api/jobs?table=nope"):
@@ -215,8 +260,7 @@ def test_unauthenticated_calls_bad_ids_and_forbidden_actions_change_nothing(plug
         answer = client.post(f"/alterflow/api/jobs/{job_id}/{action}", headers=bearer(viewer))
         assert answer.status_code == 403
         assert answer.json()["detail"] == (
-            "user val may not cancel or resume alter jobs: that needs the right to change runs of the DAG "
-            "alterflow_schema_change"
+            "user val may not cancel or resume alter jobs: that needs the right to change runs of the DAG alterflow_schema_change"
         )
     unchanged()
 

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
+from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
-from alterflow.catalog.heavy_jobs import HeavyJobs
 from tests.support.ports import free_port
 
 CHROMIUM = pathlib.Path("/usr/bin/chromium")
@@ -32,9 +32,8 @@ def start_heavy(session, statement: str) -> int:
 def served(auth_manager, alterflow_env):
     """The plugin's app mounted at /alterflow (as Airflow's init_plugins does), served by uvicorn."""
     import uvicorn
-    from fastapi import FastAPI
-
     from alterflow_plugin import AlterflowPlugin
+    from fastapi import FastAPI
 
     root = FastAPI()
     for spec in AlterflowPlugin.fastapi_apps:

@@ -31,7 +31,9 @@ def job_rows(html: str) -> dict[int, dict]:
         cells = {td.attrs["class"].split()[0]: td for td in tr.find_all("td")}
         rows[int(tr.attrs["data-job-id"])] = {
             **{name: td.text() for name, td in cells.items()},
-            "state": tr.attrs["data-state"], "kind": tr.attrs["data-kind"], "table": tr.attrs["data-table"],
+            "state": tr.attrs["data-state"],
+            "kind": tr.attrs["data-kind"],
+            "table": tr.attrs["data-table"],
             "badges": cells["state"].text(),
             "buttons": [b.attrs["data-action"] for b in tr.find_all("button", data_action=True)],
         }
@@ -76,9 +78,7 @@ def test_the_page_shows_jobs_and_schema_history_and_offers_resume(plugin_session
     assert heavy["version"] == "2 → 3" and heavy["finished"] == "—" and heavy["duration"].endswith("so far")
     assert heavy["created"] == job.created_at.isoformat(sep=" ", timespec="seconds")
     assert heavy["buttons"] == ["resume", "cancel"]
-    assert (light["state"], light["kind"], light["boundary"], light["version"], light["buttons"]) == (
-        "FINISHED", "LIGHT", "—", "1 → 2", []
-    )
+    assert (light["state"], light["kind"], light["boundary"], light["version"], light["buttons"]) == ("FINISHED", "LIGHT", "—", "1 → 2", [])
     assert (light["progress"], light["bar"]) == ("—", None)
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", light["finished"]) and light["duration"].endswith(" s")
     assert "ALTER TABLE t RENAME COLUMN v TO val" in light["table-name"]
@@ -94,8 +94,15 @@ def test_the_page_shows_jobs_and_schema_history_and_offers_resume(plugin_session
         tr.attrs["data-column"]: {td.attrs["class"].split()[0]: td.text() for td in tr.find_all("td")}
         for tr in versions[0].find_all("tr", class_="column")
     }
-    assert columns["id"] == {"name": "id", "type": "INT", "null": "NO", "key": "primary key distribution",
-                             "default": "", "column-id": "1", "change": ""}
+    assert columns["id"] == {
+        "name": "id",
+        "type": "INT",
+        "null": "NO",
+        "key": "primary key distribution",
+        "default": "",
+        "column-id": "1",
+        "change": "",
+    }
     assert (columns["val"]["type"], columns["val"]["column-id"], columns["val"]["change"]) == ("STRING", "2", "renamed from v")
     assert f"job {heavy_id} unfinished" in cards["t"].text()
 

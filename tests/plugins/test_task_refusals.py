@@ -7,18 +7,23 @@ from __future__ import annotations
 import pytest
 from airflow.sdk.exceptions import AirflowFailException
 
+from alterflow.catalog.errors import UnknownObject
 from alterflow.loading import LoadInputError
 from alterflow.read.query_binding import QueryError
 from alterflow.types import InvalidValue
 from alterflow_airflow import tasks
 from alterflow_airflow.conf import BadRunConf
-from alterflow.catalog.errors import UnknownObject
 
 
 @pytest.mark.parametrize(
     "refusal",
-    [InvalidValue("value 'x' is not a valid INT"), QueryError("unknown column nope"), LoadInputError("bad CSV"),
-     BadRunConf("param table: missing"), UnknownObject("unknown table t")],
+    [
+        InvalidValue("value 'x' is not a valid INT"),
+        QueryError("unknown column nope"),
+        LoadInputError("bad CSV"),
+        BadRunConf("param table: missing"),
+        UnknownObject("unknown table t"),
+    ],
     ids=lambda e: type(e).__name__,
 )
 def test_a_refusal_fails_the_task_with_its_line(refusal):

@@ -39,9 +39,14 @@ def run(session, text: str) -> None:
 
 
 def test_a_primary_key_table_through_every_kind_of_evolution(session):
-    run(session, "CREATE TABLE t (id INT NOT NULL, a INT, b STRING, c DECIMAL(5,2), d DATE, PRIMARY KEY (id)) "
-                 "DISTRIBUTED BY HASH(id) BUCKETS 3")
-    run(session, "INSERT INTO t VALUES (1, 10, 'one', 1.50, '2024-01-02'), (2, 20, 'two', NULL, NULL), (3, NULL, 'three', 3.25, '2024-03-04')")
+    run(
+        session,
+        "CREATE TABLE t (id INT NOT NULL, a INT, b STRING, c DECIMAL(5,2), d DATE, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 3",
+    )
+    run(
+        session,
+        "INSERT INTO t VALUES (1, 10, 'one', 1.50, '2024-01-02'), (2, 20, 'two', NULL, NULL), (3, NULL, 'three', 3.25, '2024-03-04')",
+    )
     run(session, "ALTER TABLE t ADD COLUMN e BIGINT DEFAULT '7'")
     run(session, "INSERT INTO t VALUES (2, 21, 'two again', 2.00, '2024-02-02', 8), (4, 40, 'four', 4.00, NULL, NULL)")
     same_rows(session, "t")

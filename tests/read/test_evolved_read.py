@@ -17,6 +17,7 @@ from decimal import Decimal
 
 import pytest
 
+from alterflow.errors import UserError
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.session import ResultSet
 from tests.support.values import strict
@@ -88,42 +89,61 @@ BIG = 99999999999999999999999999999999999999  # LARGEINT's largest value (a DECI
 WIDENINGS = [
     ("TINYINT", "SMALLINT", [("-128", -128), ("127", 127), ("0", 0)], ("32767", 32767)),
     ("SMALLINT", "INT", [("-32768", -32768), ("32767", 32767)], ("2147483647", 2147483647)),
-    ("INT", "BIGINT", [("-2147483648", -2147483648), ("2147483647", 2147483647)],
-     ("9223372036854775807", 9223372036854775807)),
-    ("BIGINT", "LARGEINT",
-     [("-9223372036854775808", -9223372036854775808), ("9223372036854775807", 9223372036854775807)],
-     (str(BIG), BIG)),
+    ("INT", "BIGINT", [("-2147483648", -2147483648), ("2147483647", 2147483647)], ("9223372036854775807", 9223372036854775807)),
+    ("BIGINT", "LARGEINT", [("-9223372036854775808", -9223372036854775808), ("9223372036854775807", 9223372036854775807)], (str(BIG), BIG)),
     ("TINYINT", "BIGINT", [("-128", -128), ("127", 127)], ("-9223372036854775808", -9223372036854775808)),
     ("SMALLINT", "LARGEINT", [("-32768", -32768), ("7", 7)], (f"-{BIG}", -BIG)),
-    ("FLOAT", "DOUBLE",
-     [("0.1", f32(0.1)), ("1.5", 1.5), ("-3.4028234663852886e+38", f32(-3.4028234663852886e38)),
-      ("1.401298464324817e-45", f32(1.401298464324817e-45)), ("16777217", 16777216.0)],
-     ("0.1", 0.1)),
-    ("DECIMAL(5,2)", "DECIMAL(7,2)", [("999.99", Decimal("999.99")), ("-0.01", Decimal("-0.01"))],
-     ("-99999.99", Decimal("-99999.99"))),
-    ("DECIMAL(5,2)", "DECIMAL(10,4)",
-     [("123.45", Decimal("123.4500")), ("-999.99", Decimal("-999.9900")), ("0", Decimal("0.0000"))],
-     ("123456.7891", Decimal("123456.7891"))),
-    ("DECIMAL(9,0)", "DECIMAL(38,10)", [("-999999999", Decimal("-999999999.0000000000"))],
-     ("1234567890123456789012345678.0123456789", Decimal("1234567890123456789012345678.0123456789"))),
-    ("DECIMAL(18,4)", "DECIMAL(30,6)",
-     [("99999999999999.9999", Decimal("99999999999999.999900")), ("-0.0001", Decimal("-0.000100"))],
-     ("999999999999999999999999.999999", Decimal("999999999999999999999999.999999"))),
+    (
+        "FLOAT",
+        "DOUBLE",
+        [
+            ("0.1", f32(0.1)),
+            ("1.5", 1.5),
+            ("-3.4028234663852886e+38", f32(-3.4028234663852886e38)),
+            ("1.401298464324817e-45", f32(1.401298464324817e-45)),
+            ("16777217", 16777216.0),
+        ],
+        ("0.1", 0.1),
+    ),
+    ("DECIMAL(5,2)", "DECIMAL(7,2)", [("999.99", Decimal("999.99")), ("-0.01", Decimal("-0.01"))], ("-99999.99", Decimal("-99999.99"))),
+    (
+        "DECIMAL(5,2)",
+        "DECIMAL(10,4)",
+        [("123.45", Decimal("123.4500")), ("-999.99", Decimal("-999.9900")), ("0", Decimal("0.0000"))],
+        ("123456.7891", Decimal("123456.7891")),
+    ),
+    (
+        "DECIMAL(9,0)",
+        "DECIMAL(38,10)",
+        [("-999999999", Decimal("-999999999.0000000000"))],
+        ("1234567890123456789012345678.0123456789", Decimal("1234567890123456789012345678.0123456789")),
+    ),
+    (
+        "DECIMAL(18,4)",
+        "DECIMAL(30,6)",
+        [("99999999999999.9999", Decimal("99999999999999.999900")), ("-0.0001", Decimal("-0.000100"))],
+        ("999999999999999999999999.999999", Decimal("999999999999999999999999.999999")),
+    ),
     ("VARCHAR(3)", "VARCHAR(10)", [("'abc'", "abc"), ("'é中x'", "é中x"), ("''", "")], ("'abcdefghij'", "abcdefghij")),
     ("VARCHAR(3)", "STRING", [("'a''b'", "a'b"), ("' z '", " z ")], ("'a long string'", "a long string")),
     ("CHAR(2)", "VARCHAR(5)", [("'xy'", "xy"), ("'z'", "z")], ("'vwxyz'", "vwxyz")),
     ("CHAR(2)", "STRING", [("'中é'", "中é")], ("'longer than two'", "longer than two")),
     ("CHAR(2)", "CHAR(2)", [("'ab'", "ab")], ("'cd'", "cd")),  # no change at all: still readable
-    ("DATE", "DATETIME",
-     [("'2024-02-29'", dt.datetime(2024, 2, 29)), ("'0001-01-01'", dt.datetime(1, 1, 1)),
-      ("'9999-12-31'", dt.datetime(9999, 12, 31)), ("'1582-10-10'", dt.datetime(1582, 10, 10))],
-     ("'2024-01-01 12:34:56.789'", dt.datetime(2024, 1, 1, 12, 34, 56, 789000))),
+    (
+        "DATE",
+        "DATETIME",
+        [
+            ("'2024-02-29'", dt.datetime(2024, 2, 29)),
+            ("'0001-01-01'", dt.datetime(1, 1, 1)),
+            ("'9999-12-31'", dt.datetime(9999, 12, 31)),
+            ("'1582-10-10'", dt.datetime(1582, 10, 10)),
+        ],
+        ("'2024-01-01 12:34:56.789'", dt.datetime(2024, 1, 1, 12, 34, 56, 789000)),
+    ),
 ]
 
 
-@pytest.mark.parametrize(
-    ("old", "new", "before", "after"), WIDENINGS, ids=[f"{w[0]}->{w[1]}" for w in WIDENINGS]
-)
+@pytest.mark.parametrize(("old", "new", "before", "after"), WIDENINGS, ids=[f"{w[0]}->{w[1]}" for w in WIDENINGS])
 def test_widening_reads_old_values_cast_to_the_new_type(session, run, old, new, before, after):
     values = ", ".join(f"({i}, {literal})" for i, (literal, _) in enumerate(before, start=1))
     run(f"CREATE TABLE t (id INT NOT NULL, c {old}); INSERT INTO t VALUES {values}, (99, NULL)")
@@ -161,8 +181,7 @@ def test_decimal_chain_keeps_every_value_at_the_newest_scale(run):
     run("ALTER TABLE t MODIFY COLUMN d DECIMAL(20,5); INSERT INTO t VALUES (4, 123456789012345.12345)")
     assert_rows(
         run("SELECT * FROM t ORDER BY id"),
-        [(1, Decimal("999.90000")), (2, Decimal("-0.10000")), (3, Decimal("9999.99000")),
-         (4, Decimal("123456789012345.12345"))],
+        [(1, Decimal("999.90000")), (2, Decimal("-0.10000")), (3, Decimal("9999.99000")), (4, Decimal("123456789012345.12345"))],
     )
 
 
@@ -193,7 +212,8 @@ DEFAULT_WIDENINGS = [
 
 
 @pytest.mark.parametrize(
-    ("old", "literal", "new", "before", "after"), DEFAULT_WIDENINGS,
+    ("old", "literal", "new", "before", "after"),
+    DEFAULT_WIDENINGS,
     ids=[f"{w[0]}={w[1]}->{w[2]}" for w in DEFAULT_WIDENINGS],
 )
 def test_widening_keeps_the_initial_default_of_old_rows(session, run, old, literal, new, before, after):
@@ -234,10 +254,8 @@ DEFAULTS = [
     ("dbl_int DOUBLE DEFAULT 3", 3.0),
     ("dec DECIMAL(10,3) DEFAULT -1.5", Decimal("-1.500")),
     ("dec_zero DECIMAL(4,2) DEFAULT 0", Decimal("0.00")),
-    ("dec_wide DECIMAL(38,0) DEFAULT 12345678901234567890123456789012345678",
-     Decimal("12345678901234567890123456789012345678")),
-    ("dec_frac DECIMAL(38,37) DEFAULT '-9.9999999999999999999999999999999999999'",
-     Decimal("-9.9999999999999999999999999999999999999")),
+    ("dec_wide DECIMAL(38,0) DEFAULT 12345678901234567890123456789012345678", Decimal("12345678901234567890123456789012345678")),
+    ("dec_frac DECIMAL(38,37) DEFAULT '-9.9999999999999999999999999999999999999'", Decimal("-9.9999999999999999999999999999999999999")),
     ("ch CHAR(3) DEFAULT 'ab'", "ab"),
     ("vc VARCHAR(10) DEFAULT 'it''s é中'", "it's é中"),
     ("st STRING DEFAULT ''", ""),
@@ -444,8 +462,14 @@ def test_add_first_after_and_modify_moves_read_right(session, run):
     assert columns == ("b", "a", "zz", "m", "id")
     assert_rows(
         rows,
-        [("x", 10, 0, "m", 1), ("y", 20, -2, "m", 2), ("z", 30, -3, "mm", 3), ("w", 40, -4, "m4", 4),
-         ("v", 5000000000, -5, "m5", 5), ("u", None, 0, "m", 6)],
+        [
+            ("x", 10, 0, "m", 1),
+            ("y", 20, -2, "m", 2),
+            ("z", 30, -3, "mm", 3),
+            ("w", 40, -4, "m4", 4),
+            ("v", 5000000000, -5, "m5", 5),
+            ("u", None, 0, "m", 6),
+        ],
     )
     assert [r[0] for r in run("DESCRIBE t")] == ["b", "a", "zz", "m", "id"]
 
@@ -474,8 +498,7 @@ def test_set_default_changes_only_later_inserts(session, run):
     """)
     assert_rows(
         run("SELECT * FROM t ORDER BY id"),
-        [(1, 1, "init"), (2, None, "init"), (3, None, "set1"), (4, 4, "set2"), (5, None, None),
-         (6, None, None), (7, 7, "given")],
+        [(1, 1, "init"), (2, None, "init"), (3, None, "set1"), (4, 4, "set2"), (5, None, None), (6, None, None), (7, 7, "given")],
     )
     assert run("DESCRIBE t")[2] == ("c", "VARCHAR(5)", "YES", "false", "last")
 
@@ -498,7 +521,7 @@ def test_not_null_to_null(session, run):
         INSERT INTO t VALUES (1, 1);
         INSERT INTO t (id) VALUES (2);
     """)
-    with pytest.raises(ValueError, match="NOT NULL"):
+    with pytest.raises(UserError, match="NOT NULL"):
         run("INSERT INTO t VALUES (9, NULL)")
     run("""
         ALTER TABLE t MODIFY COLUMN c INT NULL;
@@ -618,8 +641,7 @@ def test_read_pinned_to_an_older_version_presents_its_columns(session, spark, ru
         2: (("id", "a", "b", "c"), [(1, 10, "x", 42), (2, 20, "y", 2), (3, 30, "z", 3), (4, 40, "w", 4)]),
         3: (("id", "alpha", "b", "c"), [(1, 10, "x", 42), (2, 20, "y", 2), (3, 30, "z", 3), (4, 40, "w", 4)]),
         4: (("b", "id", "alpha", "c"), [("x", 1, 10, 42), ("y", 2, 20, 2), ("z", 3, 30, 3), ("w", 4, 40, 4)]),
-        5: (("b", "id", "d", "alpha", "c"),
-            [("x", 1, "d", 10, 42), ("y", 2, "d", 20, 2), ("z", 3, "d", 30, 3), ("w", 4, "dd", 40, 4)]),
+        5: (("b", "id", "d", "alpha", "c"), [("x", 1, "d", 10, 42), ("y", 2, "d", 20, 2), ("z", 3, "d", 30, 3), ("w", 4, "dd", 40, 4)]),
     }
     for version, (columns, expected) in expected_by_version.items():
         snapshot, frame = read_frame(session, spark, "t", target_version=version)

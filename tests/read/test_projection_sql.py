@@ -11,10 +11,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from alterflow.read.evolved_read import projection, projection_sql, spark_schema
 from alterflow.arrow_schema import arrow_schema
-from alterflow.types import parse_type
 from alterflow.catalog.schema import Column, SchemaVersion
+from alterflow.read.evolved_read import projection, projection_sql, spark_schema
+from alterflow.types import parse_type
 
 pytestmark = pytest.mark.spark
 
@@ -23,38 +23,46 @@ def col(cid, name, type_text, default=None):
     return Column(cid, name, parse_type(type_text), True, default, default)
 
 
-SOURCE = SchemaVersion(1, 1, (
-    col(1, "id", "INT"),
-    col(2, "small", "SMALLINT"),
-    col(3, "f", "FLOAT"),
-    col(4, "d", "DATE"),
-    col(5, "dec", "DECIMAL(5,2)"),
-    col(6, "old_name", "VARCHAR(3)"),
-    col(7, "gone", "STRING"),
-))
+SOURCE = SchemaVersion(
+    1,
+    1,
+    (
+        col(1, "id", "INT"),
+        col(2, "small", "SMALLINT"),
+        col(3, "f", "FLOAT"),
+        col(4, "d", "DATE"),
+        col(5, "dec", "DECIMAL(5,2)"),
+        col(6, "old_name", "VARCHAR(3)"),
+        col(7, "gone", "STRING"),
+    ),
+)
 
 STRINGS = ["it's", "back\\slash", "\\'", "é中 x", "", "NULL", "a\nb", "``", "'; DROP TABLE t; --"]
 
-TARGET = SchemaVersion(1, 2, (
-    col(1, "id", "BIGINT"),
-    col(2, "small", "LARGEINT"),
-    col(3, "f", "DOUBLE"),
-    col(4, "d", "DATETIME"),
-    col(5, "dec", "DECIMAL(10,4)"),
-    col(6, "new_name", "STRING"),
-    *(col(10 + i, f"s{i}", "STRING", text) for i, text in enumerate(STRINGS)),
-    col(30, "c_char", "CHAR(3)", "ab"),
-    col(31, "b_true", "BOOLEAN", True),
-    col(32, "ti", "TINYINT", -128),
-    col(33, "big", "BIGINT", 9223372036854775807),
-    col(34, "large", "LARGEINT", -99999999999999999999999999999999999999),
-    col(35, "fl", "FLOAT", 0.1),
-    col(36, "dbl", "DOUBLE", 2.5e-300),
-    col(37, "dc", "DECIMAL(38,37)", Decimal("-9.9999999999999999999999999999999999999")),
-    col(38, "day", "DATE", dt.date(1, 1, 1)),
-    col(39, "ts", "DATETIME", dt.datetime(2024, 1, 2, 3, 4, 5, 1)),
-    col(40, "nothing", "INT"),
-))
+TARGET = SchemaVersion(
+    1,
+    2,
+    (
+        col(1, "id", "BIGINT"),
+        col(2, "small", "LARGEINT"),
+        col(3, "f", "DOUBLE"),
+        col(4, "d", "DATETIME"),
+        col(5, "dec", "DECIMAL(10,4)"),
+        col(6, "new_name", "STRING"),
+        *(col(10 + i, f"s{i}", "STRING", text) for i, text in enumerate(STRINGS)),
+        col(30, "c_char", "CHAR(3)", "ab"),
+        col(31, "b_true", "BOOLEAN", True),
+        col(32, "ti", "TINYINT", -128),
+        col(33, "big", "BIGINT", 9223372036854775807),
+        col(34, "large", "LARGEINT", -99999999999999999999999999999999999999),
+        col(35, "fl", "FLOAT", 0.1),
+        col(36, "dbl", "DOUBLE", 2.5e-300),
+        col(37, "dc", "DECIMAL(38,37)", Decimal("-9.9999999999999999999999999999999999999")),
+        col(38, "day", "DATE", dt.date(1, 1, 1)),
+        col(39, "ts", "DATETIME", dt.datetime(2024, 1, 2, 3, 4, 5, 1)),
+        col(40, "nothing", "INT"),
+    ),
+)
 
 
 def test_sql_projection_equals_the_column_projection(spark, tmp_path):

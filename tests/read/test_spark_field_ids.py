@@ -36,8 +36,7 @@ pytestmark = pytest.mark.spark
 def _write(path, columns: list[tuple[str, int | None, pa.Array]]) -> str:
     """One Parquet file with the given (name, field id or None, values) columns."""
     fields = [
-        pa.field(name, values.type, metadata=None if fid is None else {FIELD_ID_KEY: str(fid).encode()})
-        for name, fid, values in columns
+        pa.field(name, values.type, metadata=None if fid is None else {FIELD_ID_KEY: str(fid).encode()}) for name, fid, values in columns
     ]
     pq.write_table(pa.Table.from_arrays([v for _, _, v in columns], schema=pa.schema(fields)), path)
     return str(path)
@@ -79,9 +78,14 @@ def test_field_id_reading_is_on(spark):
 
 @READERS
 def test_values_are_found_by_id_when_two_names_swap(spark, tmp_path, vectorized):
-    path = _write(tmp_path / "f.parquet", [
-        ("id", 1, pa.array([1], pa.int32())), ("a", 2, pa.array([10], pa.int32())), ("b", 3, pa.array([20], pa.int32())),
-    ])
+    path = _write(
+        tmp_path / "f.parquet",
+        [
+            ("id", 1, pa.array([1], pa.int32())),
+            ("a", 2, pa.array([10], pa.int32())),
+            ("b", 3, pa.array([20], pa.int32())),
+        ],
+    )
     schema = StructType([_field("id", IntegerType(), 1), _field("b", IntegerType(), 2), _field("a", IntegerType(), 3)])
     with _conf(spark, **{"spark.sql.parquet.enableVectorizedReader": vectorized}):
         assert _rows(spark.read.schema(schema).parquet(path)) == [(1, 10, 20)]
@@ -90,9 +94,14 @@ def test_values_are_found_by_id_when_two_names_swap(spark, tmp_path, vectorized)
 
 @READERS
 def test_a_rename_reads_by_id_also_with_a_widening(spark, tmp_path, vectorized):
-    path = _write(tmp_path / "f.parquet", [
-        ("id", 1, pa.array([1], pa.int32())), ("a", 2, pa.array([7], pa.int32())), ("b", 3, pa.array(["x"], pa.string())),
-    ])
+    path = _write(
+        tmp_path / "f.parquet",
+        [
+            ("id", 1, pa.array([1], pa.int32())),
+            ("a", 2, pa.array([7], pa.int32())),
+            ("b", 3, pa.array(["x"], pa.string())),
+        ],
+    )
     schema = StructType([_field("id", IntegerType(), 1), _field("x", LongType(), 2), _field("label", StringType(), 3)])
     with _conf(spark, **{"spark.sql.parquet.enableVectorizedReader": vectorized}):
         frame = spark.read.schema(schema).parquet(path)
@@ -140,10 +149,14 @@ def test_a_swap_with_a_filter_skips_the_wrong_row_groups(spark, tmp_path):
 
 def test_a_column_missing_from_the_file_gets_the_existence_default(spark, tmp_path):
     path = _write(tmp_path / "f.parquet", [("id", 1, pa.array([1, 2], pa.int32()))])
-    schema = StructType([
-        _field("id", IntegerType(), 1), _field("d", IntegerType(), 5, "CAST('7' AS INT)"),
-        _field("e", StringType(), 6, "CAST('y' AS STRING)"), _field("n", LongType(), 7),
-    ])
+    schema = StructType(
+        [
+            _field("id", IntegerType(), 1),
+            _field("d", IntegerType(), 5, "CAST('7' AS INT)"),
+            _field("e", StringType(), 6, "CAST('y' AS STRING)"),
+            _field("n", LongType(), 7),
+        ]
+    )
     assert sorted(_rows(spark.read.schema(schema).parquet(path))) == [(1, 7, "y", None), (2, 7, "y", None)]
 
 

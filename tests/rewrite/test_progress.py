@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from alterflow.rewrite.progress import ConversionProgress, TabletSize, count_text, duration_text
 
-SIZES = {1: TabletSize(1_000_000, 40_000_000), 2: TabletSize(1_000_000, 40_000_000), 3: TabletSize(1_000_000, 40_000_000),
-         4: TabletSize(0, 0)}
+SIZES = {
+    1: TabletSize(1_000_000, 40_000_000),
+    2: TabletSize(1_000_000, 40_000_000),
+    3: TabletSize(1_000_000, 40_000_000),
+    4: TabletSize(0, 0),
+}
 
 
 def test_counts_and_durations_read_as_the_spec_shows_them():

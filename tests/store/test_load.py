@@ -19,11 +19,11 @@ import pytest
 from sqlalchemy import select
 
 import alterflow.store.load as load_module
-from alterflow.session import Session, StatementError
-from alterflow.store.tablets import TXN_COLUMN
 from alterflow.catalog.catalog import Catalog, utcnow
 from alterflow.catalog.database import make_engine
 from alterflow.catalog.models import DataFileRow, TransactionRow
+from alterflow.session import Session, StatementError
+from alterflow.store.tablets import TXN_COLUMN
 from tests.support.statements import sql
 
 ORDERS = (
@@ -35,12 +35,14 @@ PATH_RE = re.compile(r"t(\d+)/i(\d+)/b(\d+)/(\d+)-\d{24}-[0-9a-f]{32}\.parquet")
 
 def orders(n: int, start: int = 0) -> pa.Table:
     ids = list(range(start, start + n))
-    return pa.table({
-        "order_id": ids,
-        "region": ["eu" if i % 2 else "us" for i in ids],
-        "amount": [str(Decimal(i) / 4) for i in ids],
-        "note": [f"order {i}" for i in ids],
-    })
+    return pa.table(
+        {
+            "order_id": ids,
+            "region": ["eu" if i % 2 else "us" for i in ids],
+            "amount": [str(Decimal(i) / 4) for i in ids],
+            "note": [f"order {i}" for i in ids],
+        }
+    )
 
 
 @pytest.fixture
@@ -61,9 +63,9 @@ def files_on_disk(session: Session) -> list[str]:
 
 def transactions(session: Session) -> list[tuple[int, str, str | None]]:
     with session.catalog.db_session() as s:
-        return [tuple(r) for r in s.execute(
-            select(TransactionRow.id, TransactionRow.state, TransactionRow.reason).order_by(TransactionRow.id)
-        )]
+        return [
+            tuple(r) for r in s.execute(select(TransactionRow.id, TransactionRow.state, TransactionRow.reason).order_by(TransactionRow.id))
+        ]
 
 
 def txn_of(done) -> int:
@@ -179,7 +181,8 @@ def test_transaction_ids_increase(orders_session, monkeypatch):
 
 
 def test_data_files_carry_field_ids_and_id_only_paths(orders_session):
-    list(orders_session.run("""
+    list(
+        orders_session.run("""
         CREATE TABLE secret_customer_table (alpha INT, beta STRING, gamma DOUBLE);
         INSERT INTO secret_customer_table VALUES (1, 'b', 1.5);
         ALTER TABLE secret_customer_table DROP COLUMN beta;
@@ -188,7 +191,8 @@ def test_data_files_carry_field_ids_and_id_only_paths(orders_session):
         INSERT INTO secret_customer_table VALUES (2, 2.5, '2024-01-01');
         ALTER TABLE secret_customer_table ADD COLUMN beta STRING DEFAULT 'new';
         INSERT INTO secret_customer_table (alpha_renamed) VALUES (3);
-    """))
+    """)
+    )
     snap = orders_session.catalog.snapshot("secret_customer_table")
     expected_ids = {c.name: c.id for c in snap.current.columns}
     assert expected_ids == {"alpha_renamed": 1, "gamma": 3, "delta": 4, "beta": 5}  # ids never reused
@@ -238,8 +242,14 @@ def test_lightweight_work_starts_no_jvm(tmp_path):
     unusable (JAVA_HOME points nowhere), so starting Spark would fail; a SELECT proves that it does."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
     env.update(ALTERFLOW_HOME=str(tmp_path / "cli"), JAVA_HOME=str(tmp_path / "no-java"), SPARK_HOME=str(tmp_path / "no-spark"))
-    cli = subprocess.run([str(pathlib.Path(sys.executable).parent / "alterflow"), "sql", "-e", LIGHT_SCRIPT],
-                         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    cli = subprocess.run(
+        [str(pathlib.Path(sys.executable).parent / "alterflow"), "sql", "-e", LIGHT_SCRIPT],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert cli.returncode == 0 and cli.stderr == "", cli.stderr
     assert "| v2 " in cli.stdout and "| w " not in cli.stdout
 

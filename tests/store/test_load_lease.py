@@ -16,13 +16,13 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
 
+from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.models import DataFileRow, TransactionRow
 from alterflow.session import Session
 from alterflow.store.layout import absolute
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_heavy
-from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.catalog.models import DataFileRow, TransactionRow
 from tests.support.process_signals import stop_outside_a_catalog_write
 from tests.support.statements import sql
 
@@ -43,8 +43,13 @@ def spawn_load(session: Session, path: pathlib.Path) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
     env.update(ALTERFLOW_HOME=str(session.settings.home), ALTERFLOW_LEASE_S=str(LEASE_S))
     return subprocess.Popen(
-        [str(ALTERFLOW), "load", "b", str(path)], env=env, cwd=session.settings.home,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [str(ALTERFLOW), "load", "b", str(path)],
+        env=env,
+        cwd=session.settings.home,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
 
 
@@ -53,9 +58,12 @@ def wait_for_prepare(session: Session, proc: subprocess.Popen) -> int:
     deadline = time.monotonic() + 120
     while True:
         with session.catalog.db_session() as s:
-            found = s.query(TransactionRow.id).join(DataFileRow, DataFileRow.txn_id == TransactionRow.id).filter(
-                TransactionRow.state == "PREPARE", TransactionRow.label.like("load %")
-            ).first()
+            found = (
+                s.query(TransactionRow.id)
+                .join(DataFileRow, DataFileRow.txn_id == TransactionRow.id)
+                .filter(TransactionRow.state == "PREPARE", TransactionRow.label.like("load %"))
+                .first()
+            )
         if found is not None:
             return found[0]
         assert proc.poll() is None, f"the load ended before its PREPARE was seen: {proc.communicate()}"

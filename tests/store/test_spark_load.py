@@ -16,9 +16,9 @@ from sqlalchemy import select
 
 import alterflow.loading as loading
 import alterflow.store.spark_load as spark_load
+from alterflow.catalog.models import TransactionRow
 from alterflow.loading import open_input
 from alterflow.session import Session, StatementError
-from alterflow.catalog.models import TransactionRow
 
 KEYED = (
     "CREATE TABLE {name} (id BIGINT NOT NULL, region VARCHAR(4) NOT NULL, amount DECIMAL(9,2), day DATE, note STRING,"
@@ -32,10 +32,15 @@ def input_csv(path: pathlib.Path, start: int, n: int, tag: str) -> pathlib.Path:
     amount = [None if i % 11 == 0 else f"{i % 1000}.{i % 100:02d}" for i in range(start, start + n)]
     note = [("NULL" if i % 13 == 0 else "\\N" if i % 17 == 0 else f"{tag} ü{i}") for i in range(start, start + n)]
     day = [f"24{(i % 12) + 1:02d}{(i % 28) + 1:02d}" for i in range(start, start + n)]  # %y%m%d
-    table = pa.table({
-        "ID": ids.astype(str), "region": np.where(ids % 2 == 0, "eu", "us"), "amount": pa.array(amount, pa.string()),
-        "day": day, "note": note,
-    })
+    table = pa.table(
+        {
+            "ID": ids.astype(str),
+            "region": np.where(ids % 2 == 0, "eu", "us"),
+            "amount": pa.array(amount, pa.string()),
+            "day": day,
+            "note": note,
+        }
+    )
     pacsv.write_csv(table, path)
     return path
 
@@ -118,7 +123,9 @@ def test_insert_select_writes_through_spark_without_collecting(spark_load_sessio
 def test_insert_select_with_a_bad_value_names_it_and_changes_nothing(spark_load_session):
     list(spark_load_session.run("CREATE TABLE src (id BIGINT, region STRING, amount STRING)"))
     list(spark_load_session.run("INSERT INTO src VALUES (1, 'eu', '1.5'), (2, 'toolong', '2'), (3, 'us', '3')"))
-    with pytest.raises(StatementError, match=r"^INSERT INTO by_spark: column region: value 'toolong' does not fit VARCHAR\(4\) \(row \d\)$"):
+    with pytest.raises(
+        StatementError, match=r"^INSERT INTO by_spark: column region: value 'toolong' does not fit VARCHAR\(4\) \(row \d\)$"
+    ):
         list(spark_load_session.run("INSERT INTO by_spark (id, region, amount) SELECT id, region, amount FROM src"))
     assert spark_load_session.catalog.snapshot("by_spark").files == ()
     with pytest.raises(StatementError, match=r"^INSERT INTO by_spark: 2 columns are named but the query returns 3$"):

@@ -17,10 +17,10 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
 
+from alterflow.catalog.models import DataFileRow, TransactionRow
 from alterflow.gc.runner import run_gc
 from alterflow.loading import open_input
 from alterflow.session import Session
-from alterflow.catalog.models import DataFileRow, TransactionRow
 from tests.support.statements import sql
 
 pytestmark = pytest.mark.spark
@@ -48,14 +48,21 @@ def table_b(session):
 def spawn_load(session: Session, path: pathlib.Path, crash_at: str | None) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
     env.update(
-        ALTERFLOW_HOME=str(session.settings.home), ALTERFLOW_LEASE_S=str(LEASE_S), ALTERFLOW_SPARK_MASTER="local[2]",
+        ALTERFLOW_HOME=str(session.settings.home),
+        ALTERFLOW_LEASE_S=str(LEASE_S),
+        ALTERFLOW_SPARK_MASTER="local[2]",
         ALTERFLOW_TARGET_FILE_MB="1",  # files roll while the tasks run
     )
     if crash_at:
         env["ALTERFLOW_CRASH_AT"] = crash_at
     return subprocess.Popen(
-        [str(ALTERFLOW), "load", "b", str(path), "--engine", "spark"], env=env, cwd=session.settings.home,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [str(ALTERFLOW), "load", "b", str(path), "--engine", "spark"],
+        env=env,
+        cwd=session.settings.home,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
 
 

@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from alterflow.bucketing import bucket_of
+from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.store.tablets import TabletSlice, dedupe_primary_key, partition_key, split_into_tablets
 from alterflow.types import parse_type
-from alterflow.catalog.schema import Column, SchemaVersion
 
 COLUMNS = (
     Column(1, "id", parse_type("BIGINT"), nullable=False),
@@ -29,15 +29,20 @@ COLUMNS = (
     Column(5, "note", parse_type("STRING")),
     Column(6, "seq", parse_type("INT"), nullable=False),
 )
-ARROW_SCHEMA = pa.schema([
-    ("id", pa.int64()), ("region", pa.string()), ("day", pa.date32()), ("amount", pa.decimal128(20, 2)),
-    ("note", pa.string()), ("seq", pa.int32()),
-])
+ARROW_SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("region", pa.string()),
+        ("day", pa.date32()),
+        ("amount", pa.decimal128(20, 2)),
+        ("note", pa.string()),
+        ("seq", pa.int32()),
+    ]
+)
 
 
 def _version(partition_by=(), distributed_by=(), buckets=1, primary_key=()) -> SchemaVersion:
-    return SchemaVersion(1, 1, COLUMNS, primary_key=primary_key, partition_by=partition_by,
-                         distributed_by=distributed_by, buckets=buckets)
+    return SchemaVersion(1, 1, COLUMNS, primary_key=primary_key, partition_by=partition_by, distributed_by=distributed_by, buckets=buckets)
 
 
 def _rows(count: int, seed: int = 7) -> pa.Table:
@@ -49,7 +54,7 @@ def _rows(count: int, seed: int = 7) -> pa.Table:
             "id": [rng.randint(-5, 40) for _ in range(count)],
             "region": [rng.choice(["eu", "us", "ap"]) for _ in range(count)],
             "day": [rng.choice(days) for _ in range(count)],
-            "amount": [rng.choice([None, Decimal(rng.randint(-10**6, 10**6)).scaleb(-2)]) for _ in range(count)],
+            "amount": [rng.choice([None, Decimal(rng.randint(-(10**6), 10**6)).scaleb(-2)]) for _ in range(count)],
             "note": [rng.choice(notes) for _ in range(count)],
             "seq": list(range(count)),
         },
@@ -105,9 +110,11 @@ def test_split_equals_the_row_by_row_definition(name):
 def test_split_of_partitioned_and_bucketed_rows_spans_many_tablets():
     slices = _assert_split_as_defined(_rows(400), VERSIONS["partitioned and bucketed"])
     parts = {s.key[0] for s in slices}
-    assert parts == {partition_key((r, d), VERSIONS["partitioned and bucketed"])
-                     for r in ("eu", "us", "ap") for d in (dt.date(1969, 12, 31), dt.date(2024, 1, 1),
-                                                           dt.date(2024, 1, 2), None)}
+    assert parts == {
+        partition_key((r, d), VERSIONS["partitioned and bucketed"])
+        for r in ("eu", "us", "ap")
+        for d in (dt.date(1969, 12, 31), dt.date(2024, 1, 1), dt.date(2024, 1, 2), None)
+    }
     assert {s.key[1] for s in slices} == set(range(7))
     assert '["eu", null]' in parts  # a NULL partition value is a partition of its own
 
@@ -137,15 +144,18 @@ def test_split_into_one_tablet_returns_the_rows_as_they_are():
 
 @settings(max_examples=40, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(-3, 3), st.sampled_from(["eu", "us"]), st.sampled_from([None, "x", "é"])),
-             max_size=60),
+    st.lists(st.tuples(st.integers(-3, 3), st.sampled_from(["eu", "us"]), st.sampled_from([None, "x", "é"])), max_size=60),
     st.sampled_from([1, 2, 3, 8]),
 )
 def test_split_matches_the_definition_on_generated_rows(rows, buckets):
     data = pa.table(
         {
-            "id": [r[0] for r in rows], "region": [r[1] for r in rows], "day": [None] * len(rows),
-            "amount": [None] * len(rows), "note": [r[2] for r in rows], "seq": list(range(len(rows))),
+            "id": [r[0] for r in rows],
+            "region": [r[1] for r in rows],
+            "day": [None] * len(rows),
+            "amount": [None] * len(rows),
+            "note": [r[2] for r in rows],
+            "seq": list(range(len(rows))),
         },
         schema=ARROW_SCHEMA,
     )
@@ -166,9 +176,12 @@ def _dedupe_row_by_row(data: pa.Table, names: list[str]) -> list[dict]:
 def test_dedupe_keeps_the_last_row_of_each_key_in_input_order():
     data = pa.table(
         {
-            "id": [1, 2, 1, 3, 2, 1, 4], "region": ["eu", "eu", "us", "eu", "eu", "eu", "us"],
-            "day": [None] * 7, "amount": [None] * 7,
-            "note": ["a", "b", "c", "d", "e", "f", "g"], "seq": list(range(7)),
+            "id": [1, 2, 1, 3, 2, 1, 4],
+            "region": ["eu", "eu", "us", "eu", "eu", "eu", "us"],
+            "day": [None] * 7,
+            "amount": [None] * 7,
+            "note": ["a", "b", "c", "d", "e", "f", "g"],
+            "seq": list(range(7)),
         },
         schema=ARROW_SCHEMA,
     )

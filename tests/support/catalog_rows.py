@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from alterflow.session import Session
 from alterflow.catalog.models import IndexRow, TransactionRow
+from alterflow.session import Session
 
 
 def index_state(session: Session, index_id: int) -> str:

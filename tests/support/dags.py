@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pathlib
 
+from alterflow.catalog.catalog import AlterJob
 from alterflow.session import Session
 from alterflow.settings import Settings
-from alterflow.catalog.catalog import AlterJob
 from tests.support import REPO
 from tests.support.statements import sql, versions  # noqa: F401 (the tests import them from here too)
 
@@ -48,4 +48,3 @@ def run_dag(dag, conf) -> tuple[str, dict[str, str], object]:
 
 def jobs(session: Session, table: str) -> list[AlterJob]:
     return session.catalog.jobs(session.catalog.table(table).id)
-

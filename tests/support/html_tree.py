@@ -25,7 +25,7 @@ class Element:
                 yield child
                 yield from child.iter()
 
-    def find_all(self, tag: str | None = None, **attrs) -> list["Element"]:
+    def find_all(self, tag: str | None = None, **attrs) -> list[Element]:
         """Elements below this one with that tag and those attributes (`class_` matches one class;
         True matches any value)."""
         found = []
@@ -36,7 +36,7 @@ class Element:
                 found.append(e)
         return found
 
-    def find(self, tag: str | None = None, **attrs) -> "Element":
+    def find(self, tag: str | None = None, **attrs) -> Element:
         found = self.find_all(tag, **attrs)
         assert len(found) == 1, f"{len(found)} <{tag} {attrs}> elements"
         return found[0]

@@ -118,9 +118,7 @@ class LiveAirflow:
             env["AIRFLOW__API__BASE_URL"] = f"{self.url}/"
         command = [sys.executable, str(ENV_SCRIPT), "--home", str(self.airflow_home), "--port", str(self.port), "standalone"]
         with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                command, cwd=self.base, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-            )
+            self.process = subprocess.Popen(command, cwd=self.base, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def log_tail(self, lines: int = 150) -> str:
         try:

@@ -9,13 +9,13 @@ import threading
 
 import pytest
 
+from alterflow.catalog.catalog import Catalog
+from alterflow.catalog.database import make_engine
+from alterflow.catalog.errors import ConcurrentChange
 from alterflow.planner import AlterRejected
 from alterflow.session import Session
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
-from alterflow.catalog.catalog import Catalog
-from alterflow.catalog.database import make_engine
-from alterflow.catalog.errors import ConcurrentChange
 
 HEAVY_A = "ALTER TABLE t MODIFY COLUMN v INT"
 HEAVY_B = "ALTER TABLE t ORDER BY (v)"

@@ -15,8 +15,8 @@ import pytest
 
 import alterflow.rewrite.tablet_conversion as tablet_conversion
 from alterflow.bucketing import bucket_of
-from alterflow.session import Session, StatementError
 from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.session import Session, StatementError
 from tests.support.heavy_jobs import (
     check,
     convert,
@@ -68,7 +68,10 @@ class Loader:
         with open(self.out, "w") as out, open(self.err, "w") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", LOADER, str(self.stop), str(first)],
-                env=subprocess_env(session.settings.home), stdout=out, stderr=err, start_new_session=True,
+                env=subprocess_env(session.settings.home),
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
             )
 
     def lines(self) -> list[list[str]]:

@@ -9,11 +9,11 @@ from datetime import timedelta
 
 import pytest
 
+from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
 from alterflow.session import StatementError
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.heavy_steps import HEAVY_STEPS, JobCancelled
 from alterflow.workflow.runner import run_alter
-from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
 from tests.support.heavy_jobs import (
     describe,
     index_state,

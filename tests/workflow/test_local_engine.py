@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 
 import alterflow.rewrite.engines as engines
+from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.rewrite.engines import choose_engine
 from alterflow.session import Session, StatementError
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_alter
-from alterflow.catalog.heavy_jobs import HeavyJobs
 from tests.support.heavy_jobs import describe, job, one_line, origin_state, sql
 
 pytestmark = pytest.mark.spark  # the Spark twin of every case runs on the test run's SparkSession
@@ -136,7 +136,11 @@ def test_the_runner_starts_no_spark_for_a_local_job(sqlite_settings):
     def no_spark():
         raise AssertionError("a local job asked for a SparkSession")
 
-    done = run_alter(session.catalog, AlterRequest("t", "ALTER TABLE t MODIFY COLUMN v INT PROPERTIES (\"on_cast_error\" = \"null\")"),
-                     session.warehouse, no_spark)
+    done = run_alter(
+        session.catalog,
+        AlterRequest("t", 'ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ("on_cast_error" = "null")'),
+        session.warehouse,
+        no_spark,
+    )
     assert done.state == "FINISHED" and "1 values that could not be converted became NULL" in job(session, done.id).msg
     assert describe(session, "t")["v"][0] == "INT"

@@ -18,12 +18,12 @@ import time
 
 import pytest
 
+from alterflow.catalog.garbage import GarbageCollection
+from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.gc.files import sweep
 from alterflow.gc.steps import abort_expired_loads
 from alterflow.session import Session, StatementError
 from alterflow.settings import Settings
-from alterflow.catalog.garbage import GarbageCollection
-from alterflow.catalog.heavy_jobs import HeavyJobs
 from tests.support.heavy_jobs import show_alter, sql, subprocess_env
 from tests.support.process_signals import stop_outside_a_catalog_write
 
@@ -33,10 +33,7 @@ ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"
 LEASE_S = 2.0  # short leases: an orphan shows within seconds
 BOUNDARIES = ("after_start", "waiting_txn", "running", "tablet_2", "validating", "before_swap")
 SEED = 20261123
-TABLE = (
-    "CREATE TABLE k (id INT NOT NULL, v STRING, w INT, PRIMARY KEY (id)) "
-    "DISTRIBUTED BY HASH(id) BUCKETS 4"
-)
+TABLE = "CREATE TABLE k (id INT NOT NULL, v STRING, w INT, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 4"
 
 
 class Model:
@@ -95,7 +92,8 @@ class Model:
 def runner_env(session: Session, crash_at: str | None) -> dict[str, str]:
     env = subprocess_env(session.settings.home)
     env.update(
-        ALTERFLOW_CATALOG_URL=session.settings.catalog_url, ALTERFLOW_LEASE_S=str(LEASE_S),
+        ALTERFLOW_CATALOG_URL=session.settings.catalog_url,
+        ALTERFLOW_LEASE_S=str(LEASE_S),
         ALTERFLOW_SPARK_MASTER="local[1]",
     )
     if crash_at:
@@ -105,8 +103,13 @@ def runner_env(session: Session, crash_at: str | None) -> dict[str, str]:
 
 def spawn(session: Session, statement: str, crash_at: str | None = None) -> subprocess.Popen:
     return subprocess.Popen(
-        [str(ALTERFLOW), "sql", "-e", statement], env=runner_env(session, crash_at), cwd=session.settings.home,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [str(ALTERFLOW), "sql", "-e", statement],
+        env=runner_env(session, crash_at),
+        cwd=session.settings.home,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
 
 
@@ -162,9 +165,7 @@ def run_kill_loop(session: Session, random_kills: int) -> list[str]:
     sql(session, TABLE)
     model = Model(400)
     for chunk in range(0, 400, 100):
-        sql(session, "INSERT INTO k VALUES " + ", ".join(
-            f"({i}, '{i}', {i * 10})" for i in range(chunk + 1, chunk + 101)
-        ))
+        sql(session, "INSERT INTO k VALUES " + ", ".join(f"({i}, '{i}', {i * 10})" for i in range(chunk + 1, chunk + 101)))
     rng = random.Random(SEED)
     outcomes = []
     # One run to the end on each engine first: how long a runner lives, so the random kills land
@@ -228,12 +229,23 @@ def test_a_runner_killed_anywhere_is_resumed_and_the_table_equals_the_model(sess
 @pytest.mark.postgres
 def test_a_runner_killed_at_each_step_boundary_resumes_on_postgresql(pg_url, tmp_path, spark, monkeypatch):
     monkeypatch.setenv("ALTERFLOW_LEASE_S", str(LEASE_S))
-    session = Session(Settings.from_env({
-        "ALTERFLOW_HOME": str(tmp_path / "home"), "ALTERFLOW_CATALOG_URL": pg_url, "ALTERFLOW_SPARK_MASTER": "local[2]",
-    }))
+    session = Session(
+        Settings.from_env(
+            {
+                "ALTERFLOW_HOME": str(tmp_path / "home"),
+                "ALTERFLOW_CATALOG_URL": pg_url,
+                "ALTERFLOW_SPARK_MASTER": "local[2]",
+            }
+        )
+    )
     outcomes = run_kill_loop(session, random_kills=0)
     assert [o.split(":")[1].strip() for o in outcomes] == [
-        "PENDING", "WAITING_TXN", "RUNNING", "RUNNING", "VALIDATING", "VALIDATING",
+        "PENDING",
+        "WAITING_TXN",
+        "RUNNING",
+        "RUNNING",
+        "VALIDATING",
+        "VALIDATING",
     ], outcomes
     assert_no_unknown_files(session)
 

@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from alterflow.bucketing import bucket_of
-from alterflow.store.layout import absolute
 from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.store.layout import absolute
 from tests.support.heavy_jobs import check, convert, describe, job, sql, start, swap, wait
 
 pytestmark = pytest.mark.spark
@@ -51,7 +51,8 @@ def test_a_new_sort_key_sorts_every_file_of_the_new_index(session, spark, engine
     convert(session, spark, job_id)
     j = job(session, job_id)
     unsorted = [
-        f.path for f, rows in stored_files(session, session.catalog.index_snapshot(j.table_id, j.shadow_index_id, 2).files)
+        f.path
+        for f, rows in stored_files(session, session.catalog.index_snapshot(j.table_id, j.shadow_index_id, 2).files)
         if [v for _i, _k, v in rows] != sorted(v for _i, _k, v in rows)
     ]
     assert unsorted == [], f"shadow files not sorted by the new key v: {unsorted}"
@@ -85,7 +86,7 @@ def test_a_new_distribution_puts_every_row_in_the_bucket_bucket_of_says(session,
     for f, rows in stored_files(session, session.catalog.snapshot("r").files):
         bucket = tablets[f.tablet_id][1]
         buckets.add(bucket)
-        for i, k, v in rows:
+        for i, k, _v in rows:
             assert bucket_of((k,), (k_type,), 5) == bucket, (i, k, bucket, f.path)
         stored += rows
     assert len(buckets) > 1

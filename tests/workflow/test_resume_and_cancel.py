@@ -14,14 +14,14 @@ import pyarrow as pa
 import pytest
 
 import alterflow.rewrite.tablet_conversion as tablet_conversion
+from alterflow.catalog.catalog import Catalog
+from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
 from alterflow.leases import process_group
 from alterflow.rewrite.progress import count_text
 from alterflow.rewrite.spark_submit import submit_command
 from alterflow.session import StatementError
 from alterflow.workflow import heavy_steps
 from alterflow.workflow.heavy_steps import JobCancelled
-from alterflow.catalog.catalog import Catalog
-from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
 from tests.support.heavy_jobs import (
     check,
     convert,
@@ -90,7 +90,11 @@ def _kill_midway(session, job_id: int, log_path) -> dict:
     command = submit_command(session.settings, job_id, "local[1]", parallelism=1, lease_group=process_group())
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
-            command, env=subprocess_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            command,
+            env=subprocess_env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     try:
         deadline = time.monotonic() + 300
@@ -135,13 +139,13 @@ def test_a_conversion_killed_midway_resumes_without_redoing_or_doubling(session,
     for tablet, record in before_kill.items():  # not redone: same conversion transaction
         assert after[tablet].txn_id == record.txn_id and after[tablet].rows_out == record.rows_out
     rows = count_text(2 * n)  # a resumed runner's rate counts only the tablets it converted
-    assert re.fullmatch(rf"tablets {origin_tablets}/{origin_tablets}, rows {rows}/{rows}, [0-9.]+ MB/s, ETA 0:00:00", job(session, job_id).progress)
+    assert re.fullmatch(
+        rf"tablets {origin_tablets}/{origin_tablets}, rows {rows}/{rows}, [0-9.]+ MB/s, ETA 0:00:00", job(session, job_id).progress
+    )
 
     check(session, spark, job_id)
     assert swap(session, job_id) == {"state": "FINISHED"}
-    assert sql(session, "SELECT count(*), count(DISTINCT id), sum(CASE WHEN v = id THEN 1 ELSE 0 END) FROM t") == (
-        (2 * n, 2 * n, 2 * n),
-    )
+    assert sql(session, "SELECT count(*), count(DISTINCT id), sum(CASE WHEN v = id THEN 1 ELSE 0 END) FROM t") == ((2 * n, 2 * n, 2 * n),)
 
 
 # -- cancel in each state -----------------------------------------------------------------------

@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from alterflow.rewrite.spark_submit import spark_submit_binary, submit_conversion
 from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.rewrite.spark_submit import spark_submit_binary, submit_conversion
 from tests.support.heavy_jobs import check, job, sql, start, subprocess_env, swap, wait
 from tests.support.ports import free_port
 
@@ -55,18 +55,47 @@ def standalone(tmp_path_factory):
     logs = {name: base / f"{name}.log" for name in ("master", "worker")}
     try:
         with open(logs["master"], "w") as log:
-            procs.append(subprocess.Popen(
-                [str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                 "--port", str(port), "--webui-port", str(free_port())],
-                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            ))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        str(spark_class),
+                        "org.apache.spark.deploy.master.Master",
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        str(port),
+                        "--webui-port",
+                        str(free_port()),
+                    ],
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            )
         _wait_for(logs["master"], "I have been elected leader", procs)
         with open(logs["worker"], "w") as log:
-            procs.append(subprocess.Popen(
-                [str(spark_class), "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}",
-                 "--cores", "1", "--memory", "1g", "--webui-port", str(free_port()), "--work-dir", str(base / "work")],
-                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            ))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        str(spark_class),
+                        "org.apache.spark.deploy.worker.Worker",
+                        f"spark://127.0.0.1:{port}",
+                        "--cores",
+                        "1",
+                        "--memory",
+                        "1g",
+                        "--webui-port",
+                        str(free_port()),
+                        "--work-dir",
+                        str(base / "work"),
+                    ],
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            )
         _wait_for(logs["master"], "Registering worker", procs)
         yield {"master": f"spark://127.0.0.1:{port}", "logs": logs}
     finally:

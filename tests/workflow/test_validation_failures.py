@@ -9,10 +9,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.session import StatementError
 from alterflow.store.layout import absolute
 from alterflow.workflow.heavy_steps import JobCancelled
-from alterflow.catalog.heavy_jobs import HeavyJobs
 from tests.support.heavy_jobs import (
     check,
     index_state,

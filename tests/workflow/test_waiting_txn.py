@@ -10,10 +10,10 @@ from datetime import timedelta
 import pytest
 
 import alterflow.store.load as load_module
+from alterflow.catalog.catalog import NewFile
 from alterflow.session import Session
 from alterflow.store.layout import absolute, data_file_path
 from alterflow.workflow import heavy_steps
-from alterflow.catalog.catalog import NewFile
 from tests.support.heavy_jobs import check, convert, job, show_job, sql, start, swap, txn_state, wait
 
 TABLE = "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2"
