@@ -205,8 +205,18 @@ def test_transactions_past_their_timeout_are_aborted(catalog):
         catalog.commit_transaction(stale)
 
 
-def test_an_older_catalog_is_upgraded_in_place(catalog_url):
-    """A catalog created at the first migration gets the later ones on open, keeping its rows."""
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def empty_catalog_url(request, tmp_path):
+    """A database without alterflow's tables, on SQLite and on PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'catalog.db'}"
+    return request.getfixturevalue("pg_empty_url")
+
+
+def test_an_older_catalog_is_upgraded_in_place(empty_catalog_url):
+    """A catalog created at the first migration gets the later ones (on open for SQLite, by
+    `alterflow db upgrade` for PostgreSQL: both call `upgrade`), keeping its rows."""
+    catalog_url = empty_catalog_url
     from alembic import command
     from sqlalchemy import text
 
