@@ -18,12 +18,13 @@ $(STAMP): requirements.lock pyproject.toml
 	@$(BIN)/python -m pip install -q --disable-pip-version-check "uv==$(UV_VERSION)"
 	$(BIN)/uv pip sync --python $(BIN)/python -q --compile-bytecode requirements.lock  # as pip does: no first import compiles
 	$(BIN)/uv pip install --python $(BIN)/python -q --no-deps -e .
+	rm -rf alterflow.egg-info  # the build's leftover: on sys.path (tests) it is a second copy of the distribution, entry points and all
 	$(BIN)/python -m alterflow.install_check
 	@touch $(STAMP)
 
 # Re-resolve the pinned set (pyspark-client is excluded: it would overwrite pyspark's Python files).
 lock:
-	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 \
+	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra dev --python-version 3.11 \
 	    --excludes requirements.excludes -o requirements.lock --no-header
 
 # A fresh home each time, so the demo always starts from an empty catalog.

@@ -40,7 +40,7 @@ DEFAULT_USERNAME = "admin"
 RUN_ENDED = ("success", "failed")
 RETRY_STATUSES = frozenset({500, 502, 503, 504})
 RETRY_DELAYS_S = (1.0, 2.0, 4.0, 8.0)  # 15 s in all, then the server's answer stands
-READ_TIMEOUT_S = 70.0  # above the 60 s SQLite lock wait of `make airflow` (plugins/alterflow_airflow/metadata_db.py)
+READ_TIMEOUT_S = 70.0  # above the 60 s SQLite lock wait of `make airflow` (alterflow/airflow/metadata_db.py)
 CONNECT_TIMEOUT_S = 10.0
 
 

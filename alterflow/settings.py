@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -59,6 +60,21 @@ def lease_seconds(env=None) -> float:
     return value
 
 
+DEFAULT_CATALOG_NAME = "default"
+CATALOG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}")
+
+
+def catalog_name(env: Mapping[str, str]) -> str:
+    """ALTERFLOW_CATALOG_NAME: the catalog's name in the Airflow asset URIs of its tables
+    (`alterflow://<catalog name>/<table>`); letters, digits, `_`, `.` and `-`, 63 at most."""
+    name = env.get("ALTERFLOW_CATALOG_NAME", DEFAULT_CATALOG_NAME)
+    if not CATALOG_NAME.fullmatch(name):
+        raise SettingError(
+            f"ALTERFLOW_CATALOG_NAME must be 1 to 63 letters, digits, '_', '.' or '-' (not starting with '.' or '-'); got {name!r}"
+        )
+    return name
+
+
 def home_from_env(env: Mapping[str, str] | None = None) -> pathlib.Path:
     """ALTERFLOW_HOME (default `.alterflow` under the working directory), absolute."""
     env = os.environ if env is None else env
@@ -78,6 +94,7 @@ class Settings:
     target_file_mb: int = TARGET_FILE_MB
     load_buffer_mb: int = LOAD_BUFFER_MB
     spark_load_mb: int = SPARK_LOAD_MB
+    catalog_name: str = DEFAULT_CATALOG_NAME
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -97,6 +114,7 @@ class Settings:
             target_file_mb=_megabytes(env, "ALTERFLOW_TARGET_FILE_MB", TARGET_FILE_MB),
             load_buffer_mb=_megabytes(env, "ALTERFLOW_LOAD_BUFFER_MB", LOAD_BUFFER_MB),
             spark_load_mb=_megabytes(env, "ALTERFLOW_SPARK_LOAD_MB", SPARK_LOAD_MB, least=0),
+            catalog_name=catalog_name(env),
         )
 
     def ensure_dirs(self) -> None:

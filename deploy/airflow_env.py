@@ -74,7 +74,7 @@ def airflow_environment(
     env.update(
         {
             "AIRFLOW_HOME": str(home),
-            "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+            "AIRFLOW__CORE__DAGS_FOLDER": base_env.get("ALTERFLOW_AIRFLOW_DAGS_FOLDER") or str(REPO / "dags"),
             "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
@@ -99,8 +99,8 @@ def airflow_environment(
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     if env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("sqlite"):
         # Wait for SQLite's one writer lock instead of answering HTTP 500 (plugins/ is on Airflow's path).
-        env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS"] = "alterflow_airflow.metadata_db.SQLITE_CONNECT_ARGS"
-        env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC"] = "alterflow_airflow.metadata_db.SQLITE_CONNECT_ARGS_ASYNC"
+        env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS"] = "alterflow.airflow.metadata_db.SQLITE_CONNECT_ARGS"
+        env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC"] = "alterflow.airflow.metadata_db.SQLITE_CONNECT_ARGS_ASYNC"
     # Two cores here: a few task slots (LocalExecutor starts one worker process per slot).
     env.setdefault("AIRFLOW__CORE__PARALLELISM", "4")
     return env

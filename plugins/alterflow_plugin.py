@@ -1,26 +1,10 @@
-"""The alterflow Airflow plugin: the "Schema changes" page (an external view in Airflow's navigation,
-shown in the UI at /plugin/schema-changes) and its JSON API, both served by the FastAPI app in
-`alterflow_airflow.web`, mounted by the api-server at /alterflow."""
+"""The alterflow Airflow plugin, for an Airflow whose plugins folder is this repository's `plugins/`
+and that imports alterflow without its distribution's metadata (PYTHONPATH only). Where alterflow is
+installed (`pip install alterflow[airflow]`, or `make install`'s editable install), Airflow loads the
+plugin through the `airflow.plugins` entry point and this file registers nothing: Airflow would
+report a second registration of the same name as an import error."""
 
-from __future__ import annotations
+from importlib.metadata import entry_points
 
-from airflow.plugins_manager import AirflowPlugin
-
-from alterflow_airflow.web import MOUNT_PATH, UI_ROUTE, app
-
-
-class AlterflowPlugin(AirflowPlugin):
-    name = "alterflow"
-    fastapi_apps = [{"app": app, "url_prefix": MOUNT_PATH, "name": "alterflow"}]
-    external_views = [
-        {
-            "name": "Schema changes",
-            # Relative (no leading slash): the UI resolves it against its <base href>, so the page
-            # is found under a URL prefix (`[api] base_url` with a path) too.
-            "href": f"{MOUNT_PATH.lstrip('/')}/",
-            "destination": "nav",
-            "url_route": UI_ROUTE,
-            "icon": f"{MOUNT_PATH.lstrip('/')}/static/schema_changes.svg",
-            "nav_top_level": True,
-        }
-    ]
+if not any(ep.value.startswith("alterflow.airflow.plugin:") for ep in entry_points(group="airflow.plugins")):
+    from alterflow.airflow.plugin import AlterflowPlugin  # noqa: F401  (the plugin manager finds it here)

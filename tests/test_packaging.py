@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -34,9 +35,14 @@ print("ok")
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> pathlib.Path:
+    """The wheel, built from a copy of the sources: a build in the checkout would leave an
+    egg-info there, a second copy of the distribution (entry points and all) on the tests' path."""
     out = tmp_path_factory.mktemp("wheel")
+    source = tmp_path_factory.mktemp("source") / "alterflow"
+    skipped = shutil.ignore_patterns(".*", "build", "*.egg-info", "__pycache__", "tests", "bench", "docs")
+    shutil.copytree(ROOT, source, ignore=skipped)
     done = subprocess.run(
-        [sys.executable, "-m", "uv", "build", "--wheel", "--no-build-logs", "-q", "-o", str(out), str(ROOT)],
+        [sys.executable, "-m", "uv", "build", "--wheel", "--no-build-logs", "-q", "-o", str(out), str(source)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -60,6 +66,19 @@ def test_the_wheel_has_one_import_root(wheel):
         "alterflow/log4j2.properties",
     ):
         assert expected in names, expected
+
+
+def test_the_wheel_registers_the_airflow_plugin_and_its_extra(wheel):
+    """`pip install alterflow[airflow]`: Airflow finds the plugin through the entry point; the
+    extra brings Airflow and the Spark provider, which the core does not need."""
+    archive = zipfile.ZipFile(wheel)
+    info = next(n for n in archive.namelist() if n.endswith(".dist-info/entry_points.txt"))
+    entry_points = archive.read(info).decode()
+    assert "[airflow.plugins]\nalterflow = alterflow.airflow.plugin:AlterflowPlugin" in entry_points
+    metadata = archive.read(info.replace("entry_points.txt", "METADATA")).decode()
+    requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist: ")]
+    airflow = [line for line in requires if "apache-airflow" in line]
+    assert airflow and all('extra == "airflow"' in line for line in airflow), airflow
 
 
 def test_the_installed_package_imports_and_migrates_without_the_checkout(wheel, tmp_path):

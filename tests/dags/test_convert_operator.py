@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 
-from alterflow_airflow.operators import ConvertHistoryOperator
+from alterflow.airflow.operators import ConvertHistoryOperator
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -43,7 +43,7 @@ def test_master_from_the_spark_default_connection(monkeypatch, connection, maste
     ],
 )
 def test_spark_local_ip_only_defaults_to_loopback_on_a_local_master(monkeypatch, connection, given, expected, airflow_db):
-    from alterflow_airflow.operators import _local_master, _submit_env
+    from alterflow.airflow.operators import _local_master, _submit_env
 
     if connection is None:
         monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT", raising=False)

@@ -50,7 +50,7 @@ def test_schema_change_dag_shape_and_trigger_form():
 
 
 def test_gc_dag_is_hourly_one_run_at_a_time_one_task_per_step_in_order():
-    from alterflow_airflow.gc_tasks import DAG_TASKS, STEP_ORDER
+    from alterflow.airflow.gc_tasks import DAG_TASKS, STEP_ORDER
 
     assert "resume_orphaned_jobs" in STEP_ORDER
 

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
+from alterflow.airflow import tasks as task_bodies
+from alterflow.airflow.operators import ConvertHistoryOperator
 from alterflow.session import Session
-from alterflow_airflow import tasks as task_bodies
-from alterflow_airflow.operators import ConvertHistoryOperator
 from tests.support import child_pythonpath
 from tests.support.dags import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions
 

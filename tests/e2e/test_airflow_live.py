@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import time
@@ -23,24 +24,26 @@ import urllib.parse
 
 import pytest
 
+from tests.support import REPO
 from tests.support.live_airflow import BIN, LiveAirflow
 
 pytestmark = [pytest.mark.live, pytest.mark.spark, pytest.mark.timeout(900)]
 
 DAG = "alterflow_schema_change"
+LISTENER = "orders_schema_changed"  # examples/schema_change_listener.py
 CHROMIUM = pathlib.Path("/usr/bin/chromium")
 CHROMEDRIVER = pathlib.Path("/usr/bin/chromedriver")
 HEAVY_RUN = "e2e_orders_amount_to_int"
 
 
 @contextlib.contextmanager
-def running_airflow(tmp_path: pathlib.Path, base_path: str = ""):
+def running_airflow(tmp_path: pathlib.Path, base_path: str = "", dags_folder: pathlib.Path | None = None):
     if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
         message = "Debian's chromium and chromium-driver are not installed: run `make browser`"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    live = LiveAirflow(tmp_path, base_path=base_path)
+    live = LiveAirflow(tmp_path, base_path=base_path, dags_folder=dags_folder)
     live.start()
     try:
         yield live
@@ -53,7 +56,13 @@ def running_airflow(tmp_path: pathlib.Path, base_path: str = ""):
 
 @pytest.fixture
 def airflow(tmp_path):
-    with running_airflow(tmp_path) as live:
+    """A team's own DAG folder: the two-line DAG files of dags/ and the example listener of
+    examples/, scheduled on the asset of the table `orders`."""
+    dags = tmp_path / "team-dags"
+    dags.mkdir()
+    for source in [*sorted((REPO / "dags").glob("*.py")), REPO / "examples" / "schema_change_listener.py"]:
+        shutil.copy(source, dags / source.name)
+    with running_airflow(tmp_path, dags_folder=dags) as live:
         yield live
 
 
@@ -114,6 +123,29 @@ def wait_for_run(live: LiveAirflow, headers: dict, run_id: str, timeout: float =
         print(live.task_logs(run_id), flush=True)  # whole, in the report's captured stdout
     assert run.get("state") == "success", f"DAG run {run_id} ended {run.get('state')!r} (tasks: {states})\n{live.task_problems(run_id)}"
     return {"run": run, "tasks": states}
+
+
+def wait_for_listener(live: LiveAirflow, headers: dict, timeout: float = 240) -> list[list]:
+    """The return value (DESCRIBE orders' rows) of the first successful run of the listener DAG."""
+    deadline = time.monotonic() + timeout
+    runs: dict = {}
+    while time.monotonic() < deadline:
+        live.check_running()
+        runs = live.call("GET", f"/api/v2/dags/{LISTENER}/dagRuns", headers=headers).json()
+        done = [r for r in runs.get("dag_runs", []) if r["state"] == "success"]
+        if done:
+            assert done[0]["run_type"] == "asset_triggered", done[0]
+            run_id = urllib.parse.quote(done[0]["dag_run_id"], safe="")
+            answer = live.call(
+                "GET", f"/api/v2/dags/{LISTENER}/dagRuns/{run_id}/taskInstances/print_new_schema/xcomEntries/return_value", headers=headers
+            )
+            assert answer.status_code == 200, f"{answer.status_code} {answer.text}"
+            value = answer.json()["value"]
+            return json.loads(value) if isinstance(value, str) else value
+        failed = [r for r in runs.get("dag_runs", []) if r["state"] == "failed"]
+        assert not failed, f"{LISTENER} failed: {failed}\n{live.task_logs(failed[0]['dag_run_id'])}"
+        time.sleep(2)
+    raise AssertionError(f"no successful run of {LISTENER} within {timeout} s: {runs}")
 
 
 @contextlib.contextmanager
@@ -275,6 +307,11 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
     job = api.json()["jobs"][0]
     assert (job["state"], job["kind"], job["table"]) == ("FINISHED", "HEAVY", "orders"), job
     assert "rows 3" in job["progress"] and "expectations passed" in job["msg"], job
+
+    # The heavy ALTER's asset event ran the example downstream DAG scheduled on orders' asset.
+    listened = wait_for_listener(live, headers)
+    assert ["amount", "INT"] in [row[:2] for row in listened], listened
+    phase("the downstream DAG ran on the asset event")
 
     phase("catalog checked")
     # In a real browser: a lightweight ALTER triggered from the DAG's form, then the Schema changes page.

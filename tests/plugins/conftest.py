@@ -47,9 +47,10 @@ def plugin_session(alterflow_env):
 @pytest.fixture
 def client(auth_manager, alterflow_env):
     """An HTTP client on the plugin's app mounted at /alterflow, as Airflow's `init_plugins` does."""
-    from alterflow_plugin import AlterflowPlugin
     from fastapi import FastAPI
     from fastapi.testclient import TestClient
+
+    from alterflow.airflow.plugin import AlterflowPlugin
 
     root = FastAPI()
     for spec in AlterflowPlugin.fastapi_apps:

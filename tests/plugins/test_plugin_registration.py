@@ -1,4 +1,5 @@
-"""The plugin as Airflow sees it: loaded by Airflow's plugin manager from the plugins folder,
+"""The plugin as Airflow sees it: loaded by Airflow's plugin manager through the `airflow.plugins`
+entry point of the installed distribution (the repository's plugins folder holds only a shim),
 registering the FastAPI app at /alterflow and the "Schema changes" external view, and served by
 Airflow's real api-server app (with its real login route issuing the token)."""
 
@@ -6,8 +7,6 @@ from __future__ import annotations
 
 import json
 import pathlib
-
-import pytest
 
 from alterflow.session import Session
 from alterflow.settings import Settings
@@ -23,10 +22,10 @@ def test_airflow_plugin_manager_loads_the_plugin(airflow_db):
     plugins, errors = plugins_manager._get_plugins()
     ours = [p for p in plugins if p.name == "alterflow"]
     assert len(ours) == 1, [p.name for p in plugins]
-    assert str(ours[0].source) == "$PLUGINS_FOLDER/alterflow_plugin.py"
-    assert not [path for path in errors if "alterflow" in path], errors
+    assert "alterflow.airflow.plugin:AlterflowPlugin" in str(ours[0].source)  # the entry point
+    assert not [path for path in errors if "alterflow" in path], errors  # the shim registered nothing
 
-    from alterflow_airflow.web import app
+    from alterflow.airflow.web import app
 
     apps, _middlewares = plugins_manager.get_fastapi_plugins()
     assert [(a["name"], a["url_prefix"]) for a in apps if a["app"] is app] == [("alterflow", "/alterflow")]
@@ -90,17 +89,26 @@ def test_the_airflow_api_server_serves_the_page_and_the_api(airflow_db, tmp_path
         ]
 
 
-@pytest.mark.parametrize("module", ["web", "page", "page_data"])
-def test_the_plugin_loader_does_not_import_package_modules_as_plugins(airflow_db, module):
-    """`plugins/.airflowignore` keeps Airflow's loader from executing the package's modules as
-    top-level plugin files (it would register each under its bare name in sys.modules)."""
-    import sys
+def test_the_plugins_folder_holds_only_a_shim_of_the_installed_plugin():
+    """The code lives in the package (`alterflow.airflow`); `plugins/` is the thin shim the users
+    asked for, registering the package's plugin only where no entry point does."""
+    import importlib.metadata
 
-    from airflow import plugins_manager
+    assert sorted(p.name for p in (REPO / "plugins").iterdir() if p.name != "__pycache__") == ["alterflow_plugin.py"]
+    (entry,) = [e for e in importlib.metadata.entry_points(group="airflow.plugins") if e.name == "alterflow"]
+    from alterflow.airflow.plugin import AlterflowPlugin
 
-    plugins_manager._get_plugins()
-    path = REPO / "plugins" / "alterflow_airflow" / f"{module}.py"
-    assert path.is_file()
-    loaded = sys.modules.get(module)
-    assert loaded is None or pathlib.Path(getattr(loaded, "__file__", "") or "") != path
-    assert sys.modules[f"alterflow_airflow.{module}"].__file__ == str(path)
+    assert entry.load() is AlterflowPlugin
+
+
+def test_the_shim_registers_the_plugin_where_no_entry_point_does(monkeypatch):
+    import importlib.metadata
+    import runpy
+
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **kw: [] if kw.get("group") == "airflow.plugins" else real(**kw))
+    from alterflow.airflow.plugin import AlterflowPlugin
+
+    assert runpy.run_path(str(REPO / "plugins" / "alterflow_plugin.py"))["AlterflowPlugin"] is AlterflowPlugin
+    monkeypatch.setattr(importlib.metadata, "entry_points", real)
+    assert "AlterflowPlugin" not in runpy.run_path(str(REPO / "plugins" / "alterflow_plugin.py"))

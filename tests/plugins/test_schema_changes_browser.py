@@ -32,8 +32,9 @@ def start_heavy(session, statement: str) -> int:
 def served(auth_manager, alterflow_env):
     """The plugin's app mounted at /alterflow (as Airflow's init_plugins does), served by uvicorn."""
     import uvicorn
-    from alterflow_plugin import AlterflowPlugin
     from fastapi import FastAPI
+
+    from alterflow.airflow.plugin import AlterflowPlugin
 
     root = FastAPI()
     for spec in AlterflowPlugin.fastapi_apps:

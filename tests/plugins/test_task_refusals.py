@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 from airflow.sdk.exceptions import AirflowFailException
 
+from alterflow.airflow import tasks
+from alterflow.airflow.conf import BadRunConf
 from alterflow.catalog.errors import UnknownObject
 from alterflow.loading import LoadInputError
 from alterflow.read.query_binding import QueryError
 from alterflow.types import InvalidValue
-from alterflow_airflow import tasks
-from alterflow_airflow.conf import BadRunConf
 
 
 @pytest.mark.parametrize(

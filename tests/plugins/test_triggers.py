@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 import time
 
+from alterflow.airflow import triggers
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
-from alterflow_airflow import triggers
 from tests.support.statements import sql
 
 ALTER = "ALTER TABLE t MODIFY COLUMN v INT"

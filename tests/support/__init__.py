@@ -13,5 +13,5 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 
 def child_pythonpath(existing: str | None = None) -> str:
     """PYTHONPATH for a child Python process: the repository root (for `tests.support`) and plugins/
-    (for `alterflow_airflow`, as Airflow puts it on sys.path), ahead of `existing`."""
+    (for `alterflow.airflow`, as Airflow puts it on sys.path), ahead of `existing`."""
     return os.pathsep.join(p for p in (str(REPO), str(REPO / "plugins"), existing) if p)

@@ -86,8 +86,9 @@ class LiveAirflow:
     """`base_path` (e.g. "/af") serves Airflow under that path, as behind a reverse proxy:
     `[api] base_url` is set to it and `url` includes it."""
 
-    def __init__(self, base: pathlib.Path, base_path: str = ""):
+    def __init__(self, base: pathlib.Path, base_path: str = "", dags_folder: pathlib.Path | None = None):
         self.base = base
+        self.dags_folder = dags_folder  # None: the repository's dags/
         self.port = free_port()
         self.base_path = base_path
         self.url = f"http://127.0.0.1:{self.port}{base_path}"
@@ -116,6 +117,8 @@ class LiveAirflow:
         env["AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT"] = str(free_port())
         if self.base_path:
             env["AIRFLOW__API__BASE_URL"] = f"{self.url}/"
+        if self.dags_folder is not None:
+            env["ALTERFLOW_AIRFLOW_DAGS_FOLDER"] = str(self.dags_folder)
         command = [sys.executable, str(ENV_SCRIPT), "--home", str(self.airflow_home), "--port", str(self.port), "standalone"]
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(command, cwd=self.base, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

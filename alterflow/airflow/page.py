@@ -16,8 +16,8 @@ from datetime import datetime
 
 import jinja2
 
+from alterflow.airflow.page_data import job_json, table_json, version_json
 from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
-from alterflow_airflow.page_data import job_json, table_json, version_json
 
 HERE = pathlib.Path(__file__).resolve().parent
 _templates = jinja2.Environment(

@@ -38,6 +38,8 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import OperationalError
 from starlette.concurrency import run_in_threadpool
 
+from alterflow.airflow import page
+from alterflow.airflow.page_data import job_json, table_json, version_json
 from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
 from alterflow.catalog.errors import CatalogOutdated, CatalogUnavailable, UnknownObject
 from alterflow.catalog.heavy_jobs import HeavyJobs
@@ -45,8 +47,6 @@ from alterflow.catalog.states import JobState
 from alterflow.planner.statement_parts import MAX_NAME, valid_name
 from alterflow.settings import Settings
 from alterflow.workflow import job_control
-from alterflow_airflow import page
-from alterflow_airflow.page_data import job_json, table_json, version_json
 
 SCHEMA_CHANGE_DAG = "alterflow_schema_change"
 MOUNT_PATH = "/alterflow"  # where the plugin mounts this app
@@ -236,7 +236,7 @@ def _trigger_takeover(job, user: BaseUser) -> str:
     from airflow.exceptions import DagNotFound, DagRunAlreadyExists
     from airflow.utils.types import DagRunTriggeredByType
 
-    from alterflow_airflow.gc_tasks import resume_run_id, takeover_conf
+    from alterflow.airflow.gc_tasks import resume_run_id, takeover_conf
 
     run_id = resume_run_id(job.id)
     try:

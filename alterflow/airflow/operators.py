@@ -25,6 +25,8 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import BaseHook, BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException
 
+from alterflow.airflow import tasks
+from alterflow.airflow.triggers import POLL_SECONDS, BoundaryTrigger, ResumeTrigger
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.states import JobState
 from alterflow.leases import JobLease
@@ -32,8 +34,6 @@ from alterflow.rewrite.spark_submit import application_path, spark_submit_binary
 from alterflow.settings import Settings
 from alterflow.spark_session import application_conf
 from alterflow.workflow.runner import preload_expectations
-from alterflow_airflow import tasks
-from alterflow_airflow.triggers import POLL_SECONDS, BoundaryTrigger, ResumeTrigger
 
 DEFAULT_MASTER = "local[*]"
 # Without the operator's connection, spark-submit runs on this one, defined for the task's process

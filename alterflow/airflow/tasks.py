@@ -17,16 +17,18 @@ from collections.abc import Iterator, Mapping
 
 from airflow.sdk.exceptions import AirflowFailException
 
+from alterflow import schema_change_events as events
+from alterflow.airflow.conf import BadRunConf, alter_request
 from alterflow.catalog.catalog import AlterJob, Catalog
 from alterflow.catalog.errors import UnknownObject
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.states import JobKind, JobState
 from alterflow.errors import UserError
 from alterflow.leases import airflow_run_group
+from alterflow.schema_change_events import SchemaChangeEvent
 from alterflow.settings import Settings
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
-from alterflow_airflow.conf import BadRunConf, alter_request
 
 
 @contextlib.contextmanager
@@ -155,6 +157,12 @@ def swap(job_id: int, run_id: str) -> dict:
     with refusals_fail_the_task():
         settings = _settings()
         return heavy_steps.swap(_catalog(settings), settings.warehouse, job_id, group=run_group(run_id))
+
+
+def schema_change_event(job: dict) -> SchemaChangeEvent | None:
+    """The asset event a run's finished job emits (None once cancelled or not finished)."""
+    catalog = _catalog(_settings())
+    return events.schema_change_event(HeavyJobs(catalog).job(int(job["id"])), _settings().catalog_name)
 
 
 def done(request: dict, validated: dict | None = None) -> dict:

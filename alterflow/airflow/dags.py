@@ -1,0 +1,192 @@
+"""The DAG factories of alterflow's two DAGs, so a DAG file is two lines (`dags/` in this
+repository, or a team's own DAG folder once alterflow is pip-installed):
+
+    from alterflow.airflow.dags import alterflow_schema_change
+    alterflow_schema_change()
+
+`alterflow_schema_change` and `alterflow_gc` are `@dag` functions: calling one in a DAG file
+defines the DAG there (Airflow records the calling file as the DAG's file)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pendulum
+from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
+from airflow.sdk import Asset, AssetAlias, Param, dag, task
+
+from alterflow.airflow import gc_tasks, tasks
+from alterflow.airflow.operators import ConvertHistoryOperator, RewriteInWorkerOperator, SwapOperator, WaitForBoundaryOperator
+from alterflow.schema_change_events import SCHEMA_CHANGES_ALIAS
+
+__all__ = ["alterflow_schema_change", "alterflow_gc", "SCHEMA_CHANGES"]
+
+# Every finished ALTER emits an event on its table's asset, alterflow://<catalog name>/<table>,
+# through this alias (the tables are not known when the DAG is parsed).
+SCHEMA_CHANGES = AssetAlias(SCHEMA_CHANGES_ALIAS)
+
+SCHEMA_CHANGE_DOC = """### alterflow_schema_change
+
+One `ALTER TABLE` as one DAG run: **validate** the run's params → **plan** it against the table's
+current version → **branch**: a lightweight change is one catalog **commit**; a heavyweight one
+**start**s a job (shadow index, new version, boundary), **waits for the boundary** (deferred: no
+worker slot while loads below it finish), **converts** history with Spark (`spark-submit` on the
+`spark_default` connection's master, `local[*]` without one), **checks** the result with Great
+Expectations and **swaps** (with `postpone_swap` it waits, deferred, for `RESUME ALTER TABLE
+COLUMN`). A job on the local engine (a small table, `"engine" = "auto"` or `"local"`) takes the
+other branch of **start**: **rewrite_in_worker** runs the same steps in one task, in the worker,
+without Spark. **done** returns the job and emits an asset event on the table's asset,
+`alterflow://<catalog name>/<table>` (through the asset alias `alterflow_schema_changes`; extra:
+from_version, to_version, statement, kind, job_id), which DAGs scheduled on that asset react to. The run id is the job's request id: a retried task finds
+its job.
+
+Every heavy task drives the job under the run's runner lease: a retried or cleared task resumes it.
+A run whose statement is the same text as an orphaned job's ALTER (its runner died: the `alterflow_gc`
+DAG, the Schema changes page's Resume button and `RESUME ALTER TABLE COLUMN` with
+`ALTERFLOW_AIRFLOW_URL` start such runs) takes that job over and drives it to the end.
+
+Every component (worker, triggerer) needs the same `ALTERFLOW_CATALOG_URL` and `ALTERFLOW_WAREHOUSE`
+(or `ALTERFLOW_HOME`) as the CLI.
+"""
+
+GC_DOC = """### alterflow_gc
+
+Garbage collection and compaction (SPEC §6), hourly, one run at a time, one task per step in the
+order of `alterflow.gc.steps.GC_STEPS` (the order `alterflow gc` runs them in):
+**abort_expired_loads** (PREPARE transactions whose lease or timeout ran out: a dead load) →
+**find_orphaned_jobs** / **resume_orphaned_jobs** (one `alterflow_schema_change` run per alter job
+whose runner died, taking it over with the same statement) →
+**drop_origin_indexes** (origin indexes left by a swap, after `ALTERFLOW_GC_RETENTION` seconds) →
+**compact** (tablets with files under old versions, rewritten under the current one) →
+**collect_versions** (versions no file, view or job needs).
+"""
+
+JOB_ID = "{{ ti.xcom_pull(task_ids='start', key='job')['job_id'] }}"
+# A retried step resumes (steps are idempotent), well inside the lease a finished task hands on.
+HEAVY = {"retries": 2, "retry_delay": timedelta(seconds=10)}
+# The short steps retry too, soon: a transient error (a locked database, a task process lost on a
+# busy worker) must not fail an ALTER. A refusal (AirflowFailException) still fails at once.
+LIGHT = {"retries": 2, "retry_delay": timedelta(seconds=2)}
+
+PARAMS = {
+    "table": Param(
+        "",
+        type="string",
+        title="Table",
+        description="The table to alter, e.g. orders (letters, digits and _, starting with a letter or _).",
+    ),
+    "statement": Param(
+        "",
+        type="string",
+        format="multiline",
+        title="ALTER TABLE statement",
+        description="Exactly one ALTER TABLE statement of that table, e.g. ALTER TABLE orders MODIFY COLUMN amount BIGINT",
+    ),
+    "properties": Param(
+        {},
+        type=["object", "string", "null"],
+        title="Properties",
+        description="Optional JSON object added to (and overriding) the statement's PROPERTIES, e.g. "
+        '{"postpone_swap": "true", "on_cast_error": "null", "timeout": "3600"}.',
+    ),
+    "resume_job_id": Param(
+        None,
+        type=["null", "integer", "string"],  # checked by the validate task, with one line
+        title="Orphaned job to take over",
+        description="Leave empty. Set by alterflow_gc and the Schema changes page's Resume button: the id of "
+        "the orphaned alter job (its runner died) whose statement this run drives to the end.",
+    ),
+}
+
+
+@dag(
+    dag_id="alterflow_schema_change",
+    schedule=None,
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    params=PARAMS,
+    tags=["alterflow"],
+    doc_md=SCHEMA_CHANGE_DOC,
+)
+def alterflow_schema_change():
+    @task(**LIGHT)
+    def validate(params=None, run_id=None) -> dict:
+        return tasks.validate(params, run_id)
+
+    @task(**LIGHT)
+    def plan(request: dict) -> dict:
+        return tasks.plan(request)
+
+    @task.branch(**LIGHT)
+    def branch(validated: dict) -> str:
+        return tasks.branch(validated)
+
+    @task(**LIGHT)
+    def commit(request: dict, validated: dict) -> dict:
+        return tasks.commit(request, validated)
+
+    @task.branch(**HEAVY)
+    def start(request: dict, validated: dict, ti=None) -> str:
+        started = tasks.start(request, validated)
+        ti.xcom_push(key="job", value=started)  # the job for the tasks after it (JOB_ID)
+        return tasks.route(started["job_id"])
+
+    @task(**HEAVY)
+    def check(job_id: str, run_id=None) -> dict:
+        return tasks.check(int(job_id), run_id)
+
+    @task(trigger_rule="none_failed_min_one_success", outlets=[SCHEMA_CHANGES], **LIGHT)
+    def done(request: dict, validated: dict, outlet_events=None) -> dict:
+        finished = tasks.done(request, validated)
+        event = tasks.schema_change_event(finished)
+        if event is not None:  # downstream DAGs scheduled on the table's asset run
+            outlet_events[SCHEMA_CHANGES].add(Asset(event.uri), extra=event.extra)
+        return finished
+
+    request = validate()
+    validated = plan(request)
+    committed = commit(request, validated)
+    started = start(request, validated)
+    branch(validated) >> [committed, started]
+
+    wait = WaitForBoundaryOperator(task_id="wait_for_boundary", job_id=JOB_ID, **HEAVY)
+    convert = ConvertHistoryOperator(task_id="convert", job_id=JOB_ID, **HEAVY)
+    swap = SwapOperator(task_id="swap", job_id=JOB_ID, **HEAVY)
+    in_worker = RewriteInWorkerOperator(task_id="rewrite_in_worker", job_id=JOB_ID, **HEAVY)
+    started >> [wait, in_worker]
+    wait >> convert >> check(JOB_ID) >> swap
+    [committed, swap, in_worker] >> done(request, validated)
+
+
+@dag(
+    dag_id="alterflow_gc",
+    schedule="@hourly",
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_runs=1,
+    default_args={"retries": 1, "retry_delay": timedelta(minutes=5)},
+    tags=["alterflow"],
+    doc_md=GC_DOC,
+)
+def alterflow_gc():
+    @task(task_id=gc_tasks.FIND_ORPHANS)
+    def find_orphaned_jobs() -> list[dict]:
+        return gc_tasks.orphan_runs()
+
+    previous = None
+    for name in gc_tasks.STEP_ORDER:
+        if name == "resume_orphaned_jobs":
+            found = find_orphaned_jobs()
+            step = TriggerDagRunOperator.partial(
+                task_id=name,
+                trigger_dag_id=gc_tasks.SCHEMA_CHANGE_DAG,
+                skip_when_already_exists=True,
+                openlineage_inject_parent_info=False,
+            ).expand_kwargs(found)
+            previous >> found
+        else:
+            # After resume_orphaned_jobs, which is skipped when no job is orphaned.
+            step = task(task_id=name, trigger_rule="none_failed")(gc_tasks.step_function(name))()
+            if previous is not None:
+                previous >> step
+        previous = step

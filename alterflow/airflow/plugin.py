@@ -1,0 +1,26 @@
+"""The alterflow Airflow plugin: the "Schema changes" page (an external view in Airflow's navigation,
+shown in the UI at /plugin/schema-changes) and its JSON API, both served by the FastAPI app in
+`alterflow.airflow.web`, mounted by the api-server at /alterflow."""
+
+from __future__ import annotations
+
+from airflow.plugins_manager import AirflowPlugin
+
+from alterflow.airflow.web import MOUNT_PATH, UI_ROUTE, app
+
+
+class AlterflowPlugin(AirflowPlugin):
+    name = "alterflow"
+    fastapi_apps = [{"app": app, "url_prefix": MOUNT_PATH, "name": "alterflow"}]
+    external_views = [
+        {
+            "name": "Schema changes",
+            # Relative (no leading slash): the UI resolves it against its <base href>, so the page
+            # is found under a URL prefix (`[api] base_url` with a path) too.
+            "href": f"{MOUNT_PATH.lstrip('/')}/",
+            "destination": "nav",
+            "url_route": UI_ROUTE,
+            "icon": f"{MOUNT_PATH.lstrip('/')}/static/schema_changes.svg",
+            "nav_top_level": True,
+        }
+    ]

@@ -1,0 +1,102 @@
+"""Every finished ALTER emits an asset event on its table's asset (SPEC §8):
+`alterflow://<catalog name>/<table>`, through the `done` task's asset alias, with from/to version,
+statement, kind and job id in its extra; a cancelled job emits nothing. The example downstream DAG
+is scheduled on one table's asset."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from alterflow.session import Session
+from tests.support import REPO
+from tests.support.dags import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql
+
+pytestmark = pytest.mark.spark
+
+
+def asset_events(uri: str) -> list[tuple[dict, str]]:
+    """(extra, source run id) of every event on the asset `uri`, oldest first."""
+    from airflow.models.asset import AssetEvent, AssetModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as s:
+        rows = s.execute(
+            select(AssetEvent.extra, AssetEvent.source_run_id)
+            .join(AssetModel, AssetModel.id == AssetEvent.asset_id)
+            .where(AssetModel.uri == uri)
+            .order_by(AssetEvent.id)
+        ).all()
+    return [(dict(extra), run_id) for extra, run_id in rows]
+
+
+@pytest.fixture
+def alterflow(monkeypatch, tmp_path, airflow_db, spark):
+    session = Session(alterflow_env(monkeypatch, tmp_path))
+    sql(session, "CREATE TABLE Orders (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
+    sql(session, "INSERT INTO Orders VALUES (1, '10'), (2, '20')")
+    return session
+
+
+def test_a_light_and_a_heavy_alter_each_emit_one_event_on_the_tables_asset(alterflow):
+    uri = "alterflow://default/orders"
+    before = asset_events(uri)
+    state, tasks, light = run_dag(load_dag(SCHEMA_CHANGE), {"table": "orders", "statement": "ALTER TABLE orders ADD COLUMN n INT"})
+    assert state == "success", tasks
+    state, tasks, heavy = run_dag(load_dag(SCHEMA_CHANGE), {"table": "orders", "statement": "ALTER TABLE orders MODIFY COLUMN v INT"})
+    assert state == "success" and tasks["rewrite_in_worker"] == "success", tasks
+    first, second = jobs(alterflow, "orders")
+    assert asset_events(uri)[len(before) :] == [
+        (
+            {"from_version": 1, "to_version": 2, "statement": "ALTER TABLE orders ADD COLUMN n INT", "kind": "LIGHT", "job_id": first.id},
+            light.run_id,
+        ),
+        (
+            {
+                "from_version": 2,
+                "to_version": 3,
+                "statement": "ALTER TABLE orders MODIFY COLUMN v INT",
+                "kind": "HEAVY",
+                "job_id": second.id,
+            },
+            heavy.run_id,
+        ),
+    ]
+
+
+def test_a_cancelled_job_emits_nothing(alterflow):
+    uri = "alterflow://default/orders"
+    sql(alterflow, "INSERT INTO orders VALUES (3, 'not a number')")
+    before = asset_events(uri)
+    state, tasks, _run = run_dag(load_dag(SCHEMA_CHANGE), {"table": "orders", "statement": "ALTER TABLE orders MODIFY COLUMN v INT"})
+    assert state == "failed" and tasks["done"] != "success", tasks
+    [job] = jobs(alterflow, "orders")
+    assert job.state == "CANCELLED"
+    assert asset_events(uri) == before
+
+
+def test_the_catalog_name_is_the_uris_authority(alterflow, monkeypatch):
+    monkeypatch.setenv("ALTERFLOW_CATALOG_NAME", "sales")
+    state, tasks, run = run_dag(load_dag(SCHEMA_CHANGE), {"table": "orders", "statement": "ALTER TABLE orders ADD COLUMN n INT"})
+    assert state == "success", tasks
+    assert [run_id for _extra, run_id in asset_events("alterflow://sales/orders")] == [run.run_id]
+
+
+def test_the_example_downstream_dag_is_scheduled_on_one_tables_asset_and_prints_its_schema(alterflow, capsys):
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(REPO / "examples"))
+    assert not bag.import_errors, bag.import_errors
+    dag = bag.dags["orders_schema_changed"]
+    assert [asset.uri for asset in dag.timetable.asset_condition.objects] == ["alterflow://default/orders"]
+    # Its task, given what the scheduler hands it: the events of the ALTER that triggered the run.
+    extra = {"from_version": 1, "to_version": 2, "statement": "ALTER TABLE orders ADD COLUMN n INT", "kind": "LIGHT", "job_id": 1}
+    sql(alterflow, extra["statement"])
+    (orders,) = dag.timetable.asset_condition.objects
+    described = dag.get_task("print_new_schema").python_callable(triggering_asset_events={orders: [types.SimpleNamespace(extra=extra)]})
+    assert [row[0] for row in described] == ["id", "v", "n"]
+    out = capsys.readouterr().out
+    assert "orders: schema version 1 -> 2 (LIGHT, job 1): ALTER TABLE orders ADD COLUMN n INT" in out
+    assert "| n " in out  # DESCRIBE orders, as a table
