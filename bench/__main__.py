@@ -21,6 +21,31 @@ from bench import RESULTS_PATH, ResultRow, markdown_table
 BENCHMARKS = ("light_alter", "lease_cost", "cli_alter", "evolved_read", "heavy_alter", "load_throughput", "airflow_runs")
 
 
+README_PATH = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+SUMMARY_START, SUMMARY_END = "<!-- bench summary: written by python -m bench -->", "<!-- end of bench summary -->"
+
+
+def summary_table(rows: list[ResultRow]) -> str:
+    """The README's short form of the results: each judged case's ratio (or first figure), goal and verdict."""
+    lines = ["| Benchmark (case) | Ratio | Goal | Met |", "|---|---|---|---|"]
+    for row in rows:
+        if row.goal.startswith("—"):  # shown for context only: in bench/RESULTS.md
+            continue
+        ratio = row.ratio.split(" ", 1)[0] if row.ratio != "—" else " ".join(row.result.split(" ")[:2])
+        name = f"{row.benchmark} ({row.case})"
+        name = name if len(name) <= 52 else name[:49].rstrip() + "…"
+        goal = row.goal.split(" (", 1)[0]
+        lines.append(f"| {name} | {ratio} | {goal} | {row.met} |")
+    return "\n".join(lines)
+
+
+def write_readme_summary(rows: list[ResultRow], readme: pathlib.Path) -> None:
+    """Replace the summary between the README's markers (the full table stays in bench/RESULTS.md)."""
+    text = readme.read_text(encoding="utf-8")
+    start, end = text.index(SUMMARY_START) + len(SUMMARY_START), text.index(SUMMARY_END)
+    readme.write_text(text[:start] + "\n" + summary_table(rows) + "\n" + text[end:], encoding="utf-8")
+
+
 def _load() -> str:
     try:
         one, five, _fifteen = os.getloadavg()
@@ -74,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
             encoding="utf-8",
         )
         print(f"\nwritten to {output}")
+        if output == RESULTS_PATH:
+            write_readme_summary(rows, README_PATH)
+            print(f"summary written to {README_PATH}")
     print(f"total {elapsed:.0f} s", flush=True)
     return 1 if failed else 0
 
