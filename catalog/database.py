@@ -89,6 +89,14 @@ def migrated_implicitly(url: str) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
 
 
+def _refuse_newer(current: str, head: str) -> None:
+    """A catalog a later release migrated: neither opened nor upgraded by this one."""
+    if current > head:
+        raise CatalogOutdated(
+            f"the catalog database of ALTERFLOW_CATALOG_URL is at migration {current}, newer than this release's {head}: use a release that knows it"
+        )
+
+
 def _check_revision(engine: Engine) -> None:
     current, head = current_revision(engine), head_revision()
     if current == head:
@@ -97,10 +105,7 @@ def _check_revision(engine: Engine) -> None:
         raise CatalogOutdated(
             f"the catalog database of ALTERFLOW_CATALOG_URL has no alterflow tables yet: run `alterflow db upgrade` to create them (migration {head})"
         )
-    if current > head:
-        raise CatalogOutdated(
-            f"the catalog database of ALTERFLOW_CATALOG_URL is at migration {current}, newer than this release's {head}: use a release that knows it"
-        )
+    _refuse_newer(current, head)
     raise CatalogOutdated(
         f"the catalog database of ALTERFLOW_CATALOG_URL is at migration {current}, this release needs {head}: run `alterflow db upgrade`"
     )
@@ -149,10 +154,8 @@ def upgrade_catalog(url: str) -> tuple[str | None, str]:
         try:
             before = current_revision(engine)
             head = head_revision()
-            if before is not None and before > head:
-                raise CatalogOutdated(
-                    f"the catalog database of ALTERFLOW_CATALOG_URL is at migration {before}, newer than this release's {head}: use a release that knows it"
-                )
+            if before is not None:
+                _refuse_newer(before, head)
             upgrade(engine)
             return before, current_revision(engine)
         finally:

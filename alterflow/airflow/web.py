@@ -44,6 +44,7 @@ from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
 from alterflow.catalog.errors import CatalogOutdated, CatalogUnavailable, UnknownObject
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.states import JobState
+from alterflow.errors import first_line
 from alterflow.planner.statement_parts import MAX_NAME, valid_name
 from alterflow.settings import Settings
 from alterflow.workflow import job_control
@@ -66,7 +67,7 @@ app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
 @app.exception_handler(OperationalError)
 async def _catalog_unreachable(_request: Request, exc: OperationalError) -> JSONResponse:
-    first = str(exc.orig or exc).strip().splitlines()[0] if str(exc.orig or exc).strip() else type(exc).__name__
+    first = first_line(exc.orig or exc)
     return JSONResponse({"detail": f"the alterflow catalog cannot be reached: {first}"}, status.HTTP_503_SERVICE_UNAVAILABLE)
 
 

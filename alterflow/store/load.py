@@ -35,6 +35,7 @@ import pyarrow as pa
 from alterflow.catalog.catalog import Catalog, NewFile, TableInfo
 from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.errors import first_line
 from alterflow.leases import TransactionLease, new_holder
 from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
 from alterflow.store.bad_rows import BadRows
@@ -316,15 +317,10 @@ def abort_load(catalog: Catalog, warehouse: pathlib.Path, txn_id: int, planned: 
     abort from elsewhere (a timeout) may have happened before they were written."""
     try:
         delete_files(warehouse, planned)
-        paths = catalog.abort_transaction(txn_id, f"load failed: {_first_line(error)}")
+        paths = catalog.abort_transaction(txn_id, f"load failed: {first_line(error)}")
         delete_files(warehouse, paths)
     except Exception:  # the original error matters more; the lease, the timeout and GC will clean up
         log.exception("could not abort transaction %s", txn_id)
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
 
 
 def numbered(batches: Iterable[pa.Table | pa.RecordBatch], conform: Conform | None) -> Iterator[tuple[pa.Table, int]]:
