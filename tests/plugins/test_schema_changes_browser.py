@@ -82,21 +82,39 @@ def test_cancel_in_the_browser_and_live_refresh(plugin_session, served, browser,
         list(s.run(f"CREATE TABLE {table} (id INT NOT NULL, v STRING, PRIMARY KEY (id)); INSERT INTO {table} VALUES (1, '1')"))
     job_a = start_heavy(s, "ALTER TABLE t MODIFY COLUMN v INT")
     job_b = start_heavy(s, "ALTER TABLE u MODIFY COLUMN v INT")
-    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 
     # The live refresh replaces the jobs table every few seconds: an element found just before
-    # may be gone, so look again.
+    # may be gone, so look again. Reads go through one script each, which the refresh cannot
+    # split; a click needs the element, and chromedriver reports a row replaced under it either
+    # as a stale reference or as an inspector error about a node no longer in the document.
     wait = WebDriverWait(browser, 20, ignored_exceptions=[StaleElementReferenceException])
 
     def row(job_id: int):
         return browser.find_element(By.CSS_SELECTOR, f'#jobs tr.job[data-job-id="{job_id}"]')
 
-    def state_of(job_id: int) -> str:
-        return row(job_id).get_attribute("data-state")
+    def state_of(job_id: int) -> str | None:
+        return browser.execute_script(
+            "const row = document.querySelector(`#jobs tr.job[data-job-id='${arguments[0]}']`);"
+            "return row ? row.dataset.state : null;",
+            job_id,
+        )
+
+    def buttons_of(job_id: int) -> list[str]:
+        return browser.execute_script(
+            "return [...document.querySelectorAll(`#jobs tr.job[data-job-id='${arguments[0]}'] button[data-action]`)]"
+            ".map(button => button.dataset.action);",
+            job_id,
+        )
 
     def click(job_id: int, action: str):
         def press(_):
-            row(job_id).find_element(By.CSS_SELECTOR, f'button[data-action="{action}"]').click()
+            try:
+                row(job_id).find_element(By.CSS_SELECTOR, f'button[data-action="{action}"]').click()
+            except WebDriverException as error:
+                if "does not belong to the document" in str(error):
+                    return False  # replaced by the refresh between finding and clicking
+                raise
             return True
 
         wait.until(press)
@@ -119,7 +137,7 @@ def test_cancel_in_the_browser_and_live_refresh(plugin_session, served, browser,
     click(job_a, "cancel").accept()
     wait.until(lambda _: state_of(job_a) == "CANCELLED")
     assert browser.find_element(By.ID, "notice").text == f"Job {job_a} is CANCELLED."
-    wait.until(lambda _: row(job_a).find_elements(By.CSS_SELECTOR, "button[data-action]") == [])
+    wait.until(lambda _: buttons_of(job_a) == [])
     job = HeavyJobs(s.catalog).job(job_a)
     assert (job.state, job.msg) == ("CANCELLED", "cancelled by alice on the Schema changes page")
 
