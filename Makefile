@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export PYTHONUNBUFFERED := 1
 
-.PHONY: install demo test test-fast bench lock clean airflow browser lint format
+.PHONY: install demo test test-compose test-fast bench lock clean airflow browser lint format
 
 install: $(STAMP)
 
@@ -40,6 +40,11 @@ demo: install
 
 test: install browser lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=1200
+
+# docker-compose.yaml built and started for real, alone (also part of `make test`): installs
+# Debian's docker.io and starts dockerd when needed (root or sudo), builds on a debootstrap base.
+test-compose: install
+	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=2400 -m compose
 
 # ruff (configured in pyproject.toml): lint, and a format check that changes nothing.
 lint: install

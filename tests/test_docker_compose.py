@@ -1,7 +1,8 @@
-"""docker-compose.yaml checked against the project (no Docker engine here to run it): the services
-of Airflow 3's own compose layout plus PostgreSQL and Spark, images at the installed versions,
-the shared warehouse, the settings that point Airflow, the DAGs and the CLI at the compose
-services, healthchecks, and every file the stack mounts or builds from."""
+"""docker-compose.yaml checked against the project without Docker (tests/test_compose_stack.py
+starts it for real): the services of Airflow 3's own compose layout plus PostgreSQL and Spark, the
+images built from the lock at the installed versions, the names and bases overridable from the
+environment, the shared warehouse, the settings that point Airflow, the DAGs and the CLI at the
+compose services, healthchecks, and every file the stack mounts or builds from."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import yaml
 REPO = pathlib.Path(__file__).resolve().parent.parent
 COMPOSE = REPO / "docker-compose.yaml"
 DOCKERFILE = REPO / "deploy" / "Dockerfile"
+POSTGRES_DOCKERFILE = REPO / "deploy" / "postgres.Dockerfile"
 
 AIRFLOW_SERVICES = ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer")
 LONG_RUNNING = (*AIRFLOW_SERVICES, "postgres", "spark-master", "spark-worker")
@@ -54,30 +56,44 @@ def test_the_services_of_the_stack(services):
         assert services[name]["command"] == name.removeprefix("airflow-").replace("apiserver", "api-server")
 
 
-def test_airflow_image_is_built_from_the_installed_airflow_version(services):
-    for name in (*AIRFLOW_SERVICES, "airflow-init"):
+def _pinned(name: str) -> str:
+    return re.search(rf"^{re.escape(name)}==(\S+)$", (REPO / "requirements.lock").read_text(), re.M).group(1)
+
+
+def test_one_image_for_airflow_the_cli_and_spark_built_from_the_lock(services):
+    for name in (*AIRFLOW_SERVICES, "airflow-init", "cli", "spark-master", "spark-worker"):
         build = services[name]["build"]
-        assert (REPO / build["context"] / build["dockerfile"]).resolve() == DOCKERFILE
-    base = re.search(r"^FROM\s+(\S+)", DOCKERFILE.read_text(), re.M).group(1)
-    assert base == f"apache/airflow:{version('apache-airflow')}-python3.11"
-    assert "openjdk-17" in DOCKERFILE.read_text(), "spark-submit needs Java in the Airflow image"
-    pinned = re.search(r"^apache-airflow==(\S+)$", (REPO / "requirements.lock").read_text(), re.M).group(1)
-    assert pinned == version("apache-airflow"), "the lock the image installs pins the same Airflow"
-
-
-def test_the_files_the_image_copies_exist():
-    for line in DOCKERFILE.read_text().splitlines():
-        if line.startswith("COPY "):
-            sources = [p for p in line.split()[1:-1] if not p.startswith("--")]
-            for source in sources:
-                assert (REPO / source).exists(), f"{DOCKERFILE.name} copies {source}, which is missing"
-
-
-def test_spark_images_match_the_installed_pyspark(services):
-    expected = f"apache/spark:{version('pyspark')}"
-    assert services["spark-master"]["image"] == expected
-    assert services["spark-worker"]["image"] == expected
+        assert (REPO / build["context"] / build["dockerfile"]).resolve() == DOCKERFILE, name
+        assert services[name]["image"] == "${ALTERFLOW_IMAGE:-alterflow:0.1.0}", name
+    text = DOCKERFILE.read_text()
+    assert "COPY requirements.lock " in text and "uv pip sync" in text, "the image installs exactly the lock"
+    assert "openjdk-17" in text, "spark-submit and the Spark daemons need Java"
+    assert _pinned("apache-airflow") == version("apache-airflow")
+    assert _pinned("pyspark") == version("pyspark"), "driver, master and workers run the installed pyspark"
     assert "spark://spark-master:7077" in services["spark-worker"]["command"]
+
+
+def test_images_and_bases_are_overridable_from_the_environment(services):
+    for dockerfile in (DOCKERFILE, POSTGRES_DOCKERFILE):
+        text = dockerfile.read_text()
+        assert re.search(r"^ARG BASE_IMAGE=debian:bookworm-slim$", text, re.M), dockerfile.name
+        assert re.search(r"^FROM \$\{BASE_IMAGE\}$", text, re.M), dockerfile.name
+    for name, service in services.items():
+        assert service["build"]["args"]["BASE_IMAGE"] == "${ALTERFLOW_BASE_IMAGE:-debian:bookworm-slim}", name
+    assert services["postgres"]["image"] == "${ALTERFLOW_POSTGRES_IMAGE:-alterflow-postgres:15}"
+    assert (REPO / services["postgres"]["build"]["dockerfile"]).resolve() == POSTGRES_DOCKERFILE
+
+
+def test_the_files_the_images_copy_exist_and_are_not_ignored():
+    ignore = (REPO / ".dockerignore").read_text().splitlines()
+    allowed = {line[1:].rstrip("/") for line in ignore if line.startswith("!")}
+    for dockerfile in (DOCKERFILE, POSTGRES_DOCKERFILE):
+        for line in dockerfile.read_text().splitlines():
+            if line.startswith("COPY "):
+                sources = [p for p in line.split()[1:-1] if not p.startswith("--")]
+                for source in sources:
+                    assert (REPO / source).exists(), f"{dockerfile.name} copies {source}, which is missing"
+                    assert any(source == a or source.startswith(a + "/") for a in allowed), f".dockerignore leaves out {source}"
 
 
 def test_one_warehouse_volume_at_the_same_path_everywhere(compose, services):
@@ -115,7 +131,7 @@ def test_airflow_settings_point_at_the_compose_services(services):
         assert env["AIRFLOW__CORE__EXECUTOR"] == "LocalExecutor"
         assert env["AIRFLOW__CORE__LOAD_EXAMPLES"].lower() == "false"
         metadata = env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
-        assert re.fullmatch(rf"postgresql\+psycopg2://airflow:airflow@postgres:5432/{postgres_env['POSTGRES_DB']}", metadata)
+        assert re.fullmatch(rf"postgresql\+psycopg://airflow:airflow@postgres:5432/{postgres_env['POSTGRES_DB']}", metadata)
         assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://airflow-apiserver:8080/execution/"
         # every component shares one generated config (JWT secret, Fernet key) from the init
         assert env["AIRFLOW_CONFIG"].startswith("/opt/airflow/config/")
@@ -177,5 +193,5 @@ def test_spark_driver_settings_are_shipped_in_the_image(services):
     env = env_of(services["airflow-scheduler"])
     conf_dir = env["SPARK_CONF_DIR"]
     assert conf_dir == "/opt/alterflow/deploy/spark-conf"
-    assert "COPY --chown=airflow:0 deploy/spark-conf /opt/alterflow/deploy/spark-conf" in DOCKERFILE.read_text()
+    assert "COPY deploy/spark-conf /opt/alterflow/deploy/spark-conf" in DOCKERFILE.read_text()
     assert "SPARK_LOCAL_IP" in (REPO / "deploy" / "spark-conf" / "spark-env.sh").read_text()

@@ -95,8 +95,7 @@ def test_cancel_in_the_browser_and_live_refresh(plugin_session, served, browser,
 
     def state_of(job_id: int) -> str | None:
         return browser.execute_script(
-            "const row = document.querySelector(`#jobs tr.job[data-job-id='${arguments[0]}']`);"
-            "return row ? row.dataset.state : null;",
+            "const row = document.querySelector(`#jobs tr.job[data-job-id='${arguments[0]}']`);return row ? row.dataset.state : null;",
             job_id,
         )
 
