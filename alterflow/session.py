@@ -20,7 +20,7 @@ from alterflow.catalog.catalog import Catalog, ViewDependency, utcnow
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.states import JobState
 from alterflow.errors import UserError, first_line
-from alterflow.planner import Verdict, plan_create_table
+from alterflow.planner import plan_create_table
 from alterflow.planner.statement_parts import quote_string
 from alterflow.results import Done, Result, ResultSet
 from alterflow.settings import Settings
@@ -28,7 +28,7 @@ from alterflow.store.bad_rows import BadRows
 from alterflow.store.layout import absolute, table_dir
 from alterflow.types import format_value
 from alterflow.view_columns import columns_used
-from alterflow.workflow import job_control, steps
+from alterflow.workflow import job_control
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_alter
 
@@ -296,32 +296,9 @@ class Session:
             client.close()
 
     def _explain(self, stmt: ast.AlterTable) -> Result:
-        context = steps.table_context(self.catalog, stmt.table)
-        from alterflow.planner import plan_alter
-        from alterflow.rewrite.engines import engine_reason
+        from alterflow.workflow.explain import explain_alter
 
-        plan = plan_alter(context, dataclasses.replace(stmt, explain=False))
-        rows_total, bytes_total = self.catalog.table_stats(self.catalog.table(stmt.table).id)
-        heavy = plan.kind is Verdict.HEAVY
-        engine = engine_reason(plan.properties.engine, rows_total, bytes_total) if heavy else ""
-        rows = [
-            (
-                c.text,
-                c.verdict.value,
-                c.reason,
-                rows_total if heavy and c.verdict is Verdict.HEAVY else 0,
-                bytes_total if heavy and c.verdict is Verdict.HEAVY else 0,
-                engine if c.verdict is Verdict.HEAVY else "",
-            )
-            for c in plan.clauses
-        ]
-        summary = plan.rejection or (
-            f"rewrite of {rows_total} rows into a shadow index under version {plan.new.version}"
-            if heavy
-            else f"metadata only: version {plan.new.version}, no file touched"
-        )
-        rows.append(("(statement)", plan.kind.value, summary, rows_total if heavy else 0, bytes_total if heavy else 0, engine))
-        return ResultSet(("Clause", "Kind", "Reason", "Rows", "Bytes", "Engine"), tuple(rows))
+        return explain_alter(self.catalog, self.warehouse, stmt, lambda: self.spark)
 
     def _ShowAlter(self, stmt: ast.ShowAlter) -> Result:
         from alterflow.catalog.leases import is_orphaned, runner_text

@@ -302,14 +302,17 @@ class HeavyJobs:
         samples: list,
         *,
         holder: str,
+        engine: str | None = None,
+        seconds: float | None = None,
     ) -> int:
         """Commit a tablet's conversion transaction: its files become visible exactly when the
-        tablet is recorded as converted, and only while `holder` holds the job's lease."""
+        tablet is recorded as converted, and only while `holder` holds the job's lease. `engine`
+        and `seconds` (the tablet's conversion time) feed `conversion_throughput`."""
         return self.catalog.commit_transaction(
             txn_id,
             file_sizes,
             check=lambda s, _txn: self.record_converted(
-                s, job_id, origin_tablet_id, txn_id, rows_in, rows_out, failed_casts, samples, holder=holder
+                s, job_id, origin_tablet_id, txn_id, rows_in, rows_out, failed_casts, samples, holder=holder, engine=engine, seconds=seconds
             ),
         )
 
@@ -325,6 +328,8 @@ class HeavyJobs:
         samples: list,
         *,
         holder: str,
+        engine: str | None = None,
+        seconds: float | None = None,
     ) -> None:
         """Inside the conversion transaction's commit: the tablet is done exactly when its files
         commit, and only while `holder` holds the job's lease."""
@@ -342,8 +347,23 @@ class HeavyJobs:
                 failed_casts=failed_casts,
                 samples=json.dumps(samples, default=str),
                 finished_at=utcnow(),
+                engine=engine,
+                seconds=seconds,
             )
         )
+
+    def conversion_throughput(self, engine: str, tablets: int = 50) -> float | None:
+        """Rows per second the `engine` converted at over the latest `tablets` timed tablets that
+        held rows, on any table of this catalog (None before the first)."""
+        with self._session() as s:
+            rows = s.execute(
+                select(ConvertedTabletRow.rows_in, ConvertedTabletRow.seconds)
+                .where(ConvertedTabletRow.engine == engine, ConvertedTabletRow.seconds > 0, ConvertedTabletRow.rows_in > 0)
+                .order_by(ConvertedTabletRow.id.desc())
+                .limit(tablets)
+            ).all()
+        seconds = sum(r.seconds for r in rows)
+        return sum(r.rows_in for r in rows) / seconds if rows and seconds > 0 else None
 
     def add_dual_write_nulls(self, session: Session, job_id: int, count: int) -> None:
         """Inside a dual-writing load's commit: values it turned into NULL (on_cast_error = null)."""

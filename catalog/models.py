@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # SQLite only autoincrements INTEGER PRIMARY KEY; BigInteger elsewhere.
@@ -183,3 +183,7 @@ class ConvertedTabletRow(Base):
     failed_casts: Mapped[int] = mapped_column(BigInteger)  # values that could not be converted
     samples: Mapped[str] = mapped_column(Text, default="[]")  # JSON: a few failed values, for Msg
     finished_at: Mapped[datetime] = mapped_column(DateTime)
+    # Which engine converted it and how long it took (read, convert, write, commit): the conversion
+    # throughput EXPLAIN ANALYZE estimates from. NULL for tablets converted before migration 0005.
+    engine: Mapped[str | None] = mapped_column(String(8))
+    seconds: Mapped[float | None] = mapped_column(Float)

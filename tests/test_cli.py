@@ -458,3 +458,18 @@ def test_load_through_spark_gives_what_a_local_load_gives(tmp_path):
     assert len(_visible_rows(session, "events")) >= 3
     bad = cli(home, "load", "events", str(data), "--engine", "fast")
     assert bad.returncode == 2 and "invalid choice: 'fast'" in bad.stderr and bad.stdout == ""
+
+
+def test_explain_analyze_through_the_cli_json_and_it_changes_nothing(tmp_path):
+    home = tmp_path / "home"
+    setup = cli(
+        home, "sql", "-e", "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)); INSERT INTO t VALUES (1, '1'), (2, 'two')"
+    )
+    assert setup.returncode == 0, setup.stderr
+    result = cli(home, "sql", "--format", "json", "-e", 'EXPLAIN ANALYZE ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ("engine" = "local")')
+    assert result.returncode == 0, result.stderr
+    [answer] = [json.loads(line) for line in result.stdout.splitlines()]
+    statement = dict(zip(answer["columns"], answer["rows"][-1]))
+    assert statement["FailedCasts"] == 1 and json.loads(statement["Samples"]) == [{"key": {"id": "2"}, "value": "two"}]
+    described = cli(home, "sql", "-e", "DESCRIBE t")
+    assert re.search(r"\| v\s+\| STRING", described.stdout), described.stdout

@@ -65,6 +65,16 @@ def _resume_job_id(value) -> int | None:
     return int(value)
 
 
+def dry_run(params: Mapping) -> bool:
+    """The `dry_run` param: true or false (the trigger form's checkbox; JSON booleans in REST)."""
+    value = params.get("dry_run", False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise BadRunConf(f"param dry_run: expected true or false, got {value!r}")
+    return value
+
+
 def alter_request(params: Mapping, run_id: str) -> AlterRequest:
     """The run's request, its statement parsed as exactly one ALTER TABLE of `table`."""
     if not isinstance(params, Mapping):
@@ -80,4 +90,5 @@ def alter_request(params: Mapping, run_id: str) -> AlterRequest:
         steps.parse_alter(request)
     except AlterRejected as exc:
         raise BadRunConf(f"param statement: {exc}") from None
+    dry_run(params)  # checked with the others, before anything runs
     return request

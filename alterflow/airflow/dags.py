@@ -28,7 +28,8 @@ SCHEMA_CHANGES = AssetAlias(SCHEMA_CHANGES_ALIAS)
 SCHEMA_CHANGE_DOC = """### alterflow_schema_change
 
 One `ALTER TABLE` as one DAG run: **validate** the run's params → **plan** it against the table's
-current version → **branch**: a lightweight change is one catalog **commit**; a heavyweight one
+current version (with the `dry_run` param: EXPLAIN ANALYZE it, in the plan task's log and XCom,
+and stop there) → **branch**: a lightweight change is one catalog **commit**; a heavyweight one
 **start**s a job (shadow index, new version, boundary), **waits for the boundary** (deferred: no
 worker slot while loads below it finish), **converts** history with Spark (`spark-submit` on the
 `spark_default` connection's master, `local[*]` without one), **checks** the result with Great
@@ -89,6 +90,13 @@ PARAMS = {
         description="Optional JSON object added to (and overriding) the statement's PROPERTIES, e.g. "
         '{"postpone_swap": "true", "on_cast_error": "null", "timeout": "3600"}.',
     ),
+    "dry_run": Param(
+        False,
+        type="boolean",
+        title="Dry run (EXPLAIN ANALYZE)",
+        description="Stop after the plan: EXPLAIN ANALYZE the statement (values that would fail to convert, with "
+        "samples, and the estimated seconds), in the plan task's log and XCom. Nothing changes.",
+    ),
     "resume_job_id": Param(
         None,
         type=["null", "integer", "string"],  # checked by the validate task, with one line
@@ -114,7 +122,9 @@ def alterflow_schema_change():
         return tasks.validate(params, run_id)
 
     @task(**LIGHT)
-    def plan(request: dict) -> dict:
+    def plan(request: dict, params=None) -> dict:
+        if tasks.is_dry_run(params):
+            return tasks.dry_run(request)
         return tasks.plan(request)
 
     @task.branch(**LIGHT)

@@ -15,9 +15,10 @@ import contextlib
 import dataclasses
 from collections.abc import Iterator, Mapping
 
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from alterflow import schema_change_events as events
+from alterflow.airflow import conf
 from alterflow.airflow.conf import BadRunConf, alter_request
 from alterflow.catalog.catalog import AlterJob, Catalog
 from alterflow.catalog.errors import UnknownObject
@@ -84,7 +85,34 @@ def plan(request: dict) -> dict:
         return steps.validate(catalog, req, run_group(req.request_id))  # `job_id`: an orphaned job it takes over
 
 
-def branch(validated: dict) -> str:
+DRY_RUN = "DRY_RUN"
+
+
+def is_dry_run(params: Mapping) -> bool:
+    with refusals_fail_the_task():
+        return conf.dry_run(params)
+
+
+def dry_run(request: dict) -> dict:
+    """The `dry_run` param's run: EXPLAIN ANALYZE of the statement (it changes nothing), printed
+    to the task's log as the CLI prints it and returned for the run's XCom."""
+    from alterflow.output import to_table
+    from alterflow.spark_session import get_spark
+    from alterflow.workflow.explain import explain_alter
+
+    with refusals_fail_the_task():
+        req = AlterRequest.from_json(request)
+        settings = _settings()
+        stmt = dataclasses.replace(steps.parse_alter(req), explain=True, analyze=True)
+        result = explain_alter(_catalog(settings), settings.warehouse, stmt, lambda: get_spark(settings.spark_master))
+    print(f"EXPLAIN ANALYZE {req.statement}\n{to_table(result)}")
+    return {"kind": DRY_RUN, "columns": list(result.columns), "rows": [list(row) for row in result.rows]}
+
+
+def branch(validated: dict) -> str | list[str]:
+    """The next task: `commit` (lightweight), `start` (heavyweight), none after a dry run."""
+    if validated["kind"] == DRY_RUN:
+        return []
     return "commit" if validated["kind"] == JobKind.LIGHT else "start"
 
 
@@ -166,7 +194,10 @@ def schema_change_event(job: dict) -> SchemaChangeEvent | None:
 
 
 def done(request: dict, validated: dict | None = None) -> dict:
-    """The run's job as JSON (whichever branch ran; the job it took over, if it took one over)."""
+    """The run's job as JSON (whichever branch ran; the job it took over, if it took one over).
+    Skipped after a dry run: no job, no asset event."""
+    if validated and validated.get("kind") == DRY_RUN:
+        raise AirflowSkipException("a dry run changes nothing: EXPLAIN ANALYZE is in the plan task's log and XCom")
     catalog = _catalog(_settings())
     job = catalog.job_by_request(request["request_id"])
     if job is None and validated and validated.get("job_id") is not None:

@@ -172,13 +172,14 @@ class TabletConverter:
         # What killed attempts left behind: holding the lease, no earlier runner can commit them.
         for leftover in staging.parent.glob(f"o{int(tablet_id)}-*"):
             shutil.rmtree(leftover, ignore_errors=True)
+        started = time.monotonic()
         if not snapshot.files:  # nothing below the boundary: done without Spark
-            self._commit_tablet(tablet_id, partition_key, staging, 0, 0, [])
+            self._commit_tablet(tablet_id, partition_key, staging, 0, 0, [], started)
             return
 
         if self.engine == "local":
             staged = stage_tablet(self.warehouse, snapshot, self.old, self.new, staging, SAMPLES)
-            self._commit_tablet(tablet_id, partition_key, staging, staged.rows_in, staged.failed, staged.samples)
+            self._commit_tablet(tablet_id, partition_key, staging, staged.rows_in, staged.failed, staged.samples, started)
             return
 
         from pyspark.sql import Observation
@@ -226,7 +227,7 @@ class TabletConverter:
             # A converted value is NULL exactly when its source is NULL or its cast failed.
             failed = sum(written_nulls[cid] - source_nulls[cid] for cid in checked)
         samples = self._samples(origin, flags) if failed else []
-        self._commit_tablet(tablet_id, partition_key, staging, rows_in, failed, samples)
+        self._commit_tablet(tablet_id, partition_key, staging, rows_in, failed, samples, started)
 
     def _origin_counts(self, snapshot: TableSnapshot, column_ids: list[int]) -> tuple[int, dict[int, int]]:
         """(rows, {column id: NULLs}) of the tablet's origin files as read under the origin version:
@@ -278,7 +279,9 @@ class TabletConverter:
                 samples.append([name, row[0]])
         return samples[:SAMPLES]
 
-    def _commit_tablet(self, tablet_id: int, partition_key: str, staging: pathlib.Path, rows_in: int, failed: int, samples: list) -> None:
+    def _commit_tablet(
+        self, tablet_id: int, partition_key: str, staging: pathlib.Path, rows_in: int, failed: int, samples: list, started: float
+    ) -> None:
         written = sorted(staging.glob(f"{BUCKET_COLUMN}=*/*.parquet"))
         by_bucket = [(int(p.parent.name.split("=", 1)[1]), p) for p in written]
         shadow_tablets = self.catalog.ensure_tablets(self.shadow_index, {(partition_key, b) for b, _ in by_bucket})
@@ -292,7 +295,9 @@ class TabletConverter:
         moves: list = []
         try:
             with TransactionLease(self.catalog, txn, self.lease.lease_s):
-                self._register_move_commit(tablet_id, partition_key, by_bucket, shadow_tablets, txn, moves, rows_in, failed, samples)
+                self._register_move_commit(
+                    tablet_id, partition_key, by_bucket, shadow_tablets, txn, moves, rows_in, failed, samples, started
+                )
         except BaseException:
             try:
                 # Its own targets too: a cancel may have dropped the rows before the files moved in.
@@ -317,6 +322,7 @@ class TabletConverter:
         rows_in: int,
         failed: int,
         samples: list,
+        started: float,
     ) -> None:
         """Register the tablet's staged files under `txn`, move them into place and commit, the
         commit recording the tablet as converted (`moves` collects what moved, for the abort)."""
@@ -334,7 +340,19 @@ class TabletConverter:
             final.parent.mkdir(parents=True, exist_ok=True)
             source.replace(final)
             sizes[target] = final.stat().st_size
-        self.heavy.commit_converted_tablet(txn, sizes, self.job.id, tablet_id, rows_in, rows_out, failed, samples, holder=self.lease.holder)
+        self.heavy.commit_converted_tablet(
+            txn,
+            sizes,
+            self.job.id,
+            tablet_id,
+            rows_in,
+            rows_out,
+            failed,
+            samples,
+            holder=self.lease.holder,
+            engine=self.engine,
+            seconds=time.monotonic() - started,
+        )
 
 
 def convert_job(

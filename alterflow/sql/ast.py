@@ -180,6 +180,7 @@ class AlterTable:
     properties: dict[str, str] = field(default_factory=dict)
     explain: bool = False
     sql: str = ""  # the statement text as written (recorded in SHOW SCHEMA VERSIONS)
+    analyze: bool = False  # EXPLAIN ANALYZE: also scan what a rewrite would read (explain is then True)
 
 
 @dataclass(frozen=True)

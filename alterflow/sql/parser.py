@@ -601,18 +601,20 @@ class _Parser:
         return tuple(row)
 
     def explain(self) -> AlterTable:
+        analyze = self.accept("ANALYZE")
         self.expect("ALTER", "TABLE", what="ALTER TABLE (only ALTER TABLE can be explained)")
-        self.context = "EXPLAIN ALTER TABLE"
-        return self.alter_table(explain=True)
+        self.context = "EXPLAIN ANALYZE ALTER TABLE" if analyze else "EXPLAIN ALTER TABLE"
+        return self.alter_table(explain=True, analyze=analyze)
 
-    def alter_table(self, explain: bool = False) -> AlterTable:
+    def alter_table(self, explain: bool = False, analyze: bool = False) -> AlterTable:
         table = self.name("a table name")
         clauses = [self.alter_clause()]
         while self.accept(","):
             clauses.append(self.alter_clause())
         properties = self.properties() if self.accept("PROPERTIES") else {}
-        sql = self.text[self.tokens[1 if explain else 0].start : self.tokens[-1].end]  # without EXPLAIN
-        return AlterTable(table, tuple(clauses), properties=properties, explain=explain, sql=sql)
+        skipped = (1 if explain else 0) + (1 if analyze else 0)
+        sql = self.text[self.tokens[skipped].start : self.tokens[-1].end]  # without EXPLAIN [ANALYZE]
+        return AlterTable(table, tuple(clauses), properties=properties, explain=explain, sql=sql, analyze=analyze)
 
     def alter_clause(self) -> AlterClause:
         if self.accept("ADD"):

@@ -205,3 +205,28 @@ def test_a_small_tables_heavy_change_runs_in_one_worker_task_without_spark(alter
     assert job.state == "FINISHED" and versions(alterflow, "t") == [1, 2]
     assert job.steps == ("validate", "start", "wait_for_boundary", "convert", "check", "swap"), job.steps
     assert sql(alterflow, "SELECT id, v FROM t ORDER BY id") == ((1, 10), (2, 20), (3, 30))
+
+
+def test_a_dry_run_stops_after_the_plan_with_explain_analyze_in_its_xcom_and_log(alterflow, capsys):
+    sql(alterflow, "INSERT INTO t VALUES (4, 'four'), (5, NULL)")
+    before = versions(alterflow, "t")
+    statement = "ALTER TABLE t MODIFY COLUMN v INT"
+    state, tasks, run = run_dag(load_dag(SCHEMA_CHANGE), {"table": "t", "statement": statement, "dry_run": True})
+    assert state == "success", tasks
+    assert tasks["plan"] == "success" and tasks["branch"] == "success"
+    assert all(tasks[t] == "skipped" for t in ("commit", "start", "wait_for_boundary", "convert", "rewrite_in_worker", "done")), tasks
+    analysis = run.get_task_instance("plan").xcom_pull(task_ids="plan")
+    assert analysis["kind"] == "DRY_RUN"
+    rows = {row[0]: dict(zip(analysis["columns"], row)) for row in analysis["rows"]}
+    assert rows["(statement)"]["FailedCasts"] == 1
+    assert json.loads(rows["MODIFY COLUMN v INT"]["Samples"]) == [{"key": {"id": "4"}, "value": "four"}]
+    assert f"EXPLAIN ANALYZE {statement}" in capsys.readouterr().out
+    assert versions(alterflow, "t") == before and jobs(alterflow, "t") == []
+
+
+def test_a_dry_run_param_that_is_not_a_boolean_fails_validate_in_one_line(alterflow):
+    from alterflow.airflow.conf import BadRunConf, dry_run
+
+    with pytest.raises(BadRunConf, match=r"^param dry_run: expected true or false, got 'yes'$"):
+        dry_run({"dry_run": "yes"})
+    assert dry_run({}) is False and dry_run({"dry_run": None}) is False and dry_run({"dry_run": True}) is True

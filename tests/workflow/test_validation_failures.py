@@ -103,8 +103,8 @@ def test_a_row_count_mismatch_cancels_the_job(session, spark, monkeypatch):
     job_id = start(session, "ALTER TABLE t MODIFY COLUMN v INT")
     real = HeavyJobs.record_converted
 
-    def one_row_too_many(self, s, job_id_, tablet, txn, rows_in, rows_out, failed, samples, *, holder):
-        return real(self, s, job_id_, tablet, txn, rows_in, rows_out + 1, failed, samples, holder=holder)
+    def one_row_too_many(self, s, job_id_, tablet, txn, rows_in, rows_out, failed, samples, **kwargs):
+        return real(self, s, job_id_, tablet, txn, rows_in, rows_out + 1, failed, samples, **kwargs)
 
     monkeypatch.setattr(HeavyJobs, "record_converted", one_row_too_many)
     to_validating(session, spark, job_id)

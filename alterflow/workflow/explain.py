@@ -1,0 +1,98 @@
+"""EXPLAIN [ANALYZE] ALTER TABLE: the plan of an ALTER, changing nothing (SPEC §7).
+
+EXPLAIN gives one row per clause (`Clause, Kind, Reason, Rows, Bytes, Engine`) and a
+`(statement)` row. EXPLAIN ANALYZE adds `FailedCasts, Samples, EstSeconds`: for a heavyweight
+statement it reads and converts what the rewrite would read, on the engine the rewrite would use
+(`alterflow.rewrite.cast_analysis`), and estimates the rewrite's seconds from the conversion
+throughput this catalog measured on earlier jobs of that engine (or, before the first, from the
+analysis's own scan). Used by the session (SQL) and by the DAG's dry run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+from collections.abc import Callable
+
+from alterflow import sql as ast
+from alterflow.catalog.catalog import Catalog
+from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.planner import Verdict
+from alterflow.results import ResultSet
+from alterflow.workflow import steps
+
+COLUMNS = ("Clause", "Kind", "Reason", "Rows", "Bytes", "Engine")
+ANALYZE_COLUMNS = (*COLUMNS, "FailedCasts", "Samples", "EstSeconds")
+
+
+def _clause_column_id(clause, plan) -> int | None:
+    """The column a MODIFY COLUMN clause converts (by id), or None for any other clause."""
+    if not isinstance(clause, ast.ModifyColumn):
+        return None
+    column = plan.old.column(clause.column.name) or plan.new.column(clause.column.name)
+    return column.id if column is not None else None
+
+
+def _estimate(catalog: Catalog, analysis) -> float:
+    """Seconds a rewrite of the analysed rows would take on the analysis's engine."""
+    throughput = HeavyJobs(catalog).conversion_throughput(analysis.engine)
+    if throughput is None and analysis.rows and analysis.seconds > 0:
+        throughput = analysis.rows / analysis.seconds
+    return round(analysis.rows / throughput, 1) if throughput else 0.0
+
+
+def explain_alter(catalog: Catalog, warehouse: pathlib.Path, stmt: ast.AlterTable, spark: Callable[[], object]) -> ResultSet:
+    from alterflow.planner import plan_alter
+    from alterflow.rewrite.engines import choose_engine, engine_reason
+
+    context = steps.table_context(catalog, stmt.table)
+    plan = plan_alter(context, dataclasses.replace(stmt, explain=False, analyze=False))
+    rows_total, bytes_total = catalog.table_stats(catalog.table(stmt.table).id)
+    heavy = plan.kind is Verdict.HEAVY
+    engine = engine_reason(plan.properties.engine, rows_total, bytes_total) if heavy else ""
+    rows = [
+        [
+            c.text,
+            c.verdict.value,
+            c.reason,
+            rows_total if heavy and c.verdict is Verdict.HEAVY else 0,
+            bytes_total if heavy and c.verdict is Verdict.HEAVY else 0,
+            engine if c.verdict is Verdict.HEAVY else "",
+        ]
+        for c in plan.clauses
+    ]
+    summary = plan.rejection or (
+        f"rewrite of {rows_total} rows into a shadow index under version {plan.new.version}"
+        if heavy
+        else f"metadata only: version {plan.new.version}, no file touched"
+    )
+    statement = [
+        "(statement)",
+        plan.kind.value,
+        summary,
+        rows_total if heavy else 0,
+        bytes_total if heavy else 0,
+        engine,
+    ]
+    if not stmt.analyze:
+        return ResultSet(COLUMNS, tuple(tuple(r) for r in [*rows, statement]))
+
+    analysis = None
+    if heavy:
+        from alterflow.rewrite.cast_analysis import analyze_local, analyze_spark
+
+        snapshot = catalog.snapshot(stmt.table)
+        if choose_engine(plan.properties.engine, rows_total, bytes_total) == "local":
+            analysis = analyze_local(warehouse, snapshot, plan.old, plan.new)
+        else:
+            analysis = analyze_spark(spark(), warehouse, snapshot, plan.old, plan.new)
+    seconds = _estimate(catalog, analysis) if analysis else 0.0
+    failures = analysis.failures if analysis else {}
+    for clause, plan_clause, row in zip(stmt.clauses, plan.clauses, rows):
+        found = failures.get(_clause_column_id(clause, plan)) if plan_clause.verdict is Verdict.HEAVY else None
+        samples = [s.as_json() for s in found.samples] if found else []
+        row += [found.count if found else 0, json.dumps(samples), seconds if plan_clause.verdict is Verdict.HEAVY else 0.0]
+    every = [s.as_json() for f in failures.values() for s in f.samples][:5]
+    statement += [sum(f.count for f in failures.values()), json.dumps(every), seconds]
+    return ResultSet(ANALYZE_COLUMNS, tuple(tuple(r) for r in [*rows, statement]))
