@@ -37,6 +37,7 @@ from alterflow.sql.ast import (
     ModifyColumn,
     OrderBy,
     RenameColumn,
+    RevertToVersion,
     SetDefault,
 )
 from alterflow.types import (
@@ -82,6 +83,8 @@ class TableContext:
     next_column_id: int
     view_uses: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # column id -> view names
     active_job: str | None = None  # an unfinished alter job on the table, e.g. "job 7 (RUNNING)"
+    # version number -> that kept version of the table, None once GC collected it (REVERT TO VERSION)
+    versions: Callable[[int], SchemaVersion | None] = lambda _version: None
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,8 @@ def render_clause(clause) -> str:
         return "ORDER BY " + name_list(clause.columns)
     if isinstance(clause, DistributeBy):
         return f"DISTRIBUTED BY HASH{name_list(clause.columns)} BUCKETS {clause.buckets}"
+    if isinstance(clause, RevertToVersion):
+        return f"REVERT TO VERSION {clause.version}"
     return type(clause).__name__
 
 
@@ -544,11 +549,80 @@ class _Planner:
             DropDefault: self.drop_default,
             OrderBy: self.order_by,
             DistributeBy: self.distribute_by,
+            RevertToVersion: self.revert,
         }
         for cls, fn in table.items():
             if isinstance(clause, cls):
                 return fn
         raise _Reject(f"unsupported clause {type(clause).__name__}")
+
+    def revert(self, w: _Work, clause: RevertToVersion) -> tuple[Verdict, str]:
+        """Version n's columns (by id), keys and layout again, as the next version. Lightweight when
+        today's files present it by column id: a column dropped since comes back with its values in
+        the files written while it existed (rows written after the drop read its initial default);
+        widenings back are read-time casts. A narrowing, NULL -> NOT NULL, a new distribution or
+        sort key make it heavyweight (the same rewrite as MODIFY COLUMN / ORDER BY)."""
+        n = clause.version
+        current = self.ctx.current
+        what = f"cannot revert to version {n}"
+        if n == current.version:
+            raise _Reject(f"{what}: it is the current version")
+        if n > current.version:
+            raise _Reject(f"{what}: the table's newest version is {current.version}")
+        target = self.ctx.versions(n)
+        if target is None:
+            raise _Reject(
+                f"{what}: garbage collection has collected it (versions are kept for the GC retention after they stop being current)"
+            )
+        if (target.primary_key, target.partition_by) != (w.primary_key, w.partition_by):
+            raise _Reject(f"{what}: its primary key or partitioning differs from today's")
+        by_id = {c.id: c for c in w.columns}
+        heavy: list[str] = []
+        notes: list[str] = []
+        back: list[str] = []
+        for col in target.columns:
+            now = by_id.get(col.id)
+            if now is None:
+                if not col.nullable and col.initial_default is None:
+                    raise _Reject(
+                        f"{what}: column {col.name} comes back NOT NULL without a default, and rows written since it was dropped have no value"
+                    )
+                back.append(f"{col.name} (id {col.id})")
+                continue
+            if now.name != col.name:
+                notes.append(f"{now.name} is named {col.name} again")
+            if now.type != col.type:
+                change, why = classify_conversion(now.type, col.type)
+                if change is Change.REJECTED:
+                    raise _Reject(f"{what}: column {now.name}: {why}")
+                views = self.views_of(col.id)
+                if views is not None:
+                    raise _Reject(f"{what}: the type of column {now.name} is used by {views}")
+                (heavy if change is Change.HEAVY else notes).append(f"{now.name}: {why}")
+            if now.nullable and not col.nullable:
+                heavy.append(f"{now.name}: NULL -> NOT NULL checks every row")
+        for col in w.columns:
+            if target.column_by_id(col.id) is None:
+                views = self.views_of(col.id)
+                if views is not None:
+                    raise _Reject(f"{what}: column {col.name}, added since, is used by {views}")
+                notes.append(f"drops {col.name} (id {col.id})")
+        if (target.distributed_by, target.buckets) != (w.distributed_by, w.buckets):
+            heavy.append("its distribution differs: a re-bucket")
+        if target.sort_key != w.sort_key:
+            heavy.append("its sort key differs: a re-sort")
+        if heavy and back:
+            raise _Reject(
+                f"{what}: it needs a rewrite ({'; '.join(heavy)}) and brings back {', '.join(back)}; a rewrite reads "
+                "today's columns only, so this build cannot do both in one revert"
+            )
+        w.columns = list(target.columns)
+        w.distributed_by, w.buckets, w.sort_key = target.distributed_by, target.buckets, target.sort_key
+        if back:
+            notes.insert(0, f"brings back {', '.join(back)} from the files written while it existed")
+        if heavy:
+            return Verdict.HEAVY, f"presents version {n} again: {'; '.join(heavy + notes)}"
+        return Verdict.LIGHT, f"metadata only: presents version {n} again" + (f": {'; '.join(notes)}" if notes else "")
 
     # -- the statement ---------------------------------------------------------------------------
     def plan(self, stmt: AlterTable) -> AlterPlan:
@@ -565,6 +639,8 @@ class _Planner:
             rejections.append(self.message(f"expected_version {props.expected_version} but the current version is {ctx.current.version}"))
         if not stmt.clauses:
             rejections.append(self.message("nothing to change"))
+        if len(stmt.clauses) > 1 and any(isinstance(c, RevertToVersion) for c in stmt.clauses):
+            rejections.append(self.message("REVERT TO VERSION is a statement of its own; it cannot be combined with other clauses"))
 
         work = _Work.of(ctx.current, ctx.next_column_id)
         clauses: list[ClausePlan] = []

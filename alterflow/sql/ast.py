@@ -31,6 +31,7 @@ __all__ = [
     "DropDefault",
     "OrderBy",
     "DistributeBy",
+    "RevertToVersion",
     "AlterClause",
     "AlterTable",
     "ShowAlter",
@@ -170,7 +171,16 @@ class DistributeBy:
     buckets: int
 
 
-AlterClause = AddColumn | AddColumns | DropColumn | ModifyColumn | RenameColumn | SetDefault | DropDefault | OrderBy | DistributeBy
+@dataclass(frozen=True)
+class RevertToVersion:
+    """REVERT TO VERSION n: version n's columns and layout again, as a new version number."""
+
+    version: int
+
+
+AlterClause = (
+    AddColumn | AddColumns | DropColumn | ModifyColumn | RenameColumn | SetDefault | DropDefault | OrderBy | DistributeBy | RevertToVersion
+)
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ from alterflow.sql.ast import (
     Position,
     RenameColumn,
     ResumeAlter,
+    RevertToVersion,
     Select,
     SetDefault,
     ShowAlter,
@@ -88,7 +89,7 @@ TYPES = {
     "TIMESTAMP": 0,
 }
 _INT_RE = re.compile(r"\d+")
-_ALTER_CLAUSES = "ADD COLUMN, DROP COLUMN, MODIFY COLUMN, RENAME COLUMN, ALTER COLUMN, ORDER BY or DISTRIBUTED BY"
+_ALTER_CLAUSES = "ADD COLUMN, DROP COLUMN, MODIFY COLUMN, RENAME COLUMN, ALTER COLUMN, ORDER BY, DISTRIBUTED BY or REVERT TO VERSION"
 
 
 def parse_statements(text: str) -> list[Statement]:
@@ -648,6 +649,9 @@ class _Parser:
             return OrderBy(self.name_list())
         if self.accept("DISTRIBUTED", "BY"):
             return DistributeBy(*self.distributed_by())
+        if self.accept("REVERT"):
+            self.expect("TO", "VERSION", what="TO VERSION n after REVERT")
+            return RevertToVersion(self.integer("after REVERT TO VERSION", positive=True))
         raise self.error(_ALTER_CLAUSES)
 
     def show(self) -> ShowAlter | ShowSchemaVersions:

@@ -20,6 +20,7 @@ from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.planner import Verdict
 from alterflow.results import ResultSet
+from alterflow.rewrite.cast_analysis import SAMPLES
 from alterflow.workflow import steps
 
 COLUMNS = ("Clause", "Kind", "Reason", "Rows", "Bytes", "Engine")
@@ -89,10 +90,15 @@ def explain_alter(catalog: Catalog, warehouse: pathlib.Path, stmt: ast.AlterTabl
             analysis = analyze_spark(spark(), warehouse, snapshot, plan.old, plan.new)
     seconds = _estimate(catalog, analysis) if analysis else 0.0
     failures = analysis.failures if analysis else {}
+    every = [s.as_json() for f in failures.values() for s in f.samples][:SAMPLES]
+    total = sum(f.count for f in failures.values())
     for clause, plan_clause, row in zip(stmt.clauses, plan.clauses, rows):
-        found = failures.get(_clause_column_id(clause, plan)) if plan_clause.verdict is Verdict.HEAVY else None
-        samples = [s.as_json() for s in found.samples] if found else []
-        row += [found.count if found else 0, json.dumps(samples), seconds if plan_clause.verdict is Verdict.HEAVY else 0.0]
-    every = [s.as_json() for f in failures.values() for s in f.samples][:5]
-    statement += [sum(f.count for f in failures.values()), json.dumps(every), seconds]
+        if plan_clause.verdict is not Verdict.HEAVY:
+            row += [0, "[]", 0.0]
+        elif isinstance(clause, ast.RevertToVersion):  # a revert converts every column it changes
+            row += [total, json.dumps(every), seconds]
+        else:
+            found = failures.get(_clause_column_id(clause, plan))
+            row += [found.count if found else 0, json.dumps([s.as_json() for s in found.samples] if found else []), seconds]
+    statement += [total, json.dumps(every), seconds]
     return ResultSet(ANALYZE_COLUMNS, tuple(tuple(r) for r in [*rows, statement]))

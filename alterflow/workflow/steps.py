@@ -54,7 +54,7 @@ def _alter_context(catalog: Catalog, table: str) -> AlterContext:
 def table_context(catalog: Catalog, table: str, version: SchemaVersion | None = None) -> TableContext:
     """What the planner needs to know about a table (at its current version unless given)."""
     context = _alter_context(catalog, table)
-    return _planner_context(context, version or context.current)
+    return _planner_context(catalog, context, version or context.current)
 
 
 def same_statement(a: str, b: str) -> bool:
@@ -90,14 +90,21 @@ def resumable_job(context: AlterContext, request: AlterRequest, group: str | Non
     return job
 
 
-def _planner_context(context: AlterContext, version: SchemaVersion) -> TableContext:
+def _planner_context(catalog: Catalog, context: AlterContext, version: SchemaVersion) -> TableContext:
     job = context.active_job
+    table_id = context.table.id
+
+    def kept_version(number: int) -> SchemaVersion | None:  # read only by REVERT TO VERSION
+        """The committed version `number` (not a cancelled job's), None once GC collected it."""
+        return next((v for v in catalog.schema_versions(table_id) if v.version == number), None)
+
     return TableContext(
         name=context.table.name,
         current=version,
         next_column_id=context.table.next_column_id,
         view_uses=context.view_uses,
         active_job=_unfinished(job) if job else None,
+        versions=kept_version,
     )
 
 
@@ -125,7 +132,7 @@ def validate(catalog: Catalog, request: AlterRequest, group: str | None = None) 
             "clauses": [],
             "job_id": job.id,
         }
-    result = plan_alter(_planner_context(context, context.current), parse_alter(request))
+    result = plan_alter(_planner_context(catalog, context, context.current), parse_alter(request))
     result.raise_if_rejected()
     if result.kind is Verdict.HEAVY and result.properties.engine == "local":
         refusal = local_refusal(*catalog.table_stats(context.table.id))
@@ -144,7 +151,7 @@ def replan(catalog: Catalog, request: AlterRequest, validated: dict, kind: Verdi
     process, and the compare-and-set on that version refuses it if the table moved meanwhile."""
     # One catalog read: the table, the version validated against and the planner's context.
     context = catalog.alter_context(request.table, validated["from_version"])
-    result = plan_alter(_planner_context(context, context.base), parse_alter(request))
+    result = plan_alter(_planner_context(catalog, context, context.base), parse_alter(request))
     result.raise_if_rejected()
     if result.kind is not kind:
         raise AlterRejected(f"ALTER TABLE {request.table}: the {step} step only runs {kind.value.lower()}weight changes")

@@ -230,3 +230,12 @@ def test_a_dry_run_param_that_is_not_a_boolean_fails_validate_in_one_line(alterf
     with pytest.raises(BadRunConf, match=r"^param dry_run: expected true or false, got 'yes'$"):
         dry_run({"dry_run": "yes"})
     assert dry_run({}) is False and dry_run({"dry_run": None}) is False and dry_run({"dry_run": True}) is True
+
+
+def test_a_revert_runs_as_a_dag_run_like_any_alter(alterflow):
+    sql(alterflow, "ALTER TABLE t DROP COLUMN v")
+    sql(alterflow, "INSERT INTO t VALUES (4)")
+    state, tasks, _run = run_dag(load_dag(SCHEMA_CHANGE), {"table": "t", "statement": "ALTER TABLE t REVERT TO VERSION 1"})
+    assert state == "success" and tasks["commit"] == "success", tasks
+    assert versions(alterflow, "t") == [1, 2, 3]
+    assert sql(alterflow, "SELECT id, v FROM t ORDER BY id") == ((1, "10"), (2, "20"), (3, "30"), (4, None))

@@ -1,0 +1,109 @@
+"""ALTER TABLE t REVERT TO VERSION n (SPEC §7, issue 15): version n's columns (by id), keys and
+layout again, as a new version. Lightweight when today's files present it by column id (a
+dropped column's values come back; rows written after the drop read its initial default);
+otherwise the heavyweight job's rewrite. Refused once GC has collected version n. On both
+catalogs, with loads landing between the change and the revert."""
+
+from __future__ import annotations
+
+import pytest
+
+from alterflow.gc.steps import collect_versions
+from alterflow.session import StatementError
+from tests.support.heavy_jobs import origin_state, sql
+
+pytestmark = pytest.mark.spark
+
+
+def _rows(session, table: str = "t") -> list[tuple]:
+    return list(sql(session, f"SELECT * FROM {table} ORDER BY id"))
+
+
+def _versions(session, table: str = "t") -> list[tuple]:
+    return [(row[0], row[2]) for row in sql(session, f"SHOW SCHEMA VERSIONS FROM {table}")]
+
+
+def _last_job(session, table: str = "t"):
+    return session.catalog.jobs(session.catalog.table(table).id)[-1]
+
+
+def test_lightweight_reverts_of_drop_rename_and_add_with_loads_between(catalog_session, spark):
+    s = catalog_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, n INT, PRIMARY KEY (id))")
+    sql(s, "INSERT INTO t VALUES (1, 'a', 10), (2, 'b', 20)")
+    sql(s, "ALTER TABLE t DROP COLUMN v")  # version 2
+    sql(s, "INSERT INTO t VALUES (3, 30), (1, 11)")  # id 1 replaced after the drop: its v is gone
+    sql(s, "ALTER TABLE t RENAME COLUMN n TO m")  # version 3
+    sql(s, "ALTER TABLE t ADD COLUMN w STRING DEFAULT 'w'")  # version 4
+    sql(s, "INSERT INTO t VALUES (4, 40, 'x')")
+    files_before = origin_state(s, "t")
+
+    plan = {row[0]: row for row in sql(s, "EXPLAIN ALTER TABLE t REVERT TO VERSION 1")}
+    assert plan["(statement)"][1] == "LIGHT"
+    assert "brings back v (id 2)" in plan["REVERT TO VERSION 1"][2] and "drops w (id 4)" in plan["REVERT TO VERSION 1"][2]
+
+    assert sql(s, "ALTER TABLE t REVERT TO VERSION 1") == "ALTER TABLE t: job 4 FINISHED, schema version 5"
+    assert _rows(s) == [(1, None, 11), (2, "b", 20), (3, None, 30), (4, None, 40)]
+    assert [r[0] for r in sql(s, "DESCRIBE t")] == ["id", "v", "n"]
+    assert _versions(s)[-1] == (5, "ALTER TABLE t REVERT TO VERSION 1")
+    assert origin_state(s, "t")[1:3] == files_before[1:3], "a lightweight revert touches no file (same index, same files)"
+
+    # Loads under the reverted version, then back to version 4: w's values come back; rows written
+    # while w was dropped read its initial default.
+    sql(s, "INSERT INTO t VALUES (5, 'e', 50)")
+    sql(s, "ALTER TABLE t REVERT TO VERSION 4")
+    assert _rows(s) == [(1, 11, "w"), (2, 20, "w"), (3, 30, "w"), (4, 40, "x"), (5, 50, "w")]
+
+
+def test_a_heavyweight_revert_of_a_type_change_rewrites_with_the_job_machinery(catalog_session, spark):
+    s = catalog_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
+    sql(s, "INSERT INTO t VALUES (1, '10'), (2, '20')")
+    sql(s, "ALTER TABLE t MODIFY COLUMN v BIGINT")  # heavy: version 2
+    sql(s, "INSERT INTO t VALUES (3, 6000000000), (2, 21)")
+    sql(s, 'ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ("on_cast_error" = "null")')  # heavy narrowing: version 3
+    sql(s, "INSERT INTO t VALUES (4, 40)")
+
+    plan = {row[0]: row for row in sql(s, "EXPLAIN ALTER TABLE t REVERT TO VERSION 1")}
+    assert plan["(statement)"][1] == "HEAVY" and "INT -> STRING" in plan["REVERT TO VERSION 1"][2]
+    sql(s, "ALTER TABLE t REVERT TO VERSION 1")
+    job = _last_job(s)
+    assert (job.kind, job.state, job.to_version) == ("HEAVY", "FINISHED", 4)
+    assert _rows(s) == [(1, "10"), (2, "21"), (3, None), (4, "40")]
+    assert [r[1] for r in sql(s, "DESCRIBE t")] == ["INT", "STRING"]
+
+    # Back to BIGINT: a narrowing that cannot represent every row is refused with a count and a
+    # sample (the job's validation), and the table stays as it was.
+    sql(s, "INSERT INTO t VALUES (5, 'five')")
+    before = origin_state(s, "t")
+    [analysis] = list(s.run("EXPLAIN ANALYZE ALTER TABLE t REVERT TO VERSION 2"))
+    revert_row = dict(zip(analysis.columns, analysis.rows[0]))
+    assert (revert_row["Kind"], revert_row["FailedCasts"]) == ("HEAVY", 1) and '"value": "five"' in revert_row["Samples"]
+    with pytest.raises(StatementError) as refused:
+        sql(s, "ALTER TABLE t REVERT TO VERSION 2")
+    assert "failed_casts): 1 unexpected" in str(refused.value) and "five" in str(refused.value)
+    assert origin_state(s, "t") == before and _rows(s)[-1] == (5, "five")
+
+
+def test_a_revert_is_refused_once_gc_collected_the_version_and_bad_reverts_change_nothing(catalog_session):
+    s = catalog_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))")  # no rows: no file keeps a version
+    sql(s, "ALTER TABLE t ADD COLUMN n INT")
+    sql(s, "ALTER TABLE t ADD COLUMN m INT")
+    sql(s, "ALTER TABLE t REVERT TO VERSION 2")  # within the retention: version 2 is kept
+    assert [r[0] for r in sql(s, "DESCRIBE t")] == ["id", "v", "n"]
+    collect_versions(s.catalog, retention_s=0)  # GC with no retention: every older version goes
+    before = origin_state(s, "t")
+    refusals = {
+        "ALTER TABLE t REVERT TO VERSION 1": "cannot revert to version 1: garbage collection has collected it",
+        "ALTER TABLE t REVERT TO VERSION 4": "cannot revert to version 4: it is the current version",
+        "ALTER TABLE t REVERT TO VERSION 9": "cannot revert to version 9: the table's newest version is 4",
+        "ALTER TABLE t REVERT TO VERSION 3, ADD COLUMN z INT": "REVERT TO VERSION is a statement of its own",
+        "ALTER TABLE t REVERT TO VERSION 0": "REVERT TO VERSION",
+        "ALTER TABLE t REVERT TO 3": "TO VERSION n after REVERT",
+    }
+    for statement, message in refusals.items():
+        with pytest.raises(StatementError) as refused:
+            sql(s, statement)
+        assert message in str(refused.value) and "\n" not in str(refused.value), statement
+    assert origin_state(s, "t") == before and len(_versions(s)) == 1
