@@ -4,12 +4,15 @@ Hypothesis drives random sequences of loads (INSERT ... VALUES, sometimes naming
 write defaults apply; repeated keys in the primary-key variant so rows are replaced) and random
 lightweight ALTERs (ADD COLUMN with or without DEFAULT at any position, DROP COLUMN, re-ADD of a dropped
 name, RENAME, widening MODIFY, moves, SET / DROP DEFAULT, NOT NULL -> NULL, several clauses in one
-statement) on a fresh table. alterflow never touches a file for these (SPEC §3): old files are read
-through the read-time mapping of SPEC §2. The model instead keeps plain rows as dicts keyed by the
-current column names and rewrites all of them at every change:
+statement, and REVERT TO VERSION of any earlier version a revert presents without a rewrite) on a
+fresh table. alterflow never touches a file for these (SPEC §3): old files are read
+through the read-time mapping of SPEC §2. The model instead keeps plain rows as dicts keyed by
+column id (its own numbering, in the order columns join the table) and rewrites them at every change:
 
-- ADD fills every existing row with the column's initial default (a value of the column's type);
-- DROP deletes the key; RENAME moves it;
+- a row without a value under a column's id (written before the column existed) reads the column's
+  initial default (a value of the column's type);
+- DROP removes the column and keeps its values under its id (a REVERT brings them back; rows
+  written after the drop read the returning column's initial default); RENAME only renames;
 - a widening converts the values the way Spark casts them (int stays int, FLOAT -> DOUBLE keeps the
   float32 value, a DECIMAL keeps its value at the new scale, a DATE becomes midnight);
 - the write default is kept as the literal it was given (a SQL literal has no type of its own) and
@@ -26,6 +29,7 @@ Spark reads cost ~0.5 s each; the budget is about two minutes for the whole file
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import itertools
 import struct
@@ -33,7 +37,7 @@ from dataclasses import dataclass, field
 from decimal import Context, Decimal
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import HealthCheck, Phase, event, given, note, settings
 from hypothesis import strategies as st
 
 from alterflow.errors import UserError
@@ -237,16 +241,28 @@ class Col:
     initial: object = None  # a stored value: what rows written before the column existed hold
     write: object = None  # a literal value: what inserts that omit the column write
     key: bool = False  # the primary key (keyed) or the id column (plain): never dropped or changed
+    id: int = 0  # the column's id, given by the model when the column joins the table
 
 
 @dataclass
 class Model:
     keyed: bool
     columns: list[Col] = field(default_factory=list)
-    rows: dict = field(default_factory=dict)  # key value -> {column name: stored value}
+    # key value -> {column id: stored value}; a column the row was written without (added later)
+    # reads its initial default, and a dropped column's values stay, for a REVERT to bring back
+    rows: dict = field(default_factory=dict)
     dropped: list[str] = field(default_factory=list)
     fresh: itertools.count = field(default_factory=lambda: itertools.count(1))
+    ids: itertools.count = field(default_factory=lambda: itertools.count(1))
     version: int = 1
+    history: dict = field(default_factory=dict)  # version -> its columns (copies), for REVERT
+
+    def join(self, col: Col) -> Col:
+        col.id = next(self.ids)
+        return col
+
+    def snapshot(self) -> None:
+        self.history[self.version] = copy.deepcopy(self.columns)
 
     @property
     def key(self) -> Col:
@@ -271,12 +287,11 @@ class Model:
             row = {}
             for c in self.columns:
                 raw = given[c.name.lower()] if c.name.lower() in given else c.write
-                row[c.name] = store(raw, c.type)
-            self.rows[row[self.key.name]] = row  # the latest write of a key replaces the row
+                row[c.id] = store(raw, c.type)
+            self.rows[row[self.key.id]] = row  # the latest write of a key replaces the row
 
     def add(self, col: Col, position: str | None) -> None:
-        for row in self.rows.values():
-            row[col.name] = col.initial
+        self.join(col)  # existing rows have no value under its id: they read its initial default
         if position is None:
             self.columns.append(col)
         elif position == "FIRST":
@@ -287,22 +302,19 @@ class Model:
 
     def drop(self, name: str) -> None:
         col = self.col(name)
-        for row in self.rows.values():
-            del row[col.name]
         self.columns.remove(col)
         self.dropped.append(col.name)
 
     def rename(self, old: str, new: str) -> None:
         col = self.col(old)
-        for row in self.rows.values():
-            row[new] = row.pop(col.name)
         self.dropped = [n for n in self.dropped if n.lower() != new.lower()]
         col.name = new
 
     def retype(self, name: str, new: T) -> None:
         col = self.col(name)
         for row in self.rows.values():
-            row[col.name] = widen(row[col.name], col.type, new)
+            if col.id in row:
+                row[col.id] = widen(row[col.id], col.type, new)
         col.initial = widen(col.initial, col.type, new)
         col.type = new
 
@@ -314,10 +326,38 @@ class Model:
         else:
             self.columns.insert(self.index(position) + 1, col)
 
+    def revert_targets(self) -> list[int]:
+        """Versions a REVERT presents without a rewrite: every column still here has the same type
+        and does not become NOT NULL again; a column that comes back is nullable or has a default,
+        and no later version stored it under another type."""
+        now = {c.id: c for c in self.columns}
+        targets = []
+        for version, columns in self.history.items():
+            if version == self.version:
+                continue
+            ok = True
+            for col in columns:
+                current = now.get(col.id)
+                if current is not None:
+                    ok = ok and current.type == col.type and not (current.nullable and not col.nullable)
+                    continue
+                ok = ok and (col.nullable or col.initial is not None)
+                for later in range(version + 1, self.version):
+                    held = next((c for c in self.history[later] if c.id == col.id), None)
+                    ok = ok and (held is None or held.type == col.type)
+            if ok:
+                targets.append(version)
+        return targets
+
+    def revert(self, version: int) -> None:
+        gone = [c.name for c in self.columns if all(c.id != old.id for old in self.history[version])]
+        self.columns = copy.deepcopy(self.history[version])
+        self.dropped = [n for n in self.dropped + gone if not self.taken(n)]
+
     # -- what reads should show -----------------------------------------------------------------
     def expected(self) -> tuple[tuple[str, ...], list[tuple]]:
         names = tuple(c.name for c in self.columns)
-        rows = [tuple(as_read(self.rows[k][c.name], c.type) for c in self.columns) for k in sorted(self.rows)]
+        rows = [tuple(as_read(self.rows[k].get(c.id, c.initial), c.type) for c in self.columns) for k in sorted(self.rows)]
         return names, rows
 
     def describe(self) -> list[tuple]:
@@ -538,21 +578,22 @@ def test_lightweight_changes_read_like_a_full_rewrite(session, keyed, data):
     run = Runner(session, table)
     next_id = itertools.count(1)
 
-    key = Col("k" if keyed else "id", T("INT"), nullable=False, key=True)
+    key = model.join(Col("k" if keyed else "id", T("INT"), nullable=False, key=True))
     model.columns.append(key)
     for _ in range(draw(st.integers(1, 3), label="initial columns")):
-        model.columns.append(draw_column(draw, model, model.new_name()))
+        model.columns.append(model.join(draw_column(draw, model, model.new_name())))
     definitions = ", ".join(column_sql(c) for c in model.columns)
     if keyed:
         run(f"CREATE TABLE {{t}} ({definitions}, PRIMARY KEY (k)) DISTRIBUTED BY HASH(k) BUCKETS 3")
     else:
         run(f"CREATE TABLE {{t}} ({definitions}) DISTRIBUTED BY HASH(id) BUCKETS 2")
     check_describe(run, model)
+    model.snapshot()
 
     steps = draw(st.integers(3, 12), label="steps")
     checkpoints = draw(st.sets(st.integers(0, steps - 2), max_size=2), label="reads in between")
     for step in range(steps):
-        kind = "insert" if step == 0 else draw(st.sampled_from(["insert", "insert", "alter", "alter", "alter", "invalid"]))
+        kind = "insert" if step == 0 else draw(st.sampled_from(["insert", "insert", "alter", "alter", "alter", "invalid", "revert"]))
         if kind == "insert":
             sql, names, rows = draw_insert(draw, model, next_id)
             run(sql)
@@ -567,6 +608,16 @@ def test_lightweight_changes_read_like_a_full_rewrite(session, keyed, data):
             if clauses:
                 run("ALTER TABLE {t} " + ", ".join(clauses))
                 model.version += 1
+                model.snapshot()
+        elif kind == "revert":
+            targets = model.revert_targets()
+            if targets:
+                target = draw(st.sampled_from(targets), label="revert to")
+                event("a lightweight REVERT")
+                run(f"ALTER TABLE {{t}} REVERT TO VERSION {target}")
+                model.revert(target)
+                model.version += 1
+                model.snapshot()
         else:
             statement = draw_invalid(draw, model)
             with pytest.raises(UserError):  # a refusal the user reads, not a bug

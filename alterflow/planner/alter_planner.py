@@ -587,6 +587,14 @@ class _Planner:
                     raise _Reject(
                         f"{what}: column {col.name} comes back NOT NULL without a default, and rows written since it was dropped have no value"
                     )
+                for later in range(n + 1, current.version):  # files may hold it under a later type
+                    kept = self.ctx.versions(later)
+                    held = kept.column_by_id(col.id) if kept is not None else None
+                    if held is not None and held.type != col.type:
+                        raise _Reject(
+                            f"{what}: column {col.name} comes back, but version {later} stored it as {held.type.sql()}, not "
+                            f"{col.type.sql()}; revert to a version that has it as {held.type.sql()}"
+                        )
                 back.append(f"{col.name} (id {col.id})")
                 continue
             if now.name != col.name:
