@@ -233,23 +233,29 @@ def resume_job(job_id: str, user: GetUserDep) -> dict:
 
 def _trigger_takeover(job, user: BaseUser) -> str:
     """A run of the schema-change DAG whose statement is the orphaned job's: it takes the job over."""
+    from alterflow.airflow.gc_tasks import resume_run_id, takeover_conf
+
+    conf = takeover_conf(job.id, job.table_name, job.statement)
+    return _trigger_run(resume_run_id(job.id), conf, user, f"job {job.id} cannot be resumed now")
+
+
+def _trigger_run(run_id: str, conf: dict, user: BaseUser, refusal: str) -> str:
+    """A run of the schema-change DAG started on the user's behalf (409 with `refusal` when the
+    DAG is missing or the run exists already)."""
     from airflow.api.common.trigger_dag import trigger_dag
     from airflow.exceptions import DagNotFound, DagRunAlreadyExists
     from airflow.utils.types import DagRunTriggeredByType
 
-    from alterflow.airflow.gc_tasks import resume_run_id, takeover_conf
-
-    run_id = resume_run_id(job.id)
     try:
         trigger_dag(
             SCHEMA_CHANGE_DAG,
             run_id=run_id,
-            conf=takeover_conf(job.id, job.table_name, job.statement),
+            conf=conf,
             triggered_by=DagRunTriggeredByType.UI,
             triggering_user_name=user.get_name(),
         )
     except (DagNotFound, DagRunAlreadyExists) as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, f"job {job.id} cannot be resumed now: {str(exc).splitlines()[0]}") from None
+        raise HTTPException(status.HTTP_409_CONFLICT, f"{refusal}: {str(exc).splitlines()[0]}") from None
     return run_id
 
 
@@ -266,6 +272,33 @@ def table_versions(table: str, user: GetUserDep) -> dict:
     info = _table(catalog, check_name(table))
     versions = [version_json(v, info.current_version) for v in catalog.schema_versions(info.id)]
     return {**table_json(info, catalog.active_job(info.id)), "versions": versions}
+
+
+@api.post("/tables/{table}/versions/{version}/revert")
+def revert_table(table: str, version: str, user: GetUserDep) -> dict:
+    """`ALTER TABLE t REVERT TO VERSION n` as a run of the schema-change DAG, planned here first:
+    a refused revert (a collected version, a rewrite that brings a column back...) answers 409
+    with the planner's line and starts nothing. Same permission as Cancel and Resume."""
+    from alterflow.airflow_client import new_run_id
+    from alterflow.errors import UserError
+    from alterflow.workflow import steps
+    from alterflow.workflow.request import AlterRequest
+
+    name = check_name(table)
+    if not version.isdigit() or int(version) < 1:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"malformed version {_shown(version)}: expected a positive integer")
+    _require_control(user)
+    _settings, catalog = open_catalog()
+    info = _table(catalog, name)
+    statement = f"ALTER TABLE {info.name} REVERT TO VERSION {int(version)}"
+    request = AlterRequest(info.name, statement, request_id=new_run_id())
+    try:
+        planned = steps.validate(catalog, request)
+    except UserError as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, first_line(exc)) from None
+    conf = {"table": request.table, "statement": statement, "properties": {}}
+    run_id = _trigger_run(request.request_id, conf, user, f"{info.name} cannot be reverted now")
+    return {"table": info.name, "statement": statement, "kind": planned["kind"], "dag_run_id": run_id}
 
 
 app.include_router(api)

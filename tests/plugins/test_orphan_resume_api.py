@@ -9,6 +9,7 @@ import time
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
+from tests.support.dags import sync_dags_to_airflow
 from tests.support.statements import sql
 
 STATEMENT = "ALTER TABLE t MODIFY COLUMN v INT"
@@ -16,20 +17,6 @@ STATEMENT = "ALTER TABLE t MODIFY COLUMN v INT"
 
 def bearer(token: str) -> dict:
     return {"Authorization": f"Bearer {token}"}
-
-
-def sync_dags_to_airflow() -> None:
-    """The project's DAGs into the test Airflow's metadata database, as its dag-processor would."""
-    from airflow.dag_processing.bundles.manager import DagBundlesManager
-    from airflow.dag_processing.dagbag import BundleDagBag, sync_bag_to_db
-
-    manager = DagBundlesManager()
-    manager.sync_bundles_to_db()
-    for bundle in manager.get_all_dag_bundles():
-        if not bundle.is_initialized:
-            bundle.initialize()
-        bag = BundleDagBag(dag_folder=bundle.path, bundle_path=bundle.path, bundle_name=bundle.name)
-        sync_bag_to_db(bag, bundle.name, bundle.version)
 
 
 def start(session, group: str) -> int:
@@ -72,3 +59,36 @@ def test_the_page_names_the_runner_and_resume_of_an_orphan_starts_a_dag_run(plug
     [run] = DagRun.find(dag_id="alterflow_schema_change", run_id=run_id)
     assert run.conf == {"table": "t", "statement": STATEMENT, "properties": {}, "resume_job_id": job_id}
     assert len(s.catalog.jobs()) == 1  # the run takes the job over; no second job
+
+
+def test_revert_to_a_version_through_the_api_starts_a_run_after_planning_it(plugin_session, client, mint):
+    from airflow.models import DagRun
+
+    s = plugin_session
+    sync_dags_to_airflow()
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
+    sql(s, "ALTER TABLE t DROP COLUMN v")
+    admin, viewer = bearer(mint("alice", "admin")), bearer(mint("victor", "viewer"))
+    page = client.get("/alterflow/", headers=admin).text
+    assert 'data-action="revert"' in page and 'data-version="1"' in page
+    assert 'data-action="revert"' not in client.get("/alterflow/", headers=viewer).text
+
+    runs_before = len(DagRun.find(dag_id="alterflow_schema_change"))  # the Airflow database is the module's
+    assert client.post("/alterflow/api/tables/t/versions/1/revert", headers=viewer).status_code == 403
+    refusals = {
+        "/alterflow/api/tables/t/versions/2/revert": (409, "ALTER TABLE t: cannot revert to version 2: it is the current version"),
+        "/alterflow/api/tables/t/versions/7/revert": (409, "ALTER TABLE t: cannot revert to version 7: the table's newest version is 2"),
+        "/alterflow/api/tables/t/versions/x/revert": (422, "malformed version 'x': expected a positive integer"),
+        "/alterflow/api/tables/nope/versions/1/revert": (404, "unknown table nope"),
+    }
+    for path, (code, detail) in refusals.items():
+        answer = client.post(path, headers=admin)
+        assert (answer.status_code, answer.json()["detail"]) == (code, detail), path
+    assert len(DagRun.find(dag_id="alterflow_schema_change")) == runs_before and s.catalog.table("t").current_version == 2
+
+    started = client.post("/alterflow/api/tables/t/versions/1/revert", headers=admin)
+    assert started.status_code == 200, started.text
+    answer = started.json()
+    assert (answer["statement"], answer["kind"]) == ("ALTER TABLE t REVERT TO VERSION 1", "LIGHT")
+    [run] = DagRun.find(dag_id="alterflow_schema_change", run_id=answer["dag_run_id"])
+    assert run.conf == {"table": "t", "statement": "ALTER TABLE t REVERT TO VERSION 1", "properties": {}}

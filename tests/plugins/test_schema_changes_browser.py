@@ -159,3 +159,25 @@ def test_cancel_in_the_browser_and_live_refresh(plugin_session, served, browser,
     assert "error" in notice.get_attribute("class").split()
     wait.until(lambda _: row(job_c).find_element(By.CSS_SELECTOR, 'button[data-action="cancel"]').is_enabled())
     assert HeavyJobs(s.catalog).job(job_c).msg == "cancelled by CANCEL ALTER TABLE COLUMN"
+
+    # Revert to an older version: declined, nothing; accepted, a run of the schema-change DAG
+    # starts (planned first) and the page says which.
+    from airflow.models import DagRun
+
+    from tests.support.dags import sync_dags_to_airflow
+
+    sync_dags_to_airflow()
+    runs = len(DagRun.find(dag_id="alterflow_schema_change"))
+    list(s.run("ALTER TABLE u ADD COLUMN extra INT"))
+    browser.get(f"{served}/alterflow/")
+    revert = 'article[data-table="u"] details.version[data-version="1"] button[data-action="revert"]'
+    browser.find_element(By.CSS_SELECTOR, revert).click()
+    question = wait.until(EC.alert_is_present())
+    assert question.text.startswith("Revert u to version 1?")
+    question.dismiss()
+    assert len(DagRun.find(dag_id="alterflow_schema_change")) == runs
+    browser.find_element(By.CSS_SELECTOR, revert).click()
+    wait.until(EC.alert_is_present()).accept()
+    wait.until(lambda _: "REVERT TO VERSION 1: run" in browser.find_element(By.ID, "notice").text)
+    assert browser.find_element(By.ID, "notice").text.startswith("ALTER TABLE u REVERT TO VERSION 1: run alterflow__")
+    assert len(DagRun.find(dag_id="alterflow_schema_change")) == runs + 1

@@ -48,3 +48,17 @@ def run_dag(dag, conf) -> tuple[str, dict[str, str], object]:
 
 def jobs(session: Session, table: str) -> list[AlterJob]:
     return session.catalog.jobs(session.catalog.table(table).id)
+
+
+def sync_dags_to_airflow() -> None:
+    """The project's DAGs into the test Airflow's metadata database, as its dag-processor would."""
+    from airflow.dag_processing.bundles.manager import DagBundlesManager
+    from airflow.dag_processing.dagbag import BundleDagBag, sync_bag_to_db
+
+    manager = DagBundlesManager()
+    manager.sync_bundles_to_db()
+    for bundle in manager.get_all_dag_bundles():
+        if not bundle.is_initialized:
+            bundle.initialize()
+        bag = BundleDagBag(dag_folder=bundle.path, bundle_path=bundle.path, bundle_name=bundle.name)
+        sync_bag_to_db(bag, bundle.name, bundle.version)

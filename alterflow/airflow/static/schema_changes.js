@@ -1,4 +1,4 @@
-// The Schema changes page: Cancel / Resume through the JSON API (the Airflow session cookie
+// The Schema changes page: Cancel / Resume / Revert to this version through the JSON API (the Airflow session cookie
 // authenticates the call), a table filter, live refresh of the jobs while one is unfinished, and
 // Airflow's colour mode when shown inside its UI.
 (() => {
@@ -38,6 +38,14 @@
     resume: (b) => b.dataset.orphaned === "true"
       ? `Resume job ${b.dataset.jobId} on ${b.dataset.table}? Its runner is gone; a new alterflow_schema_change run takes it over and drives it on from where it stopped.`
       : `Resume job ${b.dataset.jobId} on ${b.dataset.table}? Schema version ${b.dataset.version} and the converted data become current.`,
+    revert: (b) => `Revert ${b.dataset.table} to version ${b.dataset.version}? An alterflow_schema_change run presents version ${b.dataset.version} again as version ${Number(b.dataset.currentVersion) + 1} (ALTER TABLE ${b.dataset.table} REVERT TO VERSION ${b.dataset.version}).`,
+  };
+  // Where each action posts, and what the notice says once it is accepted.
+  const ENDPOINTS = {
+    revert: (b) => `${api}/tables/${encodeURIComponent(b.dataset.table)}/versions/${encodeURIComponent(b.dataset.version)}/revert`,
+  };
+  const DONE = {
+    revert: (answer) => `${answer.statement}: run ${answer.dag_run_id} of alterflow_schema_change started (${answer.kind}).`,
   };
 
   document.addEventListener("click", async (event) => {
@@ -45,9 +53,11 @@
     if (!button) return;
     const action = button.dataset.action;
     if (!QUESTIONS[action] || !window.confirm(QUESTIONS[action](button))) return;
+    event.preventDefault();  // a button inside <summary> would also open or close the version
     button.disabled = true;
+    const endpoint = ENDPOINTS[action] ? ENDPOINTS[action](button) : `${api}/jobs/${encodeURIComponent(button.dataset.jobId)}/${action}`;
     try {
-      const response = await fetch(`${api}/jobs/${encodeURIComponent(button.dataset.jobId)}/${action}`, {
+      const response = await fetch(endpoint, {
         method: "POST",
         credentials: "same-origin",
         headers: { Accept: "application/json" },
@@ -58,7 +68,7 @@
         button.disabled = false;
         return;
       }
-      sessionStorage.setItem("alterflow.notice", answer.dag_run_id
+      sessionStorage.setItem("alterflow.notice", DONE[action] ? DONE[action](answer) : answer.dag_run_id
         ? `Job ${answer.job_id} is taken over by run ${answer.dag_run_id} of alterflow_schema_change.`
         : `Job ${answer.job_id} is ${answer.state}.`);
       window.location.reload();
