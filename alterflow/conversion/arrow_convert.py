@@ -239,6 +239,9 @@ def convert_arrow(
             continue
         index = names.get(source.name, names.get(name_key(source.name)))
         chunked = data.column(index)
+        if source.type == column.type and chunked.type == to_arrow(column.type):
+            arrays.append(chunked)  # unchanged: its buffers as they are, no copy
+            continue
         array, rows = convert_array(chunked, source.type, column.type)
         arrays.append(array)
         if not rows:

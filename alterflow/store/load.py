@@ -41,7 +41,7 @@ from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
 from alterflow.store.bad_rows import BadRows
 from alterflow.store.layout import absolute, data_file_path
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
-from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_tablets, tablet_rows, with_txn_column, write_parquet
+from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_files, same_tablets, tablet_rows, with_txn_column, write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +143,8 @@ class _IndexFiles:
         for path, _key, rows in files:
             self.load.planned.append(path)
             self.load.write(path, rows)
+        if self is self.load.origin and self.load.shadow_from_origin is not None:
+            self.load.shadow_files_from(flushed)
 
 
 class _LoadWriter:
@@ -169,6 +171,9 @@ class _LoadWriter:
         self.origin = _IndexFiles(self, table.current_index_id, version)
         self.shadow: _IndexFiles | None = None
         self.shadow_tablets_alike = False  # each row in the same tablet in both indexes
+        # The shadow's files are the origin's converted (same tablets, key and sort order): the
+        # dual lane only checks each batch, and each origin file flushed yields its shadow file.
+        self.shadow_from_origin: DualWriteTarget | None = None
         self.nulled = 0
         # The dual write runs one batch behind, on a thread of its own (see `add`).
         self._dual_lane = ThreadPoolExecutor(1, thread_name_prefix=f"dual-{txn_id}")
@@ -208,6 +213,7 @@ class _LoadWriter:
             if self.shadow is None:
                 self.shadow = _IndexFiles(self, target.shadow_index_id, target.version)
                 self.shadow_tablets_alike = same_tablets(self.version, target.version)
+                self.shadow_from_origin = target if same_files(self.version, target.version) else None
             tablets = tablet_rows(data, self.version)
             self._dual_batch = self._dual_lane.submit(self._dual_write, data, tablets, target, first_row)
             self.origin.add(data, tablets)
@@ -223,7 +229,21 @@ class _LoadWriter:
         `_join_dual`, on the load's thread."""
         shadow, nulled = dual_write_rows(data, self.version, target, self.table.name, first_row)
         self.nulled += nulled
-        self.shadow.buffers.add(shadow, tablets if self.shadow_tablets_alike else None)
+        if self.shadow_from_origin is None:
+            self.shadow.buffers.add(shadow, tablets if self.shadow_tablets_alike else None)
+
+    def shadow_files_from(self, flushed: list[tuple[TabletKey, int, pa.Table]]) -> None:
+        """The shadow's files for origin files just flushed: their rows (deduplicated and sorted
+        as the shadow's would be) converted to the job's version. Values that fail are NULL here;
+        the dual lane's check of each batch has counted them (on_cast_error = null) or fails the
+        load (fail)."""
+        from alterflow.conversion.arrow_convert import convert_arrow
+
+        target = self.shadow_from_origin
+        for key, seq, rows in flushed:
+            converted = convert_arrow(rows, self.version, target.version, "null").table
+            self.shadow._flushed(key, seq, converted)
+        self.shadow.write_flushed()
 
     def _join_dual(self) -> None:
         """Wait for the dual lane's batch; raise its error, or record and write what it flushed."""

@@ -99,6 +99,19 @@ def same_tablets(old: SchemaVersion, new: SchemaVersion) -> bool:
     return True
 
 
+def same_files(old: SchemaVersion, new: SchemaVersion) -> bool:
+    """Whether a file of `old` converted to `new` is already `new`'s file for the same rows: the
+    same tablets (`same_tablets`), the same primary key and the same sort key, of the same types
+    (so the rows deduplicate and sort alike)."""
+    if not same_tablets(old, new) or (old.primary_key, old.sort_key) != (new.primary_key, new.sort_key):
+        return False
+    for column_id in (*old.primary_key, *old.sort_key):
+        before, after = old.column_by_id(column_id), new.column_by_id(column_id)
+        if after is None or before.type != after.type:
+            return False
+    return True
+
+
 def _buckets(data: pa.Table, version: SchemaVersion) -> np.ndarray:
     columns = [data.column(name) for name in version.names(version.distributed_by)]
     types = tuple(version.column_by_id(cid).type for cid in version.distributed_by)

@@ -15,6 +15,7 @@ import pytest
 import alterflow.loading as loading
 from alterflow.loading import open_input
 from alterflow.session import Session, StatementError
+from tests.support.heavy_jobs import index_files
 
 TABLE = "CREATE TABLE events (id BIGINT NOT NULL, grp INT, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 4"
 PLAIN = "CREATE TABLE plain (id BIGINT NOT NULL, grp INT, v STRING) DISTRIBUTED BY HASH(id) BUCKETS 3"
@@ -139,8 +140,16 @@ def test_a_streamed_dual_write_is_exact_and_names_the_first_bad_row(streaming_se
     list(streaming_session.run("INSERT INTO events VALUES (-1, 1, 'before')"))
     list(streaming_session.run('ALTER TABLE events MODIFY COLUMN grp SMALLINT PROPERTIES ("postpone_swap" = "true")'))
     ids = np.arange(ROWS, dtype=np.int64)
-    streaming_session.load_input("events", open_input(write_csv(tmp_path / "ok.csv", ids)), label="ok")
+    repeated = np.concatenate([ids, ids[:1000]])  # the last 1,000 rows repeat keys: within a load the later row wins
+    streaming_session.load_input("events", open_input(write_csv(tmp_path / "ok.csv", repeated)), label="ok")
     assert len(list(open_input(tmp_path / "ok.csv").batches())) > 5
+    # Same tablets, key and sort order: each origin file flushed yields the shadow's file of the
+    # same rows (deduplicated alike), instead of a second buffering of every batch.
+    job = streaming_session.catalog.active_job(streaming_session.catalog.table("events").id)
+    load_txn = max(f.txn_id for f in index_files(streaming_session, job, job.origin_index_id))
+    origin = [f.row_count for f in index_files(streaming_session, job, job.origin_index_id) if f.txn_id == load_txn]
+    shadow = [f.row_count for f in index_files(streaming_session, job, job.shadow_index_id) if f.txn_id == load_txn]
+    assert len(origin) > 4 and sorted(origin) == sorted(shadow) and sum(shadow) == ROWS + 1000  # stored; reads merge by key
 
     grp = (ids % 7).astype(str).astype(object)
     grp[ROWS // 2] = "40000"  # an INT, but no SMALLINT: only the dual write refuses it
