@@ -12,6 +12,7 @@ from datetime import datetime
 from alterflow.catalog.catalog import AlterJob, TableInfo
 from alterflow.catalog.leases import is_orphaned, runner_text, shown_holder
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.catalog.states import JobKind
 from alterflow.types import format_value
 from alterflow.workflow.job_control import can_cancel, can_resume
 
@@ -33,7 +34,10 @@ def tablets_progress(progress: str) -> dict | None:
 
 def job_json(job: AlterJob, now: datetime) -> dict:
     end = job.finished_at or now
-    actions = [name for name, allowed in (("cancel", can_cancel(job)), ("resume", can_resume(job))) if allowed]
+    analyzable = job.kind == JobKind.HEAVY and job.finished_at is None  # EXPLAIN ANALYZE of its conversion
+    actions = [
+        name for name, allowed in (("cancel", can_cancel(job)), ("resume", can_resume(job)), ("analyze", analyzable)) if allowed
+    ]
     return {
         "job_id": job.id,
         "table": job.table_name,

@@ -205,6 +205,23 @@ def get_job(job_id: str, user: GetUserDep) -> dict:
         return job_json(HeavyJobs(catalog).job(number), utcnow())
 
 
+@api.get("/jobs/{job_id}/analysis")
+def analyze_job(job_id: str, user: GetUserDep) -> dict:
+    """EXPLAIN ANALYZE of an unfinished heavyweight job's conversion (read-only: any signed-in user)."""
+    from alterflow.errors import UserError
+    from alterflow.workflow.explain import analyze_job as analysis_of
+
+    number = parse_job_id(job_id)
+    settings, catalog = open_catalog()
+    with _answers():
+        try:
+            return analysis_of(catalog, settings.warehouse, number)
+        except UnknownObject:
+            raise
+        except UserError as exc:
+            raise HTTPException(status.HTTP_409_CONFLICT, first_line(exc)) from None
+
+
 @api.post("/jobs/{job_id}/cancel")
 def cancel_job(job_id: str, user: GetUserDep) -> dict:
     number = parse_job_id(job_id)

@@ -35,7 +35,7 @@ def _clause_column_id(clause, plan) -> int | None:
     return column.id if column is not None else None
 
 
-def _estimate(catalog: Catalog, analysis) -> float:
+def estimate_seconds(catalog: Catalog, analysis) -> float:
     """Seconds a rewrite of the analysed rows would take on the analysis's engine."""
     throughput = HeavyJobs(catalog).conversion_throughput(analysis.engine)
     if throughput is None and analysis.rows and analysis.seconds > 0:
@@ -88,7 +88,7 @@ def explain_alter(catalog: Catalog, warehouse: pathlib.Path, stmt: ast.AlterTabl
             analysis = analyze_local(warehouse, snapshot, plan.old, plan.new)
         else:
             analysis = analyze_spark(spark(), warehouse, snapshot, plan.old, plan.new)
-    seconds = _estimate(catalog, analysis) if analysis else 0.0
+    seconds = estimate_seconds(catalog, analysis) if analysis else 0.0
     failures = analysis.failures if analysis else {}
     every = [s.as_json() for f in failures.values() for s in f.samples][:SAMPLES]
     total = sum(f.count for f in failures.values())
@@ -102,3 +102,38 @@ def explain_alter(catalog: Catalog, warehouse: pathlib.Path, stmt: ast.AlterTabl
             row += [found.count if found else 0, json.dumps([s.as_json() for s in found.samples] if found else []), seconds]
     statement += [total, json.dumps(every), seconds]
     return ResultSet(ANALYZE_COLUMNS, tuple(tuple(r) for r in [*rows, statement]))
+
+
+def analyze_job(catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> dict:
+    """EXPLAIN ANALYZE of an unfinished heavyweight job's conversion (its origin version to the
+    version it creates) over the table's rows now, on the local engine: the Schema changes page's
+    Analyze. A table over the local engine's automatic limit is refused (the api-server starts no
+    Spark): the DAG's dry run analyses those."""
+    from alterflow.catalog.states import JobKind
+    from alterflow.errors import UserError
+    from alterflow.rewrite.cast_analysis import analyze_local
+    from alterflow.rewrite.engines import choose_engine
+
+    job = HeavyJobs(catalog).job(job_id)
+    if job.kind != JobKind.HEAVY or job.finished_at is not None:
+        raise UserError(f"job {job_id} is {job.state}: only an unfinished heavyweight job can be analysed")
+    rows, nbytes = catalog.table_stats(job.table_id)
+    if choose_engine("auto", rows, nbytes) != "local":
+        raise UserError(
+            f"job {job_id}: {job.table_name} is too big to analyse here ({rows} rows); run the ALTER through the "
+            "alterflow_schema_change DAG with dry_run"
+        )
+    old = catalog.schema_version(job.table_id, job.from_version)
+    new = catalog.schema_version(job.table_id, job.to_version)
+    analysis = analyze_local(warehouse, catalog.snapshot_by_id(job.table_id), old, new)
+    return {
+        "job_id": job.id,
+        "table": job.table_name,
+        "rows": analysis.rows,
+        "failed_casts": sum(f.count for f in analysis.failures.values()),
+        "columns": {
+            new.column_by_id(cid).name: {"failed_casts": f.count, "samples": [s.as_json() for s in f.samples]}
+            for cid, f in analysis.failures.items()
+        },
+        "est_seconds": estimate_seconds(catalog, analysis),
+    }

@@ -87,7 +87,7 @@ def test_light_and_postponed_heavy_jobs_are_listed_and_resumed_through_the_api(p
     assert heavy["boundary_txn"] == job.boundary_txn and heavy["msg"] == job.msg and heavy["progress"] == job.progress
     assert heavy["tablets"]["done"] == heavy["tablets"]["total"] >= 1
     assert heavy["finished_at"] is None and UTC.fullmatch(heavy["created_at"])
-    assert heavy["actions"] == ["cancel", "resume"] and heavy["properties"]["postpone_swap"] is True
+    assert heavy["actions"] == ["cancel", "resume", "analyze"] and heavy["properties"]["postpone_swap"] is True
     assert heavy["statement"].startswith("ALTER TABLE t MODIFY COLUMN v INT")
     # The same numbers as SHOW ALTER TABLE COLUMN.
     shown = show_alter(s, "t")[heavy_id]
@@ -161,7 +161,7 @@ def test_cancel_through_the_api_drops_the_shadow_and_keeps_the_origin(plugin_ses
     before = (s.catalog.table("t"), sorted(f.path for f in s.catalog.snapshot("t").files), sql(s, "DESCRIBE t"))
 
     listed = client.get("/alterflow/api/jobs?table=t", headers=bearer(token)).json()["jobs"]
-    assert [(j["job_id"], j["state"], j["actions"]) for j in listed] == [(job_id, "PENDING", ["cancel"])]
+    assert [(j["job_id"], j["state"], j["actions"]) for j in listed] == [(job_id, "PENDING", ["cancel", "analyze"])]
     answer = client.post(f"/alterflow/api/jobs/{job_id}/resume", headers=bearer(token))
     # Its runner (this process, which started it) holds its lease: not an orphan, nothing to resume.
     assert answer.status_code == 409
@@ -274,3 +274,30 @@ def test_an_unreachable_catalog_is_one_line_503(client, mint, monkeypatch):
         detail = answer.json()["detail"]
         assert detail.startswith("the alterflow catalog cannot be reached: ") and "\n" not in detail
     assert client.get("/alterflow/api/jobs").status_code == 401  # still nothing for anonymous callers
+
+
+def test_analyze_a_job_through_the_api_is_explain_analyze_of_its_conversion(plugin_session, client, mint):
+    s = plugin_session
+    viewer = bearer(mint("victor", "viewer"))  # read-only: a viewer may analyse
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
+    sql(s, "INSERT INTO t VALUES (1, '1'), (2, 'two'), (3, NULL), (5, 'five')")
+    job_id = start_heavy(s, "ALTER TABLE t MODIFY COLUMN v INT")
+    sql(s, "INSERT INTO t VALUES (4, '4'), (5, '5')")  # the table as it is now: id 5's 'five' is replaced
+    before = (s.catalog.table("t"), sorted(f.path for f in s.catalog.snapshot("t").files))
+
+    answer = client.get(f"/alterflow/api/jobs/{job_id}/analysis", headers=viewer)
+    assert answer.status_code == 200, answer.text
+    found = answer.json()
+    assert (found["job_id"], found["table"], found["rows"], found["failed_casts"]) == (job_id, "t", 5, 1)
+    assert found["columns"]["v"]["samples"] == [{"key": {"id": "2"}, "value": "two"}]
+    assert found["est_seconds"] >= 0
+    assert (s.catalog.table("t"), sorted(f.path for f in s.catalog.snapshot("t").files)) == before
+    assert 'data-action="analyze"' in client.get("/alterflow/", headers=viewer).text
+
+    client.post(f"/alterflow/api/jobs/{job_id}/cancel", headers=bearer(mint("bob", "user")))
+    refused = client.get(f"/alterflow/api/jobs/{job_id}/analysis", headers=viewer)
+    assert (refused.status_code, refused.json()["detail"]) == (
+        409,
+        f"job {job_id} is CANCELLED: only an unfinished heavyweight job can be analysed",
+    )
+    assert client.get("/alterflow/api/jobs/99/analysis", headers=viewer).status_code == 404

@@ -106,7 +106,7 @@ def test_cancel_in_the_browser_and_live_refresh(plugin_session, served, browser,
             job_id,
         )
 
-    def click(job_id: int, action: str):
+    def pressed(job_id: int, action: str):
         def press(_):
             try:
                 row(job_id).find_element(By.CSS_SELECTOR, f'button[data-action="{action}"]').click()
@@ -116,7 +116,10 @@ def test_cancel_in_the_browser_and_live_refresh(plugin_session, served, browser,
                 raise
             return True
 
-        wait.until(press)
+        return press
+
+    def click(job_id: int, action: str):
+        wait.until(pressed(job_id, action))
         return wait.until(EC.alert_is_present())
 
     browser.get(f"{served}/alterflow/static/schema_changes.css")  # the cookie's site
@@ -125,6 +128,10 @@ def test_cancel_in_the_browser_and_live_refresh(plugin_session, served, browser,
     assert browser.find_element(By.ID, "user").text == "alice"
     assert (state_of(job_a), state_of(job_b)) == ("PENDING", "PENDING")
     assert browser.find_element(By.TAG_NAME, "body").get_attribute("data-refresh") == "on"
+
+    # Analyze: EXPLAIN ANALYZE of the job's conversion in the notice line, no question asked.
+    wait.until(pressed(job_a, "analyze"))
+    wait.until(lambda _: browser.find_element(By.ID, "notice").text.startswith(f"Job {job_a} on t: 1 rows, every value converts; about "))
 
     # Declined: nothing happens.
     alert = click(job_b, "cancel")

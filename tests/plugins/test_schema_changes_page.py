@@ -77,7 +77,7 @@ def test_the_page_shows_jobs_and_schema_history_and_offers_resume(plugin_session
     assert heavy["msg"] == job.msg and heavy["boundary"] == str(job.boundary_txn)
     assert heavy["version"] == "2 → 3" and heavy["finished"] == "—" and heavy["duration"].endswith("so far")
     assert heavy["created"] == job.created_at.isoformat(sep=" ", timespec="seconds")
-    assert heavy["buttons"] == ["resume", "cancel"]
+    assert heavy["buttons"] == ["analyze", "resume", "cancel"]
     assert (light["state"], light["kind"], light["boundary"], light["version"], light["buttons"]) == ("FINISHED", "LIGHT", "—", "1 → 2", [])
     assert (light["progress"], light["bar"]) == ("—", None)
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", light["finished"]) and light["duration"].endswith(" s")
@@ -107,7 +107,7 @@ def test_the_page_shows_jobs_and_schema_history_and_offers_resume(plugin_session
     assert f"job {heavy_id} unfinished" in cards["t"].text()
 
     # A viewer sees the same jobs but no buttons.
-    assert job_rows(page(client, mint("val", "viewer")).text)[heavy_id]["buttons"] == []
+    assert job_rows(page(client, mint("val", "viewer")).text)[heavy_id]["buttons"] == ["analyze"]  # read-only
 
     # Resume through the API the page's button calls (with the cookie, as the page's fetch does).
     client.cookies.set(COOKIE, mint("alice", "admin"))

@@ -48,10 +48,33 @@
     revert: (answer) => `${answer.statement}: run ${answer.dag_run_id} of alterflow_schema_change started (${answer.kind}).`,
   };
 
+  // Analyze: EXPLAIN ANALYZE of a job's conversion, read-only, shown in the notice line.
+  function analysisText(a) {
+    const samples = Object.entries(a.columns).flatMap(([column, c]) => c.samples.map((s) =>
+      `${column} ${JSON.stringify(s.value)}${s.key ? ` (${Object.entries(s.key).map(([k, v]) => `${k}=${v}`).join(", ")})` : ""}`));
+    const failed = a.failed_casts === 0 ? "every value converts" : `${a.failed_casts} value${a.failed_casts === 1 ? "" : "s"} would not convert: ${samples.join("; ")}`;
+    return `Job ${a.job_id} on ${a.table}: ${a.rows} rows, ${failed}; about ${a.est_seconds} s to convert.`;
+  }
+  async function analyze(button) {
+    button.disabled = true;
+    try {
+      const response = await fetch(`${api}/jobs/${encodeURIComponent(button.dataset.jobId)}/analysis`, {
+        credentials: "same-origin", headers: { Accept: "application/json" },
+      });
+      const answer = await response.json().catch(() => ({}));
+      if (!response.ok) show(typeof answer.detail === "string" ? answer.detail : `${response.status} ${response.statusText}`, true);
+      else show(analysisText(answer), false);
+    } catch (error) {
+      show(`The request failed: ${error}`, true);
+    }
+    button.disabled = false;
+  }
+
   document.addEventListener("click", async (event) => {
     const button = event.target.closest("button[data-action]");
     if (!button) return;
     const action = button.dataset.action;
+    if (action === "analyze") return analyze(button);
     if (!QUESTIONS[action] || !window.confirm(QUESTIONS[action](button))) return;
     event.preventDefault();  // a button inside <summary> would also open or close the version
     button.disabled = true;
