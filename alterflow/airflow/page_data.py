@@ -35,9 +35,7 @@ def tablets_progress(progress: str) -> dict | None:
 def job_json(job: AlterJob, now: datetime) -> dict:
     end = job.finished_at or now
     analyzable = job.kind == JobKind.HEAVY and job.finished_at is None  # EXPLAIN ANALYZE of its conversion
-    actions = [
-        name for name, allowed in (("cancel", can_cancel(job)), ("resume", can_resume(job)), ("analyze", analyzable)) if allowed
-    ]
+    actions = [name for name, allowed in (("cancel", can_cancel(job)), ("resume", can_resume(job)), ("analyze", analyzable)) if allowed]
     return {
         "job_id": job.id,
         "table": job.table_name,

@@ -302,7 +302,7 @@ def revert_table(table: str, version: str, user: GetUserDep) -> dict:
     from alterflow.workflow.request import AlterRequest
 
     name = check_name(table)
-    if not version.isdigit() or int(version) < 1:
+    if not _JOB_ID.fullmatch(version):  # a positive catalog integer, ASCII digits only
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"malformed version {_shown(version)}: expected a positive integer")
     _require_control(user)
     _settings, catalog = open_catalog()

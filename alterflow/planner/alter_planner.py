@@ -92,6 +92,7 @@ class ClausePlan:
     text: str  # the clause re-rendered as SQL, e.g. "MODIFY COLUMN c BIGINT"
     verdict: Verdict
     reason: str  # why; for a rejected clause, the rejection message
+    column_id: int | None = None  # the column a MODIFY COLUMN changes (after the statement's earlier renames)
 
 
 @dataclass(frozen=True)
@@ -587,13 +588,20 @@ class _Planner:
                     raise _Reject(
                         f"{what}: column {col.name} comes back NOT NULL without a default, and rows written since it was dropped have no value"
                     )
-                for later in range(n + 1, current.version):  # files may hold it under a later type
+                for later in range(n + 1, current.version):  # files may hold it as a later version had it
                     kept = self.ctx.versions(later)
                     held = kept.column_by_id(col.id) if kept is not None else None
-                    if held is not None and held.type != col.type:
+                    if held is None:
+                        continue
+                    if held.type != col.type and classify_conversion(held.type, col.type)[0] not in (Change.SAME, Change.LIGHT):
                         raise _Reject(
-                            f"{what}: column {col.name} comes back, but version {later} stored it as {held.type.sql()}, not "
-                            f"{col.type.sql()}; revert to a version that has it as {held.type.sql()}"
+                            f"{what}: column {col.name} comes back, but version {later} stored it as {held.type.sql()}, which "
+                            f"cannot be read as {col.type.sql()} without a rewrite"
+                        )
+                    if held.nullable and not col.nullable:
+                        raise _Reject(
+                            f"{what}: column {col.name} comes back NOT NULL, but version {later} let it hold NULLs; "
+                            "a rewrite cannot bring a column back"
                         )
                 back.append(f"{col.name} (id {col.id})")
                 continue
@@ -615,7 +623,10 @@ class _Planner:
                 if views is not None:
                     raise _Reject(f"{what}: column {col.name}, added since, is used by {views}")
                 notes.append(f"drops {col.name} (id {col.id})")
-        if (target.distributed_by, target.buckets) != (w.distributed_by, w.buckets):
+        retyped_keys = [
+            cid for cid in target.distributed_by if (now := by_id.get(cid)) is not None and now.type != target.column_by_id(cid).type
+        ]
+        if (target.distributed_by, target.buckets) != (w.distributed_by, w.buckets) or retyped_keys:
             heavy.append("its distribution differs: a re-bucket")
         if target.sort_key != w.sort_key:
             heavy.append("its sort key differs: a re-sort")
@@ -654,18 +665,20 @@ class _Planner:
         clauses: list[ClausePlan] = []
         for clause in stmt.clauses:
             text = render_clause(clause)
+            modified = work.find(clause.column.name) if isinstance(clause, ModifyColumn) else None
+            column_id = modified.id if modified is not None else None
             trial = work.copy()
             try:
                 verdict, reason = self.handler(clause)(trial, clause)
             except _Reject as exc:
                 message = self.message(str(exc))
                 rejections.append(message)
-                clauses.append(ClausePlan(text, Verdict.REJECTED, message))
+                clauses.append(ClausePlan(text, Verdict.REJECTED, message, column_id))
                 continue
             work = trial
             if props.rewrite:
                 verdict, reason = Verdict.HEAVY, f"{reason}; {REWRITE_NOTE}"
-            clauses.append(ClausePlan(text, verdict, reason))
+            clauses.append(ClausePlan(text, verdict, reason, column_id))
 
         if rejections:
             kind = Verdict.REJECTED

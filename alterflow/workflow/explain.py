@@ -27,14 +27,6 @@ COLUMNS = ("Clause", "Kind", "Reason", "Rows", "Bytes", "Engine")
 ANALYZE_COLUMNS = (*COLUMNS, "FailedCasts", "Samples", "EstSeconds")
 
 
-def _clause_column_id(clause, plan) -> int | None:
-    """The column a MODIFY COLUMN clause converts (by id), or None for any other clause."""
-    if not isinstance(clause, ast.ModifyColumn):
-        return None
-    column = plan.old.column(clause.column.name) or plan.new.column(clause.column.name)
-    return column.id if column is not None else None
-
-
 def estimate_seconds(catalog: Catalog, analysis) -> float:
     """Seconds a rewrite of the analysed rows would take on the analysis's engine."""
     throughput = HeavyJobs(catalog).conversion_throughput(analysis.engine)
@@ -98,7 +90,7 @@ def explain_alter(catalog: Catalog, warehouse: pathlib.Path, stmt: ast.AlterTabl
         elif isinstance(clause, ast.RevertToVersion):  # a revert converts every column it changes
             row += [total, json.dumps(every), seconds]
         else:
-            found = failures.get(_clause_column_id(clause, plan))
+            found = failures.get(plan_clause.column_id)
             row += [found.count if found else 0, json.dumps([s.as_json() for s in found.samples] if found else []), seconds]
     statement += [total, json.dumps(every), seconds]
     return ResultSet(ANALYZE_COLUMNS, tuple(tuple(r) for r in [*rows, statement]))

@@ -79,6 +79,7 @@ def test_revert_to_a_version_through_the_api_starts_a_run_after_planning_it(plug
         "/alterflow/api/tables/t/versions/2/revert": (409, "ALTER TABLE t: cannot revert to version 2: it is the current version"),
         "/alterflow/api/tables/t/versions/7/revert": (409, "ALTER TABLE t: cannot revert to version 7: the table's newest version is 2"),
         "/alterflow/api/tables/t/versions/x/revert": (422, "malformed version 'x': expected a positive integer"),
+        "/alterflow/api/tables/t/versions/²/revert": (422, "malformed version '²': expected a positive integer"),
         "/alterflow/api/tables/nope/versions/1/revert": (404, "unknown table nope"),
     }
     for path, (code, detail) in refusals.items():

@@ -109,3 +109,11 @@ def test_bad_statements_get_one_line_and_change_nothing(catalog_session, stateme
     else:  # a rejected property is a REJECTED plan, as in EXPLAIN
         assert error in results[-1].rows[-1][2]
     assert origin_state(s, "t") == before
+
+
+def test_a_clause_after_renames_in_the_same_statement_counts_its_own_column(catalog_session):
+    s = catalog_session
+    _table(s)
+    plan = _analyze(s, 'ALTER TABLE t RENAME COLUMN v TO w, RENAME COLUMN d TO v, MODIFY COLUMN v DATE PROPERTIES ("engine" = "local")')
+    modify = plan["MODIFY COLUMN v DATE"]
+    assert modify["FailedCasts"] == 2 and {x["value"] for x in json.loads(modify["Samples"])} == {"nope", "2024-02-30"}

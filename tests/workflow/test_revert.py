@@ -107,3 +107,19 @@ def test_a_revert_is_refused_once_gc_collected_the_version_and_bad_reverts_chang
             sql(s, statement)
         assert message in str(refused.value) and "\n" not in str(refused.value), statement
     assert origin_state(s, "t") == before and len(_versions(s)) == 1
+
+
+def test_a_column_cannot_come_back_not_null_after_a_version_let_it_hold_nulls(catalog_session, spark):
+    s = catalog_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, x INT NOT NULL DEFAULT 0, PRIMARY KEY (id))")
+    sql(s, "INSERT INTO t VALUES (1, 1)")
+    sql(s, "ALTER TABLE t MODIFY COLUMN x INT NULL")
+    sql(s, "INSERT INTO t VALUES (2, NULL)")
+    sql(s, "ALTER TABLE t DROP COLUMN x")
+    before = origin_state(s, "t")
+    with pytest.raises(StatementError) as refused:
+        sql(s, "ALTER TABLE t REVERT TO VERSION 1")
+    assert "column x comes back NOT NULL, but version 2 let it hold NULLs" in str(refused.value)
+    assert origin_state(s, "t") == before
+    sql(s, "ALTER TABLE t REVERT TO VERSION 2")  # nullable there: lightweight, its values back
+    assert _rows(s) == [(1, 1), (2, None)]
