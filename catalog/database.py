@@ -146,6 +146,18 @@ def open_engine(url: str) -> Engine:
             return engine
 
 
+def close_engine(url: str) -> None:
+    """Close the process's engine for a catalog URL (its pooled connections) and forget it: the
+    next `open_engine` of that URL connects again. For a process done with one of many catalogs
+    (a PostgreSQL server allows a bounded number of connections)."""
+    with _refusing_bad_urls():
+        key = normalise_url(url)
+    with _lock:
+        engine = _engines.pop(key, None)
+    if engine is not None:
+        engine.dispose()
+
+
 def upgrade_catalog(url: str) -> tuple[str | None, str]:
     """`alterflow db upgrade`: migrate the catalog at `url` to this release's schema. Returns the
     migration it was at (None: no alterflow tables) and the one it is at now."""

@@ -78,7 +78,11 @@ def pg_empty_url():
     admin = sqlalchemy.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
-    yield f"{PG_ADMIN_URL}?options=-csearch_path%3D{schema}"
+    url = f"{PG_ADMIN_URL}?options=-csearch_path%3D{schema}"
+    yield url
+    from alterflow.catalog.database import close_engine
+
+    close_engine(url)  # the process keeps one engine per catalog URL: without this, one pool per test stays open
     with admin.connect() as conn:
         conn.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
     admin.dispose()
