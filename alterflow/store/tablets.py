@@ -86,17 +86,22 @@ def split_into_tablets(data: pa.Table, version: SchemaVersion) -> list[TabletSli
     return tablet_rows(data, version).slices(data)
 
 
+def _types_kept(old: SchemaVersion, new: SchemaVersion, column_ids) -> bool:
+    """Whether each of these columns of `old` is in `new` with the same type."""
+    for column_id in column_ids:
+        after = new.column_by_id(column_id)
+        if after is None or old.column_by_id(column_id).type != after.type:
+            return False
+    return True
+
+
 def same_tablets(old: SchemaVersion, new: SchemaVersion) -> bool:
     """Whether every row falls into the same tablet under both versions, its values converted from
     `old` to `new`: the same partition and distribution columns, of the same types, in the same
     number of buckets (a column whose type stays is copied as it is)."""
     if (old.partition_by, old.distributed_by, old.buckets) != (new.partition_by, new.distributed_by, new.buckets):
         return False
-    for column_id in (*old.partition_by, *old.distributed_by):
-        before, after = old.column_by_id(column_id), new.column_by_id(column_id)
-        if after is None or before.type != after.type:
-            return False
-    return True
+    return _types_kept(old, new, (*old.partition_by, *old.distributed_by))
 
 
 def same_files(old: SchemaVersion, new: SchemaVersion) -> bool:
@@ -105,11 +110,7 @@ def same_files(old: SchemaVersion, new: SchemaVersion) -> bool:
     (so the rows deduplicate and sort alike)."""
     if not same_tablets(old, new) or (old.primary_key, old.sort_key) != (new.primary_key, new.sort_key):
         return False
-    for column_id in (*old.primary_key, *old.sort_key):
-        before, after = old.column_by_id(column_id), new.column_by_id(column_id)
-        if after is None or before.type != after.type:
-            return False
-    return True
+    return _types_kept(old, new, (*old.primary_key, *old.sort_key))
 
 
 def _buckets(data: pa.Table, version: SchemaVersion) -> np.ndarray:
