@@ -8,6 +8,8 @@ after_start    the job is recorded (PENDING) and the step that started it is don
 waiting_txn    the job moved to WAITING_TXN
 running        the job moved to RUNNING
 tablet_<k>     this runner committed its k-th converted tablet
+quarantined    a tablet's quarantined rows are written and recorded under its conversion
+               transaction, not yet committed (`"on_cast_error" = "quarantine"`)
 validating     the conversion is done: the job moved to VALIDATING
 before_swap    the validation passed; the swap is next
 

@@ -110,6 +110,7 @@ class NewFile:
     path: str
     row_count: int
     byte_size: int
+    quarantine_job_id: int | None = None  # a quarantine table's file: the job whose rows it holds
 
 
 @dataclass(frozen=True)
@@ -623,6 +624,7 @@ class Catalog:
                     byte_size=f.byte_size,
                     state=FileState.LIVE,
                     created_at=now,
+                    quarantine_job_id=f.quarantine_job_id,
                 )
                 for f in files
             )

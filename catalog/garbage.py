@@ -186,10 +186,19 @@ class GarbageCollection:
 
     def compaction_targets(self) -> list[CompactionTarget]:
         """Tablets of live tables' current indexes with live committed files under old versions,
-        except on tables with an unfinished alter job (see `busy_tables`)."""
+        except on tables with an unfinished alter job (see `busy_tables`) and tablets holding
+        quarantined rows (each file keeps the job it belongs to: a cancel takes them back, the
+        Schema changes page counts them)."""
         busy = {b.table_id for b in self.busy_tables()}
         found: dict[int, dict] = {}
         with self._session() as s:
+            quarantine_tablets = set(
+                s.scalars(
+                    select(DataFileRow.tablet_id)
+                    .where(DataFileRow.quarantine_job_id.is_not(None), DataFileRow.state == FileState.LIVE)
+                    .distinct()
+                )
+            )
             rows = s.execute(
                 select(
                     TableRow.id,
@@ -212,7 +221,7 @@ class GarbageCollection:
                 .distinct()
             )
             for table_id, name, index_id, tablet_id, partition_key, bucket, version in rows:
-                if table_id in busy:
+                if table_id in busy or tablet_id in quarantine_tablets:
                     continue
                 entry = found.setdefault(
                     tablet_id,

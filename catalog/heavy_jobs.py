@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -55,6 +55,7 @@ class ConvertedTablet:
     rows_out: int
     failed_casts: int
     samples: tuple
+    quarantined: int = 0  # rows kept in the quarantine table instead (on_cast_error = quarantine)
 
 
 class HeavyJobs:
@@ -101,7 +102,7 @@ class HeavyJobs:
             rows = s.scalars(select(ConvertedTabletRow).where(ConvertedTabletRow.job_id == job_id))
             return {
                 r.origin_tablet_id: ConvertedTablet(
-                    r.origin_tablet_id, r.txn_id, r.rows_in, r.rows_out, r.failed_casts, tuple(json.loads(r.samples))
+                    r.origin_tablet_id, r.txn_id, r.rows_in, r.rows_out, r.failed_casts, tuple(json.loads(r.samples)), r.quarantined or 0
                 )
                 for r in rows
             }
@@ -285,6 +286,7 @@ class HeavyJobs:
 
         def check(session: Session, txn: TransactionRow) -> None:
             self.check_load_commit(session, txn)
+            self.check_quarantine_files(session, txn.id)
             if dual_write_nulls:
                 self.add_dual_write_nulls(session, job_id, dual_write_nulls)
 
@@ -304,6 +306,7 @@ class HeavyJobs:
         holder: str,
         engine: str | None = None,
         seconds: float | None = None,
+        quarantined: int = 0,
     ) -> int:
         """Commit a tablet's conversion transaction: its files become visible exactly when the
         tablet is recorded as converted, and only while `holder` holds the job's lease. `engine`
@@ -312,7 +315,18 @@ class HeavyJobs:
             txn_id,
             file_sizes,
             check=lambda s, _txn: self.record_converted(
-                s, job_id, origin_tablet_id, txn_id, rows_in, rows_out, failed_casts, samples, holder=holder, engine=engine, seconds=seconds
+                s,
+                job_id,
+                origin_tablet_id,
+                txn_id,
+                rows_in,
+                rows_out,
+                failed_casts,
+                samples,
+                holder=holder,
+                engine=engine,
+                seconds=seconds,
+                quarantined=quarantined,
             ),
         )
 
@@ -330,6 +344,7 @@ class HeavyJobs:
         holder: str,
         engine: str | None = None,
         seconds: float | None = None,
+        quarantined: int = 0,
     ) -> None:
         """Inside the conversion transaction's commit: the tablet is done exactly when its files
         commit, and only while `holder` holds the job's lease."""
@@ -337,6 +352,8 @@ class HeavyJobs:
         if job is None or job.state != JobState.RUNNING:
             raise JobStateError(f"alter job {job_id} is {job.state if job else 'gone'}; conversion output discarded")
         fence(job, holder)
+        if quarantined:
+            self.check_quarantine_files(session, txn_id)
         session.add(
             ConvertedTabletRow(
                 job_id=job_id,
@@ -349,6 +366,7 @@ class HeavyJobs:
                 finished_at=utcnow(),
                 engine=engine,
                 seconds=seconds,
+                quarantined=quarantined,
             )
         )
 
@@ -371,6 +389,40 @@ class HeavyJobs:
             session.execute(
                 update(AlterJobRow).where(AlterJobRow.id == job_id).values(dual_write_nulled=AlterJobRow.dual_write_nulled + count)
             )
+
+    def quarantined(self, job_id: int) -> int:
+        """Rows the job has kept in its table's quarantine table so far (committed files: its
+        converted tablets' and its dual-written loads')."""
+        with self._session() as s:
+            return int(
+                s.scalar(
+                    select(func.coalesce(func.sum(DataFileRow.row_count), 0))
+                    .join(TransactionRow, TransactionRow.id == DataFileRow.txn_id)
+                    .where(
+                        DataFileRow.quarantine_job_id == job_id,
+                        DataFileRow.state == FileState.LIVE,
+                        TransactionRow.state == TransactionState.COMMITTED,
+                    )
+                )
+                or 0
+            )
+
+    def quarantined_by_job(self, job_ids: list[int]) -> dict[int, int]:
+        """`quarantined` of several jobs at once (the Schema changes page); jobs with none are absent."""
+        if not job_ids:
+            return {}
+        with self._session() as s:
+            rows = s.execute(
+                select(DataFileRow.quarantine_job_id, func.sum(DataFileRow.row_count))
+                .join(TransactionRow, TransactionRow.id == DataFileRow.txn_id)
+                .where(
+                    DataFileRow.quarantine_job_id.in_(job_ids),
+                    DataFileRow.state == FileState.LIVE,
+                    TransactionRow.state == TransactionState.COMMITTED,
+                )
+                .group_by(DataFileRow.quarantine_job_id)
+            ).all()
+            return {int(job): int(count) for job, count in rows if count}
 
     def dual_write_nulled(self, job_id: int) -> int:
         with self._session() as s:
@@ -438,9 +490,39 @@ class HeavyJobs:
             .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
             .where(TabletRow.index_id == row.shadow_index_id, DataFileRow.state == FileState.LIVE)
         ).all()
-        for f in files:
+        # The rows the job quarantined go back with it: the origin still holds them.
+        quarantined = s.scalars(
+            select(DataFileRow).where(DataFileRow.quarantine_job_id == row.id, DataFileRow.state == FileState.LIVE)
+        ).all()
+        for f in [*files, *quarantined]:
             f.state = FileState.DELETED
-        return [f.path for f in files]
+        return [f.path for f in [*files, *quarantined]]
+
+    def check_quarantine_files(self, s: Session, txn_id: int) -> None:
+        """Inside a commit that quarantines rows: each quarantine table they go to must still
+        read them (its files in its current index) and must not be in a heavyweight change of
+        its own, which would not carry them over its swap."""
+        targets = s.execute(
+            select(IndexRow.table_id, IndexRow.id)
+            .join(TabletRow, TabletRow.index_id == IndexRow.id)
+            .join(DataFileRow, DataFileRow.tablet_id == TabletRow.id)
+            .where(DataFileRow.txn_id == txn_id, DataFileRow.quarantine_job_id.is_not(None))
+            .distinct()
+        ).all()
+        for table_id, index_id in targets:
+            table = s.get(TableRow, table_id, with_for_update=True)
+            if table is None or table.name_key is None or table.current_index_id != index_id:
+                raise TransactionStateError(f"transaction {txn_id} cannot commit: its quarantine table was dropped or changed meanwhile")
+            busy = s.scalar(
+                select(AlterJobRow.id).where(
+                    AlterJobRow.table_id == table_id, AlterJobRow.kind == JobKind.HEAVY, AlterJobRow.state.in_(DUAL_WRITE_STATES)
+                )
+            )
+            if busy is not None:
+                raise TransactionStateError(
+                    f"transaction {txn_id} cannot commit: quarantine table {table.name} is in schema change job {busy}; "
+                    "retry when it has finished"
+                )
 
     # -- loads during a job -------------------------------------------------------------------
     def check_load_commit(self, s: Session, txn: TransactionRow) -> None:
@@ -449,9 +531,12 @@ class HeavyJobs:
         Its files must be in the table's current index (or only in a live shadow index), and a
         load that began after an unfinished job's boundary must have dual-written."""
         table = s.get(TableRow, txn.table_id, with_for_update=True)
-        indexes = set(
+        indexes = set(  # this table's (a dual write may also have quarantined rows in another table)
             s.scalars(
-                select(TabletRow.index_id).join(DataFileRow, DataFileRow.tablet_id == TabletRow.id).where(DataFileRow.txn_id == txn.id)
+                select(TabletRow.index_id)
+                .join(DataFileRow, DataFileRow.tablet_id == TabletRow.id)
+                .join(IndexRow, IndexRow.id == TabletRow.index_id)
+                .where(DataFileRow.txn_id == txn.id, IndexRow.table_id == txn.table_id)
             )
         )
         if not indexes:
@@ -465,7 +550,11 @@ class HeavyJobs:
             raise TransactionStateError(
                 f"transaction {txn.id} cannot commit: table {table.name} was swapped to a new index while it ran; retry the load"
             )
-        if job is not None and txn.id > job.boundary_txn and job.shadow_index_id not in indexes:
+        quarantined_for = set(  # jobs whose quarantine this load wrote rows to
+            s.scalars(select(DataFileRow.quarantine_job_id).where(DataFileRow.txn_id == txn.id, DataFileRow.quarantine_job_id.is_not(None)))
+        )
+        dual_written = job is not None and (job.shadow_index_id in indexes or job.id in quarantined_for)
+        if job is not None and txn.id > job.boundary_txn and not dual_written:
             raise TransactionStateError(
                 f"transaction {txn.id} cannot commit: schema change job {job.id} on {table.name} started while it ran; retry the load"
             )
@@ -475,5 +564,13 @@ class HeavyJobs:
                 select(DataFileRow)
                 .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
                 .where(DataFileRow.txn_id == txn.id, TabletRow.index_id.in_(stale))
+            ):
+                f.state = FileState.DELETED
+        if quarantined_for - ({job.id} if job is not None else set()):  # ... and its quarantined rows
+            for f in s.scalars(
+                select(DataFileRow).where(
+                    DataFileRow.txn_id == txn.id,
+                    DataFileRow.quarantine_job_id.in_(quarantined_for - ({job.id} if job is not None else set())),
+                )
             ):
                 f.state = FileState.DELETED

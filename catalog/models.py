@@ -103,6 +103,9 @@ class DataFileRow(Base):
     byte_size: Mapped[int] = mapped_column(BigInteger)
     state: Mapped[str] = mapped_column(String(16))  # LIVE, REPLACED (by compaction), DELETED
     created_at: Mapped[datetime] = mapped_column(DateTime)
+    # A quarantine table's file (on_cast_error = quarantine): the job whose rows it holds, so a
+    # cancel of that job can take them back. NULL for every other file (migration 0006).
+    quarantine_job_id: Mapped[int | None] = mapped_column(Integer, index=True)
 
 
 class AlterJobRow(Base):
@@ -187,3 +190,4 @@ class ConvertedTabletRow(Base):
     # throughput EXPLAIN ANALYZE estimates from. NULL for tablets converted before migration 0005.
     engine: Mapped[str | None] = mapped_column(String(8))
     seconds: Mapped[float | None] = mapped_column(Float)
+    quarantined: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")  # rows kept in t__quarantine

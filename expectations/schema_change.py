@@ -2,8 +2,8 @@
 
 They are derived from the change:
 - `tablet_counts_suite`: one row per origin tablet holding data below the boundary: it was
-  converted, the rows read equal the rows written to the shadow index, and with
-  `on_cast_error = fail` no value was lost to a failed cast.
+  converted, the rows read equal the rows written to the shadow index plus the rows quarantined
+  (`on_cast_error = quarantine`), and with `on_cast_error = fail` no value was lost to a failed cast.
 - `shadow_rows_suite`: over the shadow index as readers will see it after the swap: NOT NULL
   columns hold no NULL.
 - `converted_keys_suite`: over the converted rows: the primary key is unique.

@@ -130,9 +130,13 @@ def validate_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int) 
     # Every origin tablet holding data below the boundary must have been converted (tablets made
     # later by loads during the job hold only dual-written rows, already in the shadow index).
     with_data = set(heavy.origin_files_below_boundary(job)) | set(converted)
+    # rows_out: the rows the tablet wrote to the shadow index plus those it quarantined
+    # (on_cast_error = quarantine): together they must be every row it read.
     counts = pd.DataFrame(
         [
-            (t, converted[t].rows_in, converted[t].rows_out, converted[t].failed_casts) if t in converted else (t, None, None, None)
+            (t, converted[t].rows_in, converted[t].rows_out + converted[t].quarantined, converted[t].failed_casts)
+            if t in converted
+            else (t, None, None, None)
             for t in sorted(with_data)
         ],
         columns=["origin_tablet", "rows_in", "rows_out", "failed_casts"],

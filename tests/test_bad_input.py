@@ -203,7 +203,7 @@ CASES = [
         "bad_on_cast_error",
         'ALTER TABLE pk_tab ADD COLUMN z INT PROPERTIES ("on_cast_error" = "maybe")',
         ["pk_tab", "on_cast_error", "maybe"],
-        "fail or null",
+        "fail, null or quarantine",
     ),
     C("bad_rewrite", 'ALTER TABLE pk_tab ADD COLUMN z INT PROPERTIES ("rewrite" = "yes")', ["pk_tab", "rewrite", "yes"], "true or false"),
     # -- all clauses or none ---------------------------------------------------------------------

@@ -16,7 +16,7 @@ from datetime import datetime
 
 import jinja2
 
-from alterflow.airflow.page_data import job_json, table_json, version_json
+from alterflow.airflow.page_data import jobs_json, table_json, version_json
 from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -85,7 +85,7 @@ def page_model(catalog: Catalog, table: TableInfo | None, now: datetime | None =
     """Jobs (newest first) and tables with their versions; only `table`'s when given."""
     now = now or utcnow()
     tables = [table] if table is not None else catalog.tables()
-    jobs = [job_json(j, now) for j in reversed(catalog.jobs(table.id if table is not None else None))]
+    jobs = jobs_json(catalog, list(reversed(catalog.jobs(table.id if table is not None else None))), now)
     for job in jobs:
         job["duration"] = duration_text(job["duration_s"])
     return {

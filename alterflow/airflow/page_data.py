@@ -9,10 +9,12 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from alterflow.catalog.catalog import AlterJob, TableInfo
+from alterflow.catalog.catalog import AlterJob, Catalog, TableInfo
+from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.leases import is_orphaned, runner_text, shown_holder
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.states import JobKind
+from alterflow.store.quarantine import quarantine_table_name
 from alterflow.types import format_value
 from alterflow.workflow.job_control import can_cancel, can_resume
 
@@ -32,7 +34,15 @@ def tablets_progress(progress: str) -> dict | None:
     return {"done": int(found.group(1)), "total": int(found.group(2))}
 
 
-def job_json(job: AlterJob, now: datetime) -> dict:
+def jobs_json(catalog: Catalog, jobs: list[AlterJob], now: datetime) -> list[dict]:
+    """`job_json` of each job, with the rows each quarantining job has quarantined (one query)."""
+    quarantining = [j.id for j in jobs if j.properties.get("on_cast_error") == "quarantine"]
+    counts = HeavyJobs(catalog).quarantined_by_job(quarantining)
+    return [job_json(j, now, counts.get(j.id, 0) if j.id in quarantining else None) for j in jobs]
+
+
+def job_json(job: AlterJob, now: datetime, quarantined: int | None = None) -> dict:
+    """One job; `quarantined`: the rows it has quarantined so far (None: it does not quarantine)."""
     end = job.finished_at or now
     analyzable = job.kind == JobKind.HEAVY and job.finished_at is None  # EXPLAIN ANALYZE of its conversion
     actions = [name for name, allowed in (("cancel", can_cancel(job)), ("resume", can_resume(job)), ("analyze", analyzable)) if allowed]
@@ -61,6 +71,8 @@ def job_json(job: AlterJob, now: datetime) -> dict:
         "orphaned": is_orphaned(job, now),
         "lease_holder": shown_holder(job.lease_holder) if job.lease_holder else None,
         "lease_expires_at": utc_text(job.lease_expires_at),
+        # on_cast_error = quarantine: the quarantine table and the rows this job has put there.
+        "quarantine": None if quarantined is None else {"table": quarantine_table_name(job.table_name), "rows": quarantined},
     }
 
 

@@ -39,7 +39,7 @@ from sqlalchemy.exc import OperationalError
 from starlette.concurrency import run_in_threadpool
 
 from alterflow.airflow import page
-from alterflow.airflow.page_data import job_json, table_json, version_json
+from alterflow.airflow.page_data import job_json, jobs_json, table_json, version_json
 from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
 from alterflow.catalog.errors import CatalogOutdated, CatalogUnavailable, UnknownObject
 from alterflow.catalog.heavy_jobs import HeavyJobs
@@ -193,7 +193,7 @@ def list_jobs(user: GetUserDep, table: str | None = None) -> dict:
     _settings, catalog = open_catalog()
     info = _table(catalog, table)
     now = utcnow()
-    jobs = [job_json(j, now) for j in reversed(catalog.jobs(info.id if info is not None else None))]
+    jobs = jobs_json(catalog, list(reversed(catalog.jobs(info.id if info is not None else None))), now)
     return {"jobs": jobs, "total": len(jobs)}
 
 
@@ -202,7 +202,7 @@ def get_job(job_id: str, user: GetUserDep) -> dict:
     number = parse_job_id(job_id)
     _settings, catalog = open_catalog()
     with _answers():
-        return job_json(HeavyJobs(catalog).job(number), utcnow())
+        return jobs_json(catalog, [HeavyJobs(catalog).job(number)], utcnow())[0]
 
 
 @api.get("/jobs/{job_id}/analysis")

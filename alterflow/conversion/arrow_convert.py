@@ -47,6 +47,7 @@ class ArrowConversion:
     nulled: dict[str, int] = field(default_factory=dict)  # NEW column name -> values set to NULL
     failures: tuple[CastFailure, ...] = ()
     failed: int = 0  # values that could not be converted, whichever `on_cast_error`
+    failed_rows: dict[str, list[int]] = field(default_factory=dict)  # NEW column name -> its failed rows (every one)
 
 
 def _source_value(value: object, t: DataType) -> object:
@@ -209,11 +210,13 @@ def convert_arrow(
     on_cast_error="fail": `failures` lists the first `max_failures` failed values in row order
     (then by NEW's column order); failed values are NULL in the table. on_cast_error="null":
     failed values become NULL, `nulled` counts them per NEW column (columns with at least one),
-    `failures` is empty. `failed` counts the values that failed in either mode. NOT NULL is not checked here. ValueError for a rejected type change,
+    `failures` is empty. on_cast_error="quarantine": failed values are NULL and `failed_rows` lists
+    every failed row per NEW column (the caller moves those rows to the quarantine table).
+    `failed` counts the values that failed in any mode. NOT NULL is not checked here. ValueError for a rejected type change,
     an unknown `on_cast_error` or a column of OLD missing from `data`.
     """
-    if on_cast_error not in ("fail", "null"):
-        raise ValueError(f"on_cast_error must be 'fail' or 'null', not {on_cast_error!r}")
+    if on_cast_error not in ("fail", "null", "quarantine"):
+        raise ValueError(f"on_cast_error must be 'fail', 'null' or 'quarantine', not {on_cast_error!r}")
     old_by_id = {column.id: column for column in old.columns}
     for column in new.columns:  # reject unsupported type changes before touching any value
         source = old_by_id.get(column.id)
@@ -231,6 +234,7 @@ def convert_arrow(
     arrays = []
     failed_rows: list[tuple[int, int, CastFailure]] = []
     nulled: dict[str, int] = {}
+    failed_at: dict[str, list[int]] = {}
     failed = 0
     for position, column in enumerate(new.columns):
         source = old_by_id.get(column.id)
@@ -249,6 +253,8 @@ def convert_arrow(
         failed += len(rows)
         if on_cast_error == "null":
             nulled[column.name] = len(rows)
+        elif on_cast_error == "quarantine":
+            failed_at[column.name] = rows
         else:
             original = chunked.combine_chunks() if isinstance(chunked, pa.ChunkedArray) else chunked
             for row in rows[:max_failures]:
@@ -263,7 +269,7 @@ def convert_arrow(
     table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
     failed_rows.sort(key=lambda item: (item[0], item[1]))
     failures = tuple(item[2] for item in failed_rows[:max_failures])
-    return ArrowConversion(table=table, nulled=nulled, failures=failures, failed=failed)
+    return ArrowConversion(table=table, nulled=nulled, failures=failures, failed=failed, failed_rows=failed_at)
 
 
 def failing_columns(old: SchemaVersion, new: SchemaVersion) -> list[str]:

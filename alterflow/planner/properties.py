@@ -13,13 +13,14 @@ __all__ = ["AlterProperties", "parse_properties", "KNOWN_PROPERTIES"]
 KNOWN_PROPERTIES = ("timeout", "on_cast_error", "postpone_swap", "rewrite", "expected_version", "engine")
 ENGINES = ("auto", "spark", "local")  # alterflow.rewrite.engines decides what auto means
 
+ON_CAST_ERROR = ("fail", "null", "quarantine")
 _DIGITS = re.compile(r"[0-9]+")
 
 
 @dataclass(frozen=True)
 class AlterProperties:
     timeout: int = 86400  # seconds a job may take before it is cancelled
-    on_cast_error: str = "fail"  # "fail" | "null"
+    on_cast_error: str = "fail"  # "fail" | "null" | "quarantine"
     postpone_swap: bool = False
     rewrite: bool = False
     expected_version: int | None = None
@@ -56,8 +57,8 @@ def parse_properties(table: str, props: Mapping[str, str] | None) -> AlterProper
                 raise bad("must be a positive integer number of seconds")
             values[key] = int(text)
         elif key == "on_cast_error":
-            if text.lower() not in ("fail", "null"):
-                raise bad("must be fail or null")
+            if text.lower() not in ON_CAST_ERROR:
+                raise bad("must be fail, null or quarantine")
             values[key] = text.lower()
         elif key == "engine":
             if text.lower() not in ENGINES:

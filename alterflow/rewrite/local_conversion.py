@@ -19,11 +19,13 @@ from alterflow.catalog.catalog import TableSnapshot
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.conversion.arrow_convert import convert_arrow
 from alterflow.read.arrow_read import read_snapshot_arrow
+from alterflow.store.quarantine import QuarantineTarget, split_quarantined
 from alterflow.store.tablet_buffers import sorted_rows
 from alterflow.store.tablets import tablet_rows, write_parquet_file
 from alterflow.types import format_value
 
 BUCKET_COLUMN = "af$bucket"
+QUARANTINE_DIR = "quarantine"  # a tablet's quarantined rows, staged beside its converted ones
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class StagedTablet:
     rows_in: int  # rows read under the origin version
     failed: int  # values that could not be converted
     samples: list  # up to `samples` [column, original value as text]
+    quarantined: int = 0  # rows staged for the quarantine table instead (on_cast_error = quarantine)
 
 
 def _text(value: object, version: SchemaVersion, column: str) -> str:
@@ -47,24 +50,35 @@ def stage_tablet(
     new: SchemaVersion,
     staging: pathlib.Path,
     samples: int,
+    quarantine: QuarantineTarget | None = None,
 ) -> StagedTablet:
-    """Convert the rows of `snapshot` (one origin tablet's files) from `old` to `new` into `staging`."""
+    """Convert the rows of `snapshot` (one origin tablet's files) from `old` to `new` into `staging`;
+    with `quarantine`, rows with a value that fails are staged, unconverted, for the quarantine
+    table (`<staging>/quarantine/part-0.parquet`) instead."""
     keyed = bool(old.primary_key)
     origin = read_snapshot_arrow(warehouse, snapshot, old, keep_txn=keyed)
     # Failed values are NULL in the result whichever `on_cast_error`; "fail" also lists them, for
     # the samples (the job's validation then refuses them when it is "fail").
-    result = convert_arrow(origin, old, new, "fail", max_failures=samples)
+    result = convert_arrow(origin, old, new, "quarantine" if quarantine else "fail", max_failures=samples)
     sources = {c.id: c.name for c in old.columns}
     found = []
     for failure in result.failures:
         source = sources[new.column(failure.column).id]
         found.append([failure.column, _text(failure.value, old, source)])
+    converted, quarantined = result.table, None
+    if quarantine is not None:
+        converted, quarantined = split_quarantined(origin, converted, old, new, result.failed_rows, quarantine)
+        for column, rows in result.failed_rows.items():
+            values = origin.column(sources[new.column(column).id]).take(rows[:samples]).to_pylist()
+            found += [[column, _text(v, old, sources[new.column(column).id])] for v in values]
+        found = found[:samples]
+        if quarantined is not None:
+            write_parquet_file(staging / QUARANTINE_DIR / "part-0.parquet", quarantined)
     # Every field optional, as Spark writes them: a NULL in a column that becomes NOT NULL is the
     # validation's to find and name, like the Spark engine's.
-    converted = result.table
     converted = pa.Table.from_arrays(converted.columns, schema=pa.schema([f.with_nullable(True) for f in converted.schema]))
     if converted.num_rows:
         for piece in tablet_rows(converted, new).slices(converted):
             _partition, bucket = piece.key
             write_parquet_file(staging / f"{BUCKET_COLUMN}={bucket}" / "part-0.parquet", sorted_rows(piece.rows, new))
-    return StagedTablet(origin.num_rows, result.failed, found)
+    return StagedTablet(origin.num_rows, result.failed, found, quarantined.num_rows if quarantined is not None else 0)

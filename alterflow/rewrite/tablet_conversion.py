@@ -39,9 +39,10 @@ from alterflow.errors import AlterflowError
 from alterflow.leases import JobLease, TransactionLease
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.rewrite.footer_counts import file_counts
-from alterflow.rewrite.local_conversion import BUCKET_COLUMN, stage_tablet
+from alterflow.rewrite.local_conversion import BUCKET_COLUMN, QUARANTINE_DIR, stage_tablet
 from alterflow.rewrite.progress import ConversionProgress, TabletSize, sizes_of
 from alterflow.store.layout import absolute, conversion_staging_path, data_file_path
+from alterflow.store.quarantine import COLUMN_COLUMN, JOB_COLUMN, REASON_COLUMN, quarantine_target, reason_text, register_and_write
 from alterflow.types import to_spark
 
 log = logging.getLogger(__name__)
@@ -107,6 +108,9 @@ class TabletConverter:
         self.old = catalog.schema_version(self.job.table_id, self.job.from_version)
         self.new = self.heavy.shadow_version(self.job)
         self.on_cast_error = self.job.properties.get("on_cast_error", "fail")
+        # Quarantined rows' values are NULL in the converted frame, like "null"'s, and flagged.
+        self.cast_mode = "null" if self.on_cast_error == "quarantine" else self.on_cast_error
+        self.quarantine = quarantine_target(catalog, self.job.table_name, job_id) if self.on_cast_error == "quarantine" else None
         self.parallelism = max(1, parallelism)
         self._progress_lock = threading.Lock()
         self._local = threading.local()
@@ -178,7 +182,7 @@ class TabletConverter:
             return
 
         if self.engine == "local":
-            staged = stage_tablet(self.warehouse, snapshot, self.old, self.new, staging, SAMPLES)
+            staged = stage_tablet(self.warehouse, snapshot, self.old, self.new, staging, SAMPLES, self.quarantine)
             self._commit_tablet(tablet_id, partition_key, staging, staged.rows_in, staged.failed, staged.samples, started)
             return
 
@@ -189,15 +193,25 @@ class TabletConverter:
 
         spark = self._thread_spark()
         origin = read_snapshot(spark, self.warehouse, snapshot, self.old, keep_txn=keyed)
-        converted, flags = convert_frame(origin, self.old, self.new, self.on_cast_error)
+        originals = {}
+        if self.quarantine is not None:  # each row's original values ride along, for the quarantined ones
+            originals = {c.id: f"af$original_{c.id}" for c in self.old.columns}
+            origin = origin.select("*", *[F.col(f"`{c.name}`").cast("string").alias(originals[c.id]) for c in self.old.columns])
+        converted, flags = convert_frame(origin, self.old, self.new, self.cast_mode)
         checked = [_flag_column_id(flag) for flag in flags]
-        if keyed:  # rows are merged by key while read: counted in the query
+        if keyed or self.quarantine is not None:  # counted in the query
             observed = Observation(f"job{self.job.id}_tablet{tablet_id}")
             metrics = [F.count(F.lit(1)).alias("rows")] + [F.sum(F.col(flag).cast("long")).alias(flag) for flag in flags]
             converted = converted.observe(observed, *metrics)
         else:  # every stored row is read: counted from the files' footers (footer_counts)
             observed = None
             origin_counts = self._origin_counts(snapshot, checked)
+        if self.quarantine is not None:
+            failed_any = F.lit(False)
+            for flag in flags:
+                failed_any = failed_any | F.col(flag)
+            quarantined = self._quarantine_frame(converted.where(failed_any), flags, originals)
+            converted = converted.where(~failed_any).drop(*originals.values())
         converted = converted.drop(*flags)
         sort_names = [F.col(f"`{n}`") for n in self.new.names(self.new.sort_key)]
         if self.new.distributed_by and self.new.buckets > 1:
@@ -217,6 +231,8 @@ class TabletConverter:
             converted = with_field_ids(converted, self.new)
             converted.write.mode("overwrite").parquet(str(staging / f"{BUCKET_COLUMN}=0"))
 
+        if self.quarantine is not None:  # after the converted rows (whose write replaces the staging folder)
+            quarantined.write.mode("overwrite").parquet(str(staging / QUARANTINE_DIR))
         if observed is not None:
             metrics_row = observed.get
             rows_in = int(metrics_row.get("rows", 0) or 0)
@@ -226,7 +242,7 @@ class TabletConverter:
             written_nulls = self._staged_nulls(staging, checked)
             # A converted value is NULL exactly when its source is NULL or its cast failed.
             failed = sum(written_nulls[cid] - source_nulls[cid] for cid in checked)
-        samples = self._samples(origin, flags) if failed else []
+        samples = self._samples(origin.drop(*originals.values()), flags) if failed else []
         self._commit_tablet(tablet_id, partition_key, staging, rows_in, failed, samples, started)
 
     def _origin_counts(self, snapshot: TableSnapshot, column_ids: list[int]) -> tuple[int, dict[int, int]]:
@@ -268,7 +284,7 @@ class TabletConverter:
         with_sources = origin.select(
             "*", *[F.col(f"`{self.old.column_by_id(cid).name}`").cast("string").alias(name) for cid, name in sources.items()]
         )
-        frame, _flags = convert_frame(with_sources, self.old, self.new, self.on_cast_error)
+        frame, _flags = convert_frame(with_sources, self.old, self.new, self.cast_mode)
         samples = []
         for flag in flags:
             column_id = _flag_column_id(flag)
@@ -278,6 +294,35 @@ class TabletConverter:
             for row in frame.where(F.col(flag)).select(sources[column_id]).limit(SAMPLES).collect():
                 samples.append([name, row[0]])
         return samples[:SAMPLES]
+
+    def _quarantine_frame(self, failed, flags: list[str], originals: dict[int, str]):
+        """The quarantine table's rows for `failed` (converted rows with their flags and
+        original values): the original values by column name, the job, the failed columns and
+        why (the same texts as `alterflow.store.quarantine.split_quarantined`)."""
+        from pyspark.sql import functions as F
+
+        target = self.quarantine
+        failing = [(flag, self.new.column_by_id(_flag_column_id(flag))) for flag in flags]
+        columns = []
+        for column in target.version.columns:
+            source = self.old.column(column.name)
+            if column.name == JOB_COLUMN:
+                value = F.lit(target.job_id).cast("long")
+            elif column.name == COLUMN_COLUMN:
+                value = F.concat_ws(", ", *[F.when(F.col(flag), F.lit(c.name)) for flag, c in failing])
+            elif column.name == REASON_COLUMN:
+                parts = []
+                for flag, c in failing:
+                    text = F.col(originals[c.id])
+                    before, after = reason_text(c.name, "\0", c.type).split("\0")
+                    parts.append(F.when(F.col(flag), F.concat(F.lit(before), text, F.lit(after))))
+                value = F.concat_ws("; ", *parts)
+            elif source is not None:
+                value = F.col(originals[source.id])
+            else:
+                value = F.lit(None).cast("string")
+            columns.append(value.alias(column.name))
+        return with_field_ids(failed.select(*columns), target.version)
 
     def _commit_tablet(
         self, tablet_id: int, partition_key: str, staging: pathlib.Path, rows_in: int, failed: int, samples: list, started: float
@@ -296,7 +341,7 @@ class TabletConverter:
         try:
             with TransactionLease(self.catalog, txn, self.lease.lease_s):
                 self._register_move_commit(
-                    tablet_id, partition_key, by_bucket, shadow_tablets, txn, moves, rows_in, failed, samples, started
+                    tablet_id, partition_key, staging, by_bucket, shadow_tablets, txn, moves, rows_in, failed, samples, started
                 )
         except BaseException:
             try:
@@ -315,6 +360,7 @@ class TabletConverter:
         self,
         tablet_id: int,
         partition_key: str,
+        staging: pathlib.Path,
         by_bucket: list,
         shadow_tablets: dict,
         txn: int,
@@ -325,7 +371,8 @@ class TabletConverter:
         started: float,
     ) -> None:
         """Register the tablet's staged files under `txn`, move them into place and commit, the
-        commit recording the tablet as converted (`moves` collects what moved, for the abort)."""
+        commit recording the tablet as converted (`moves` collects what moved, for the abort).
+        Its quarantined rows become files of the quarantine table under the same transaction."""
         for bucket, path in by_bucket:
             target = data_file_path(self.job.table_id, self.shadow_index, shadow_tablets[(partition_key, bucket)], txn)
             moves.append((path, target, pq.ParquetFile(path).metadata.num_rows))
@@ -340,6 +387,14 @@ class TabletConverter:
             final.parent.mkdir(parents=True, exist_ok=True)
             source.replace(final)
             sizes[target] = final.stat().st_size
+        quarantined = 0
+        if self.quarantine is not None:  # the tablet's quarantined rows, under the same transaction
+            for path in sorted((staging / QUARANTINE_DIR).glob("*.parquet")):
+                rows = pq.read_table(path)
+                quarantined += rows.num_rows
+                sizes.update(register_and_write(self.catalog, self.warehouse, txn, self.quarantine, rows))
+            if quarantined:
+                crash_point("quarantined")
         self.heavy.commit_converted_tablet(
             txn,
             sizes,
@@ -352,6 +407,7 @@ class TabletConverter:
             holder=self.lease.holder,
             engine=self.engine,
             seconds=time.monotonic() - started,
+            quarantined=quarantined,
         )
 
 

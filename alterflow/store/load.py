@@ -23,6 +23,7 @@ and tablet has a later sequence in its name (`layout.data_file_path`), which mer
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import pathlib
 import threading
@@ -40,6 +41,7 @@ from alterflow.leases import TransactionLease, new_holder
 from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
 from alterflow.store.bad_rows import BadRows
 from alterflow.store.layout import absolute, data_file_path
+from alterflow.store.quarantine import QuarantineTarget, quarantine_target, register_and_write, split_quarantined
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_files, same_tablets, tablet_rows, with_txn_column, write_parquet
 
@@ -72,13 +74,33 @@ def _first_null(values: pa.ChunkedArray | pa.Array) -> int:
 
 
 def dual_write_rows(
-    data: pa.Table, version: SchemaVersion, target: DualWriteTarget, table: str, first_row: int = 1
-) -> tuple[pa.Table, int]:
-    """The load's rows converted to the running job's new version; a row that cannot be converted
-    fails the whole load (rows numbered from `first_row`)."""
+    data: pa.Table,
+    version: SchemaVersion,
+    target: DualWriteTarget,
+    table: str,
+    first_row: int = 1,
+    quarantine: QuarantineTarget | None = None,
+) -> tuple[pa.Table, int, pa.Table | None]:
+    """(the load's rows converted to the running job's new version, values set to NULL, the
+    quarantine table's rows or None). A row that cannot be converted fails the whole load (rows
+    numbered from `first_row`), unless the job quarantines (`quarantine`, on a table without a
+    primary key): then it goes to the quarantine table instead of the shadow index."""
     from alterflow.conversion.arrow_convert import convert_arrow
 
     result = convert_arrow(data, version, target.version, target.on_cast_error)
+    quarantined = None
+    if result.failed_rows and version.primary_key:
+        # No row deletes: the shadow index would keep an older row of that key, and the table show it after the swap.
+        column, rows = min(result.failed_rows.items(), key=lambda item: item[1][0])
+        value = data.column(version.column_by_id(target.version.column(column).id).name)[rows[0]].as_py()
+        raise BadRows(
+            f"INSERT INTO {table}: column {column}: value {value!r} (row {rows[0] + first_row}) cannot be converted to "
+            f"{target.version.column(column).type.sql()} for schema change job {target.job_id}, which quarantines, and rows of a "
+            "table with a primary key are not quarantined while loading (the key's older row would stay); nothing was loaded"
+        )
+    if result.failed_rows and quarantine is not None:  # (None: only looking for the load's first bad row)
+        converted, quarantined = split_quarantined(data, result.table, version, target.version, result.failed_rows, quarantine)
+        result = dataclasses.replace(result, table=converted)
     if result.failures:
         first = result.failures[0]
         raise BadRows(
@@ -93,7 +115,7 @@ def dual_write_rows(
                 f"INSERT INTO {table}: column {column.name} becomes NOT NULL in schema change job {target.job_id} "
                 f"but row {_first_null(values) + first_row} has NULL; nothing was loaded"
             )
-    return result.table, sum(result.nulled.values())
+    return result.table, sum(result.nulled.values()), quarantined
 
 
 class _IndexFiles:
@@ -174,6 +196,8 @@ class _LoadWriter:
         # The shadow's files are the origin's converted (same tablets, key and sort order): the
         # dual lane only checks each batch, and each origin file flushed yields its shadow file.
         self.shadow_from_origin: DualWriteTarget | None = None
+        self.quarantine: QuarantineTarget | None = None  # the job quarantines rows that fail
+        self.quarantined: list[pa.Table] = []
         self.nulled = 0
         # The dual write runs one batch behind, on a thread of its own (see `add`).
         self._dual_lane = ThreadPoolExecutor(1, thread_name_prefix=f"dual-{txn_id}")
@@ -213,7 +237,10 @@ class _LoadWriter:
             if self.shadow is None:
                 self.shadow = _IndexFiles(self, target.shadow_index_id, target.version)
                 self.shadow_tablets_alike = same_tablets(self.version, target.version)
-                self.shadow_from_origin = target if same_files(self.version, target.version) else None
+                if target.on_cast_error == "quarantine":  # the shadow may hold fewer rows than the origin
+                    self.quarantine = quarantine_target(self.catalog, self.table.name, target.job_id)
+                elif same_files(self.version, target.version):
+                    self.shadow_from_origin = target
             tablets = tablet_rows(data, self.version)
             self._dual_batch = self._dual_lane.submit(self._dual_write, data, tablets, target, first_row)
             self.origin.add(data, tablets)
@@ -227,10 +254,12 @@ class _LoadWriter:
         """On the dual lane: the batch converted and buffered for the shadow index (the split of
         the origin rows reused when rows fall alike). Its files are recorded and written by
         `_join_dual`, on the load's thread."""
-        shadow, nulled = dual_write_rows(data, self.version, target, self.table.name, first_row)
+        shadow, nulled, quarantined = dual_write_rows(data, self.version, target, self.table.name, first_row, self.quarantine)
         self.nulled += nulled
+        if quarantined is not None:
+            self.quarantined.append(quarantined)
         if self.shadow_from_origin is None:
-            self.shadow.buffers.add(shadow, tablets if self.shadow_tablets_alike else None)
+            self.shadow.buffers.add(shadow, tablets if self.shadow_tablets_alike and quarantined is None else None)
 
     def shadow_files_from(self, flushed: list[tuple[TabletKey, int, pa.Table]]) -> None:
         """The shadow's files for origin files just flushed: their rows (deduplicated and sorted
@@ -266,6 +295,12 @@ class _LoadWriter:
         self.origin.flush_all()
         if self.shadow is not None:
             self.shadow.flush_all()
+        if self.quarantined:  # the rows this load quarantined, under its transaction
+            rows = pa.concat_tables(self.quarantined)
+            self.quarantined = []
+            written = register_and_write(self.catalog, self.warehouse, self.txn_id, self.quarantine, rows)
+            self.planned.extend(written)
+            self.sizes.update(written)
         self.close(wait=True)
 
     def close(self, wait: bool) -> None:

@@ -49,9 +49,10 @@ from alterflow.loading import CsvSplit, LoadInput, LoadInputError, csv_header, c
 from alterflow.store.bad_rows import BadRows
 from alterflow.store.layout import absolute, data_file_path, load_staging_path
 from alterflow.store.load import LoadResult, abort_load, delete_files, dual_write_rows, numbered
+from alterflow.store.quarantine import QuarantineTarget, quarantine_target
 from alterflow.store.rows import rows_from_arrow
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
-from alterflow.store.tablets import same_tablets, with_txn_column, write_parquet
+from alterflow.store.tablets import same_tablets, tablet_rows, with_txn_column, write_parquet
 
 PATH_COLUMN = "af$input_path"
 BLOCK_COLUMN = "af$input_block"
@@ -61,7 +62,9 @@ SPLIT_MIN_BYTES = 4 << 20  # and at least (Spark's openCostInBytes)
 # A file's sequence: input file, split offset (bytes), flush; each part zero-padded in SEQ_DIGITS.
 FILE_FACTOR = 10**19
 BLOCK_FACTOR = 10**5
-RESULT_SCHEMA = "shadow boolean, partition_key string, bucket int, path string, rows long, seq string, nulled long, error string"
+RESULT_SCHEMA = (
+    "shadow boolean, quarantine boolean, partition_key string, bucket int, path string, rows long, seq string, nulled long, error string"
+)
 
 
 def staging_dir(warehouse: pathlib.Path, table_id: int, index_id: int, txn_id: int) -> pathlib.Path:
@@ -80,6 +83,7 @@ class TaskPlan:
     staging: str
     file_order: dict[str, int]  # an input file's absolute path -> its place in the load
     target_bytes: int
+    quarantine: QuarantineTarget | None = None  # where the dual write's failed rows go (on_cast_error = quarantine)
 
 
 def _local_path(uri: str) -> str:
@@ -121,13 +125,14 @@ class _SplitFiles:
         if self.plan.target is not None:
             self.shadow = TabletBuffers(self.plan.target.version, self.plan.target_bytes, self._writer(True), first_seq)
 
-    def _writer(self, shadow: bool):
+    def _writer(self, shadow: bool, quarantine: bool = False):
         def write(key: TabletKey, seq: int, rows: pa.Table) -> None:
             path = pathlib.Path(self.plan.staging) / f"{uuid.uuid4().hex}.parquet"
             write_parquet(path.parent, path.name, rows)
             self.written.append(
                 {
                     "shadow": shadow,
+                    "quarantine": quarantine,
                     "partition_key": key[0],
                     "bucket": key[1],
                     "path": str(path),
@@ -144,13 +149,19 @@ class _SplitFiles:
         data = rows_from_arrow(self.plan.version, self.plan.table, rows)
         if self.plan.version.primary_key:
             data = with_txn_column(data, self.plan.txn_id)
-        shadow = None
+        shadow = quarantined = None
         if self.plan.target is not None:
-            shadow, nulled = dual_write_rows(data, self.plan.version, self.plan.target, self.plan.table)
+            shadow, nulled, quarantined = dual_write_rows(
+                data, self.plan.version, self.plan.target, self.plan.table, 1, self.plan.quarantine
+            )
             self.nulled += nulled
         tablets = self.origin.add(data)
         if shadow is not None:
-            self.shadow.add(shadow, tablets if self.tablets_alike else None)  # the split done once
+            self.shadow.add(shadow, tablets if self.tablets_alike and quarantined is None else None)  # the split done once
+        if quarantined is not None:
+            write = self._writer(False, quarantine=True)
+            for piece in tablet_rows(quarantined, self.plan.quarantine.version).slices(quarantined):
+                write(piece.key, 0, piece.rows)
 
     def flush(self) -> None:
         for buffers in (self.origin, self.shadow):
@@ -204,13 +215,24 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.R
 
 def _note(nulled: int = 0, error: str | None = None) -> dict:
     """A result row that names no file: a task's error, or its count of values set to NULL."""
-    return {"shadow": False, "partition_key": None, "bucket": None, "path": None, "rows": 0, "seq": None, "nulled": nulled, "error": error}
+    return {
+        "shadow": False,
+        "quarantine": False,
+        "partition_key": None,
+        "bucket": None,
+        "path": None,
+        "rows": 0,
+        "seq": None,
+        "nulled": nulled,
+        "error": error,
+    }
 
 
 def _result_arrow_schema() -> pa.Schema:
     return pa.schema(
         [
             ("shadow", pa.bool_()),
+            ("quarantine", pa.bool_()),
             ("partition_key", pa.string()),
             ("bucket", pa.int32()),
             ("path", pa.string()),
@@ -346,13 +368,16 @@ def _write_and_commit(
     if target is not None and txn_id <= target.boundary_txn:
         target = None
     staging.mkdir(parents=True, exist_ok=True)
-    plan = TaskPlan(table.name, version, txn_id, target, str(staging), source.file_order, settings.target_file_mb << 20)
+    quarantine = None
+    if target is not None and target.on_cast_error == "quarantine":
+        quarantine = quarantine_target(catalog, table.name, target.job_id)
+    plan = TaskPlan(table.name, version, txn_id, target, str(staging), source.file_order, settings.target_file_mb << 20, quarantine)
     written = _run_tasks(spark, source, plan)
     errors = [w["error"] for w in written if w["error"]]
     if errors:
         raise source.first_bad_row(version, target) or BadRows(errors[0])
     crash_point("load_tasks_done")
-    return _commit(catalog, warehouse, table, version, target, txn_id, written, planned, heavy)
+    return _commit(catalog, warehouse, table, version, target, txn_id, written, planned, heavy, quarantine)
 
 
 def _commit(
@@ -365,16 +390,17 @@ def _commit(
     written: list[dict],
     planned: list[str],
     heavy: HeavyJobs,
+    quarantine: QuarantineTarget | None = None,
 ) -> LoadResult:
     """Record the staged files under the transaction, move them into their tablets, commit."""
     nulled = sum(w["nulled"] for w in written)
     written = [w for w in written if w["path"] is not None]
-    _register_and_move(catalog, warehouse, table, version, target, txn_id, written, planned)
+    _register_and_move(catalog, warehouse, table, version, target, txn_id, written, planned, quarantine)
     crash_point("load_files_moved")
     sizes = {path: absolute(warehouse, path).stat().st_size for path in planned}
 
     heavy.commit_load(txn_id, sizes, nulled, target.job_id if target is not None else None)
-    return LoadResult(txn_id, sum(w["rows"] for w in written if not w["shadow"]), len(planned))
+    return LoadResult(txn_id, sum(w["rows"] for w in written if not w["shadow"] and not w["quarantine"]), len(planned))
 
 
 def _run_tasks(spark, source: SparkInput, plan: TaskPlan) -> list[dict]:
@@ -398,19 +424,23 @@ def _register_and_move(
     txn_id: int,
     written: list[dict],
     planned: list[str],
+    quarantine: QuarantineTarget | None = None,
 ) -> None:
-    """Record every staged file under the transaction, then move it into its tablet."""
-    indexes = {False: (table.current_index_id, version)}
+    """Record every staged file under the transaction, then move it into its tablet (the
+    quarantined rows' into the quarantine table's)."""
+    indexes = {"origin": (table.id, table.current_index_id, version, None)}
     if target is not None:
-        indexes[True] = (target.shadow_index_id, target.version)
+        indexes["shadow"] = (table.id, target.shadow_index_id, target.version, None)
+    if quarantine is not None:
+        indexes["quarantine"] = (quarantine.table_id, quarantine.index_id, quarantine.version, quarantine.job_id)
     moves, files = [], []
-    for shadow, (index_id, index_version) in indexes.items():
-        mine = [w for w in written if w["shadow"] is shadow]
+    for kind, (table_id, index_id, index_version, job_id) in indexes.items():
+        mine = [w for w in written if ("quarantine" if w["quarantine"] else "shadow" if w["shadow"] else "origin") == kind]
         tablet_ids = catalog.ensure_tablets(index_id, {(w["partition_key"], w["bucket"]) for w in mine})
         for w in mine:
             tablet_id = tablet_ids[(w["partition_key"], w["bucket"])]
-            path = data_file_path(table.id, index_id, tablet_id, txn_id, int(w["seq"]))
-            files.append(NewFile(tablet_id, index_version.version, path, w["rows"], 0))
+            path = data_file_path(table_id, index_id, tablet_id, txn_id, int(w["seq"]))
+            files.append(NewFile(tablet_id, index_version.version, path, w["rows"], 0, job_id))
             moves.append((pathlib.Path(w["path"]), path))
     catalog.register_files(txn_id, files)
     for staged, path in moves:

@@ -36,7 +36,9 @@ from alterflow.planner import Verdict
 from alterflow.rewrite.progress import ConversionProgress, tablet_sizes
 from alterflow.settings import lease_seconds
 from alterflow.store.layout import absolute
+from alterflow.store.quarantine import quarantine_table_name
 from alterflow.workflow import steps
+from alterflow.workflow.quarantine_table import ensure_quarantine_table
 from alterflow.workflow.request import AlterRequest
 
 HEAVY_STEPS = ("validate", "start", "wait_for_boundary", "convert", "check", "swap")
@@ -91,6 +93,8 @@ def start(catalog: Catalog, request: AlterRequest, validated: dict, group: str |
         lease.hand_off()  # the driver's next step takes it from here
     elif existing is None:
         info, result = steps.replan(catalog, request, validated, Verdict.HEAVY, "start")
+        if result.properties.on_cast_error == "quarantine":  # before the job: loads dual-write into it from then on
+            ensure_quarantine_table(catalog, info.name, result.old)
         existing = HeavyJobs(catalog).start(
             request_id=request.request_id,
             table_id=info.id,
@@ -228,13 +232,22 @@ def check(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: 
         if not report.success:
             job = cancel(catalog, warehouse, job_id, report.message, holder=held.holder)
             raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
-        nulled = sum(t.failed_casts for t in heavy.converted(job_id).values()) + heavy.dual_write_nulled(job_id)
         note = f"{report.expectations} expectations passed"
-        if nulled:
-            note += f"; {nulled} values that could not be converted became NULL"
+        nulled = quarantined = 0
+        if job.properties.get("on_cast_error") == "quarantine":
+            quarantined = heavy.quarantined(job_id)
+            if quarantined:
+                rows = (
+                    "1 row that could not be converted was" if quarantined == 1 else f"{quarantined} rows that could not be converted were"
+                )
+                note += f"; {rows} quarantined in {quarantine_table_name(job.table_name)}"
+        else:
+            nulled = sum(t.failed_casts for t in heavy.converted(job_id).values()) + heavy.dual_write_nulled(job_id)
+            if nulled:
+                note += f"; {nulled} values that could not be converted became NULL"
         heavy.advance(job_id, (JobState.VALIDATING,), JobState.VALIDATING, holder=held.holder, step="check", msg=note)
         crash_point("before_swap")
-    return {"expectations": report.expectations, "nulled": nulled}
+    return {"expectations": report.expectations, "nulled": nulled, "quarantined": quarantined}
 
 
 def swap(catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease | None = None, group: str | None = None) -> dict:

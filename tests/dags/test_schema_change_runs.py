@@ -239,3 +239,20 @@ def test_a_revert_runs_as_a_dag_run_like_any_alter(alterflow):
     assert state == "success" and tasks["commit"] == "success", tasks
     assert versions(alterflow, "t") == [1, 2, 3]
     assert sql(alterflow, "SELECT id, v FROM t ORDER BY id") == ((1, "10"), (2, "20"), (3, "30"), (4, None))
+
+
+def test_a_quarantining_run_keeps_the_bad_rows_in_the_quarantine_table(alterflow):
+    """Through the DAG (its worker path; the Spark conversion's quarantine is in tests/workflow/test_quarantine.py):
+    the run succeeds, its bad row is in t__quarantine, Msg counts it."""
+    sql(alterflow, "INSERT INTO t VALUES (4, 'four')")
+    conf = {
+        "table": "t",
+        "statement": "ALTER TABLE t MODIFY COLUMN v INT",
+        "properties": {"on_cast_error": "quarantine", "engine": "local"},
+    }
+    state, tasks, _run = run_dag(load_dag(SCHEMA_CHANGE), conf)
+    assert state == "success" and tasks["rewrite_in_worker"] == "success", tasks
+    assert sql(alterflow, "SELECT id, v FROM t ORDER BY id") == ((1, 10), (2, 20), (3, 30))
+    [job] = jobs(alterflow, "t")
+    assert sql(alterflow, "SELECT id, v, _job_id, _column FROM t__quarantine") == (("4", "four", job.id, "v"),)
+    assert "1 row that could not be converted was quarantined in t__quarantine" in job.msg, job.msg

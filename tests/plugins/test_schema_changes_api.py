@@ -301,3 +301,20 @@ def test_analyze_a_job_through_the_api_is_explain_analyze_of_its_conversion(plug
         f"job {job_id} is CANCELLED: only an unfinished heavyweight job can be analysed",
     )
     assert client.get("/alterflow/api/jobs/99/analysis", headers=viewer).status_code == 404
+
+
+def test_a_quarantining_job_shows_its_count_and_links_the_quarantine_table(plugin_session, client, mint):
+    s = plugin_session
+    viewer = bearer(mint("victor", "viewer"))
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING)")
+    sql(s, "INSERT INTO t VALUES (1, '1'), (2, 'two'), (3, 'three')")
+    sql(s, 'ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ("on_cast_error" = "quarantine", "engine" = "local")')
+    sql(s, "ALTER TABLE t ADD COLUMN w INT")  # a job that does not quarantine shows none
+    jobs = {j["statement"].split()[3]: j for j in client.get("/alterflow/api/jobs?table=t", headers=viewer).json()["jobs"]}
+    assert jobs["MODIFY"]["quarantine"] == {"table": "t__quarantine", "rows": 2}
+    assert jobs["ADD"]["quarantine"] is None
+    one = client.get(f"/alterflow/api/jobs/{jobs['MODIFY']['job_id']}", headers=viewer).json()
+    assert one["quarantine"] == {"table": "t__quarantine", "rows": 2}
+    html = client.get("/alterflow/", headers=viewer).text
+    assert '<a class="quarantine" href="/alterflow/?table=t__quarantine"' in html, html
+    assert "2 rows quarantined in t__quarantine" in html
