@@ -198,6 +198,11 @@ def parse_type(text: str) -> DataType:
 # --------------------------------------------------------------------------------------------
 
 
+def integer_range(t: DataType) -> tuple[int, int]:
+    """The inclusive range of values an integer type holds."""
+    return _INT_RANGES[t.name]
+
+
 class Change(enum.Enum):
     SAME = "SAME"
     LIGHT = "LIGHT"

@@ -420,12 +420,15 @@ class Catalog:
         properties: dict,
         timeout_s: int,
         steps: Iterable[str],
+        check_files: Callable[[TableSnapshot], None] | None = None,
     ) -> AlterJob:
         """Make `new` the current version in one database transaction, with its FINISHED job.
 
         Compare-and-set on the table's current version: of two concurrent ALTERs planned against
         the same version, exactly one commits; the other gets ConcurrentChange. Re-running with
-        the same request id returns the job already recorded (idempotent retry)."""
+        the same request id returns the job already recorded (idempotent retry). `check_files`
+        looks at the table's files as of `old_version` under the table row's lock (no load
+        commits meanwhile) and may refuse the commit."""
         now = utcnow()
         try:
             with self.db_session() as s, s.begin():
@@ -451,6 +454,8 @@ class Catalog:
                         f"ALTER TABLE {table_name}: the table changed since this statement was planned "
                         f"(version {old_version} is no longer current); nothing was applied"
                     )
+                if check_files is not None:
+                    check_files(self._snapshot(s, s.get(TableRow, table_id), version=old_version))
                 version_row = SchemaVersionRow(
                     table_id=table_id,
                     version=new.version,

@@ -33,6 +33,7 @@ from alterflow.catalog.models import (
 )
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.states import FileState, IndexState, JobKind, JobState, TransactionState, VersionState
+from alterflow.types import Change, classify_conversion
 
 # States in which loads dual-write into the shadow index.
 DUAL_WRITE_STATES = ACTIVE_JOB_STATES
@@ -164,6 +165,12 @@ class HeavyJobs:
                     raise ConcurrentChange(
                         f"ALTER TABLE {table_name}: the table changed since this statement was planned "
                         f"(version {old_version} is no longer current); nothing was applied"
+                    )
+                holding = self._unfinished_quarantining_job(s, table.current_index_id)
+                if holding is not None:  # a rewrite would drop the files' job marks: a cancel could not take them back
+                    raise ConcurrentChange(
+                        f"ALTER TABLE {table_name}: it holds rows quarantined by unfinished job {holding.id} on {holding.table_name}; "
+                        "a rewrite waits until that job is over; nothing was applied"
                     )
                 # A cancelled job may have left its version number behind: versions stay one apart.
                 s.execute(
@@ -498,6 +505,45 @@ class HeavyJobs:
             f.state = FileState.DELETED
         return [f.path for f in [*files, *quarantined]]
 
+    def _check_narrowed_meanwhile(self, s: Session, txn: TransactionRow, table: TableRow) -> None:
+        """Refuse a load whose files were written under a version that stored a column wider than
+        the table reads it now: a REVERT TO VERSION narrowed it back (lightweight, having checked
+        the files committed until then) while the load ran."""
+        written = set(
+            s.scalars(
+                select(DataFileRow.schema_version)
+                .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
+                .where(DataFileRow.txn_id == txn.id, TabletRow.index_id == table.current_index_id)
+            )
+        ) - {table.current_version}
+        if not written:
+            return
+        rows = s.scalars(
+            select(SchemaVersionRow).where(
+                SchemaVersionRow.table_id == table.id, SchemaVersionRow.version.in_(written | {table.current_version})
+            )
+        ).all()
+        specs = {r.version: SchemaVersion.from_spec_json(r.table_id, r.version, r.spec) for r in rows}
+        current = specs[table.current_version]
+        for version in sorted(written):
+            for column in current.columns:
+                stored = specs[version].column_by_id(column.id)
+                if stored is not None and stored.type != column.type and classify_conversion(stored.type, column.type)[0] is Change.HEAVY:
+                    raise TransactionStateError(
+                        f"transaction {txn.id} cannot commit: column {column.name} of {table.name} became {column.type.sql()} "
+                        f"again (REVERT TO VERSION) while it ran; retry the load"
+                    )
+
+    def _unfinished_quarantining_job(self, s: Session, index_id: int) -> AlterJobRow | None:
+        """An unfinished job whose quarantined rows are live files of this index, if any."""
+        return s.scalar(
+            select(AlterJobRow)
+            .join(DataFileRow, DataFileRow.quarantine_job_id == AlterJobRow.id)
+            .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
+            .where(TabletRow.index_id == index_id, DataFileRow.state == FileState.LIVE, AlterJobRow.state.in_(ACTIVE_JOB_STATES))
+            .limit(1)
+        )
+
     def check_quarantine_files(self, s: Session, txn_id: int) -> None:
         """Inside a commit that quarantines rows: each quarantine table they go to must still
         read them (its files in its current index) and must not be in a heavyweight change of
@@ -506,7 +552,7 @@ class HeavyJobs:
             select(IndexRow.table_id, IndexRow.id)
             .join(TabletRow, TabletRow.index_id == IndexRow.id)
             .join(DataFileRow, DataFileRow.tablet_id == TabletRow.id)
-            .where(DataFileRow.txn_id == txn_id, DataFileRow.quarantine_job_id.is_not(None))
+            .where(DataFileRow.txn_id == txn_id, DataFileRow.quarantine_job_id.is_not(None), DataFileRow.state == FileState.LIVE)
             .distinct()
         ).all()
         for table_id, index_id in targets:
@@ -541,6 +587,7 @@ class HeavyJobs:
         )
         if not indexes:
             return
+        self._check_narrowed_meanwhile(s, txn, table)
         job = s.scalar(
             select(AlterJobRow).where(
                 AlterJobRow.table_id == txn.table_id, AlterJobRow.kind == JobKind.HEAVY, AlterJobRow.state.in_(DUAL_WRITE_STATES)
@@ -566,11 +613,9 @@ class HeavyJobs:
                 .where(DataFileRow.txn_id == txn.id, TabletRow.index_id.in_(stale))
             ):
                 f.state = FileState.DELETED
-        if quarantined_for - ({job.id} if job is not None else set()):  # ... and its quarantined rows
-            for f in s.scalars(
-                select(DataFileRow).where(
-                    DataFileRow.txn_id == txn.id,
-                    DataFileRow.quarantine_job_id.in_(quarantined_for - ({job.id} if job is not None else set())),
-                )
-            ):
+        cancelled = set(  # ... and the rows it quarantined for that job (a finished job's stay: it swapped)
+            s.scalars(select(AlterJobRow.id).where(AlterJobRow.id.in_(quarantined_for), AlterJobRow.state == JobState.CANCELLED))
+        )
+        if cancelled:
+            for f in s.scalars(select(DataFileRow).where(DataFileRow.txn_id == txn.id, DataFileRow.quarantine_job_id.in_(cancelled))):
                 f.state = FileState.DELETED

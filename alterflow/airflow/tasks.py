@@ -78,11 +78,13 @@ def validate(params: Mapping, run_id: str) -> dict:
 def plan(request: dict) -> dict:
     with refusals_fail_the_task():
         req = AlterRequest.from_json(request)
-        catalog = _catalog(_settings())
+        settings = _settings()
+        catalog = _catalog(settings)
         job = catalog.job_by_request(req.request_id)
         if job is not None:  # a retry after the job was recorded: plan what it was planned as
             return {"kind": job.kind, "from_version": job.from_version, "to_version": job.to_version, "clauses": []}
-        return steps.validate(catalog, req, run_group(req.request_id))  # `job_id`: an orphaned job it takes over
+        # `job_id`: an orphaned job it takes over
+        return steps.validate(catalog, req, run_group(req.request_id), warehouse=settings.warehouse)
 
 
 DRY_RUN = "DRY_RUN"
@@ -118,7 +120,8 @@ def branch(validated: dict) -> str | list[str]:
 
 def commit(request: dict, validated: dict) -> dict:
     with refusals_fail_the_task():
-        return steps.commit(_catalog(_settings()), AlterRequest.from_json(request), validated)
+        settings = _settings()
+        return steps.commit(_catalog(settings), AlterRequest.from_json(request), validated, settings.warehouse)
 
 
 def route(job_id: int) -> str:

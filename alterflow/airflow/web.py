@@ -305,12 +305,12 @@ def revert_table(table: str, version: str, user: GetUserDep) -> dict:
     if not _JOB_ID.fullmatch(version):  # a positive catalog integer, ASCII digits only
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"malformed version {_shown(version)}: expected a positive integer")
     _require_control(user)
-    _settings, catalog = open_catalog()
+    settings, catalog = open_catalog()
     info = _table(catalog, name)
     statement = f"ALTER TABLE {info.name} REVERT TO VERSION {int(version)}"
     request = AlterRequest(info.name, statement, request_id=new_run_id())
     try:
-        planned = steps.validate(catalog, request)
+        planned = steps.validate(catalog, request, warehouse=settings.warehouse)
     except UserError as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, first_line(exc)) from None
     conf = {"table": request.table, "statement": statement, "properties": {}}

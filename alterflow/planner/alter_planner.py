@@ -49,6 +49,7 @@ from alterflow.types import (
     coerce_literal,
     coerce_value,
     format_value,
+    integer_range,
     parse_type,
 )
 
@@ -85,6 +86,9 @@ class TableContext:
     active_job: str | None = None  # an unfinished alter job on the table, e.g. "job 7 (RUNNING)"
     # version number -> that kept version of the table, None once GC collected it (REVERT TO VERSION)
     versions: Callable[[int], SchemaVersion | None] = lambda _version: None
+    # column id -> (lowest, highest) value of an integer column over today's files, from their
+    # statistics ((None, None): no value stored), None when unknown (REVERT of a widening)
+    stored_range: Callable[[int], tuple[int | None, int | None] | None] = lambda _column_id: None
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,9 @@ class AlterPlan:
     conversions: tuple[ColumnConversion, ...]
     kind: Verdict  # LIGHT, HEAVY, or REJECTED when the statement or any clause is
     rejection: str | None  # the first rejection's message
+    # A lightweight plan's columns read narrower than today's files store them (a REVERT of a
+    # widening whose stored values all fit): its commit checks the files again under the table's lock.
+    narrowed: tuple[int, ...] = ()
 
     @property
     def rejected(self) -> bool:
@@ -614,7 +621,10 @@ class _Planner:
                 views = self.views_of(col.id)
                 if views is not None:
                     raise _Reject(f"{what}: the type of column {now.name} is used by {views}")
-                (heavy if change is Change.HEAVY else notes).append(f"{now.name}: {why}")
+                if change is Change.HEAVY and self.fits_stored_values(now, col):
+                    notes.append(f"{now.name}: {now.type.sql()} -> {col.type.sql()}, every stored value fits (file statistics)")
+                else:
+                    (heavy if change is Change.HEAVY else notes).append(f"{now.name}: {why}")
             if now.nullable and not col.nullable:
                 heavy.append(f"{now.name}: NULL -> NOT NULL checks every row")
         for col in w.columns:
@@ -642,6 +652,20 @@ class _Planner:
         if heavy:
             return Verdict.HEAVY, f"presents version {n} again: {'; '.join(heavy + notes)}"
         return Verdict.LIGHT, f"metadata only: presents version {n} again" + (f": {'; '.join(notes)}" if notes else "")
+
+    def fits_stored_values(self, now: Column, back: Column) -> bool:
+        """Whether a revert can read an integer column narrower again without a rewrite: `back`'s
+        type widens to `now`'s (the change undone was a widening) and every value today's files
+        store fits `back`'s type (their statistics say so)."""
+        if not (now.type.is_integer and back.type.is_integer) or "LARGEINT" in (now.type.name, back.type.name):
+            return False
+        if classify_conversion(back.type, now.type)[0] is not Change.LIGHT:
+            return False
+        stored = self.ctx.stored_range(back.id)
+        if stored is None:
+            return False
+        low, high = integer_range(back.type)
+        return stored[0] is None or (low <= stored[0] and stored[1] <= high)
 
     # -- the statement ---------------------------------------------------------------------------
     def plan(self, stmt: AlterTable) -> AlterPlan:
@@ -698,7 +722,19 @@ class _Planner:
             conversions=_conversions(ctx.current, new, heavy),
             kind=kind,
             rejection=rejections[0] if rejections else None,
+            narrowed=_narrowed(ctx.current, new) if kind is Verdict.LIGHT else (),
         )
+
+
+def _narrowed(old: SchemaVersion, new: SchemaVersion) -> tuple[int, ...]:
+    """Columns a lightweight plan reads narrower than `old` stores them."""
+    return tuple(
+        c.id
+        for c in new.columns
+        if (before := old.column_by_id(c.id)) is not None
+        and before.type != c.type
+        and classify_conversion(before.type, c.type)[0] is Change.HEAVY
+    )
 
 
 def _conversions(old: SchemaVersion, new: SchemaVersion, heavy: bool) -> tuple[ColumnConversion, ...]:

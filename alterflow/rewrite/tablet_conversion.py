@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 from alterflow.bucketing import spark_bucket_expr
 from alterflow.catalog.catalog import Catalog, NewFile, TableSnapshot
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.catalog.schema import SchemaVersion
+from alterflow.catalog.schema import SchemaVersion, name_key
 from alterflow.catalog.states import JobState
 from alterflow.crash_points import crash_point
 from alterflow.errors import AlterflowError
@@ -42,7 +42,8 @@ from alterflow.rewrite.footer_counts import file_counts
 from alterflow.rewrite.local_conversion import BUCKET_COLUMN, QUARANTINE_DIR, stage_tablet
 from alterflow.rewrite.progress import ConversionProgress, TabletSize, sizes_of
 from alterflow.store.layout import absolute, conversion_staging_path, data_file_path
-from alterflow.store.quarantine import COLUMN_COLUMN, JOB_COLUMN, REASON_COLUMN, quarantine_target, reason_text, register_and_write
+from alterflow.store.quarantine import COLUMN_COLUMN, JOB_COLUMN, REASON_COLUMN, QuarantineTarget, reason_text, register_and_write
+from alterflow.store.quarantine_table import quarantine_target
 from alterflow.types import to_spark
 
 log = logging.getLogger(__name__)
@@ -110,7 +111,7 @@ class TabletConverter:
         self.on_cast_error = self.job.properties.get("on_cast_error", "fail")
         # Quarantined rows' values are NULL in the converted frame, like "null"'s, and flagged.
         self.cast_mode = "null" if self.on_cast_error == "quarantine" else self.on_cast_error
-        self.quarantine = quarantine_target(catalog, self.job.table_name, job_id) if self.on_cast_error == "quarantine" else None
+        self.quarantining = self.on_cast_error == "quarantine"
         self.parallelism = max(1, parallelism)
         self._progress_lock = threading.Lock()
         self._local = threading.local()
@@ -177,13 +178,17 @@ class TabletConverter:
         for leftover in staging.parent.glob(f"o{int(tablet_id)}-*"):
             shutil.rmtree(leftover, ignore_errors=True)
         started = time.monotonic()
+        # The quarantine table as it is now (per tablet: a user may drop or change it meanwhile).
+        quarantine = (
+            quarantine_target(self.catalog, self.job.table_name, self.job.id, self.old) if self.quarantining and snapshot.files else None
+        )
         if not snapshot.files:  # nothing below the boundary: done without Spark
             self._commit_tablet(tablet_id, partition_key, staging, 0, 0, [], started)
             return
 
         if self.engine == "local":
-            staged = stage_tablet(self.warehouse, snapshot, self.old, self.new, staging, SAMPLES, self.quarantine)
-            self._commit_tablet(tablet_id, partition_key, staging, staged.rows_in, staged.failed, staged.samples, started)
+            staged = stage_tablet(self.warehouse, snapshot, self.old, self.new, staging, SAMPLES, quarantine)
+            self._commit_tablet(tablet_id, partition_key, staging, staged.rows_in, staged.failed, staged.samples, started, quarantine)
             return
 
         from pyspark.sql import Observation
@@ -194,23 +199,23 @@ class TabletConverter:
         spark = self._thread_spark()
         origin = read_snapshot(spark, self.warehouse, snapshot, self.old, keep_txn=keyed)
         originals = {}
-        if self.quarantine is not None:  # each row's original values ride along, for the quarantined ones
+        if quarantine is not None:  # each row's original values ride along, for the quarantined ones
             originals = {c.id: f"af$original_{c.id}" for c in self.old.columns}
             origin = origin.select("*", *[F.col(f"`{c.name}`").cast("string").alias(originals[c.id]) for c in self.old.columns])
         converted, flags = convert_frame(origin, self.old, self.new, self.cast_mode)
         checked = [_flag_column_id(flag) for flag in flags]
-        if keyed or self.quarantine is not None:  # counted in the query
+        if keyed or quarantine is not None:  # counted in the query
             observed = Observation(f"job{self.job.id}_tablet{tablet_id}")
             metrics = [F.count(F.lit(1)).alias("rows")] + [F.sum(F.col(flag).cast("long")).alias(flag) for flag in flags]
             converted = converted.observe(observed, *metrics)
         else:  # every stored row is read: counted from the files' footers (footer_counts)
             observed = None
             origin_counts = self._origin_counts(snapshot, checked)
-        if self.quarantine is not None:
+        if quarantine is not None:
             failed_any = F.lit(False)
             for flag in flags:
                 failed_any = failed_any | F.col(flag)
-            quarantined = self._quarantine_frame(converted.where(failed_any), flags, originals)
+            quarantined = self._quarantine_frame(converted.where(failed_any), flags, originals, quarantine)
             converted = converted.where(~failed_any).drop(*originals.values())
         converted = converted.drop(*flags)
         sort_names = [F.col(f"`{n}`") for n in self.new.names(self.new.sort_key)]
@@ -231,7 +236,7 @@ class TabletConverter:
             converted = with_field_ids(converted, self.new)
             converted.write.mode("overwrite").parquet(str(staging / f"{BUCKET_COLUMN}=0"))
 
-        if self.quarantine is not None:  # after the converted rows (whose write replaces the staging folder)
+        if quarantine is not None:  # after the converted rows (whose write replaces the staging folder)
             quarantined.write.mode("overwrite").parquet(str(staging / QUARANTINE_DIR))
         if observed is not None:
             metrics_row = observed.get
@@ -243,7 +248,7 @@ class TabletConverter:
             # A converted value is NULL exactly when its source is NULL or its cast failed.
             failed = sum(written_nulls[cid] - source_nulls[cid] for cid in checked)
         samples = self._samples(origin.drop(*originals.values()), flags) if failed else []
-        self._commit_tablet(tablet_id, partition_key, staging, rows_in, failed, samples, started)
+        self._commit_tablet(tablet_id, partition_key, staging, rows_in, failed, samples, started, quarantine)
 
     def _origin_counts(self, snapshot: TableSnapshot, column_ids: list[int]) -> tuple[int, dict[int, int]]:
         """(rows, {column id: NULLs}) of the tablet's origin files as read under the origin version:
@@ -295,22 +300,23 @@ class TabletConverter:
                 samples.append([name, row[0]])
         return samples[:SAMPLES]
 
-    def _quarantine_frame(self, failed, flags: list[str], originals: dict[int, str]):
+    def _quarantine_frame(self, failed, flags: list[str], originals: dict[int, str], target: QuarantineTarget):
         """The quarantine table's rows for `failed` (converted rows with their flags and
         original values): the original values by column name, the job, the failed columns and
         why (the same texts as `alterflow.store.quarantine.split_quarantined`)."""
         from pyspark.sql import functions as F
 
-        target = self.quarantine
         failing = [(flag, self.new.column_by_id(_flag_column_id(flag))) for flag in flags]
+        roles = {name_key(m): m for m in (JOB_COLUMN, COLUMN_COLUMN, REASON_COLUMN)}
         columns = []
         for column in target.version.columns:
             source = self.old.column(column.name)
-            if column.name == JOB_COLUMN:
+            role = roles.get(name_key(column.name))
+            if role == JOB_COLUMN:
                 value = F.lit(target.job_id).cast("long")
-            elif column.name == COLUMN_COLUMN:
+            elif role == COLUMN_COLUMN:
                 value = F.concat_ws(", ", *[F.when(F.col(flag), F.lit(c.name)) for flag, c in failing])
-            elif column.name == REASON_COLUMN:
+            elif role == REASON_COLUMN:
                 parts = []
                 for flag, c in failing:
                     text = F.col(originals[c.id])
@@ -325,7 +331,15 @@ class TabletConverter:
         return with_field_ids(failed.select(*columns), target.version)
 
     def _commit_tablet(
-        self, tablet_id: int, partition_key: str, staging: pathlib.Path, rows_in: int, failed: int, samples: list, started: float
+        self,
+        tablet_id: int,
+        partition_key: str,
+        staging: pathlib.Path,
+        rows_in: int,
+        failed: int,
+        samples: list,
+        started: float,
+        quarantine: QuarantineTarget | None = None,
     ) -> None:
         written = sorted(staging.glob(f"{BUCKET_COLUMN}=*/*.parquet"))
         by_bucket = [(int(p.parent.name.split("=", 1)[1]), p) for p in written]
@@ -341,7 +355,7 @@ class TabletConverter:
         try:
             with TransactionLease(self.catalog, txn, self.lease.lease_s):
                 self._register_move_commit(
-                    tablet_id, partition_key, staging, by_bucket, shadow_tablets, txn, moves, rows_in, failed, samples, started
+                    tablet_id, partition_key, staging, by_bucket, shadow_tablets, txn, moves, rows_in, failed, samples, started, quarantine
                 )
         except BaseException:
             try:
@@ -369,6 +383,7 @@ class TabletConverter:
         failed: int,
         samples: list,
         started: float,
+        quarantine: QuarantineTarget | None,
     ) -> None:
         """Register the tablet's staged files under `txn`, move them into place and commit, the
         commit recording the tablet as converted (`moves` collects what moved, for the abort).
@@ -388,11 +403,11 @@ class TabletConverter:
             source.replace(final)
             sizes[target] = final.stat().st_size
         quarantined = 0
-        if self.quarantine is not None:  # the tablet's quarantined rows, under the same transaction
+        if quarantine is not None:  # the tablet's quarantined rows, under the same transaction
             for path in sorted((staging / QUARANTINE_DIR).glob("*.parquet")):
                 rows = pq.read_table(path)
                 quarantined += rows.num_rows
-                sizes.update(register_and_write(self.catalog, self.warehouse, txn, self.quarantine, rows))
+                sizes.update(register_and_write(self.catalog, self.warehouse, txn, quarantine, rows))
             if quarantined:
                 crash_point("quarantined")
         self.heavy.commit_converted_tablet(

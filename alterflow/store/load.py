@@ -41,7 +41,8 @@ from alterflow.leases import TransactionLease, new_holder
 from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
 from alterflow.store.bad_rows import BadRows
 from alterflow.store.layout import absolute, data_file_path
-from alterflow.store.quarantine import QuarantineTarget, quarantine_target, register_and_write, split_quarantined
+from alterflow.store.quarantine import QuarantineTarget, kept_row_numbers, register_and_write, split_quarantined
+from alterflow.store.quarantine_table import quarantine_target
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_files, same_tablets, tablet_rows, with_txn_column, write_parquet
 
@@ -98,8 +99,13 @@ def dual_write_rows(
             f"{target.version.column(column).type.sql()} for schema change job {target.job_id}, which quarantines, and rows of a "
             "table with a primary key are not quarantined while loading (the key's older row would stay); nothing was loaded"
         )
-    if result.failed_rows and quarantine is not None:  # (None: only looking for the load's first bad row)
-        converted, quarantined = split_quarantined(data, result.table, version, target.version, result.failed_rows, quarantine)
+    kept = None  # the rows left for the shadow index, when some were quarantined (for row numbers)
+    if result.failed_rows:
+        kept = kept_row_numbers(data.num_rows, result.failed_rows)
+        if quarantine is not None:
+            converted, quarantined = split_quarantined(data, result.table, version, target.version, result.failed_rows, quarantine)
+        else:  # only looking for the load's first bad row: the quarantined rows are not bad ones
+            converted = result.table.take(pa.array(kept, type=pa.int64()))
         result = dataclasses.replace(result, table=converted)
     if result.failures:
         first = result.failures[0]
@@ -111,9 +117,11 @@ def dual_write_rows(
     for column in target.version.columns:
         values = result.table.column(column.name)
         if not column.nullable and values.null_count:
+            row = _first_null(values)
+            row = int(kept[row]) if kept is not None else row
             raise BadRows(
                 f"INSERT INTO {table}: column {column.name} becomes NOT NULL in schema change job {target.job_id} "
-                f"but row {_first_null(values) + first_row} has NULL; nothing was loaded"
+                f"but row {row + first_row} has NULL; nothing was loaded"
             )
     return result.table, sum(result.nulled.values()), quarantined
 
@@ -238,7 +246,7 @@ class _LoadWriter:
                 self.shadow = _IndexFiles(self, target.shadow_index_id, target.version)
                 self.shadow_tablets_alike = same_tablets(self.version, target.version)
                 if target.on_cast_error == "quarantine":  # the shadow may hold fewer rows than the origin
-                    self.quarantine = quarantine_target(self.catalog, self.table.name, target.job_id)
+                    self.quarantine = quarantine_target(self.catalog, self.table.name, target.job_id, self.version)
                 elif same_files(self.version, target.version):
                     self.shadow_from_origin = target
             tablets = tablet_rows(data, self.version)
@@ -280,6 +288,8 @@ class _LoadWriter:
         if batch is not None:
             batch.result()
             self.shadow.write_flushed()
+            if sum(t.nbytes for t in self.quarantined) > self.target_bytes:  # memory stays bounded
+                self._write_quarantined()
 
     def dual_error(self) -> BaseException | None:
         """The dual lane's error, if its batch (one before the failing one) failed too: that row
@@ -295,13 +305,18 @@ class _LoadWriter:
         self.origin.flush_all()
         if self.shadow is not None:
             self.shadow.flush_all()
-        if self.quarantined:  # the rows this load quarantined, under its transaction
-            rows = pa.concat_tables(self.quarantined)
-            self.quarantined = []
-            written = register_and_write(self.catalog, self.warehouse, self.txn_id, self.quarantine, rows)
-            self.planned.extend(written)
-            self.sizes.update(written)
+        self._write_quarantined()
         self.close(wait=True)
+
+    def _write_quarantined(self) -> None:
+        """The rows this load quarantined so far, as quarantine-table files under its transaction."""
+        if not self.quarantined:
+            return
+        rows = pa.concat_tables(self.quarantined)
+        self.quarantined = []
+        written = register_and_write(self.catalog, self.warehouse, self.txn_id, self.quarantine, rows)
+        self.planned.extend(written)
+        self.sizes.update(written)
 
     def close(self, wait: bool) -> None:
         self._dual_lane.shutdown(wait=True, cancel_futures=True)

@@ -51,14 +51,6 @@ class QuarantineTarget:
     version: SchemaVersion
 
 
-def quarantine_target(catalog: Catalog, source_table: str, job_id: int) -> QuarantineTarget:
-    name = quarantine_table_name(source_table)
-    if catalog.object_kind(name) != "table":
-        raise QuarantineUnavailable(f"ALTER TABLE {source_table}: quarantine table {name} is missing (dropped while job {job_id} ran)")
-    info, version = catalog.current_schema(name)
-    return QuarantineTarget(job_id, info.id, info.name, info.current_index_id, version)
-
-
 def text_array(values: pa.Array | pa.ChunkedArray, t: DataType) -> pa.Array:
     """Values of type `t` as text, as Spark's CAST(... AS STRING) writes them."""
     if isinstance(values, pa.ChunkedArray):
@@ -99,6 +91,19 @@ def _reasons(origin: pa.Table, old: SchemaVersion, new: SchemaVersion, failed_ro
     return pa.array([", ".join(c) for c in columns], type=pa.string()), pa.array(["; ".join(r) for r in reasons], type=pa.string())
 
 
+def failed_row_numbers(failed_rows: dict[str, list[int]]) -> np.ndarray:
+    """The rows with at least one failed value, ascending."""
+    lists = [np.asarray(r, dtype=np.int64) for r in failed_rows.values() if r]
+    return np.unique(np.concatenate(lists)) if lists else np.zeros(0, dtype=np.int64)
+
+
+def kept_row_numbers(length: int, failed_rows: dict[str, list[int]]) -> np.ndarray:
+    """The rows of `length` with no failed value, ascending."""
+    keep = np.ones(length, dtype=bool)
+    keep[failed_row_numbers(failed_rows)] = False
+    return np.flatnonzero(keep)
+
+
 def split_quarantined(
     origin: pa.Table,
     converted: pa.Table,
@@ -111,16 +116,18 @@ def split_quarantined(
     table's rows or None when every row converted). `origin` and `converted` are row for row alike."""
     if not any(failed_rows.values()):
         return converted, None
-    rows = np.unique(np.concatenate([np.asarray(r, dtype=np.int64) for r in failed_rows.values() if r]))
+    rows = failed_row_numbers(failed_rows)
     keep = np.ones(converted.num_rows, dtype=bool)
     keep[rows] = False
     taken = origin.take(pa.array(rows, type=pa.int64()))
     by_key = {name_key(n): i for i, n in enumerate(taken.column_names)}
     arrays = []
+    meta = {name_key(m): m for m in META_COLUMNS}
     for column in target.version.columns:
-        if column.name == JOB_COLUMN:
+        role = meta.get(name_key(column.name))
+        if role == JOB_COLUMN:
             arrays.append(pa.array(np.full(len(rows), target.job_id, dtype=np.int64)))
-        elif column.name in (COLUMN_COLUMN, REASON_COLUMN):
+        elif role is not None:
             arrays.append(None)  # filled below
         else:
             source = old.column(column.name)
@@ -130,9 +137,9 @@ def split_quarantined(
             else:
                 arrays.append(text_array(taken.column(index), source.type))
     failed_columns, reasons = _reasons(origin, old, new, failed_rows, rows)
-    names = [c.name for c in target.version.columns]
-    arrays[names.index(COLUMN_COLUMN)] = failed_columns
-    arrays[names.index(REASON_COLUMN)] = reasons
+    roles = [meta.get(name_key(c.name)) for c in target.version.columns]
+    arrays[roles.index(COLUMN_COLUMN)] = failed_columns
+    arrays[roles.index(REASON_COLUMN)] = reasons
     quarantined = pa.Table.from_arrays(arrays, schema=arrow_schema(target.version))
     return converted.filter(pa.array(keep)), quarantined
 

@@ -49,7 +49,8 @@ from alterflow.loading import CsvSplit, LoadInput, LoadInputError, csv_header, c
 from alterflow.store.bad_rows import BadRows
 from alterflow.store.layout import absolute, data_file_path, load_staging_path
 from alterflow.store.load import LoadResult, abort_load, delete_files, dual_write_rows, numbered
-from alterflow.store.quarantine import QuarantineTarget, quarantine_target
+from alterflow.store.quarantine import QuarantineTarget
+from alterflow.store.quarantine_table import quarantine_target
 from alterflow.store.rows import rows_from_arrow
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.store.tablets import same_tablets, tablet_rows, with_txn_column, write_parquet
@@ -111,6 +112,7 @@ class _SplitFiles:
         self.plan = plan
         self.written: list[dict] = []
         self.nulled = 0  # values the dual write set to NULL (`on_cast_error` = null)
+        self.quarantined: list[pa.Table] = []  # rows the dual write quarantined, written at the end
         self.origin: TabletBuffers | None = None
         self.shadow: TabletBuffers | None = None
         self.tablets_alike = plan.target is not None and same_tablets(plan.version, plan.target.version)
@@ -159,14 +161,18 @@ class _SplitFiles:
         if shadow is not None:
             self.shadow.add(shadow, tablets if self.tablets_alike and quarantined is None else None)  # the split done once
         if quarantined is not None:
-            write = self._writer(False, quarantine=True)
-            for piece in tablet_rows(quarantined, self.plan.quarantine.version).slices(quarantined):
-                write(piece.key, 0, piece.rows)
+            self.quarantined.append(quarantined)
 
     def flush(self) -> None:
         for buffers in (self.origin, self.shadow):
             if buffers is not None:
                 buffers.flush_all()
+        if self.quarantined:  # one file per task and quarantine tablet (GC does not compact them)
+            rows = pa.concat_tables(self.quarantined)
+            self.quarantined = []
+            write = self._writer(False, quarantine=True)
+            for piece in tablet_rows(rows, self.plan.quarantine.version).slices(rows):
+                write(piece.key, 0, piece.rows)
 
 
 def run_csv_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], splits: list[CsvSplit], header: list[str]) -> Iterator[pa.RecordBatch]:
@@ -370,7 +376,7 @@ def _write_and_commit(
     staging.mkdir(parents=True, exist_ok=True)
     quarantine = None
     if target is not None and target.on_cast_error == "quarantine":
-        quarantine = quarantine_target(catalog, table.name, target.job_id)
+        quarantine = quarantine_target(catalog, table.name, target.job_id, version)
     plan = TaskPlan(table.name, version, txn_id, target, str(staging), source.file_order, settings.target_file_mb << 20, quarantine)
     written = _run_tasks(spark, source, plan)
     errors = [w["error"] for w in written if w["error"]]

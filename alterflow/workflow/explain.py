@@ -39,7 +39,7 @@ def explain_alter(catalog: Catalog, warehouse: pathlib.Path, stmt: ast.AlterTabl
     from alterflow.planner import plan_alter
     from alterflow.rewrite.engines import choose_engine, engine_reason
 
-    context = steps.table_context(catalog, stmt.table)
+    context = steps.table_context(catalog, stmt.table, warehouse=warehouse)
     plan = plan_alter(context, dataclasses.replace(stmt, explain=False, analyze=False))
     rows_total, bytes_total = catalog.table_stats(catalog.table(stmt.table).id)
     heavy = plan.kind is Verdict.HEAVY

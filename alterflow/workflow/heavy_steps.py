@@ -37,8 +37,8 @@ from alterflow.rewrite.progress import ConversionProgress, tablet_sizes
 from alterflow.settings import lease_seconds
 from alterflow.store.layout import absolute
 from alterflow.store.quarantine import quarantine_table_name
+from alterflow.store.quarantine_table import ensure_quarantine_table
 from alterflow.workflow import steps
-from alterflow.workflow.quarantine_table import ensure_quarantine_table
 from alterflow.workflow.request import AlterRequest
 
 HEAVY_STEPS = ("validate", "start", "wait_for_boundary", "convert", "check", "swap")
@@ -240,7 +240,7 @@ def check(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: 
                 rows = (
                     "1 row that could not be converted was" if quarantined == 1 else f"{quarantined} rows that could not be converted were"
                 )
-                note += f"; {rows} quarantined in {quarantine_table_name(job.table_name)}"
+                note += f"; {rows} quarantined in {quarantine_table_name(job.table_name)} so far"  # loads may add more
         else:
             nulled = sum(t.failed_casts for t in heavy.converted(job_id).values()) + heavy.dual_write_nulled(job_id)
             if nulled:

@@ -28,9 +28,9 @@ def run_alter(catalog: Catalog, request: AlterRequest, warehouse: pathlib.Path |
     if done is not None and done.kind == JobKind.LIGHT:
         return done
     if done is None:
-        validated = steps.validate(catalog, request)
+        validated = steps.validate(catalog, request, warehouse=warehouse)
         if validated["kind"] == JobKind.LIGHT:
-            return steps.commit_job(catalog, request, validated)
+            return steps.commit_job(catalog, request, validated, warehouse)
         if warehouse is None or spark_factory is None:
             raise steps.HeavyChangeUnavailable(
                 f"ALTER TABLE {request.table}: a heavyweight change needs the warehouse and Spark; nothing was changed"

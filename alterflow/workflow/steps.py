@@ -9,6 +9,7 @@ commit    (light) make the planned version current in one catalog transaction, w
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 from dataclasses import replace
 
 from alterflow.catalog.catalog import AlterContext, AlterJob, Catalog
@@ -20,6 +21,8 @@ from alterflow.errors import UserError
 from alterflow.planner import AlterPlan, AlterRejected, TableContext, Verdict, plan_alter
 from alterflow.rewrite.engines import local_refusal
 from alterflow.sql import AlterTable, SqlError, parse_statements
+from alterflow.store.file_statistics import snapshot_integer_range
+from alterflow.types import integer_range
 from alterflow.workflow.request import AlterRequest
 
 LIGHT_STEPS = ("validate", "commit")
@@ -51,10 +54,13 @@ def _alter_context(catalog: Catalog, table: str) -> AlterContext:
         raise AlterRejected(f"ALTER TABLE {table}: unknown table {table}") from None
 
 
-def table_context(catalog: Catalog, table: str, version: SchemaVersion | None = None) -> TableContext:
-    """What the planner needs to know about a table (at its current version unless given)."""
+def table_context(
+    catalog: Catalog, table: str, version: SchemaVersion | None = None, warehouse: pathlib.Path | None = None
+) -> TableContext:
+    """What the planner needs to know about a table (at its current version unless given).
+    Without the `warehouse` the files' statistics are unknown (a REVERT of a widening rewrites)."""
     context = _alter_context(catalog, table)
-    return _planner_context(catalog, context, version or context.current)
+    return _planner_context(catalog, context, version or context.current, warehouse)
 
 
 def same_statement(a: str, b: str) -> bool:
@@ -90,13 +96,24 @@ def resumable_job(context: AlterContext, request: AlterRequest, group: str | Non
     return job
 
 
-def _planner_context(catalog: Catalog, context: AlterContext, version: SchemaVersion) -> TableContext:
+def _planner_context(
+    catalog: Catalog, context: AlterContext, version: SchemaVersion, warehouse: pathlib.Path | None = None
+) -> TableContext:
     job = context.active_job
     table_id = context.table.id
 
     def kept_version(number: int) -> SchemaVersion | None:  # read only by REVERT TO VERSION
         """The committed version `number` (not a cancelled job's), None once GC collected it."""
         return next((v for v in catalog.schema_versions(table_id) if v.version == number), None)
+
+    snapshots = []
+
+    def stored_range(column_id: int):  # read only by a REVERT of a widening
+        if warehouse is None:
+            return None
+        if not snapshots:
+            snapshots.append(catalog.snapshot_by_id(table_id))
+        return snapshot_integer_range(warehouse, snapshots[0], column_id)
 
     return TableContext(
         name=context.table.name,
@@ -105,6 +122,7 @@ def _planner_context(catalog: Catalog, context: AlterContext, version: SchemaVer
         view_uses=context.view_uses,
         active_job=_unfinished(job) if job else None,
         versions=kept_version,
+        stored_range=stored_range,
     )
 
 
@@ -115,12 +133,12 @@ def _unfinished(job: AlterJob) -> str:
     return f"job {job.id} ({job.state})"
 
 
-def plan(catalog: Catalog, request: AlterRequest, version: SchemaVersion | None = None) -> AlterPlan:
+def plan(catalog: Catalog, request: AlterRequest, version: SchemaVersion | None = None, warehouse: pathlib.Path | None = None) -> AlterPlan:
     stmt = parse_alter(request)
-    return plan_alter(table_context(catalog, request.table, version), stmt)
+    return plan_alter(table_context(catalog, request.table, version, warehouse), stmt)
 
 
-def validate(catalog: Catalog, request: AlterRequest, group: str | None = None) -> dict:
+def validate(catalog: Catalog, request: AlterRequest, group: str | None = None, warehouse: pathlib.Path | None = None) -> dict:
     """The plan as JSON, or a rejection. `job_id` in it: the request takes over that orphaned job."""
     context = _alter_context(catalog, request.table)
     job = resumable_job(context, request, group)
@@ -132,7 +150,7 @@ def validate(catalog: Catalog, request: AlterRequest, group: str | None = None) 
             "clauses": [],
             "job_id": job.id,
         }
-    result = plan_alter(_planner_context(catalog, context, context.current), parse_alter(request))
+    result = plan_alter(_planner_context(catalog, context, context.current, warehouse), parse_alter(request))
     result.raise_if_rejected()
     if result.kind is Verdict.HEAVY and result.properties.engine == "local":
         refusal = local_refusal(*catalog.table_stats(context.table.id))
@@ -146,29 +164,47 @@ def validate(catalog: Catalog, request: AlterRequest, group: str | None = None) 
     }
 
 
-def replan(catalog: Catalog, request: AlterRequest, validated: dict, kind: Verdict, step: str):
+def replan(catalog: Catalog, request: AlterRequest, validated: dict, kind: Verdict, step: str, warehouse: pathlib.Path | None = None):
     """(table, plan) planned again against the version `validate` saw: a step may run in another
     process, and the compare-and-set on that version refuses it if the table moved meanwhile."""
     # One catalog read: the table, the version validated against and the planner's context.
     context = catalog.alter_context(request.table, validated["from_version"])
-    result = plan_alter(_planner_context(catalog, context, context.base), parse_alter(request))
+    result = plan_alter(_planner_context(catalog, context, context.base, warehouse), parse_alter(request))
     result.raise_if_rejected()
     if result.kind is not kind:
         raise AlterRejected(f"ALTER TABLE {request.table}: the {step} step only runs {kind.value.lower()}weight changes")
     return context.table, result
 
 
-def commit(catalog: Catalog, request: AlterRequest, validated: dict) -> dict:
+def commit(catalog: Catalog, request: AlterRequest, validated: dict, warehouse: pathlib.Path | None = None) -> dict:
     """Commit a lightweight change planned against `validated['from_version']` (compare-and-set)."""
-    job = commit_job(catalog, request, validated)
+    job = commit_job(catalog, request, validated, warehouse)
     return {"job_id": job.id, "state": job.state, "version": job.to_version}
 
 
-def commit_job(catalog: Catalog, request: AlterRequest, validated: dict) -> AlterJob:
+def _narrowed_values_fit(warehouse: pathlib.Path | None, table: str, plan: AlterPlan):
+    """The commit's check of a plan that reads columns narrower than the files store them: every
+    stored value still fits (a load may have committed since the plan)."""
+
+    def check(snapshot) -> None:
+        for column_id in plan.narrowed:
+            column = plan.new.column_by_id(column_id)
+            stored = snapshot_integer_range(warehouse, snapshot, column_id) if warehouse is not None else None
+            low, high = integer_range(column.type)
+            if stored is None or (stored[0] is not None and not (low <= stored[0] and stored[1] <= high)):
+                raise AlterRejected(
+                    f"ALTER TABLE {table}: column {column.name} now holds values that {column.type.sql()} cannot (a load committed "
+                    "them since the statement was planned); run it again: it becomes a rewrite. Nothing was applied"
+                )
+
+    return check if plan.narrowed else None
+
+
+def commit_job(catalog: Catalog, request: AlterRequest, validated: dict, warehouse: pathlib.Path | None = None) -> AlterJob:
     """`commit`, returning the job itself (the embedded runner needs no second read of it)."""
     existing = catalog.job_by_request(request.request_id)
     if existing is None:
-        info, result = replan(catalog, request, validated, Verdict.LIGHT, "commit")
+        info, result = replan(catalog, request, validated, Verdict.LIGHT, "commit", warehouse)
         existing = catalog.commit_light_alter(
             request_id=request.request_id,
             table_id=info.id,
@@ -179,5 +215,6 @@ def commit_job(catalog: Catalog, request: AlterRequest, validated: dict) -> Alte
             properties=dataclasses.asdict(result.properties),
             timeout_s=result.properties.timeout,
             steps=LIGHT_STEPS,
+            check_files=_narrowed_values_fit(warehouse, info.name, result),
         )
     return existing

@@ -263,3 +263,60 @@ def test_a_runner_killed_while_quarantining_resumes_and_every_row_is_in_exactly_
     assert sorted((int(i), v) for i, v, _job in quarantined) == sorted((i, v) for i, v in model.items() if v.startswith("bad"))
     assert {job for _i, _v, job in quarantined} == {killed.id}
     assert HeavyJobs(session.catalog).quarantined(killed.id) == 41
+
+
+def test_a_load_that_commits_across_the_swap_keeps_its_quarantined_rows(catalog_session):
+    """A load that began while the job dual-wrote and commits after the swap: its good rows are in
+    the swapped-in index, its bad rows stay in the quarantine table."""
+    from alterflow.store.load import load_batches
+
+    session = catalog_session
+    sql(session, TABLE)
+    sql(session, HISTORY)
+    job_id = start(session, ALTER, on_cast_error="quarantine", engine="local")
+    to_validating(session, None, job_id)
+    check(session, None, job_id)
+    info, version = session.catalog.current_schema("t")
+
+    def batches():
+        import pyarrow as pa
+
+        from alterflow.store.rows import rows_from_arrow
+
+        yield rows_from_arrow(version, "t", pa.table({"id": ["8", "9"], "v": ["8", "nine"], "d": [None, None]}))
+        swap(session, job_id)  # the swap lands while the load is still writing
+        yield rows_from_arrow(version, "t", pa.table({"id": ["10"], "v": ["10"], "d": [None]}))
+
+    load_batches(session.catalog, session.warehouse, info, version, batches(), "across the swap")
+    assert job(session, job_id).state == "FINISHED"
+    assert sql(session, "SELECT id, v FROM t WHERE id >= 8 ORDER BY id") == ((8, 8), (10, 10))
+    assert sorted(int(r[0]) for r in sql(session, "SELECT id FROM t__quarantine")) == [2, 4, 9]
+
+
+def test_a_dropped_quarantine_table_is_made_again_and_its_rows_cannot_be_rewritten_away(catalog_session):
+    session = catalog_session
+    sql(session, TABLE)
+    sql(session, HISTORY)
+    job_id = start(session, ALTER, on_cast_error="quarantine", engine="local")
+    sql(session, "INSERT INTO t VALUES (7, 'seven', NULL)")
+    with pytest.raises(StatementError) as err:  # a rewrite would drop the rows' job marks
+        sql(session, "ALTER TABLE t__quarantine MODIFY COLUMN _job_id STRING")
+    assert "it holds rows quarantined by unfinished job" in one_line(err.value)
+    sql(session, "DROP TABLE t__quarantine")  # users may drop it, also while the job runs
+    sql(session, "INSERT INTO t VALUES (8, 'eight', NULL)")
+    to_validating(session, None, job_id)
+    check(session, None, job_id)
+    swap(session, job_id)
+    assert sorted(int(r[0]) for r in sql(session, "SELECT id FROM t__quarantine")) == [2, 4, 8]
+
+
+def test_a_null_for_a_column_becoming_not_null_is_named_by_its_input_row_after_quarantined_rows(catalog_session):
+    session = catalog_session
+    sql(session, "CREATE TABLE n (id INT NOT NULL, v STRING)")
+    sql(session, "INSERT INTO n VALUES (1, '1')")
+    start(session, "ALTER TABLE n MODIFY COLUMN v INT NOT NULL", on_cast_error="quarantine", engine="local")
+    with pytest.raises(StatementError) as err:
+        sql(session, "INSERT INTO n VALUES (2, 'two'), (3, 'three'), (4, NULL)")
+    assert "becomes NOT NULL in schema change job 1 but row 3 has NULL; nothing was loaded" in one_line(err.value)
+    assert sql(session, "SELECT count(*) FROM n") == ((1,),)
+    assert sql(session, "SELECT count(*) FROM n__quarantine") == ((0,),)

@@ -123,3 +123,59 @@ def test_a_column_cannot_come_back_not_null_after_a_version_let_it_hold_nulls(ca
     assert origin_state(s, "t") == before
     sql(s, "ALTER TABLE t REVERT TO VERSION 2")  # nullable there: lightweight, its values back
     assert _rows(s) == [(1, 1), (2, None)]
+
+
+def test_a_widening_is_reverted_lightweight_when_every_stored_value_fits(catalog_session, spark):
+    """INT -> BIGINT, loads of BIGINT files whose values fit INT, REVERT: metadata only (the
+    files' statistics say every value fits; readers narrow them). A value that does not fit makes
+    the revert a rewrite, which refuses it with its count and sample."""
+    s = catalog_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v INT, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
+    sql(s, "INSERT INTO t VALUES (1, 10), (2, 20)")
+    sql(s, "ALTER TABLE t MODIFY COLUMN v BIGINT")  # lightweight widening: version 2
+    sql(s, "INSERT INTO t VALUES (3, 30), (2, -2147483648)")  # files of version 2, values INT holds
+    files_before = origin_state(s, "t")
+    plan = {row[0]: row for row in sql(s, "EXPLAIN ALTER TABLE t REVERT TO VERSION 1")}
+    assert plan["(statement)"][1] == "LIGHT", plan
+    assert "v: BIGINT -> INT, every stored value fits (file statistics)" in plan["REVERT TO VERSION 1"][2]
+    assert sql(s, "ALTER TABLE t REVERT TO VERSION 1") == "ALTER TABLE t: job 2 FINISHED, schema version 3"
+    assert _last_job(s).kind == "LIGHT"
+    assert _rows(s) == [(1, 10), (2, -2147483648), (3, 30)]
+    assert [r[1] for r in sql(s, "DESCRIBE t")] == ["INT", "INT"]
+    assert origin_state(s, "t")[1:3] == files_before[1:3], "a lightweight revert touches no file"
+    with pytest.raises(StatementError):  # loads follow INT again
+        sql(s, "INSERT INTO t VALUES (4, 3000000000)")
+
+    sql(s, "ALTER TABLE t MODIFY COLUMN v BIGINT")  # version 4
+    sql(s, "INSERT INTO t VALUES (5, 6000000000)")
+    plan = {row[0]: row for row in sql(s, "EXPLAIN ALTER TABLE t REVERT TO VERSION 3")}
+    assert plan["(statement)"][1] == "HEAVY", plan
+    before = origin_state(s, "t")
+    with pytest.raises(StatementError) as refused:
+        sql(s, "ALTER TABLE t REVERT TO VERSION 3")
+    assert "failed_casts): 1 unexpected" in str(refused.value) and "6000000000" in str(refused.value)
+    assert origin_state(s, "t") == before and _rows(s)[-1] == (5, 6000000000)
+
+
+def test_a_load_that_ran_across_a_lightweight_narrowing_is_refused(catalog_session):
+    """The revert checked the files committed until its commit; a load that began under the wider
+    version and commits after it could hold values the narrower type cannot: refused, retry."""
+    from alterflow.catalog.catalog import NewFile
+    from alterflow.catalog.errors import TransactionStateError
+    from alterflow.catalog.heavy_jobs import HeavyJobs
+
+    s = catalog_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v INT)")
+    sql(s, "INSERT INTO t VALUES (1, 10)")
+    sql(s, "ALTER TABLE t MODIFY COLUMN v BIGINT")
+    table = s.catalog.table("t")
+    txn = s.catalog.begin_transaction(table.id, "a slow load", 600)
+    tablets = s.catalog.ensure_tablets(table.current_index_id, {("", 0)})
+    s.catalog.register_files(txn, [NewFile(tablets[("", 0)], 2, f"t{table.id}/slow.parquet", 1, 0)])
+    assert sql(s, "ALTER TABLE t REVERT TO VERSION 1").endswith("FINISHED, schema version 3")
+    with pytest.raises(TransactionStateError) as refused:
+        HeavyJobs(s.catalog).commit_load(txn, {})
+    assert str(refused.value) == (
+        f"transaction {txn} cannot commit: column v of t became INT again (REVERT TO VERSION) while it ran; retry the load"
+    )
+    assert _rows(s) == [(1, 10)]

@@ -1,5 +1,5 @@
 """The quarantine table of `"on_cast_error" = "quarantine"` (SPEC §7), made ready when a job that
-uses it starts: created on first use as `<table>__quarantine` (the source's columns as STRING, then
+uses it starts and again whenever rows go to it (a user may have dropped it meanwhile): created on first use as `<table>__quarantine` (the source's columns as STRING, then
 `_job_id BIGINT`, `_column STRING`, `_reason STRING`; no key, one bucket), or given the source's
 columns it lacks (a lightweight ADD COLUMN of its own version). A table of that name that is not
 a quarantine table is refused, and nothing is changed.
@@ -18,6 +18,7 @@ from alterflow.store.quarantine import (
     META_COLUMNS,
     REASON_COLUMN,
     STRING,
+    QuarantineTarget,
     QuarantineUnavailable,
     quarantine_table_name,
 )
@@ -68,6 +69,11 @@ def ensure_quarantine_table(catalog: Catalog, source: str, old: SchemaVersion) -
 def _extend(catalog: Catalog, source: str, name: str, old: SchemaVersion) -> None:
     """An existing quarantine table: check it is one, then add the source's columns it lacks."""
     info, current = catalog.current_schema(name)
+    if current.primary_key:
+        raise QuarantineUnavailable(
+            f"ALTER TABLE {source}: on_cast_error quarantine: table {info.name} has a primary key, which would merge "
+            "quarantined rows; drop or rename it"
+        )
     for meta, wanted in _META_TYPES.items():
         column = current.column(meta)
         if column is None or column.type != wanted:
@@ -101,3 +107,11 @@ def _extend(catalog: Catalog, source: str, name: str, old: SchemaVersion) -> Non
     catalog.commit_light_alter(
         uuid.uuid4().hex, info.id, info.name, current.version, new, info.next_column_id + len(added), {}, 60, ["quarantine"]
     )
+
+
+def quarantine_target(catalog: Catalog, source: str, job_id: int, old: SchemaVersion) -> QuarantineTarget:
+    """Where job `job_id`'s quarantined rows of version `old` go now: the quarantine table as it
+    is (made again, or given the columns it lacks, when a user dropped or changed it meanwhile)."""
+    name = ensure_quarantine_table(catalog, source, old)
+    info, version = catalog.current_schema(name)
+    return QuarantineTarget(job_id, info.id, info.name, info.current_index_id, version)
