@@ -640,11 +640,6 @@ class _Planner:
             heavy.append("its distribution differs: a re-bucket")
         if target.sort_key != w.sort_key:
             heavy.append("its sort key differs: a re-sort")
-        if heavy and back:
-            raise _Reject(
-                f"{what}: it needs a rewrite ({'; '.join(heavy)}) and brings back {', '.join(back)}; a rewrite reads "
-                "today's columns only, so this build cannot do both in one revert"
-            )
         w.columns = list(target.columns)
         w.distributed_by, w.buckets, w.sort_key = target.distributed_by, target.buckets, target.sort_key
         if back:

@@ -19,6 +19,7 @@ local engine counts both while it converts.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import pathlib
 import shutil
@@ -77,6 +78,15 @@ def with_field_ids(frame, version: SchemaVersion):
     return frame.select(*columns, *extras)
 
 
+def reading_version(old: SchemaVersion, new: SchemaVersion) -> SchemaVersion:
+    """What the conversion reads the origin files as: `old`, plus each column of `new` that `old`
+    lacks, under an internal name. A column a REVERT brings back is read from the files that
+    still hold it (by id); a column new to the table is in no file and reads its initial default,
+    as the conversion would fill it anyway."""
+    back = tuple(dataclasses.replace(c, name=f"af$back_{c.id}") for c in new.columns if old.column_by_id(c.id) is None)
+    return dataclasses.replace(old, columns=old.columns + back) if back else old
+
+
 def _flag_column_id(flag: str) -> int:
     """The column id of a failure flag column ("af$failed_<column id>")."""
     return int(flag.rsplit("_", 1)[1])
@@ -108,6 +118,7 @@ class TabletConverter:
         self.origin_index, self.shadow_index = self.job.origin_index_id, self.job.shadow_index_id
         self.old = catalog.schema_version(self.job.table_id, self.job.from_version)
         self.new = self.heavy.shadow_version(self.job)
+        self.read_as = reading_version(self.old, self.new)
         self.on_cast_error = self.job.properties.get("on_cast_error", "fail")
         # Quarantined rows' values are NULL in the converted frame, like "null"'s, and flagged.
         self.cast_mode = "null" if self.on_cast_error == "quarantine" else self.on_cast_error
@@ -187,7 +198,7 @@ class TabletConverter:
             return
 
         if self.engine == "local":
-            staged = stage_tablet(self.warehouse, snapshot, self.old, self.new, staging, SAMPLES, quarantine)
+            staged = stage_tablet(self.warehouse, snapshot, self.read_as, self.new, staging, SAMPLES, quarantine)
             self._commit_tablet(tablet_id, partition_key, staging, staged.rows_in, staged.failed, staged.samples, started, quarantine)
             return
 
@@ -197,12 +208,12 @@ class TabletConverter:
         from alterflow.conversion.spark_convert import convert_frame
 
         spark = self._thread_spark()
-        origin = read_snapshot(spark, self.warehouse, snapshot, self.old, keep_txn=keyed)
+        origin = read_snapshot(spark, self.warehouse, snapshot, self.read_as, keep_txn=keyed)
         originals = {}
         if quarantine is not None:  # each row's original values ride along, for the quarantined ones
             originals = {c.id: f"af$original_{c.id}" for c in self.old.columns}
             origin = origin.select("*", *[F.col(f"`{c.name}`").cast("string").alias(originals[c.id]) for c in self.old.columns])
-        converted, flags = convert_frame(origin, self.old, self.new, self.cast_mode)
+        converted, flags = convert_frame(origin, self.read_as, self.new, self.cast_mode)
         checked = [_flag_column_id(flag) for flag in flags]
         if keyed or quarantine is not None:  # counted in the query
             observed = Observation(f"job{self.job.id}_tablet{tablet_id}")
@@ -289,7 +300,7 @@ class TabletConverter:
         with_sources = origin.select(
             "*", *[F.col(f"`{self.old.column_by_id(cid).name}`").cast("string").alias(name) for cid, name in sources.items()]
         )
-        frame, _flags = convert_frame(with_sources, self.old, self.new, self.cast_mode)
+        frame, _flags = convert_frame(with_sources, self.read_as, self.new, self.cast_mode)
         samples = []
         for flag in flags:
             column_id = _flag_column_id(flag)

@@ -38,7 +38,8 @@ def _run_job(session, spark, engine: str, loads: list[str]) -> int:
 
 @pytest.mark.spark
 @pytest.mark.parametrize("engine", ["local", "spark"])
-def test_rows_that_cannot_be_converted_go_to_the_quarantine_table(session, spark, engine):
+def test_rows_that_cannot_be_converted_go_to_the_quarantine_table(catalog_session, spark, engine):
+    session = catalog_session
     sql(session, TABLE)
     sql(session, HISTORY)
     job_id = _run_job(session, spark, engine, ["INSERT INTO t VALUES (6, '6', NULL), (7, 'seven', '2024-01-07')"])
