@@ -507,8 +507,9 @@ class HeavyJobs:
 
     def _check_narrowed_meanwhile(self, s: Session, txn: TransactionRow, table: TableRow) -> None:
         """Refuse a load whose files were written under a version that stored a column wider than
-        the table reads it now: a REVERT TO VERSION narrowed it back (lightweight, having checked
-        the files committed until then) while the load ran."""
+        a version committed since reads it: a REVERT TO VERSION narrowed it back (lightweight,
+        having checked the files committed until then) while the load ran. Every later version
+        counts, not only the current one: the column may have been dropped since, and come back."""
         written = set(
             s.scalars(
                 select(DataFileRow.schema_version)
@@ -520,19 +521,26 @@ class HeavyJobs:
             return
         rows = s.scalars(
             select(SchemaVersionRow).where(
-                SchemaVersionRow.table_id == table.id, SchemaVersionRow.version.in_(written | {table.current_version})
+                SchemaVersionRow.table_id == table.id,
+                SchemaVersionRow.version >= min(written),
+                SchemaVersionRow.version <= table.current_version,
+                SchemaVersionRow.state == VersionState.COMMITTED,
             )
         ).all()
         specs = {r.version: SchemaVersion.from_spec_json(r.table_id, r.version, r.spec) for r in rows}
-        current = specs[table.current_version]
         for version in sorted(written):
-            for column in current.columns:
-                stored = specs[version].column_by_id(column.id)
-                if stored is not None and stored.type != column.type and classify_conversion(stored.type, column.type)[0] is Change.HEAVY:
-                    raise TransactionStateError(
-                        f"transaction {txn.id} cannot commit: column {column.name} of {table.name} became {column.type.sql()} "
-                        f"again (REVERT TO VERSION) while it ran; retry the load"
-                    )
+            for later in sorted(v for v in specs if v > version):
+                for column in specs[later].columns:
+                    stored = specs[version].column_by_id(column.id) if version in specs else None
+                    if (
+                        stored is not None
+                        and stored.type != column.type
+                        and classify_conversion(stored.type, column.type)[0] is Change.HEAVY
+                    ):
+                        raise TransactionStateError(
+                            f"transaction {txn.id} cannot commit: column {column.name} of {table.name} became {column.type.sql()} "
+                            f"again (REVERT TO VERSION) while it ran; retry the load"
+                        )
 
     def _unfinished_quarantining_job(self, s: Session, index_id: int) -> AlterJobRow | None:
         """An unfinished job whose quarantined rows are live files of this index, if any."""

@@ -595,20 +595,22 @@ class _Planner:
                     raise _Reject(
                         f"{what}: column {col.name} comes back NOT NULL without a default, and rows written since it was dropped have no value"
                     )
-                for later in range(n + 1, current.version):  # files may hold it as a later version had it
-                    kept = self.ctx.versions(later)
+                # Files may hold it as any kept version had it (GC collects a version once no file needs it).
+                for other in range(1, current.version):
+                    kept = self.ctx.versions(other) if other != n else target
                     held = kept.column_by_id(col.id) if kept is not None else None
                     if held is None:
                         continue
-                    if held.type != col.type and classify_conversion(held.type, col.type)[0] not in (Change.SAME, Change.LIGHT):
+                    change = Change.SAME if held.type == col.type else classify_conversion(held.type, col.type)[0]
+                    if change not in (Change.SAME, Change.LIGHT) and not self.fits_stored_values(held, col):
                         raise _Reject(
-                            f"{what}: column {col.name} comes back, but version {later} stored it as {held.type.sql()}, which "
-                            f"cannot be read as {col.type.sql()} without a rewrite"
+                            f"{what}: column {col.name} comes back, but version {other} stored it as {held.type.sql()}, and "
+                            f"its stored values cannot be read as {col.type.sql()}"
                         )
-                    if held.nullable and not col.nullable:
+                    if other > n and held.nullable and not col.nullable:
                         raise _Reject(
-                            f"{what}: column {col.name} comes back NOT NULL, but version {later} let it hold NULLs; "
-                            "a rewrite cannot bring a column back"
+                            f"{what}: column {col.name} comes back NOT NULL, but version {other} let it hold NULLs, "
+                            "and rows of that version may hold them"
                         )
                 back.append(f"{col.name} (id {col.id})")
                 continue

@@ -19,7 +19,7 @@ from alterflow.catalog.catalog import DataFile, TableSnapshot
 from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.store.layout import absolute
 from alterflow.store.tablets import TXN_COLUMN
-from alterflow.types import Change, classify_conversion, format_value, to_spark
+from alterflow.types import Change, DataType, classify_conversion, format_value, integer_range, to_spark
 
 RANK_COLUMN = "af$rank"  # hidden helper column; "$" keeps it apart from every user-typed name
 FILE_COLUMN = "af$file"  # hidden helper column: the data file a row was read from
@@ -69,9 +69,22 @@ def projection(source: SchemaVersion, target: SchemaVersion) -> list:
         else:
             expr = F.col(f"`{found.name}`")
             if found.type != column.type:
-                expr = expr.cast(to_spark(column.type))
+                expr = F.expr(_cast_sql(_sql_name(found.name), found.type, column))
         columns.append(expr.alias(column.name, metadata={"alterflow.type": column.type.sql()}))
     return columns
+
+
+def _cast_sql(source: str, stored: DataType, column: Column) -> str:
+    """`source` (stored as `stored`) as `column`'s type. A narrowing read (a REVERT of a widening,
+    whose values were checked to fit) is checked again value by value: Spark's cast would wrap a
+    value that does not fit, where the Arrow reader fails."""
+    spark_type = to_spark(column.type).simpleString()
+    cast = f"CAST({source} AS {spark_type})"
+    if classify_conversion(stored, column.type)[0] is not Change.HEAVY or not (stored.is_integer and column.type.is_integer):
+        return cast
+    low, high = integer_range(column.type)
+    message = _sql_string(f"column {column.name}: a stored value does not fit {column.type.sql()}")
+    return f"CASE WHEN {source} IS NULL OR {source} BETWEEN {low} AND {high} THEN {cast} ELSE raise_error({message}) END"
 
 
 def _sql_name(name: str) -> str:
@@ -100,7 +113,7 @@ def projection_sql(source: SchemaVersion, target: SchemaVersion) -> list[str]:
                 literal = _sql_string(value if column.type.is_string else format_value(value, column.type))
             expr = f"CAST({literal} AS {spark_type})"
         elif found.type != column.type:
-            expr = f"CAST({_sql_name(found.name)} AS {spark_type})"
+            expr = _cast_sql(_sql_name(found.name), found.type, column)
         else:
             expr = _sql_name(found.name)
         columns.append(f"{expr} AS {_sql_name(column.name)}")

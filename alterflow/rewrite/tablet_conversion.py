@@ -25,6 +25,7 @@ import pathlib
 import shutil
 import threading
 import time
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -78,12 +79,13 @@ def with_field_ids(frame, version: SchemaVersion):
     return frame.select(*columns, *extras)
 
 
-def reading_version(old: SchemaVersion, new: SchemaVersion) -> SchemaVersion:
+def reading_version(old: SchemaVersion, new: SchemaVersion, stored: Iterable[SchemaVersion]) -> SchemaVersion:
     """What the conversion reads the origin files as: `old`, plus each column of `new` that `old`
-    lacks, under an internal name. A column a REVERT brings back is read from the files that
-    still hold it (by id); a column new to the table is in no file and reads its initial default,
-    as the conversion would fill it anyway."""
-    back = tuple(dataclasses.replace(c, name=f"af$back_{c.id}") for c in new.columns if old.column_by_id(c.id) is None)
+    lacks but a version the files were written under had (a column a REVERT brings back), under
+    an internal name: it is read by id from the files that still hold it. Any other column of
+    `new` is filled by the conversion (its initial default)."""
+    held = {c.id for version in stored for c in version.columns}
+    back = tuple(dataclasses.replace(c, name=f"af$back_{c.id}") for c in new.columns if old.column_by_id(c.id) is None and c.id in held)
     return dataclasses.replace(old, columns=old.columns + back) if back else old
 
 
@@ -118,7 +120,7 @@ class TabletConverter:
         self.origin_index, self.shadow_index = self.job.origin_index_id, self.job.shadow_index_id
         self.old = catalog.schema_version(self.job.table_id, self.job.from_version)
         self.new = self.heavy.shadow_version(self.job)
-        self.read_as = reading_version(self.old, self.new)
+        self.read_as = self.old  # `run` adds the columns a REVERT brings back (reading_version)
         self.on_cast_error = self.job.properties.get("on_cast_error", "fail")
         # Quarantined rows' values are NULL in the converted frame, like "null"'s, and flagged.
         self.cast_mode = "null" if self.on_cast_error == "quarantine" else self.on_cast_error
@@ -146,6 +148,7 @@ class TabletConverter:
             v: self.catalog.schema_version(self.job.table_id, v)
             for v in {f.schema_version for fs in files.values() for f in fs} | {self.old.version}
         }
+        self.read_as = reading_version(self.old, self.new, versions.values())
         done = self.heavy.converted(self.job.id)
         todo = [t for t in sorted(origin_tablets) if t not in done]
         sizes = sizes_of(origin_tablets, files)

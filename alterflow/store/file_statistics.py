@@ -8,7 +8,7 @@ import pathlib
 
 import pyarrow.parquet as pq
 
-from alterflow.catalog.catalog import DataFile, TableSnapshot
+from alterflow.catalog.catalog import TableSnapshot
 from alterflow.store.layout import absolute
 
 FIELD_ID = b"PARQUET:field_id"
@@ -45,22 +45,31 @@ def _file_range(path: pathlib.Path, column_id: int, default: int | None) -> Valu
     return found
 
 
-def stored_integer_range(
-    warehouse: pathlib.Path, files: tuple[DataFile, ...] | list[DataFile], column_id: int, default: int | None
-) -> ValueRange | None:
-    """The range of an integer column's values over `files` (its initial `default` for the files
-    written before it existed), or None when some file has no statistics to tell."""
-    found: ValueRange = (None, None)
-    for data_file in files:
-        file_range = _file_range(absolute(warehouse, data_file.path), column_id, default)
-        if file_range is None:
-            return None
-        if file_range[0] is not None:
-            found = _widen(found, file_range[0], file_range[1])
-    return found
+class FileRanges:
+    """Integer column ranges of a table's files, each file's footer read once: a REVERT's plan,
+    its commit's second plan and the commit's check under the table's lock share one, so the
+    check only reads the files committed since."""
 
+    def __init__(self, warehouse: pathlib.Path):
+        self.warehouse = warehouse
+        self._files: dict[tuple[str, int], ValueRange | None] = {}
 
-def snapshot_integer_range(warehouse: pathlib.Path, snapshot: TableSnapshot, column_id: int) -> ValueRange | None:
-    column = snapshot.current.column_by_id(column_id)
-    default = column.initial_default if column is not None else None
-    return stored_integer_range(warehouse, snapshot.files, column_id, default if isinstance(default, int) else None)
+    def of_files(self, files, column_id: int, default: int | None) -> ValueRange | None:
+        """The range of an integer column's values over `files` (its initial `default` for the
+        files written before it existed), or None when some file has no statistics to tell."""
+        found: ValueRange = (None, None)
+        for data_file in files:
+            key = (data_file.path, column_id)
+            if key not in self._files:
+                self._files[key] = _file_range(absolute(self.warehouse, data_file.path), column_id, default)
+            file_range = self._files[key]
+            if file_range is None:
+                return None
+            if file_range[0] is not None:
+                found = _widen(found, file_range[0], file_range[1])
+        return found
+
+    def of_snapshot(self, snapshot: TableSnapshot, column_id: int) -> ValueRange | None:
+        column = snapshot.current.column_by_id(column_id)
+        default = column.initial_default if column is not None else None
+        return self.of_files(snapshot.files, column_id, default if isinstance(default, int) else None)

@@ -21,7 +21,7 @@ from alterflow.errors import UserError
 from alterflow.planner import AlterPlan, AlterRejected, TableContext, Verdict, plan_alter
 from alterflow.rewrite.engines import local_refusal
 from alterflow.sql import AlterTable, SqlError, parse_statements
-from alterflow.store.file_statistics import snapshot_integer_range
+from alterflow.store.file_statistics import FileRanges
 from alterflow.types import integer_range
 from alterflow.workflow.request import AlterRequest
 
@@ -97,23 +97,38 @@ def resumable_job(context: AlterContext, request: AlterRequest, group: str | Non
 
 
 def _planner_context(
-    catalog: Catalog, context: AlterContext, version: SchemaVersion, warehouse: pathlib.Path | None = None
+    catalog: Catalog,
+    context: AlterContext,
+    version: SchemaVersion,
+    warehouse: pathlib.Path | None = None,
+    ranges: FileRanges | None = None,
 ) -> TableContext:
     job = context.active_job
     table_id = context.table.id
+    if ranges is None and warehouse is not None:
+        ranges = FileRanges(warehouse)
+
+    kept: list[dict[int, SchemaVersion]] = []  # read once, on first use
 
     def kept_version(number: int) -> SchemaVersion | None:  # read only by REVERT TO VERSION
         """The committed version `number` (not a cancelled job's), None once GC collected it."""
-        return next((v for v in catalog.schema_versions(table_id) if v.version == number), None)
+        if not kept:
+            kept.append({v.version: v for v in catalog.schema_versions(table_id)})
+        return kept[0].get(number)
 
     snapshots = []
 
     def stored_range(column_id: int):  # read only by a REVERT of a widening
-        if warehouse is None:
+        if ranges is None:
             return None
-        if not snapshots:
-            snapshots.append(catalog.snapshot_by_id(table_id))
-        return snapshot_integer_range(warehouse, snapshots[0], column_id)
+        for attempt in range(2):  # a file compacted away meanwhile: once more, on a fresh snapshot
+            if attempt or not snapshots:
+                snapshots[:] = [catalog.snapshot_by_id(table_id)]
+            try:
+                return ranges.of_snapshot(snapshots[0], column_id)
+            except FileNotFoundError:
+                continue
+        return None  # unknown: a rewrite
 
     return TableContext(
         name=context.table.name,
@@ -164,15 +179,27 @@ def validate(catalog: Catalog, request: AlterRequest, group: str | None = None, 
     }
 
 
-def replan(catalog: Catalog, request: AlterRequest, validated: dict, kind: Verdict, step: str, warehouse: pathlib.Path | None = None):
+def replan(
+    catalog: Catalog,
+    request: AlterRequest,
+    validated: dict,
+    kind: Verdict,
+    step: str,
+    warehouse: pathlib.Path | None = None,
+    ranges: FileRanges | None = None,
+):
     """(table, plan) planned again against the version `validate` saw: a step may run in another
     process, and the compare-and-set on that version refuses it if the table moved meanwhile."""
     # One catalog read: the table, the version validated against and the planner's context.
     context = catalog.alter_context(request.table, validated["from_version"])
-    result = plan_alter(_planner_context(catalog, context, context.base, warehouse), parse_alter(request))
+    result = plan_alter(_planner_context(catalog, context, context.base, warehouse, ranges), parse_alter(request))
     result.raise_if_rejected()
     if result.kind is not kind:
-        raise AlterRejected(f"ALTER TABLE {request.table}: the {step} step only runs {kind.value.lower()}weight changes")
+        # The plan can only change kind with the files (a REVERT of a widening): run it again.
+        raise AlterRejected(
+            f"ALTER TABLE {request.table}: it is a {result.kind.value.lower()}weight change now (the table's files changed "
+            f"since it was planned), but the {step} step runs {kind.value.lower()}weight ones; run it again; nothing was applied"
+        )
     return context.table, result
 
 
@@ -182,14 +209,14 @@ def commit(catalog: Catalog, request: AlterRequest, validated: dict, warehouse: 
     return {"job_id": job.id, "state": job.state, "version": job.to_version}
 
 
-def _narrowed_values_fit(warehouse: pathlib.Path | None, table: str, plan: AlterPlan):
+def _narrowed_values_fit(ranges: FileRanges | None, table: str, plan: AlterPlan):
     """The commit's check of a plan that reads columns narrower than the files store them: every
     stored value still fits (a load may have committed since the plan)."""
 
     def check(snapshot) -> None:
         for column_id in plan.narrowed:
             column = plan.new.column_by_id(column_id)
-            stored = snapshot_integer_range(warehouse, snapshot, column_id) if warehouse is not None else None
+            stored = ranges.of_snapshot(snapshot, column_id) if ranges is not None else None
             low, high = integer_range(column.type)
             if stored is None or (stored[0] is not None and not (low <= stored[0] and stored[1] <= high)):
                 raise AlterRejected(
@@ -204,7 +231,8 @@ def commit_job(catalog: Catalog, request: AlterRequest, validated: dict, warehou
     """`commit`, returning the job itself (the embedded runner needs no second read of it)."""
     existing = catalog.job_by_request(request.request_id)
     if existing is None:
-        info, result = replan(catalog, request, validated, Verdict.LIGHT, "commit", warehouse)
+        ranges = FileRanges(warehouse) if warehouse is not None else None  # footers read once, before the lock
+        info, result = replan(catalog, request, validated, Verdict.LIGHT, "commit", warehouse, ranges)
         existing = catalog.commit_light_alter(
             request_id=request.request_id,
             table_id=info.id,
@@ -215,6 +243,6 @@ def commit_job(catalog: Catalog, request: AlterRequest, validated: dict, warehou
             properties=dataclasses.asdict(result.properties),
             timeout_s=result.properties.timeout,
             steps=LIGHT_STEPS,
-            check_files=_narrowed_values_fit(warehouse, info.name, result),
+            check_files=_narrowed_values_fit(ranges, info.name, result),
         )
     return existing

@@ -180,6 +180,15 @@ def test_a_load_that_ran_across_a_lightweight_narrowing_is_refused(catalog_sessi
     )
     assert _rows(s) == [(1, 10)]
 
+    # Also when the column was dropped after the narrowing: a later REVERT would bring it back.
+    sql(s, "ALTER TABLE t MODIFY COLUMN v BIGINT")  # version 4
+    txn = s.catalog.begin_transaction(table.id, "another slow load", 600)
+    s.catalog.register_files(txn, [NewFile(tablets[("", 0)], 4, f"t{table.id}/slow2.parquet", 1, 0)])
+    sql(s, "ALTER TABLE t REVERT TO VERSION 3")  # INT again (version 5), lightweight
+    sql(s, "ALTER TABLE t DROP COLUMN v")  # version 6
+    with pytest.raises(TransactionStateError, match="column v of t became INT again"):
+        HeavyJobs(s.catalog).commit_load(txn, {})
+
 
 @pytest.mark.parametrize("engine", ["local", "spark"])
 def test_a_revert_that_rewrites_also_brings_back_a_dropped_columns_values(catalog_session, spark, engine):
@@ -200,3 +209,22 @@ def test_a_revert_that_rewrites_also_brings_back_a_dropped_columns_values(catalo
     assert (job.kind, job.state, job.to_version) == ("HEAVY", "FINISHED", 4)
     assert _rows(s) == [(1, "10", 100), (2, "21", None), (3, "30", 300), (4, "40", None)]
     assert [(r[0], r[1]) for r in sql(s, "DESCRIBE t")] == [("id", "INT"), ("a", "STRING"), ("b", "INT")]
+
+
+def test_a_returning_column_stored_wider_meanwhile_comes_back_only_when_its_values_fit(catalog_session, spark):
+    s = catalog_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, b INT)")
+    sql(s, "INSERT INTO t VALUES (1, 1)")
+    sql(s, "ALTER TABLE t MODIFY COLUMN b BIGINT")  # version 2
+    sql(s, "INSERT INTO t VALUES (2, 2000000000)")  # a BIGINT file whose values fit INT
+    sql(s, "ALTER TABLE t DROP COLUMN b")  # version 3
+    sql(s, "ALTER TABLE t REVERT TO VERSION 1")  # version 4: b INT again, read from both files
+    assert _last_job(s).kind == "LIGHT"
+    assert _rows(s) == [(1, 1), (2, 2000000000)]
+    sql(s, "ALTER TABLE t MODIFY COLUMN b BIGINT")  # version 5
+    sql(s, "INSERT INTO t VALUES (3, 5000000000)")
+    sql(s, "ALTER TABLE t DROP COLUMN b")  # version 6
+    with pytest.raises(StatementError) as refused:
+        sql(s, "ALTER TABLE t REVERT TO VERSION 4")
+    assert "column b comes back, but version 2 stored it as BIGINT, and its stored values cannot be read as INT" in str(refused.value)
+    assert [r[0] for r in sql(s, "DESCRIBE t")] == ["id"]
