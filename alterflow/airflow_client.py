@@ -235,7 +235,7 @@ class AirflowClient:
             time.sleep(self.poll_seconds)
 
 
-def submit_alter(client: AirflowClient, catalog, request: AlterRequest):
+def submit_alter(client: AirflowClient, catalog, request: AlterRequest, warehouse=None):
     """Run `request` as a DAG run and return its job once it is FINISHED or READY_TO_SWAP.
 
     The statement is planned here first (`steps.validate`), so a rejected one fails with the
@@ -244,7 +244,7 @@ def submit_alter(client: AirflowClient, catalog, request: AlterRequest):
     from alterflow.workflow import steps
     from alterflow.workflow.heavy_steps import JobCancelled
 
-    validated = steps.validate(catalog, request)
+    validated = steps.validate(catalog, request, warehouse=warehouse)
     taken_over = validated.get("job_id")  # the same ALTER as an orphaned job: the run takes it over
     client.check_dag()
     client.trigger(request)

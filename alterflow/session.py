@@ -289,7 +289,7 @@ class Session:
         request = dataclasses.replace(request, request_id=new_run_id())
         client = AirflowClient.from_env(self.settings.airflow_url)
         try:
-            return submit_alter(client, self.catalog, request)
+            return submit_alter(client, self.catalog, request, self.warehouse)
         except AirflowRequestError as exc:
             raise StatementError(str(exc)) from None
         finally:
