@@ -38,6 +38,7 @@ JOB_FIELDS = {
     "orphaned",
     "lease_holder",
     "lease_expires_at",
+    "quarantine",
 }
 UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 
