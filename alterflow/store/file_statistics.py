@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import pathlib
 
-import pyarrow.parquet as pq
-
 from alterflow.catalog.catalog import TableSnapshot
 from alterflow.store.layout import absolute
 
@@ -23,6 +21,8 @@ def _widen(found: ValueRange, low: int, high: int) -> ValueRange:
 def _file_range(path: pathlib.Path, column_id: int, default: int | None) -> ValueRange | None:
     """The column's range in one file (its initial `default` when the file was written before it
     existed), None when a row group has no statistics for it."""
+    import pyarrow.parquet as pq  # here: planning a light statement never reads a footer, nor imports pyarrow
+
     parquet = pq.ParquetFile(path)
     position = next(
         (i for i, f in enumerate(parquet.schema_arrow) if f.metadata and f.metadata.get(FIELD_ID) == str(column_id).encode()),

@@ -36,8 +36,6 @@ from alterflow.planner import Verdict
 from alterflow.rewrite.progress import ConversionProgress, tablet_sizes
 from alterflow.settings import lease_seconds
 from alterflow.store.layout import absolute
-from alterflow.store.quarantine import quarantine_table_name
-from alterflow.store.quarantine_table import ensure_quarantine_table
 from alterflow.workflow import steps
 from alterflow.workflow.request import AlterRequest
 
@@ -94,6 +92,8 @@ def start(catalog: Catalog, request: AlterRequest, validated: dict, group: str |
     elif existing is None:
         info, result = steps.replan(catalog, request, validated, Verdict.HEAVY, "start")
         if result.properties.on_cast_error == "quarantine":  # before the job: loads dual-write into it from then on
+            from alterflow.store.quarantine_table import ensure_quarantine_table
+
             ensure_quarantine_table(catalog, info.name, result.old)
         existing = HeavyJobs(catalog).start(
             request_id=request.request_id,
@@ -235,6 +235,8 @@ def check(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: 
         note = f"{report.expectations} expectations passed"
         nulled = quarantined = 0
         if job.properties.get("on_cast_error") == "quarantine":
+            from alterflow.store.quarantine import quarantine_table_name
+
             quarantined = heavy.quarantined(job_id)
             if quarantined:
                 rows = (

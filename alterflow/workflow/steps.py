@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from alterflow.catalog.catalog import AlterContext, AlterJob, Catalog
 from alterflow.catalog.errors import UnknownObject
@@ -21,9 +22,11 @@ from alterflow.errors import UserError
 from alterflow.planner import AlterPlan, AlterRejected, TableContext, Verdict, plan_alter
 from alterflow.rewrite.engines import local_refusal
 from alterflow.sql import AlterTable, SqlError, parse_statements
-from alterflow.store.file_statistics import FileRanges
 from alterflow.types import integer_range
 from alterflow.workflow.request import AlterRequest
+
+if TYPE_CHECKING:  # reading file footers needs pyarrow, which a light statement never imports
+    from alterflow.store.file_statistics import FileRanges
 
 LIGHT_STEPS = ("validate", "commit")
 
@@ -96,6 +99,12 @@ def resumable_job(context: AlterContext, request: AlterRequest, group: str | Non
     return job
 
 
+def _file_ranges(warehouse: pathlib.Path) -> FileRanges:
+    from alterflow.store.file_statistics import FileRanges
+
+    return FileRanges(warehouse)
+
+
 def _planner_context(
     catalog: Catalog,
     context: AlterContext,
@@ -106,7 +115,7 @@ def _planner_context(
     job = context.active_job
     table_id = context.table.id
     if ranges is None and warehouse is not None:
-        ranges = FileRanges(warehouse)
+        ranges = _file_ranges(warehouse)
 
     kept: list[dict[int, SchemaVersion]] = []  # read once, on first use
 
@@ -231,7 +240,7 @@ def commit_job(catalog: Catalog, request: AlterRequest, validated: dict, warehou
     """`commit`, returning the job itself (the embedded runner needs no second read of it)."""
     existing = catalog.job_by_request(request.request_id)
     if existing is None:
-        ranges = FileRanges(warehouse) if warehouse is not None else None  # footers read once, before the lock
+        ranges = _file_ranges(warehouse) if warehouse is not None else None  # footers read once, before the lock
         info, result = replan(catalog, request, validated, Verdict.LIGHT, "commit", warehouse, ranges)
         existing = catalog.commit_light_alter(
             request_id=request.request_id,
