@@ -400,19 +400,7 @@ class HeavyJobs:
     def quarantined(self, job_id: int) -> int:
         """Rows the job has kept in its table's quarantine table so far (committed files: its
         converted tablets' and its dual-written loads')."""
-        with self._session() as s:
-            return int(
-                s.scalar(
-                    select(func.coalesce(func.sum(DataFileRow.row_count), 0))
-                    .join(TransactionRow, TransactionRow.id == DataFileRow.txn_id)
-                    .where(
-                        DataFileRow.quarantine_job_id == job_id,
-                        DataFileRow.state == FileState.LIVE,
-                        TransactionRow.state == TransactionState.COMMITTED,
-                    )
-                )
-                or 0
-            )
+        return self.quarantined_by_job([job_id]).get(job_id, 0)
 
     def quarantined_by_job(self, job_ids: list[int]) -> dict[int, int]:
         """`quarantined` of several jobs at once (the Schema changes page); jobs with none are absent."""
