@@ -7,7 +7,9 @@
 3. a tablet whose buffer reaches the target file size (or the largest one, when all buffers
    together reach the memory budget) is flushed: its rows are deduplicated by primary key and
    sorted, the file is recorded in the catalog (still invisible) and written by a writer thread
-   while the next batch is read;
+   while the next batch is read (during a dual write whose job keeps the tablets, key and sort
+   order, the same thread then makes the shadow's file of those rows from the origin file's
+   encoded column chunks, encoding only the converted columns: `alterflow.store.column_splice`);
 4. at the end every buffer is flushed and the transaction commits: every file becomes visible at
    once.
 Any failure aborts the transaction and deletes its files, so no row becomes visible and no file is
@@ -40,6 +42,7 @@ from alterflow.errors import first_line
 from alterflow.leases import TransactionLease, new_holder
 from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
 from alterflow.store.bad_rows import BadRows
+from alterflow.store.column_splice import EncodedFile, encode_parquet, splice, write_pieces
 from alterflow.store.layout import absolute, data_file_path
 from alterflow.store.quarantine import QuarantineTarget, kept_row_numbers, register_and_write, split_quarantined
 from alterflow.store.quarantine_table import quarantine_target
@@ -156,25 +159,34 @@ class _IndexFiles:
 
     def write_flushed(self) -> None:
         """Record the files just flushed in the catalog (one call for all of them), then hand them
-        to the writer threads."""
+        to the writer threads: with their shadow's files, when those are made from the origin's."""
         if not self._flushed_files:
             return
         flushed, self._flushed_files = self._flushed_files, []
+        paths = self.record(flushed)
+        with_shadow = self is self.load.origin and self.load.shadow_from_origin is not None
+        shadow_paths = self.load.shadow.record(flushed) if with_shadow else [None] * len(paths)
+        for path, (_key, _seq, rows), shadow_path in zip(paths, flushed, shadow_paths):
+            self.load.write(path, rows, shadow_path)
+
+    def record(self, flushed: list[tuple[TabletKey, int, pa.Table]]) -> list[str]:
+        """Record files of this index holding these rows in the catalog, still invisible, and
+        among the load's planned files; returns their paths."""
         missing = {key for key, _seq, _rows in flushed if key not in self.tablet_ids}
         if missing:  # once per tablet and load
             self.tablet_ids.update(self.load.catalog.ensure_tablets(self.index_id, missing))
-        files = [
-            (data_file_path(self.load.table.id, self.index_id, self.tablet_ids[key], self.load.txn_id, seq), key, rows)
-            for key, seq, rows in flushed
+        paths = [
+            data_file_path(self.load.table.id, self.index_id, self.tablet_ids[key], self.load.txn_id, seq) for key, seq, _rows in flushed
         ]
         self.load.catalog.register_files(
-            self.load.txn_id, [NewFile(self.tablet_ids[key], self.version.version, path, rows.num_rows, 0) for path, key, rows in files]
+            self.load.txn_id,
+            [
+                NewFile(self.tablet_ids[key], self.version.version, path, rows.num_rows, 0)
+                for path, (key, _seq, rows) in zip(paths, flushed)
+            ],
         )
-        for path, _key, rows in files:
-            self.load.planned.append(path)
-            self.load.write(path, rows)
-        if self is self.load.origin and self.load.shadow_from_origin is not None:
-            self.load.shadow_files_from(flushed)
+        self.load.planned.extend(paths)
+        return paths
 
 
 class _LoadWriter:
@@ -211,7 +223,9 @@ class _LoadWriter:
         self._dual_lane = ThreadPoolExecutor(1, thread_name_prefix=f"dual-{txn_id}")
         self._dual_batch: Future | None = None
 
-    def write(self, path: str, rows: pa.Table) -> None:
+    def write(self, path: str, rows: pa.Table, shadow_path: str | None = None) -> None:
+        """Write a file on a writer thread; with `shadow_path`, also the shadow's file of the
+        same rows (`_write_with_shadow`)."""
         self._slots.acquire()
         try:
             self._raise_failed()
@@ -221,11 +235,31 @@ class _LoadWriter:
 
         def job() -> None:
             try:
-                self.sizes[path] = write_parquet(self.warehouse, path, rows)
+                if shadow_path is None:
+                    self.sizes[path] = write_parquet(self.warehouse, path, rows)
+                else:
+                    self._write_with_shadow(path, rows, shadow_path)
             finally:
                 self._slots.release()
 
         self._pending.append(self._pool.submit(job))
+
+    def _write_with_shadow(self, path: str, rows: pa.Table, shadow_path: str) -> None:
+        """An origin file and the shadow's file of the same rows (deduplicated and sorted as the
+        shadow's would be), converted to the job's version. The shadow's file takes the origin
+        file's encoded chunks of every unchanged column (`column_splice`): only the converted
+        columns are encoded again. Values that fail are NULL here; the dual lane's check of each
+        batch has counted them (on_cast_error = null) or fails the load (fail)."""
+        from alterflow.conversion.arrow_convert import convert_arrow
+
+        encoded = encode_parquet(rows)
+        self.sizes[path] = write_pieces(absolute(self.warehouse, path), [encoded])
+        converted = convert_arrow(rows, self.version, self.shadow_from_origin.version, "null").table
+        pieces = splice(EncodedFile.parse(encoded), rows.schema, converted)
+        if pieces is None:
+            self.sizes[shadow_path] = write_parquet(self.warehouse, shadow_path, converted)
+        else:
+            self.sizes[shadow_path] = write_pieces(absolute(self.warehouse, shadow_path), pieces)
 
     def _raise_failed(self) -> None:
         for future in [f for f in self._pending if f.done()]:
@@ -268,19 +302,6 @@ class _LoadWriter:
             self.quarantined.append(quarantined)
         if self.shadow_from_origin is None:
             self.shadow.buffers.add(shadow, tablets if self.shadow_tablets_alike and quarantined is None else None)
-
-    def shadow_files_from(self, flushed: list[tuple[TabletKey, int, pa.Table]]) -> None:
-        """The shadow's files for origin files just flushed: their rows (deduplicated and sorted
-        as the shadow's would be) converted to the job's version. Values that fail are NULL here;
-        the dual lane's check of each batch has counted them (on_cast_error = null) or fails the
-        load (fail)."""
-        from alterflow.conversion.arrow_convert import convert_arrow
-
-        target = self.shadow_from_origin
-        for key, seq, rows in flushed:
-            converted = convert_arrow(rows, self.version, target.version, "null").table
-            self.shadow._flushed(key, seq, converted)
-        self.shadow.write_flushed()
 
     def _join_dual(self) -> None:
         """Wait for the dual lane's batch; raise its error, or record and write what it flushed."""

@@ -225,6 +225,11 @@ def dictionary_columns(data: pa.Table) -> list[str]:
     return chosen
 
 
+def write_options(data: pa.Table) -> dict:
+    """pq.write_table's options for every data file alterflow writes."""
+    return {"compression": "snappy", "use_dictionary": dictionary_columns(data)}
+
+
 def write_parquet(warehouse: pathlib.Path, relative: str, data: pa.Table) -> int:
     """Write one data file (field ids come from the schema's field metadata); returns its size."""
     return write_parquet_file(absolute(warehouse, relative), data)
@@ -234,6 +239,6 @@ def write_parquet_file(path: pathlib.Path, data: pa.Table) -> int:
     """`write_parquet` to an absolute path (a conversion's staging folder)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(data, tmp, compression="snappy", use_dictionary=dictionary_columns(data))
+    pq.write_table(data, tmp, **write_options(data))
     tmp.replace(path)
     return path.stat().st_size

@@ -13,9 +13,11 @@ import pyarrow.csv as pacsv
 import pytest
 
 import alterflow.loading as loading
+import alterflow.store.load as load_module
+from alterflow.arrow_schema import arrow_schema
 from alterflow.loading import open_input
 from alterflow.session import Session, StatementError
-from tests.support.heavy_jobs import index_files
+from tests.support.heavy_jobs import index_files, read_file
 
 TABLE = "CREATE TABLE events (id BIGINT NOT NULL, grp INT, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 4"
 PLAIN = "CREATE TABLE plain (id BIGINT NOT NULL, grp INT, v STRING) DISTRIBUTED BY HASH(id) BUCKETS 3"
@@ -134,9 +136,18 @@ def test_an_unknown_engine_is_one_line(streaming_session, tmp_path):
         streaming_session.load_input("events", open_input(csv), label="x", engine="fast")
 
 
-def test_a_streamed_dual_write_is_exact_and_names_the_first_bad_row(streaming_session, tmp_path, spark):
+def test_a_streamed_dual_write_is_exact_and_names_the_first_bad_row(streaming_session, tmp_path, spark, monkeypatch):
     """The dual write runs one batch behind on its own thread: over many batches the shadow gets
     every row, and when its batch and the next one both fail, the earlier row is the one named."""
+    spliced = []
+
+    def splice_and_count(*args):
+        pieces = real_splice(*args)
+        spliced.append(pieces is not None)
+        return pieces
+
+    real_splice = load_module.splice
+    monkeypatch.setattr(load_module, "splice", splice_and_count)
     list(streaming_session.run("INSERT INTO events VALUES (-1, 1, 'before')"))
     list(streaming_session.run('ALTER TABLE events MODIFY COLUMN grp SMALLINT PROPERTIES ("postpone_swap" = "true")'))
     ids = np.arange(ROWS, dtype=np.int64)
@@ -150,6 +161,22 @@ def test_a_streamed_dual_write_is_exact_and_names_the_first_bad_row(streaming_se
     origin = [f.row_count for f in index_files(streaming_session, job, job.origin_index_id) if f.txn_id == load_txn]
     shadow = [f.row_count for f in index_files(streaming_session, job, job.shadow_index_id) if f.txn_id == load_txn]
     assert len(origin) > 4 and sorted(origin) == sorted(shadow) and sum(shadow) == ROWS + 1000  # stored; reads merge by key
+    # Each shadow file is its origin file's rows converted, made from the origin's encoded chunks
+    # of the unchanged columns (alterflow.store.column_splice).
+    assert len(spliced) == len(origin) and all(spliced)
+    origin_files = {
+        read_file(streaming_session, f.path)["id"][0].as_py(): read_file(streaming_session, f.path)
+        for f in index_files(streaming_session, job, job.origin_index_id)
+        if f.txn_id == load_txn
+    }
+    version = streaming_session.catalog.schema_version(job.table_id, job.to_version)
+    for f in index_files(streaming_session, job, job.shadow_index_id):
+        if f.txn_id == load_txn:
+            shadow_rows = read_file(streaming_session, f.path)
+            origin_rows = origin_files[shadow_rows["id"][0].as_py()]
+            assert shadow_rows.schema.remove(3).equals(arrow_schema(version), check_metadata=True)
+            assert shadow_rows.drop_columns(["grp"]).equals(origin_rows.drop_columns(["grp"]))
+            assert shadow_rows["grp"].equals(origin_rows["grp"].cast(pa.int16()))
 
     grp = (ids % 7).astype(str).astype(object)
     grp[ROWS // 2] = "40000"  # an INT, but no SMALLINT: only the dual write refuses it

@@ -1,0 +1,242 @@
+"""A Parquet file made from another one's encoded column chunks: only the columns that change are
+encoded again.
+
+During a dual write whose job keeps the tablets, key and sort order, each origin file has a shadow
+file with the same rows, and most of its columns are the origin's unchanged (a MODIFY COLUMN
+changes one). Encoding and compressing those columns a second time was most of what a dual write
+added to a load. Here the shadow file takes the origin file's bytes for each unchanged column
+chunk as they are, pyarrow encodes only the converted columns (in the same row groups), and a new
+footer places every chunk: offsets moved, a renamed column's name changed, the Arrow schema of
+the new file in `ARROW:schema`. Parquet readers see an ordinary file: for the same rows it is
+byte for byte the file `pq.write_table` would write, which tests/store/test_column_splice.py checks.
+
+A chunk is taken as it is when the new file's column has the origin column's field id (or name,
+for a column without one), Arrow type and nullability. Anything this module does not place by
+hand (nested columns, page indexes, bloom filters, encryption, sorting columns) makes `splice`
+answer None, and the caller writes the file in full.
+"""
+
+from __future__ import annotations
+
+import base64
+import pathlib
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from alterflow.arrow_schema import FIELD_ID_KEY
+from alterflow.store.tablets import write_options
+from alterflow.store.thrift_compact import BINARY, LIST, STRUCT, Struct, ThriftList, decode_struct, encode_struct
+
+__all__ = ["EncodedFile", "encode_parquet", "splice", "write_pieces"]
+
+MAGIC = b"PAR1"
+ARROW_SCHEMA_KEY = b"ARROW:schema"
+
+# Field ids of parquet.thrift (parquet-format), the ones this module reads or moves.
+_FILE_SCHEMA, _FILE_ROW_GROUPS, _FILE_KEY_VALUES, _FILE_COLUMN_ORDERS = 2, 4, 5, 7
+_FILE_ENCRYPTION = (8, 9)
+_ELEMENT_NAME, _ELEMENT_CHILDREN = 4, 5
+_GROUP_COLUMNS, _GROUP_BYTES, _GROUP_ROWS, _GROUP_SORTING, _GROUP_OFFSET, _GROUP_COMPRESSED = 1, 2, 3, 4, 5, 6
+_CHUNK_PATH, _CHUNK_OFFSET, _CHUNK_META = 1, 2, 3
+_CHUNK_UNPLACED = (1, 4, 5, 6, 7, 8, 9)  # file path, page indexes, encryption: not moved here
+_META_PATH, _META_UNCOMPRESSED, _META_COMPRESSED = 3, 6, 7
+_META_DATA_PAGE, _META_INDEX_PAGE, _META_DICTIONARY_PAGE = 9, 10, 11
+_META_UNPLACED = (14, 15)  # bloom filter
+_KEY, _VALUE = 1, 2
+
+
+def encode_parquet(data: pa.Table, row_groups: Sequence[int] | None = None) -> pa.Buffer:
+    """`data` as the bytes of a Parquet file; `row_groups` fixes each row group's row count (their
+    sum is `data`'s rows), or pyarrow's default splits it."""
+    sink = pa.BufferOutputStream()
+    if row_groups is None:
+        pq.write_table(data, sink, **write_options(data))
+    else:
+        with pq.ParquetWriter(sink, data.schema, **write_options(data)) as writer:
+            start = 0
+            for rows in row_groups:
+                writer.write_table(data.slice(start, rows), row_group_size=max(rows, 1))
+                start += rows
+    return sink.getvalue()
+
+
+@dataclass(frozen=True)
+class EncodedFile:
+    """A Parquet file's bytes and its decoded footer."""
+
+    data: memoryview
+    footer: Struct
+
+    @classmethod
+    def parse(cls, data: bytes | pa.Buffer | memoryview) -> EncodedFile:
+        view = memoryview(data).cast("B")  # a pyarrow Buffer's view holds signed bytes
+        if len(view) < 12 or view[:4] != MAGIC or view[-4:] != MAGIC:
+            raise ValueError("not a Parquet file")
+        length = struct.unpack("<I", view[-8:-4])[0]
+        start = len(view) - 8 - length
+        if start < 4:
+            raise ValueError("Parquet footer length out of range")
+        footer, _ = decode_struct(view[start : len(view) - 8])
+        return cls(view, footer)
+
+    @property
+    def leaves(self) -> list[Struct]:
+        return self.footer.get(_FILE_SCHEMA).items[1:]
+
+    @property
+    def row_groups(self) -> list[Struct]:
+        return self.footer.get(_FILE_ROW_GROUPS).items
+
+    def flat(self) -> bool:
+        """Whether every column is one leaf of the root, and nothing needs placing by hand."""
+        schema = self.footer.get(_FILE_SCHEMA).items
+        if any(key in self.footer for key in _FILE_ENCRYPTION) or schema[0].get(_ELEMENT_CHILDREN) != len(schema) - 1:
+            return False
+        if any(leaf.get(_ELEMENT_CHILDREN) for leaf in schema[1:]):
+            return False
+        for group in self.row_groups:
+            if _GROUP_SORTING in group:
+                return False
+            for chunk in group.get(_GROUP_COLUMNS).items:
+                if any(key in chunk for key in _CHUNK_UNPLACED) or any(key in chunk.get(_CHUNK_META) for key in _META_UNPLACED):
+                    return False
+        return True
+
+
+def _key(field: pa.Field) -> tuple[str, bytes | str]:
+    field_id = (field.metadata or {}).get(FIELD_ID_KEY)
+    return ("id", field_id) if field_id is not None else ("name", field.name)
+
+
+def _same_chunk(origin: pa.Field, target: pa.Field) -> bool:
+    return origin.type == target.type and origin.nullable == target.nullable
+
+
+def _chunk_range(meta: Struct) -> tuple[int, int]:
+    """(first byte, length) of a column chunk: its dictionary page, if any, then its data pages."""
+    start = meta.get(_META_DATA_PAGE)
+    dictionary = meta.get(_META_DICTIONARY_PAGE)
+    if dictionary:
+        start = min(start, dictionary)
+    return start, meta.get(_META_COMPRESSED)
+
+
+def _moved(chunk: Struct, delta: int, name: str) -> Struct:
+    """A column chunk's metadata for bytes moved by `delta`, under column name `name`."""
+    meta = chunk.get(_CHUNK_META).copy()
+    for key in (_META_DATA_PAGE, _META_INDEX_PAGE, _META_DICTIONARY_PAGE):
+        if meta.get(key):
+            meta.set(key, meta.get(key) + delta)
+    meta.set(_META_PATH, ThriftList(BINARY, [name.encode()]))
+    moved = chunk.copy()
+    moved.set(_CHUNK_META, meta)
+    if moved.get(_CHUNK_OFFSET):
+        moved.set(_CHUNK_OFFSET, moved.get(_CHUNK_OFFSET) + delta)
+    return moved
+
+
+def _named(element: Struct, name: str) -> Struct:
+    renamed = element.copy()
+    renamed.set(_ELEMENT_NAME, name.encode())
+    return renamed
+
+
+def _key_values(origin: EncodedFile, schema: pa.Schema) -> ThriftList | None:
+    """The origin's key-value metadata with the new file's Arrow schema (as pyarrow stores it)."""
+    entries = origin.footer.get(_FILE_KEY_VALUES)
+    if entries is None:
+        return None
+    stored = base64.b64encode(schema.serialize().to_pybytes())
+    items = []
+    for entry in entries.items:
+        if entry.get(_KEY) == ARROW_SCHEMA_KEY:
+            entry = entry.copy()
+            entry.set(_VALUE, stored)
+        items.append(entry)
+    return ThriftList(STRUCT, items)
+
+
+def splice(origin: EncodedFile, origin_schema: pa.Schema, target: pa.Table) -> list[memoryview | bytes] | None:
+    """The pieces of a Parquet file holding `target`, whose rows are the origin file's rows in the
+    same order (`origin_schema`: the Arrow schema the origin file was written from), so a column
+    that keeps an origin column's field id, type and nullability keeps its values: its chunks are
+    taken from `origin` as they are. None when nothing can be taken, or the file holds
+    something this module does not place: then write `target` in full."""
+    if origin_schema.metadata != target.schema.metadata or not origin.flat():
+        return None
+    if len(origin.leaves) != len(origin_schema) or sum(g.get(_GROUP_ROWS) for g in origin.row_groups) != target.num_rows:
+        return None
+    by_key = {_key(f): i for i, f in enumerate(origin_schema) if _key(f)[1] is not None}
+    sources: list[tuple[str, int]] = []  # per target column: ("origin" | "new", its leaf in that file)
+    replaced: list[str] = []
+    for field in target.schema:
+        index = by_key.get(_key(field))
+        if index is not None and _same_chunk(origin_schema.field(index), field):
+            sources.append(("origin", index))
+        else:
+            sources.append(("new", len(replaced)))
+            replaced.append(field.name)
+    if len(replaced) == len(target.schema) or len(set(target.schema.names)) != len(target.schema):
+        return None
+    files = {"origin": origin}
+    if replaced:
+        counts = [g.get(_GROUP_ROWS) for g in origin.row_groups]
+        new = EncodedFile.parse(encode_parquet(target.select(replaced), counts))
+        if [g.get(_GROUP_ROWS) for g in new.row_groups] != counts or not new.flat():
+            return None
+        files["new"] = new
+
+    pieces: list[memoryview | bytes] = [MAGIC]
+    position = len(MAGIC)
+    groups = []
+    for number, group in enumerate(origin.row_groups):
+        chunks, uncompressed = [], 0
+        for field, (source, leaf) in zip(target.schema, sources):
+            chunk = files[source].row_groups[number].get(_GROUP_COLUMNS).items[leaf]
+            start, length = _chunk_range(chunk.get(_CHUNK_META))
+            pieces.append(files[source].data[start : start + length])
+            chunks.append(_moved(chunk, position - start, field.name))
+            uncompressed += chunk.get(_CHUNK_META).get(_META_UNCOMPRESSED)
+            position += length
+        first = _chunk_range(chunks[0].get(_CHUNK_META))[0]
+        moved = group.copy()
+        moved.set(_GROUP_COLUMNS, ThriftList(STRUCT, chunks))
+        moved.set(_GROUP_BYTES, uncompressed)
+        for key, value in ((_GROUP_COMPRESSED, position - first), (_GROUP_OFFSET, first)):
+            if key in group:
+                moved.set(key, value)
+        groups.append(moved)
+
+    schema = origin.footer.get(_FILE_SCHEMA).items
+    root = schema[0].copy()
+    root.set(_ELEMENT_CHILDREN, len(target.schema))
+    elements = [root] + [_named(files[s].leaves[leaf], f.name) for f, (s, leaf) in zip(target.schema, sources)]
+    footer = origin.footer.copy()
+    footer.set(_FILE_SCHEMA, ThriftList(STRUCT, elements))
+    footer.set(_FILE_ROW_GROUPS, ThriftList(STRUCT, groups))
+    key_values = _key_values(origin, target.schema)
+    if key_values is not None:
+        footer.set(_FILE_KEY_VALUES, key_values)
+    orders = origin.footer.get(_FILE_COLUMN_ORDERS)
+    if orders is not None:
+        items = [files[s].footer.get(_FILE_COLUMN_ORDERS).items[leaf] for s, leaf in sources]
+        footer.set(_FILE_COLUMN_ORDERS, ThriftList(orders.element_type, items), LIST)
+    encoded = encode_struct(footer)
+    pieces += [encoded, struct.pack("<I", len(encoded)), MAGIC]
+    return pieces
+
+
+def write_pieces(path: pathlib.Path, pieces: Sequence[memoryview | bytes | pa.Buffer]) -> int:
+    """Write a file's bytes through a temporary name, so it appears whole or not at all; returns
+    its size."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as out:
+        for piece in pieces:
+            out.write(piece)
+    tmp.replace(path)
+    return path.stat().st_size
