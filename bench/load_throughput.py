@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from bench import ResultRow, fresh_home, markdown_table, median, rows_text, settings_for, verdict
 
 TABLE = "CREATE TABLE {name} (id BIGINT NOT NULL, grp INT, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 4"
-FULL = {"rows": 1_000_000, "runs": 3, "spark_rows": 20_000_000, "rss_bytes": 2 << 30}
+FULL = {"rows": 1_000_000, "runs": 5, "spark_rows": 20_000_000, "rss_bytes": 2 << 30}
 QUICK = {"rows": 20_000, "runs": 1, "spark_rows": 100_000, "rss_bytes": 20 << 20}
 GOAL_LOCAL = 0.5
 GOAL_DUAL = 1.3

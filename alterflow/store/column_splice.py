@@ -10,8 +10,9 @@ footer places every chunk: offsets moved, a renamed column's name changed, the A
 the new file in `ARROW:schema`. Parquet readers see an ordinary file: for the same rows it is
 byte for byte the file `pq.write_table` would write, which tests/store/test_column_splice.py checks.
 
-A chunk is taken as it is when the new file's column has the origin column's field id (or name,
-for a column without one), Arrow type and nullability. Anything this module does not place by
+A chunk is taken as it is when the new file's column is the origin column's very data (the same
+Arrow buffers, as a conversion passes an unchanged column through) under the same field id (or
+name, for a column without one) and nullability. Anything this module does not place by
 hand (nested columns, page indexes, bloom filters, encryption, sorting columns) makes `splice`
 answer None, and the caller writes the file in full.
 """
@@ -112,8 +113,17 @@ def _key(field: pa.Field) -> tuple[str, bytes | str]:
     return ("id", field_id) if field_id is not None else ("name", field.name)
 
 
-def _same_chunk(origin: pa.Field, target: pa.Field) -> bool:
-    return origin.type == target.type and origin.nullable == target.nullable
+def _same_data(origin: pa.ChunkedArray, target: pa.ChunkedArray) -> bool:
+    """Whether two columns are the very same Arrow data: the same buffers, offsets and lengths
+    (a column a conversion passed through), not merely equal types or values."""
+    if origin.type != target.type or origin.num_chunks != target.num_chunks:
+        return False
+    for a, b in zip(origin.chunks, target.chunks):
+        if (a.offset, len(a)) != (b.offset, len(b)):
+            return False
+        if [x and x.address for x in a.buffers()] != [x and x.address for x in b.buffers()]:
+            return False
+    return True
 
 
 def _chunk_range(meta: Struct) -> tuple[int, int]:
@@ -160,22 +170,27 @@ def _key_values(origin: EncodedFile, schema: pa.Schema) -> ThriftList | None:
     return ThriftList(STRUCT, items)
 
 
-def splice(origin: EncodedFile, origin_schema: pa.Schema, target: pa.Table) -> list[memoryview | bytes] | None:
-    """The pieces of a Parquet file holding `target`, whose rows are the origin file's rows in the
-    same order (`origin_schema`: the Arrow schema the origin file was written from), so a column
-    that keeps an origin column's field id, type and nullability keeps its values: its chunks are
-    taken from `origin` as they are. None when nothing can be taken, or the file holds
-    something this module does not place: then write `target` in full."""
-    if origin_schema.metadata != target.schema.metadata or not origin.flat():
+def splice(origin: EncodedFile, origin_rows: pa.Table, target: pa.Table) -> list[memoryview | bytes] | None:
+    """The pieces of a Parquet file holding `target`, whose rows are `origin_rows` (the table the
+    origin file was written from) in the same order. A column of `target` that is an origin
+    column's very data (the same Arrow buffers: a conversion passed it through) under the same
+    field id and nullability has its chunks taken from `origin` as they are; the others are
+    encoded. None when nothing can be taken, or the file holds something this module does not
+    place: then write `target` in full."""
+    if origin_rows.schema.metadata != target.schema.metadata or target.num_rows == 0 or not origin.flat():
         return None
-    if len(origin.leaves) != len(origin_schema) or sum(g.get(_GROUP_ROWS) for g in origin.row_groups) != target.num_rows:
+    if len(origin.leaves) != origin_rows.num_columns or sum(g.get(_GROUP_ROWS) for g in origin.row_groups) != target.num_rows:
         return None
-    by_key = {_key(f): i for i, f in enumerate(origin_schema) if _key(f)[1] is not None}
+    by_key = {_key(f): i for i, f in enumerate(origin_rows.schema) if _key(f)[1] is not None}
     sources: list[tuple[str, int]] = []  # per target column: ("origin" | "new", its leaf in that file)
     replaced: list[str] = []
-    for field in target.schema:
+    for field, values in zip(target.schema, target.columns):
         index = by_key.get(_key(field))
-        if index is not None and _same_chunk(origin_schema.field(index), field):
+        if (
+            index is not None
+            and origin_rows.schema.field(index).nullable == field.nullable
+            and _same_data(origin_rows.column(index), values)
+        ):
             sources.append(("origin", index))
         else:
             sources.append(("new", len(replaced)))

@@ -255,7 +255,11 @@ class _LoadWriter:
         encoded = encode_parquet(rows)
         self.sizes[path] = write_pieces(absolute(self.warehouse, path), [encoded])
         converted = convert_arrow(rows, self.version, self.shadow_from_origin.version, "null").table
-        pieces = splice(EncodedFile.parse(encoded), rows.schema, converted)
+        try:
+            pieces = splice(EncodedFile.parse(encoded), rows, converted)
+        except Exception:  # a footer it cannot read must not fail the load: the file is written in full
+            log.warning("could not make %s from %s's column chunks; writing it in full", shadow_path, path, exc_info=True)
+            pieces = None
         if pieces is None:
             self.sizes[shadow_path] = write_parquet(self.warehouse, shadow_path, converted)
         else:

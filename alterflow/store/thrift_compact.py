@@ -160,6 +160,8 @@ def decode_struct(data: bytes | memoryview, pos: int = 0) -> tuple[Struct, int]:
 
 
 def _varint(n: int, out: bytearray) -> None:
+    if n < 0:
+        raise ThriftError(f"compact protocol: a varint cannot be negative ({n})")
     while True:
         if n < 0x80:
             out.append(n)
