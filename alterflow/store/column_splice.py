@@ -20,6 +20,7 @@ answer None, and the caller writes the file in full.
 from __future__ import annotations
 
 import base64
+import logging
 import pathlib
 import struct
 from collections.abc import Sequence
@@ -32,7 +33,9 @@ from alterflow.arrow_schema import FIELD_ID_KEY
 from alterflow.store.tablets import write_options
 from alterflow.store.thrift_compact import BINARY, LIST, STRUCT, Struct, ThriftList, decode_struct, encode_struct
 
-__all__ = ["EncodedFile", "encode_parquet", "splice", "write_pieces"]
+__all__ = ["EncodedFile", "encode_parquet", "splice", "write_pieces", "write_with_shadow"]
+
+log = logging.getLogger(__name__)
 
 MAGIC = b"PAR1"
 ARROW_SCHEMA_KEY = b"ARROW:schema"
@@ -255,3 +258,25 @@ def write_pieces(path: pathlib.Path, pieces: Sequence[memoryview | bytes | pa.Bu
             out.write(piece)
     tmp.replace(path)
     return path.stat().st_size
+
+
+def write_with_shadow(origin_path: pathlib.Path, shadow_path: pathlib.Path, rows: pa.Table, old, new) -> tuple[int, int]:
+    """Write a load's origin file of `rows` (a tablet's rows of schema version `old`, already
+    deduplicated and sorted) and the shadow's file of the same rows converted to version `new`,
+    whose tablets, key and sort order are `old`'s (`tablets.same_files`): the shadow's file takes
+    the origin's encoded chunks of every column the conversion passes through. Values that fail
+    are NULL here: the caller has checked the rows (failing the load, or counting the NULLs).
+    Returns both files' sizes."""
+    from alterflow.conversion.arrow_convert import convert_arrow
+
+    encoded = encode_parquet(rows)
+    origin_size = write_pieces(origin_path, [encoded])
+    converted = convert_arrow(rows, old, new, "null").table
+    try:
+        pieces = splice(EncodedFile.parse(encoded), rows, converted)
+    except Exception:  # a footer it cannot read must not fail the load: the file is written in full
+        log.warning("could not make %s from %s's column chunks; writing it in full", shadow_path, origin_path, exc_info=True)
+        pieces = None
+    if pieces is None:
+        pieces = [encode_parquet(converted)]
+    return origin_size, write_pieces(shadow_path, pieces)

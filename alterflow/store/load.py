@@ -42,7 +42,7 @@ from alterflow.errors import first_line
 from alterflow.leases import TransactionLease, new_holder
 from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
 from alterflow.store.bad_rows import BadRows
-from alterflow.store.column_splice import EncodedFile, encode_parquet, splice, write_pieces
+from alterflow.store.column_splice import write_with_shadow
 from alterflow.store.layout import absolute, data_file_path
 from alterflow.store.quarantine import QuarantineTarget, kept_row_numbers, register_and_write, split_quarantined
 from alterflow.store.quarantine_table import quarantine_target
@@ -225,7 +225,9 @@ class _LoadWriter:
 
     def write(self, path: str, rows: pa.Table, shadow_path: str | None = None) -> None:
         """Write a file on a writer thread; with `shadow_path`, also the shadow's file of the
-        same rows (`_write_with_shadow`)."""
+        same rows, converted (`column_splice.write_with_shadow`). Values that fail are NULL
+        there: the dual lane's check of each batch has counted them (on_cast_error = null) or
+        fails the load (fail)."""
         self._slots.acquire()
         try:
             self._raise_failed()
@@ -237,33 +239,18 @@ class _LoadWriter:
             try:
                 if shadow_path is None:
                     self.sizes[path] = write_parquet(self.warehouse, path, rows)
-                else:
-                    self._write_with_shadow(path, rows, shadow_path)
+                else:  # the shadow's file of the same rows, from the origin's encoded columns
+                    self.sizes[path], self.sizes[shadow_path] = write_with_shadow(
+                        absolute(self.warehouse, path),
+                        absolute(self.warehouse, shadow_path),
+                        rows,
+                        self.version,
+                        self.shadow_from_origin.version,
+                    )
             finally:
                 self._slots.release()
 
         self._pending.append(self._pool.submit(job))
-
-    def _write_with_shadow(self, path: str, rows: pa.Table, shadow_path: str) -> None:
-        """An origin file and the shadow's file of the same rows (deduplicated and sorted as the
-        shadow's would be), converted to the job's version. The shadow's file takes the origin
-        file's encoded chunks of every unchanged column (`column_splice`): only the converted
-        columns are encoded again. Values that fail are NULL here; the dual lane's check of each
-        batch has counted them (on_cast_error = null) or fails the load (fail)."""
-        from alterflow.conversion.arrow_convert import convert_arrow
-
-        encoded = encode_parquet(rows)
-        self.sizes[path] = write_pieces(absolute(self.warehouse, path), [encoded])
-        converted = convert_arrow(rows, self.version, self.shadow_from_origin.version, "null").table
-        try:
-            pieces = splice(EncodedFile.parse(encoded), rows, converted)
-        except Exception:  # a footer it cannot read must not fail the load: the file is written in full
-            log.warning("could not make %s from %s's column chunks; writing it in full", shadow_path, path, exc_info=True)
-            pieces = None
-        if pieces is None:
-            self.sizes[shadow_path] = write_parquet(self.warehouse, shadow_path, converted)
-        else:
-            self.sizes[shadow_path] = write_pieces(absolute(self.warehouse, shadow_path), pieces)
 
     def _raise_failed(self) -> None:
         for future in [f for f in self._pending if f.done()]:

@@ -47,13 +47,14 @@ from alterflow.crash_points import crash_point
 from alterflow.leases import TransactionLease, new_holder
 from alterflow.loading import CsvSplit, LoadInput, LoadInputError, csv_header, csv_split_batches, csv_splits
 from alterflow.store.bad_rows import BadRows
+from alterflow.store.column_splice import write_with_shadow
 from alterflow.store.layout import absolute, data_file_path, load_staging_path
 from alterflow.store.load import LoadResult, abort_load, delete_files, dual_write_rows, numbered
 from alterflow.store.quarantine import QuarantineTarget
 from alterflow.store.quarantine_table import quarantine_target
 from alterflow.store.rows import rows_from_arrow
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
-from alterflow.store.tablets import same_tablets, tablet_rows, with_txn_column, write_parquet
+from alterflow.store.tablets import same_files, same_tablets, tablet_rows, with_txn_column, write_parquet
 
 PATH_COLUMN = "af$input_path"
 BLOCK_COLUMN = "af$input_block"
@@ -116,6 +117,8 @@ class _SplitFiles:
         self.origin: TabletBuffers | None = None
         self.shadow: TabletBuffers | None = None
         self.tablets_alike = plan.target is not None and same_tablets(plan.version, plan.target.version)
+        # The shadow's files made from the origin's, as a local load makes them (`load._LoadWriter`).
+        self.shadow_from_origin = plan.target is not None and plan.quarantine is None and same_files(plan.version, plan.target.version)
 
     def start_split(self, path: str, block: int) -> None:
         self.flush()
@@ -123,29 +126,46 @@ class _SplitFiles:
         if place is None:
             raise RuntimeError(f"Spark read a file that is not part of the load: {path}")
         first_seq = place * FILE_FACTOR + block * BLOCK_FACTOR
+        if self.shadow_from_origin:
+            self.origin = TabletBuffers(self.plan.version, self.plan.target_bytes, self._write_with_shadow, first_seq)
+            return
         self.origin = TabletBuffers(self.plan.version, self.plan.target_bytes, self._writer(False), first_seq)
         if self.plan.target is not None:
             self.shadow = TabletBuffers(self.plan.target.version, self.plan.target_bytes, self._writer(True), first_seq)
 
+    def _staged(self) -> pathlib.Path:
+        return pathlib.Path(self.plan.staging) / f"{uuid.uuid4().hex}.parquet"
+
+    def _record(self, path: pathlib.Path, key: TabletKey, seq: int, rows: int, shadow: bool, quarantine: bool = False) -> None:
+        self.written.append(
+            {
+                "shadow": shadow,
+                "quarantine": quarantine,
+                "partition_key": key[0],
+                "bucket": key[1],
+                "path": str(path),
+                "rows": rows,
+                "seq": str(seq),
+                "nulled": 0,
+                "error": None,
+            }
+        )
+
     def _writer(self, shadow: bool, quarantine: bool = False):
         def write(key: TabletKey, seq: int, rows: pa.Table) -> None:
-            path = pathlib.Path(self.plan.staging) / f"{uuid.uuid4().hex}.parquet"
+            path = self._staged()
             write_parquet(path.parent, path.name, rows)
-            self.written.append(
-                {
-                    "shadow": shadow,
-                    "quarantine": quarantine,
-                    "partition_key": key[0],
-                    "bucket": key[1],
-                    "path": str(path),
-                    "rows": rows.num_rows,
-                    "seq": str(seq),
-                    "nulled": 0,
-                    "error": None,
-                }
-            )
+            self._record(path, key, seq, rows.num_rows, shadow, quarantine)
 
         return write
+
+    def _write_with_shadow(self, key: TabletKey, seq: int, rows: pa.Table) -> None:
+        """An origin file and the shadow's file of the same rows (`column_splice.write_with_shadow`);
+        `add` has checked the rows."""
+        origin, shadow = self._staged(), self._staged()
+        write_with_shadow(origin, shadow, rows, self.plan.version, self.plan.target.version)
+        self._record(origin, key, seq, rows.num_rows, False)
+        self._record(shadow, key, seq, rows.num_rows, True)
 
     def add(self, rows: pa.Table) -> None:
         data = rows_from_arrow(self.plan.version, self.plan.table, rows)
@@ -158,7 +178,7 @@ class _SplitFiles:
             )
             self.nulled += nulled
         tablets = self.origin.add(data)
-        if shadow is not None:
+        if shadow is not None and not self.shadow_from_origin:
             self.shadow.add(shadow, tablets if self.tablets_alike and quarantined is None else None)  # the split done once
         if quarantined is not None:
             self.quarantined.append(quarantined)

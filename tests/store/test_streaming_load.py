@@ -13,7 +13,7 @@ import pyarrow.csv as pacsv
 import pytest
 
 import alterflow.loading as loading
-import alterflow.store.load as load_module
+import alterflow.store.column_splice as column_splice
 from alterflow.arrow_schema import arrow_schema
 from alterflow.loading import open_input
 from alterflow.session import Session, StatementError
@@ -146,8 +146,8 @@ def test_a_streamed_dual_write_is_exact_and_names_the_first_bad_row(streaming_se
         spliced.append(pieces is not None)
         return pieces
 
-    real_splice = load_module.splice
-    monkeypatch.setattr(load_module, "splice", splice_and_count)
+    real_splice = column_splice.splice
+    monkeypatch.setattr(column_splice, "splice", splice_and_count)
     list(streaming_session.run("INSERT INTO events VALUES (-1, 1, 'before')"))
     list(streaming_session.run('ALTER TABLE events MODIFY COLUMN grp SMALLINT PROPERTIES ("postpone_swap" = "true")'))
     ids = np.arange(ROWS, dtype=np.int64)
