@@ -17,6 +17,10 @@ and of a load through Spark (alterflow.store.spark_load):
 
 load_tasks_done   every Spark task wrote its files into the transaction's staging folder
 load_files_moved  the files are recorded under the PREPARE transaction and moved into their tablets
+
+and of a dual-writing load on either engine (alterflow.store.column_splice):
+
+load_origin_written  an origin file is written; the shadow's file made from it is not yet
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from alterflow.arrow_schema import FIELD_ID_KEY
+from alterflow.crash_points import crash_point
 from alterflow.store.tablets import write_options
 from alterflow.store.thrift_compact import BINARY, LIST, STRUCT, Struct, ThriftList, decode_struct, encode_struct
 
@@ -271,6 +272,7 @@ def write_with_shadow(origin_path: pathlib.Path, shadow_path: pathlib.Path, rows
 
     encoded = encode_parquet(rows)
     origin_size = write_pieces(origin_path, [encoded])
+    crash_point("load_origin_written")
     converted = convert_arrow(rows, old, new, "null").table
     try:
         pieces = splice(EncodedFile.parse(encoded), rows, converted)

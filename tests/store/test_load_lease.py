@@ -1,7 +1,8 @@
 """Load leases (SPEC §4) with real processes and signals: a load killed with SIGKILL in PREPARE no
 longer holds a heavyweight ALTER for an hour (the job aborts it once its lease expires, and its
-files go), and a load stopped with SIGSTOP past its lease fails at commit with the SPEC's line,
-leaving nothing visible."""
+files go), a dual-writing load killed between an origin file and its shadow's file leaves nothing,
+and a load stopped with SIGSTOP past its lease fails at commit with the SPEC's line, leaving
+nothing visible."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.models import DataFileRow, TransactionRow
+from alterflow.loading import open_input
 from alterflow.session import Session
 from alterflow.store.layout import absolute
 from alterflow.workflow import heavy_steps, steps
@@ -39,9 +41,11 @@ def big_csv(tmp_path) -> pathlib.Path:
     return path
 
 
-def spawn_load(session: Session, path: pathlib.Path) -> subprocess.Popen:
+def spawn_load(session: Session, path: pathlib.Path, crash_at: str | None = None) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
     env.update(ALTERFLOW_HOME=str(session.settings.home), ALTERFLOW_LEASE_S=str(LEASE_S))
+    if crash_at is not None:
+        env["ALTERFLOW_CRASH_AT"] = crash_at
     return subprocess.Popen(
         [str(ALTERFLOW), "load", "b", str(path)],
         env=env,
@@ -140,3 +144,32 @@ def test_a_load_stopped_past_its_lease_fails_at_commit_and_leaves_nothing(table_
     assert sql(session, "SELECT count(*) FROM b") == before
     assert session.catalog.transaction_state(txn) == "ABORTED"
     assert not [p for p in txn_files(session, txn) if absolute(session.warehouse, p).exists()]
+
+
+def test_a_dual_writing_load_killed_between_an_origin_file_and_its_shadow_file_leaves_nothing(table_b, big_csv):
+    """SIGKILL after an origin file is written and before the shadow's file spliced from it: no row
+    is visible in either index, the next load aborts the dead one once its lease expires and
+    deletes its files, and after the swap every row is there exactly once."""
+    session = table_b
+    sql(session, 'ALTER TABLE b MODIFY COLUMN v INT PROPERTIES ("postpone_swap" = "true")')
+    job = session.catalog.active_job(session.catalog.table("b").id)
+    assert job.state == "READY_TO_SWAP"
+    proc = spawn_load(session, big_csv, crash_at="load_origin_written")
+    _out, err = proc.communicate(timeout=300)
+    assert proc.returncode == -signal.SIGKILL, err
+    with session.catalog.db_session() as s:
+        (txn,) = [r.id for r in s.query(TransactionRow).filter(TransactionRow.state == "PREPARE")]
+    files = txn_files(session, txn)
+    written = [p for p in files if absolute(session.warehouse, p).exists()]
+    assert written and len(written) < len(files)  # some origin files, not every shadow file
+    assert sql(session, "SELECT count(*) FROM b") == ((2,),)
+
+    time.sleep(LEASE_S + 0.5)
+    session.load_input("b", open_input(big_csv), label="again")
+    with session.catalog.db_session() as s:
+        row = s.get(TransactionRow, txn)
+        assert (row.state, row.reason) == ("ABORTED", "its lease expired")
+    assert not [p for p in files if absolute(session.warehouse, p).exists()], "the dead load's files are still there"
+    sql(session, "RESUME ALTER TABLE COLUMN FROM b")
+    rows = sql(session, "SELECT id, v FROM b")
+    assert sorted(rows) == [(-2, 8), (-1, 7)] + [(i, i % 1000) for i in range(ROWS)]
