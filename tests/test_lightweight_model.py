@@ -16,7 +16,8 @@ column id (its own numbering, in the order columns join the table) and rewrites 
 - a widening converts the values the way Spark casts them (int stays int, FLOAT -> DOUBLE keeps the
   float32 value, a DECIMAL keeps its value at the new scale, a DATE becomes midnight);
 - the write default is kept as the literal it was given (a SQL literal has no type of its own) and
-  is converted to the column's type when an insert uses it.
+  is converted to the column's type when an insert uses it; a widening converts it as the column
+  held it, like the column's values (a FLOAT default rounded to float32 stays so in DOUBLE).
 
 Every read (`SELECT * FROM t ORDER BY key`, at a couple of random points and at the end of each
 sequence) must equal the model, column names and Python value types included. DESCRIBE is compared
@@ -316,6 +317,8 @@ class Model:
             if col.id in row:
                 row[col.id] = widen(row[col.id], col.type, new)
         col.initial = widen(col.initial, col.type, new)
+        if col.write is not None:  # the default the column held, converted like its values (a FLOAT's stays rounded)
+            col.write = widen(store(col.write, col.type), col.type, new)
         col.type = new
 
     def move(self, name: str, position: str) -> None:
