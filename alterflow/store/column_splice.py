@@ -31,10 +31,10 @@ import pyarrow.parquet as pq
 
 from alterflow.arrow_schema import FIELD_ID_KEY
 from alterflow.crash_points import crash_point
-from alterflow.store.tablets import write_options
+from alterflow.store.tablets import same_files, write_options
 from alterflow.store.thrift_compact import BINARY, LIST, STRUCT, Struct, ThriftList, decode_struct, encode_struct
 
-__all__ = ["EncodedFile", "encode_parquet", "splice", "write_pieces", "write_with_shadow"]
+__all__ = ["EncodedFile", "encode_parquet", "shadow_from_origin", "splice", "write_pieces", "write_with_shadow"]
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ _FILE_SCHEMA, _FILE_ROW_GROUPS, _FILE_KEY_VALUES, _FILE_COLUMN_ORDERS = 2, 4, 5,
 _FILE_ENCRYPTION = (8, 9)
 _ELEMENT_NAME, _ELEMENT_CHILDREN = 4, 5
 _GROUP_COLUMNS, _GROUP_BYTES, _GROUP_ROWS, _GROUP_SORTING, _GROUP_OFFSET, _GROUP_COMPRESSED = 1, 2, 3, 4, 5, 6
-_CHUNK_PATH, _CHUNK_OFFSET, _CHUNK_META = 1, 2, 3
+_CHUNK_OFFSET, _CHUNK_META = 2, 3
 _CHUNK_UNPLACED = (1, 4, 5, 6, 7, 8, 9)  # file path, page indexes, encryption: not moved here
 _META_PATH, _META_UNCOMPRESSED, _META_COMPRESSED = 3, 6, 7
 _META_DATA_PAGE, _META_INDEX_PAGE, _META_DICTIONARY_PAGE = 9, 10, 11
@@ -261,10 +261,18 @@ def write_pieces(path: pathlib.Path, pieces: Sequence[memoryview | bytes | pa.Bu
     return path.stat().st_size
 
 
+def shadow_from_origin(old, target) -> bool:
+    """Whether a dual write into `target` (a `DualWriteTarget`) from rows of version `old` makes
+    each shadow file from its origin file (`write_with_shadow`): the job keeps the tablets, key
+    and sort order (`tablets.same_files`), and quarantines nothing (the shadow then holds every
+    row of the origin's file)."""
+    return target.on_cast_error != "quarantine" and same_files(old, target.version)
+
+
 def write_with_shadow(origin_path: pathlib.Path, shadow_path: pathlib.Path, rows: pa.Table, old, new) -> tuple[int, int]:
     """Write a load's origin file of `rows` (a tablet's rows of schema version `old`, already
     deduplicated and sorted) and the shadow's file of the same rows converted to version `new`,
-    whose tablets, key and sort order are `old`'s (`tablets.same_files`): the shadow's file takes
+    when `shadow_from_origin` says so: the shadow's file takes
     the origin's encoded chunks of every column the conversion passes through. Values that fail
     are NULL here: the caller has checked the rows (failing the load, or counting the NULLs).
     Returns both files' sizes."""

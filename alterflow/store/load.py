@@ -42,12 +42,12 @@ from alterflow.errors import first_line
 from alterflow.leases import TransactionLease, new_holder
 from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
 from alterflow.store.bad_rows import BadRows
-from alterflow.store.column_splice import write_with_shadow
+from alterflow.store.column_splice import shadow_from_origin, write_with_shadow
 from alterflow.store.layout import absolute, data_file_path
 from alterflow.store.quarantine import QuarantineTarget, kept_row_numbers, register_and_write, split_quarantined
 from alterflow.store.quarantine_table import quarantine_target
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
-from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_files, same_tablets, tablet_rows, with_txn_column, write_parquet
+from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_tablets, tablet_rows, with_txn_column, write_parquet
 
 log = logging.getLogger(__name__)
 
@@ -272,7 +272,7 @@ class _LoadWriter:
                 self.shadow_tablets_alike = same_tablets(self.version, target.version)
                 if target.on_cast_error == "quarantine":  # the shadow may hold fewer rows than the origin
                     self.quarantine = quarantine_target(self.catalog, self.table.name, target.job_id, self.version)
-                elif same_files(self.version, target.version):
+                if shadow_from_origin(self.version, target):
                     self.shadow_from_origin = target
             tablets = tablet_rows(data, self.version)
             self._dual_batch = self._dual_lane.submit(self._dual_write, data, tablets, target, first_row)

@@ -47,14 +47,14 @@ from alterflow.crash_points import crash_point
 from alterflow.leases import TransactionLease, new_holder
 from alterflow.loading import CsvSplit, LoadInput, LoadInputError, csv_header, csv_split_batches, csv_splits
 from alterflow.store.bad_rows import BadRows
-from alterflow.store.column_splice import write_with_shadow
+from alterflow.store.column_splice import shadow_from_origin, write_with_shadow
 from alterflow.store.layout import absolute, data_file_path, load_staging_path
 from alterflow.store.load import LoadResult, abort_load, delete_files, dual_write_rows, numbered
 from alterflow.store.quarantine import QuarantineTarget
 from alterflow.store.quarantine_table import quarantine_target
 from alterflow.store.rows import rows_from_arrow
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
-from alterflow.store.tablets import same_files, same_tablets, tablet_rows, with_txn_column, write_parquet
+from alterflow.store.tablets import same_tablets, tablet_rows, with_txn_column, write_parquet
 
 PATH_COLUMN = "af$input_path"
 BLOCK_COLUMN = "af$input_block"
@@ -118,7 +118,7 @@ class _SplitFiles:
         self.shadow: TabletBuffers | None = None
         self.tablets_alike = plan.target is not None and same_tablets(plan.version, plan.target.version)
         # The shadow's files made from the origin's, as a local load makes them (`load._LoadWriter`).
-        self.shadow_from_origin = plan.target is not None and plan.quarantine is None and same_files(plan.version, plan.target.version)
+        self.shadow_from_origin = plan.target is not None and shadow_from_origin(plan.version, plan.target)
 
     def start_split(self, path: str, block: int) -> None:
         self.flush()

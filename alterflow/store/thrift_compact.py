@@ -15,11 +15,10 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-__all__ = ["BINARY", "I32", "I64", "LIST", "STRUCT", "ThriftList", "ThriftMap", "Struct", "decode_struct", "encode_struct"]
+__all__ = ["BINARY", "LIST", "STRUCT", "Struct", "ThriftError", "ThriftList", "ThriftMap", "decode_struct", "encode_struct"]
 
 # Compact protocol wire types.
 STOP, TRUE, FALSE, BYTE, I16, I32, I64, DOUBLE, BINARY, LIST, SET, MAP, STRUCT = range(13)
-_INTEGERS = (BYTE, I16, I32, I64)
 
 
 class ThriftError(ValueError):
