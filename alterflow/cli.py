@@ -47,6 +47,12 @@ def _parser() -> argparse.ArgumentParser:
         help="migrate the catalog of ALTERFLOW_CATALOG_URL to this release's schema "
         "(a SQLite catalog is also migrated whenever it is opened; any other never is)",
     )
+    bind = db_sub.add_parser(
+        "bind-warehouse",
+        help="make this catalog the owner of ALTERFLOW_WAREHOUSE on purpose (after a restore or a move); "
+        "refused while the warehouse holds data files this catalog has no record of",
+    )
+    bind.add_argument("--force", action="store_true", help="re-bind even so (GC then deletes those files)")
     return parser
 
 
@@ -69,8 +75,10 @@ def _gc_parser() -> argparse.ArgumentParser:
         "--retention",
         metavar="SECONDS",
         default=None,
-        help="how long a retired origin index (and a superseded schema version) is kept (default: ALTERFLOW_GC_RETENTION, else 3600)",
+        help="how long a file that left its table, a retired origin index and a superseded schema version are kept "
+        "(default: ALTERFLOW_GC_RETENTION, else 3600)",
     )
+    parser.add_argument("--dry-run", action="store_true", help="list every file a run would delete now, and why; change nothing")
     return parser
 
 
@@ -87,6 +95,15 @@ def _gc(argv: list[str]) -> int:
             retention = int(args.retention)
         settings.ensure_dirs()
         from alterflow.catalog.catalog import Catalog
+
+        if args.dry_run:
+            from alterflow.gc.steps import dry_run
+
+            listed = dry_run(Catalog(settings.catalog_url), settings.warehouse, retention)
+            for item in listed:
+                print(f"would delete {item['path']}: {item['why']}")
+            print(f"dry run: {len(listed)} file(s) or folder(s) would be deleted; nothing was changed")
+            return 0
         from alterflow.gc.runner import run_gc
         from alterflow.gc.summary import step_line
         from alterflow.spark_session import get_spark
@@ -104,13 +121,19 @@ def _gc(argv: list[str]) -> int:
 
 
 def _db(args) -> int:
-    """`alterflow db upgrade`: one line saying what it did."""
+    """`alterflow db upgrade` and `alterflow db bind-warehouse`: one line saying what it did."""
     from alterflow.catalog.database import upgrade_catalog
     from alterflow.settings import Settings
 
     try:
         settings = Settings.from_env()
         settings.ensure_dirs()
+        if args.db_command == "bind-warehouse":
+            from alterflow.catalog.catalog import Catalog
+            from alterflow.store.warehouse import Warehouse
+
+            print(Warehouse(settings.warehouse, Catalog(settings.catalog_url)).bind(force=args.force))
+            return 0
         before, after = upgrade_catalog(settings.catalog_url)
     except Exception as exc:
         return _failed(exc)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import pathlib
-import shutil
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -25,7 +24,6 @@ from alterflow.planner.statement_parts import quote_string
 from alterflow.results import Done, Result, ResultSet
 from alterflow.settings import Settings
 from alterflow.store.bad_rows import BadRows
-from alterflow.store.layout import absolute, table_dir
 from alterflow.types import format_value
 from alterflow.view_columns import columns_used
 from alterflow.workflow import job_control
@@ -109,8 +107,8 @@ class Session:
         dropped = self.catalog.drop_table(stmt.name, stmt.if_exists)
         if dropped is None:
             return Done(f"table {stmt.name} does not exist, skipped")
-        path = absolute(self.warehouse, table_dir(dropped.id))
-        shutil.rmtree(path, ignore_errors=True)
+        # Its files stay for the retention period (a query that planned before the drop still
+        # reads them); GC then drops its retired indexes and deletes them (SPEC §6).
         return Done(f"DROP TABLE {stmt.name}")
 
     def _Describe(self, stmt: ast.Describe) -> Result:

@@ -17,9 +17,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from alterflow.catalog.database import open_engine
-from alterflow.catalog.errors import ConcurrentChange, DependentObjects, NameInUse, TransactionStateError, UnknownObject
+from alterflow.catalog.errors import CatalogError, ConcurrentChange, DependentObjects, NameInUse, TransactionStateError, UnknownObject
 from alterflow.catalog.models import (
     AlterJobRow,
+    CatalogIdentityRow,
     DataFileRow,
     IndexRow,
     SchemaVersionRow,
@@ -276,11 +277,27 @@ class Catalog:
     def __init__(self, url: str | None = None, engine: Engine | None = None):
         self.engine = engine if engine is not None else open_engine(url)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._id: str | None = None
 
     def db_session(self) -> Session:
         """A database session, for the catalog package's own modules (heavy_jobs, garbage,
         leases): no ORM object or session leaves the catalog package."""
         return self._sessions()
+
+    def catalog_id(self) -> str:
+        """The id this catalog was given when it was created (migration 0007): the warehouse it
+        owns records it (alterflow.store.warehouse). Read once per Catalog object."""
+        if self._id is None:
+            with self.db_session() as s:
+                self._id = s.scalar(select(CatalogIdentityRow.id))
+            if self._id is None:
+                raise CatalogError("the catalog database has no identity row (af_catalog): run `alterflow db upgrade`")
+        return self._id
+
+    def table_ids(self) -> set[int]:
+        """Every table id this catalog ever gave, dropped tables included."""
+        with self.db_session() as s:
+            return set(s.scalars(select(TableRow.id)))
 
     # -- names --------------------------------------------------------------------------------
     def _live_table(self, s: Session, name: str) -> TableRow:
@@ -674,6 +691,18 @@ class Catalog:
         txn.commit_seq = seq
         txn.finished_at = utcnow()
         return seq
+
+    def transaction_paths(self, txn_id: int) -> list[str]:
+        """The paths of a transaction's LIVE files: what its commit makes visible, which the
+        committer flushes first (alterflow.store.warehouse.Warehouse.sync_transaction)."""
+        with self.db_session() as s:
+            return list(
+                s.scalars(
+                    select(DataFileRow.path)
+                    .where(DataFileRow.txn_id == txn_id, DataFileRow.state == FileState.LIVE)
+                    .order_by(DataFileRow.id)
+                )
+            )
 
     def abort_transaction(self, txn_id: int, reason: str) -> list[str]:
         """PREPARE -> ABORTED. Returns the paths of its files, which the caller deletes."""

@@ -11,7 +11,9 @@ points at a deleted file.
 - `retire_compacted`: inside the commit of a compaction transaction, the files it merged become
   REPLACED, provided the table, its index and those files are still what compaction read.
 - `collect_versions`: deletes the schema versions nothing needs any more.
-- `dead_files` / `forget_files`: rows of files already deleted from disk are removed at last.
+- `dead_files` / `forget_files`: files that left their table at least the retention period ago
+  (deferred deletes: a read that planned before the change still finds them) are deleted from disk,
+  then their rows are removed at last.
 """
 
 from __future__ import annotations
@@ -74,8 +76,22 @@ class CollectedVersions:
 
 @dataclass(frozen=True)
 class DeadFile:
+    """A file that left its table (DELETED or REPLACED) and why, for GC and `gc --dry-run`."""
+
     id: int
     path: str
+    dropped_at: datetime | None = None
+    why: str = ""
+
+
+def _why_dead(state: str, txn_id: int, txn_state: str, txn_reason: str | None, index_id: int, index_state: str) -> str:
+    if state == FileState.REPLACED:
+        return "replaced by a compaction"
+    if txn_state == TransactionState.ABORTED:
+        return f"transaction {txn_id} aborted" + (f" ({txn_reason})" if txn_reason else "")
+    if index_state == IndexState.DROPPED:
+        return f"index {index_id} dropped (the origin of a swap, a dropped table or a cancelled job's shadow)"
+    return "deleted from its table"
 
 
 def _chunks(items: list, size: int = _BATCH):
@@ -101,8 +117,9 @@ class GarbageCollection:
             )
 
     def drop_index(self, index_id: int, cutoff: datetime) -> list[str]:
-        """RETIRED (at or before `cutoff`) -> DROPPED, its live files DELETED. Returns their paths,
-        which the caller deletes. An index already dropped (or not expired) gives []."""
+        """RETIRED (at or before `cutoff`) -> DROPPED, its live files DELETED as of the moment the
+        index retired (so the sweep deletes them in the same run). Returns their paths. An index
+        already dropped (or not expired) gives []."""
         with self._session() as s, s.begin():
             row = s.get(IndexRow, index_id, with_for_update=True)
             if row is None or row.state != IndexState.RETIRED or row.retired_at is None or row.retired_at > cutoff:
@@ -117,8 +134,20 @@ class GarbageCollection:
             ).all()
             for f in files:
                 f.state = FileState.DELETED
+                f.dropped_at = row.retired_at  # they left the table when the index retired
             row.state = IndexState.DROPPED
             return [f.path for f in files]
+
+    def index_live_paths(self, index_id: int) -> list[str]:
+        """The paths of an index's LIVE files (what `drop_index` would drop)."""
+        with self._session() as s:
+            return list(
+                s.scalars(
+                    select(DataFileRow.path)
+                    .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
+                    .where(TabletRow.index_id == index_id, DataFileRow.state == FileState.LIVE)
+                )
+            )
 
     def index_states(self, index_ids: Iterable[int]) -> dict[int, str]:
         ids = sorted(set(index_ids))
@@ -137,16 +166,41 @@ class GarbageCollection:
         return states
 
     # -- files --------------------------------------------------------------------------------
-    def dead_files(self, limit: int = 10_000) -> list[DeadFile]:
-        """Files the catalog no longer references (DELETED, REPLACED) whose rows remain."""
+    def dead_files(self, cutoff: datetime, limit: int = 10_000, after_id: int = 0) -> list[DeadFile]:
+        """Files the catalog no longer references (DELETED, REPLACED) that left their table at or
+        before `cutoff`, whose rows remain; ids above `after_id`, in id order."""
         with self._session() as s:
             rows = s.execute(
-                select(DataFileRow.id, DataFileRow.path)
-                .where(DataFileRow.state.in_(DEAD_FILE_STATES))
+                select(
+                    DataFileRow.id,
+                    DataFileRow.path,
+                    DataFileRow.dropped_at,
+                    DataFileRow.state,
+                    TransactionRow.id,
+                    TransactionRow.state,
+                    TransactionRow.reason,
+                    IndexRow.id,
+                    IndexRow.state,
+                )
+                .join(TransactionRow, TransactionRow.id == DataFileRow.txn_id)
+                .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
+                .join(IndexRow, IndexRow.id == TabletRow.index_id)
+                .where(DataFileRow.state.in_(DEAD_FILE_STATES), DataFileRow.dropped_at <= cutoff, DataFileRow.id > after_id)
                 .order_by(DataFileRow.id)
                 .limit(limit)
             )
-            return [DeadFile(i, p) for i, p in rows]
+            return [DeadFile(i, p, at, _why_dead(st, t, ts, tr, x, xs)) for i, p, at, st, t, ts, tr, x, xs in rows]
+
+    def waiting_files(self, cutoff: datetime) -> tuple[int, datetime | None]:
+        """How many files left their table after `cutoff` (kept for the retention period), and
+        when the first of them may go."""
+        with self._session() as s:
+            count, first = s.execute(
+                select(func.count(), func.min(DataFileRow.dropped_at)).where(
+                    DataFileRow.state.in_(DEAD_FILE_STATES), DataFileRow.dropped_at > cutoff
+                )
+            ).one()
+            return count, first
 
     def live_paths(self, paths: Iterable[str]) -> set[str]:
         """Those of `paths` that a LIVE row names (never deleted, whatever other rows say)."""

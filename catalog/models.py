@@ -6,9 +6,9 @@ users see (tables, transactions, jobs) come from autoincrement keys that are nev
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
-from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint, event
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # SQLite only autoincrements INTEGER PRIMARY KEY; BigInteger elsewhere.
@@ -17,6 +17,16 @@ IdType = BigInteger().with_variant(Integer(), "sqlite")
 
 class Base(DeclarativeBase):
     """The catalog's tables."""
+
+
+class CatalogIdentityRow(Base):
+    """The catalog's id (one row, made by migration 0007 when the catalog is created or upgraded):
+    the warehouse records the id of the catalog that owns it (alterflow.store.warehouse)."""
+
+    __tablename__ = "af_catalog"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # uuid4, hex
+    created_at: Mapped[datetime] = mapped_column(DateTime)
 
 
 class TableRow(Base):
@@ -92,7 +102,7 @@ class TransactionRow(Base):
 
 class DataFileRow(Base):
     __tablename__ = "af_data_files"
-    __table_args__ = {"sqlite_autoincrement": True}
+    __table_args__ = (Index("ix_af_data_files_state_dropped_at", "state", "dropped_at"), {"sqlite_autoincrement": True})
 
     id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
     tablet_id: Mapped[int] = mapped_column(ForeignKey("af_tablets.id"), index=True)
@@ -106,6 +116,16 @@ class DataFileRow(Base):
     # A quarantine table's file (on_cast_error = quarantine): the job whose rows it holds, so a
     # cancel of that job can take them back. NULL for every other file (migration 0006).
     quarantine_job_id: Mapped[int | None] = mapped_column(Integer, index=True)
+    # When the file left its table (its state became DELETED or REPLACED): GC deletes it from disk
+    # only once the retention period has passed since (deferred deletes, SPEC §6). Set by the
+    # `state` listener below, so no code path that drops a file can forget it.
+    dropped_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+@event.listens_for(DataFileRow.state, "set")
+def _note_dropped(target: DataFileRow, value: str, old: str, _initiator) -> None:
+    if value != old and value in ("DELETED", "REPLACED"):
+        target.dropped_at = datetime.now(UTC).replace(tzinfo=None)
 
 
 class AlterJobRow(Base):

@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from alterflow.store.warehouse import MARKER
+
 ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"
 TIMEOUT = 300
 
@@ -49,7 +51,7 @@ def versions(home: pathlib.Path) -> list[int]:
 
 def files(home: pathlib.Path) -> list[str]:
     root = home / "warehouse"
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.name != MARKER)
 
 
 @pytest.mark.spark
@@ -79,25 +81,41 @@ def test_gc_compacts_and_collects(tmp_path):
         "drop_origin_indexes",
         "compact",
         "collect_versions",
+        "delete_files",
     ], out
     assert lines[3] == "compact: 1 tablet compacted (2 files replaced, 2 rows written)", out
     assert lines[4] == "collect_versions: 0 schema versions deleted", out
+    assert lines[5] == (
+        "delete_files: 0 files that left their tables deleted, 0 unreferenced files deleted, "
+        "2 files kept until the retention period has passed"
+    ), out
     assert versions(home) == [1, 2, 3]
-    assert not set(old) & set(files(home)) and len(files(home)) == 1
+    assert set(old) < set(files(home)) and len(files(home)) == 3, "the replaced files stay for the retention period"
+
+    # A dry run lists what a run with no retention would delete, and why, and deletes nothing.
+    out = ok(run(home, "gc", "--dry-run", "--retention", "0"))
+    assert sorted(line.split(": ")[0] for line in out.splitlines()[:-1]) == sorted(f"would delete {p}" for p in old), out
+    assert all(line.endswith(tuple("0123456789")) and "replaced by a compaction, at " in line for line in out.splitlines()[:-1]), out
+    assert out.splitlines()[-1] == "dry run: 2 file(s) or folder(s) would be deleted; nothing was changed", out
+    assert set(old) < set(files(home)) and versions(home) == [1, 2, 3]
 
     out = ok(run(home, "gc", "--retention", "0"))
     assert out.splitlines()[4] == "collect_versions: 2 schema versions deleted (t: 1, 2)", out
+    assert out.splitlines()[5] == "delete_files: 2 files that left their tables deleted, 0 unreferenced files deleted", out
     assert versions(home) == [3]
+    assert not set(old) & set(files(home)) and len(files(home)) == 1
     assert ok(run(home, "sql", "--format", "json", "-e", "SELECT * FROM t ORDER BY id")) == before
 
     out = ok(run(home, "gc", ALTERFLOW_GC_RETENTION="0"))
     assert out.splitlines() == [
-        "abort_expired_loads: 0 files of expired transactions deleted",
+        "abort_expired_loads: 0 files of expired transactions dropped (deleted after the retention period)",
         "resume_orphaned_jobs: 0 orphaned jobs resumed",
-        "drop_origin_indexes: 0 indexes dropped, 0 files of them deleted, 0 unreferenced files deleted",
+        "drop_origin_indexes: 0 indexes dropped, 0 files of them dropped",
         "compact: 0 tablets compacted (0 files replaced, 0 rows written)",
         "collect_versions: 0 schema versions deleted",
+        "delete_files: 0 files that left their tables deleted, 0 unreferenced files deleted",
     ], out
+    assert ok(run(home, "gc", "--dry-run")) == "dry run: 0 file(s) or folder(s) would be deleted; nothing was changed\n"
 
 
 BAD = [

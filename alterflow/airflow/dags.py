@@ -59,7 +59,10 @@ order of `alterflow.gc.steps.GC_STEPS` (the order `alterflow gc` runs them in):
 whose runner died, taking it over with the same statement) →
 **drop_origin_indexes** (origin indexes left by a swap, after `ALTERFLOW_GC_RETENTION` seconds) →
 **compact** (tablets with files under old versions, rewritten under the current one) →
-**collect_versions** (versions no file, view or job needs).
+**collect_versions** (versions no file, view or job needs) →
+**delete_files** (the one step that deletes data files: those that left their table at least
+`ALTERFLOW_GC_RETENTION` seconds ago, files no catalog row names, finished staging folders; only in
+a warehouse this catalog owns).
 """
 
 JOB_ID = "{{ ti.xcom_pull(task_ids='start', key='job')['job_id'] }}"

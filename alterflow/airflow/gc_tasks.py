@@ -13,7 +13,7 @@ from alterflow.catalog.catalog import Catalog, utcnow
 from alterflow.settings import Settings
 
 # The order of alterflow.gc.steps.GC_STEPS (tests/dags checks they agree).
-STEP_ORDER = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions")
+STEP_ORDER = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions", "delete_files")
 FIND_ORPHANS = "find_orphaned_jobs"  # the task before resume_orphaned_jobs
 SCHEMA_CHANGE_DAG = "alterflow_schema_change"
 # The DAG's tasks, in order: the steps, with the look for orphans before their resumption.
@@ -36,6 +36,8 @@ def run_step(name: str) -> dict:
         return gc.compact(catalog, settings.warehouse, lambda: get_spark(settings.spark_master))
     if name == "collect_versions":
         return gc.collect_versions(catalog, settings.gc_retention_s)
+    if name == "delete_files":
+        return gc.delete_files(catalog, settings.warehouse, settings.gc_retention_s)
     raise ValueError(f"unknown GC step {name!r}; the steps are {', '.join(STEP_ORDER)}")
 
 

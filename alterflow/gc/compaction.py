@@ -6,12 +6,13 @@ Spark into ONE file under the table's current version.
    primary keys merged: the latest commit wins) keeping each row's hidden `af$txn`, sorts by the
    sort key and writes one file into `_compact/x<txn>`; the file is registered (still invisible)
    and moved into the tablet's folder.
-2. `commit_compacted`: ONE catalog transaction makes the new file visible and its inputs REPLACED
-   (refused if the table, its index or an input changed, or an alter job started meanwhile).
-3. `delete_replaced`: the inputs are deleted from disk.
+2. `commit_compacted`: the new file flushed (fsync), then ONE catalog transaction makes it visible
+   and its inputs REPLACED (refused if the table, its index or an input changed, or an alter job
+   started meanwhile).
+The inputs stay on disk for the retention period (deferred deletes): a read that planned before
+the commit still finds them. The sweep deletes them after (alterflow.gc.files).
 A crash after 1 leaves a PREPARE transaction (aborted at its timeout; its file and staging folder
-are then removed by the sweep) and the tablet still old: the next run compacts it again. A crash
-after 2 leaves REPLACED files on disk, which the next sweep deletes. Rows keep the transaction that
+are then removed by the sweep) and the tablet still old: the next run compacts it again. Rows keep the transaction that
 first wrote them, so merge-on-read still ranks them against loads committing at the same time, and
 those loads' files, not among the inputs, stay live.
 """
@@ -20,19 +21,18 @@ from __future__ import annotations
 
 import logging
 import pathlib
-import shutil
 from dataclasses import dataclass
 
 import pyarrow.parquet as pq
 
 from alterflow.catalog.catalog import Catalog, DataFile, NewFile, TableSnapshot
 from alterflow.catalog.garbage import CompactionTarget, GarbageCollection
-from alterflow.gc.files import delete_paths
 from alterflow.leases import TransactionLease, new_holder
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.rewrite.tablet_conversion import with_field_ids
 from alterflow.settings import lease_seconds
 from alterflow.store.layout import absolute, compaction_staging_path, data_file_path
+from alterflow.store.warehouse import Warehouse
 
 log = logging.getLogger(__name__)
 COMPACTION_TIMEOUT_S = 3600  # a live but slow compaction's transaction is aborted after this long
@@ -58,10 +58,10 @@ def staging_dir(warehouse: pathlib.Path, table_id: int, index_id: int, txn_id: i
     return absolute(warehouse, compaction_staging_path(table_id, index_id, txn_id))
 
 
-def _abort(catalog: Catalog, warehouse: pathlib.Path, txn_id: int, own: list[str], reason: str) -> None:
+def _abort(catalog: Catalog, txn_id: int, reason: str) -> None:
+    """The compaction's transaction aborted; its file is GC's to delete after the retention."""
     try:
-        delete_paths(warehouse, own)
-        delete_paths(warehouse, catalog.abort_transaction(txn_id, reason))
+        catalog.abort_transaction(txn_id, reason)
     except Exception:  # the original error matters more; the timeout and the sweep clean up
         log.exception("could not abort compaction transaction %s", txn_id)
 
@@ -76,6 +76,8 @@ def write_compacted(spark, catalog: Catalog, warehouse: pathlib.Path, target: Co
     if not any(f.schema_version != current.version for f in files):
         return None
     keyed = bool(current.primary_key)
+    store = Warehouse(warehouse, catalog)
+    store.check_owner()  # before anything is written
     lease_s = lease_seconds()
     txn_id = catalog.begin_transaction(
         target.table_id,
@@ -86,7 +88,6 @@ def write_compacted(spark, catalog: Catalog, warehouse: pathlib.Path, target: Co
     )
     lease = TransactionLease(catalog, txn_id, lease_s).start()
     staging = staging_dir(warehouse, target.table_id, target.index_id, txn_id)
-    own: list[str] = []
     try:
         tablet = TableSnapshot(snapshot.table, current, files, snapshot.versions, snapshot.commit_seqs)
         frame = read_snapshot(spark, warehouse, tablet, current, keep_txn=keyed)
@@ -104,39 +105,34 @@ def write_compacted(spark, catalog: Catalog, warehouse: pathlib.Path, target: Co
             source, rows_out = counts[0]
             path = data_file_path(target.table_id, target.index_id, target.tablet_id, txn_id)
             catalog.register_files(txn_id, [NewFile(target.tablet_id, current.version, path, rows_out, 0)])
-            own.append(path)
-            final = absolute(warehouse, path)
-            final.parent.mkdir(parents=True, exist_ok=True)
-            source.replace(final)
+            store.move(source, path)
         return Compacted(target, txn_id, current.version, path, sum(f.row_count for f in files), rows_out, files, staging, lease)
     except BaseException as exc:
         lease.stop()
-        _abort(catalog, warehouse, txn_id, own, f"compaction failed: {exc}")
-        shutil.rmtree(staging, ignore_errors=True)
+        _abort(catalog, txn_id, f"compaction failed: {exc}")
+        store.remove_scratch(staging)
         raise
 
 
 def commit_compacted(catalog: Catalog, warehouse: pathlib.Path, compacted: Compacted) -> None:
-    """Step 2: the new file visible and its inputs REPLACED, in one catalog transaction. On refusal
-    the compaction is aborted and its own file deleted; the inputs stay live."""
+    """Step 2: the new file flushed, then visible and its inputs REPLACED, in one catalog
+    transaction. On refusal the compaction is aborted (its own file goes with GC); the inputs stay
+    live."""
     gc = GarbageCollection(catalog)
+    store = Warehouse(warehouse, catalog)
     target = compacted.target
     sizes = {}
     if compacted.path is not None:
-        sizes[compacted.path] = absolute(warehouse, compacted.path).stat().st_size
+        sizes[compacted.path] = store.path(compacted.path).stat().st_size
     try:
+        store.sync_transaction(compacted.txn_id)  # durable before visible
         gc.commit_compaction(compacted.txn_id, sizes, target.table_id, target.index_id, [f.id for f in compacted.replaced])
     except BaseException as exc:
-        _abort(catalog, warehouse, compacted.txn_id, [compacted.path] if compacted.path else [], f"compaction refused: {exc}")
+        _abort(catalog, compacted.txn_id, f"compaction refused: {exc}")
         raise
     finally:
         compacted.lease.stop()
-        shutil.rmtree(compacted.staging, ignore_errors=True)
-
-
-def delete_replaced(warehouse: pathlib.Path, compacted: Compacted) -> int:
-    """Step 3: the inputs, now REPLACED in the catalog, deleted from disk."""
-    return delete_paths(warehouse, [f.path for f in compacted.replaced])
+        store.remove_scratch(compacted.staging)
 
 
 def compact_tablet(spark, catalog: Catalog, warehouse: pathlib.Path, target: CompactionTarget) -> Compacted | None:
@@ -144,5 +140,4 @@ def compact_tablet(spark, catalog: Catalog, warehouse: pathlib.Path, target: Com
     if compacted is None:
         return None
     commit_compacted(catalog, warehouse, compacted)
-    delete_replaced(warehouse, compacted)
     return compacted

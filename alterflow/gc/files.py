@@ -1,132 +1,101 @@
-"""Deleting files the catalog proves unreferenced; run after the catalog work, never before.
+"""Deleting files the catalog proves unreferenced; run after the catalog work, never before, and
+only through the warehouse that the catalog owns (alterflow.store.warehouse).
 
 A file is deleted only when
-- its catalog row is DELETED or REPLACED (and no LIVE row names the same path): then the row goes too;
+- its catalog row is DELETED or REPLACED since at least the retention period (deferred deletes: a
+  query, INSERT ... SELECT or view read that planned before the change still finds it), and no
+  LIVE row names the same path: then the row goes too;
 - it lies in a tablet folder (`t*/i*/b*/`) and no catalog row names it at all: every writer records
   a file's row before the file appears (a load registers before it writes, a conversion or a
-  compaction registers before it moves its output in), so the folder is listed first and the rows
-  are looked up after; a file seen without a row is a leftover of a crash or of an aborted write;
+  compaction registers before it moves its output in), and a dead row is forgotten only after its
+  file was deleted, so such a file was never visible: a leftover of a crash, or written by a load
+  after it was aborted. The folder is listed first and the rows are looked up after;
 - it is a staging folder of a job that is over: a conversion's `_staging` under an index that is no
   longer a SHADOW index, a compaction's `_compact/x<txn>` or a Spark load's `_load/l<txn>` whose
-  transaction is no longer PREPARE.
+  transaction is no longer PREPARE (scratch output that never became visible).
 Empty folders are removed only under DROPPED indexes (nothing writes there any more).
 Anything else in the warehouse is left alone.
+
+`dry_run` lists what would go, and why, and changes nothing.
 """
 
 from __future__ import annotations
 
 import pathlib
-import shutil
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from alterflow.catalog.garbage import GarbageCollection
 from alterflow.catalog.states import IndexState, TransactionState
-from alterflow.store.layout import (
-    COMPACTION_DIR,
-    COMPACTION_STAGING,
-    CONVERSION_STAGING,
-    DATA_FILE,
-    INDEX_DIR,
-    LOAD_DIR,
-    LOAD_STAGING,
-    TABLE_DIR,
-    TABLET_DIR,
-    absolute,
-)
+from alterflow.store.layout import COMPACTION_DIR, COMPACTION_STAGING, CONVERSION_STAGING, LOAD_DIR, LOAD_STAGING
+from alterflow.store.warehouse import Warehouse
+
+
+@dataclass(frozen=True)
+class Doomed:
+    """A file or folder GC deletes (or, in a dry run, would delete), and why."""
+
+    path: str
+    why: str
 
 
 @dataclass
 class Sweep:
-    """What `sweep` deleted."""
+    """What `sweep` deleted (or would delete, in a dry run)."""
 
-    dead_files: int = 0  # files of DELETED / REPLACED rows (rows removed as well)
+    dead_files: int = 0  # files of DELETED / REPLACED rows past the retention (rows removed as well)
     orphan_files: list[str] = field(default_factory=list)  # files without any catalog row
     staging_dirs: list[str] = field(default_factory=list)
+    waiting_files: int = 0  # files that left their table less than the retention period ago
+    first_due: datetime | None = None  # when the first of them left
+    listed: list[Doomed] = field(default_factory=list)  # each deletion with its reason
 
 
-def delete_paths(warehouse: pathlib.Path, paths: list[str]) -> int:
-    """Delete files by their catalog paths (and a temporary a write may have left). Returns how
-    many existed."""
-    deleted = 0
-    for relative in paths:
-        path = absolute(warehouse, relative)
-        if path.exists():
-            deleted += 1
-        path.unlink(missing_ok=True)
-        path.with_name(path.name + ".tmp").unlink(missing_ok=True)
-    return deleted
-
-
-def _remove_empty_dirs(top: pathlib.Path) -> None:
-    if not top.is_dir():
-        return
-    for folder in sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
-        try:
-            folder.rmdir()
-        except OSError:
-            pass  # not empty: something is still there, keep it
-    try:
-        top.rmdir()
-    except OSError:
-        pass
-
-
-def _index_dirs(warehouse: pathlib.Path) -> list[tuple[str, int, pathlib.Path]]:
-    """(relative folder, index id, path) of every `t<table>/i<index>` folder."""
-    found = []
-    if not warehouse.is_dir():
-        return found
-    for table in sorted(warehouse.iterdir()):
-        if not (table.is_dir() and TABLE_DIR.fullmatch(table.name)):
-            continue
-        for index in sorted(table.iterdir()):
-            match = INDEX_DIR.fullmatch(index.name)
-            if index.is_dir() and match:
-                found.append((f"{table.name}/{index.name}", int(match.group(1)), index))
-    return found
-
-
-def sweep(gc: GarbageCollection, warehouse: pathlib.Path) -> Sweep:
+def sweep(gc: GarbageCollection, store: Warehouse, cutoff: datetime, dry_run: bool = False) -> Sweep:
     result = Sweep()
-    warehouse = warehouse.resolve()
+    store.check_owner(claim=not dry_run)
+    result.waiting_files, result.first_due = gc.waiting_files(cutoff)
 
-    # 1. Files of dead rows; then the rows themselves (a crash between leaves rows whose files
-    #    are gone, which the next run forgets).
+    # 1. Files of rows that left their table at or before `cutoff`; then the rows themselves (a
+    #    crash between leaves rows whose files are gone, which the next run forgets).
+    after = 0
     while True:
-        dead = gc.dead_files()
+        dead = gc.dead_files(cutoff, after_id=after)
         if not dead:
             break
         live = gc.live_paths(f.path for f in dead)
-        result.dead_files += delete_paths(warehouse, [f.path for f in dead if f.path not in live])
+        gone = [f for f in dead if f.path not in live]
+        result.listed += [Doomed(f.path, f"{f.why}, at {f.dropped_at:%Y-%m-%d %H:%M:%S}") for f in gone]
+        if dry_run:
+            result.dead_files += sum(store.path(f.path).exists() for f in gone)
+            after = dead[-1].id
+            continue
+        result.dead_files += store.delete(f.path for f in gone)
         if gc.forget_files(f.id for f in dead) == 0:
             break
 
     # 2. Files in tablet folders that no row names. List the folders first, ask the catalog after.
-    indexes = _index_dirs(warehouse)
-    candidates: dict[str, pathlib.Path] = {}
-    for relative, _index_id, index in indexes:
-        for tablet in sorted(index.iterdir()):
-            if not (tablet.is_dir() and TABLET_DIR.fullmatch(tablet.name)):
-                continue
-            for data_file in sorted(tablet.iterdir()):
-                if data_file.is_file() and DATA_FILE.fullmatch(data_file.name):
-                    candidates[f"{relative}/{tablet.name}/{data_file.name}"] = data_file
+    candidates = dict(store.data_files())
     if candidates:
         names = {path: path.removesuffix(".tmp") for path in candidates}
         known = gc.known_paths(set(names.values()))
-        for path, data_file in candidates.items():
-            if names[path] not in known:
-                data_file.unlink(missing_ok=True)
-                result.orphan_files.append(path)
+        orphans = [path for path in candidates if names[path] not in known]
+        if not dry_run:
+            store.delete(orphans)
+        result.orphan_files += orphans
+        result.listed += [Doomed(path, "no catalog row names it (left by a crash or an aborted write)") for path in orphans]
 
     # 3. Staging folders of jobs that are over.
+    indexes = store.index_folders()
     states = gc.index_states(index_id for _relative, index_id, _path in indexes)
+    scratch: list[tuple[str, pathlib.Path, str]] = []
     staged_by_txn: dict[int, tuple[str, pathlib.Path]] = {}
     for relative, index_id, index in indexes:
         staging = index / CONVERSION_STAGING
         if staging.is_dir() and states.get(index_id) != IndexState.SHADOW:
-            shutil.rmtree(staging, ignore_errors=True)
-            result.staging_dirs.append(f"{relative}/{CONVERSION_STAGING}")
+            scratch.append(
+                (f"{relative}/{CONVERSION_STAGING}", staging, f"conversion output of index {index_id}, which is no longer a shadow")
+            )
         for folder, pattern in ((COMPACTION_STAGING, COMPACTION_DIR), (LOAD_STAGING, LOAD_DIR)):
             if not (index / folder).is_dir():
                 continue
@@ -138,11 +107,17 @@ def sweep(gc: GarbageCollection, warehouse: pathlib.Path) -> Sweep:
         txn_states = gc.transaction_states(staged_by_txn)
         for txn_id, (relative, attempt) in sorted(staged_by_txn.items()):
             if txn_states.get(txn_id) != TransactionState.PREPARE:
-                shutil.rmtree(attempt, ignore_errors=True)
-                result.staging_dirs.append(relative)
+                scratch.append((relative, attempt, f"staging output of transaction {txn_id}, which is over"))
+    for relative, folder, why in scratch:
+        if not dry_run:
+            store.remove_scratch(folder)
+        result.staging_dirs.append(relative)
+        result.listed.append(Doomed(relative + "/", why))
 
-    # 4. Empty folders of dropped indexes.
-    for _relative, index_id, index in indexes:
-        if states.get(index_id) == IndexState.DROPPED:
-            _remove_empty_dirs(index)
+    # 4. Empty folders of dropped indexes, and then their table's folder if nothing is left in it.
+    if not dry_run:
+        for _relative, index_id, index in indexes:
+            if states.get(index_id) == IndexState.DROPPED:
+                store.remove_empty_folders(index)
+                store.remove_empty_folders(index.parent, below=False)
     return result

@@ -27,6 +27,7 @@ def run_gc(
         "drop_origin_indexes": lambda: steps.drop_origin_indexes(catalog, warehouse, retention_s, now=now),
         "compact": lambda: steps.compact(catalog, warehouse, spark_factory),
         "collect_versions": lambda: steps.collect_versions(catalog, retention_s, now=now),
+        "delete_files": lambda: steps.delete_files(catalog, warehouse, retention_s, now=now),
     }
     results = {}
     for name in steps.GC_STEPS:

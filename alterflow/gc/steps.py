@@ -1,18 +1,21 @@
 """The garbage-collection steps (SPEC §6). JSON-able dicts out, idempotent, catalog first and files
 after, so a run killed anywhere is finished by the next one.
 
-abort_expired_loads  aborts PREPARE transactions past their lease or timeout (a dead or stuck load)
-                     and deletes their files.
+abort_expired_loads  aborts PREPARE transactions past their lease or timeout (a dead or stuck load);
+                     their files leave with the sweep, after the retention period.
 resume_orphaned_jobs drives every orphaned alter job (its runner died) to its end, in this process
                      (the `alterflow_gc` DAG starts one `alterflow_schema_change` run per job instead,
                      from `orphaned_jobs`).
 drop_origin_indexes  drops RETIRED indexes (origins of swaps, indexes of dropped tables) past the
-                     retention period with their files, and deletes every file the catalog proves
-                     unreferenced (left by a crash).
+                     retention period, in the catalog: their files leave with `delete_files`.
 compact              rewrites each tablet holding live files written under old versions into one
                      file under the current version (Spark), skipping tables with an unfinished
                      alter job.
 collect_versions     deletes the schema versions nothing needs any more.
+delete_files         the only step that deletes data files, last: every file that left its table
+                     at least the retention period ago (deferred deletes), every file the catalog
+                     proves unreferenced (left by a crash) and finished staging folders, only
+                     through the warehouse the catalog owns (alterflow.store.warehouse).
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ from alterflow.catalog.errors import CatalogError
 from alterflow.catalog.garbage import GarbageCollection
 from alterflow.catalog.leases import JobLeases, last_seen
 from alterflow.gc.compaction import compact_tablet
-from alterflow.gc.files import delete_paths, sweep
+from alterflow.gc.files import Sweep, sweep
+from alterflow.store.warehouse import Warehouse
 
-GC_STEPS = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions")
+GC_STEPS = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions", "delete_files")
 DEFAULT_RETENTION_S = 3600
 
 
@@ -39,9 +43,10 @@ def _cutoff(retention_s: int, now: datetime | None) -> datetime:
 
 
 def abort_expired_loads(catalog: Catalog, warehouse: pathlib.Path, now: datetime | None = None) -> dict:
-    """Aborts every PREPARE transaction whose lease (or timeout) ran out, then deletes its files."""
+    """Aborts every PREPARE transaction whose lease (or timeout) ran out; the sweep deletes its
+    files once the retention period has passed."""
+    Warehouse(warehouse, catalog).check_owner()
     paths = catalog.abort_expired_transactions(now=now)
-    delete_paths(pathlib.Path(warehouse), paths)
     return {"expired_transaction_files": len(paths)}
 
 
@@ -81,21 +86,42 @@ def drop_origin_indexes(
     catalog: Catalog, warehouse: pathlib.Path, retention_s: int = DEFAULT_RETENTION_S, now: datetime | None = None
 ) -> dict:
     cutoff = _cutoff(retention_s, now)
-    warehouse = pathlib.Path(warehouse)
+    Warehouse(warehouse, catalog).check_owner()  # before the catalog changes
     gc = GarbageCollection(catalog)
     dropped, files = [], 0
     for index_id in gc.expired_indexes(cutoff):
-        paths = gc.drop_index(index_id, cutoff)  # the catalog first ...
-        files += delete_paths(warehouse, paths)  # ... then the files
+        files += len(gc.drop_index(index_id, cutoff))  # dropped as of the retirement: delete_files takes them
         dropped.append(index_id)
-    swept = sweep(gc, warehouse)
+    return {"dropped_indexes": dropped, "index_files_dropped": files}
+
+
+def delete_files(catalog: Catalog, warehouse: pathlib.Path, retention_s: int = DEFAULT_RETENTION_S, now: datetime | None = None) -> dict:
+    """Deletes what the catalog proves nobody reads: files that left their table at least
+    `retention_s` ago, files no row names, staging folders of finished work (alterflow.gc.files)."""
+    swept = sweep(GarbageCollection(catalog), Warehouse(warehouse, catalog), _cutoff(retention_s, now))
     return {
-        "dropped_indexes": dropped,
-        "index_files_deleted": files,
-        "unreferenced_files_deleted": swept.dead_files + len(swept.orphan_files),
+        "files_deleted": swept.dead_files,
         "orphan_files": swept.orphan_files,
         "staging_dirs_deleted": swept.staging_dirs,
+        "files_kept_for_retention": swept.waiting_files,
     }
+
+
+def dry_run(catalog: Catalog, warehouse: pathlib.Path, retention_s: int = DEFAULT_RETENTION_S, now: datetime | None = None) -> list[dict]:
+    """Every file and folder a GC run now would delete, with why; changes nothing (not the
+    catalog, not the warehouse). Files of indexes past their retention are listed as the run
+    would drop them; loads a run would abort first are not (their files wait the retention)."""
+    cutoff = _cutoff(retention_s, now)
+    store = Warehouse(warehouse, catalog)
+    gc = GarbageCollection(catalog)
+    swept: Sweep = sweep(gc, store, cutoff, dry_run=True)
+    listed = [{"path": d.path, "why": d.why} for d in swept.listed]
+    for index_id in gc.expired_indexes(cutoff):
+        for path in gc.index_live_paths(index_id):
+            listed.append(
+                {"path": path, "why": f"index {index_id} retired more than {retention_s} s ago (the origin of a swap or a dropped table)"}
+            )
+    return sorted(listed, key=lambda d: d["path"])
 
 
 def compact(catalog: Catalog, warehouse: pathlib.Path, spark_factory: Callable[[], object]) -> dict:

@@ -9,7 +9,9 @@ def _plural(n: int, word: str) -> str:
 
 def step_line(step: str, result: dict) -> str:
     if step == "abort_expired_loads":
-        text = f"{_plural(result['expired_transaction_files'], 'file')} of expired transactions deleted"
+        text = (
+            f"{_plural(result['expired_transaction_files'], 'file')} of expired transactions dropped (deleted after the retention period)"
+        )
     elif step == "resume_orphaned_jobs":
         text = f"{_plural(len(result['jobs']), 'orphaned job')} resumed"
         for job in result["jobs"]:
@@ -18,10 +20,14 @@ def step_line(step: str, result: dict) -> str:
         ids = ", ".join(str(i) for i in result["dropped_indexes"])
         text = f"{_plural(len(result['dropped_indexes']), 'index')} dropped" + (f" ({ids})" if ids else "")
         text = text.replace("indexs", "indexes")
-        text += f", {_plural(result['index_files_deleted'], 'file')} of them deleted"
-        text += f", {_plural(result['unreferenced_files_deleted'], 'unreferenced file')} deleted"
+        text += f", {_plural(result['index_files_dropped'], 'file')} of them dropped"
+    elif step == "delete_files":
+        text = f"{_plural(result['files_deleted'], 'file')} that left their tables deleted"
+        text += f", {_plural(len(result['orphan_files']), 'unreferenced file')} deleted"
         if result["staging_dirs_deleted"]:
             text += f", {_plural(len(result['staging_dirs_deleted']), 'staging folder')} deleted"
+        if result["files_kept_for_retention"]:
+            text += f", {_plural(result['files_kept_for_retention'], 'file')} kept until the retention period has passed"
     elif step == "compact":
         text = (
             f"{_plural(result['tablets_compacted'], 'tablet')} compacted "

@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import pathlib
-import shutil
 import threading
 import time
 from collections.abc import Iterable
@@ -46,6 +45,7 @@ from alterflow.rewrite.progress import ConversionProgress, TabletSize, sizes_of
 from alterflow.store.layout import absolute, conversion_staging_path, data_file_path
 from alterflow.store.quarantine import COLUMN_COLUMN, JOB_COLUMN, REASON_COLUMN, QuarantineTarget, reason_text, register_and_write
 from alterflow.store.quarantine_table import quarantine_target
+from alterflow.store.warehouse import Warehouse
 from alterflow.types import to_spark
 
 log = logging.getLogger(__name__)
@@ -116,6 +116,8 @@ class TabletConverter:
         self.catalog = catalog
         self.heavy = HeavyJobs(catalog)
         self.warehouse = warehouse
+        self.store = Warehouse(warehouse, catalog)
+        self.store.check_owner()  # before anything is written
         self.job = self.heavy.job(job_id)
         self.origin_index, self.shadow_index = self.job.origin_index_id, self.job.shadow_index_id
         self.old = catalog.schema_version(self.job.table_id, self.job.from_version)
@@ -190,7 +192,7 @@ class TabletConverter:
         staging = staging_dir(self.warehouse, self.job.table_id, self.shadow_index, tablet_id, self.attempt)
         # What killed attempts left behind: holding the lease, no earlier runner can commit them.
         for leftover in staging.parent.glob(f"o{int(tablet_id)}-*"):
-            shutil.rmtree(leftover, ignore_errors=True)
+            self.store.remove_scratch(leftover)
         started = time.monotonic()
         # The quarantine table as it is now (per tablet: a user may drop or change it meanwhile).
         quarantine = (
@@ -373,16 +375,14 @@ class TabletConverter:
                 )
         except BaseException:
             try:
-                # Its own targets too: a cancel may have dropped the rows before the files moved in.
-                for _source, relative, _rows in moves:
-                    absolute(self.warehouse, relative).unlink(missing_ok=True)
-                for relative in self.catalog.abort_transaction(txn, "conversion of a tablet failed"):
-                    absolute(self.warehouse, relative).unlink(missing_ok=True)
+                # Its files (those moved in after a cancel dropped their rows too) are GC's to
+                # delete after the retention period.
+                self.catalog.abort_transaction(txn, "conversion of a tablet failed")
             except Exception:
                 log.exception("could not abort conversion transaction %s", txn)
             raise
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            self.store.remove_scratch(staging)
 
     def _register_move_commit(
         self,
@@ -412,10 +412,7 @@ class TabletConverter:
         )
         sizes = {}
         for source, target, _rows in moves:
-            final = absolute(self.warehouse, target)
-            final.parent.mkdir(parents=True, exist_ok=True)
-            source.replace(final)
-            sizes[target] = final.stat().st_size
+            sizes[target] = self.store.move(source, target).stat().st_size
         quarantined = 0
         if quarantine is not None:  # the tablet's quarantined rows, under the same transaction
             for path in sorted((staging / QUARANTINE_DIR).glob("*.parquet")):
@@ -424,6 +421,7 @@ class TabletConverter:
                 sizes.update(register_and_write(self.catalog, self.warehouse, txn, quarantine, rows))
             if quarantined:
                 crash_point("quarantined")
+        self.store.sync_transaction(txn)  # durable before visible
         self.heavy.commit_converted_tablet(
             txn,
             sizes,

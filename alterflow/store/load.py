@@ -48,6 +48,7 @@ from alterflow.store.quarantine import QuarantineTarget, kept_row_numbers, regis
 from alterflow.store.quarantine_table import quarantine_target
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_tablets, tablet_rows, with_txn_column, write_parquet
+from alterflow.store.warehouse import Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -62,13 +63,6 @@ class LoadResult:
     txn_id: int
     rows: int
     files: int
-
-
-def delete_files(warehouse: pathlib.Path, paths: list[str]) -> None:
-    for relative in paths:
-        path = absolute(warehouse, relative)
-        path.unlink(missing_ok=True)
-        path.with_name(path.name + ".tmp").unlink(missing_ok=True)
 
 
 def _first_null(values: pa.ChunkedArray | pa.Array) -> int:
@@ -377,30 +371,31 @@ def load_batches(
     transaction (dual write)."""
     stream = numbered(batches, conform)
     first = next(stream, None)
-    delete_files(warehouse, catalog.abort_expired_transactions(table.id))
+    store = Warehouse(warehouse, catalog)
+    store.check_owner()  # before anything is written
+    catalog.abort_expired_transactions(table.id)  # their files go after the retention (GC)
     txn_id = catalog.begin_transaction(table.id, label, timeout_s, lease_s=lease_s, holder=new_holder())
     planned: list[str] = []
     writer = _LoadWriter(catalog, warehouse, table, version, txn_id, planned, target_file_mb << 20, buffer_mb << 20)
     try:
         if lease_s is None:
-            _write_and_commit(catalog, writer, first, stream)
+            _write_and_commit(catalog, store, writer, first, stream)
         else:
             with TransactionLease(catalog, txn_id, lease_s):
-                _write_and_commit(catalog, writer, first, stream)
+                _write_and_commit(catalog, store, writer, first, stream)
     except BaseException as exc:
         writer.close(wait=False)
-        abort_load(catalog, warehouse, txn_id, planned, exc)
+        abort_load(catalog, txn_id, exc)
         raise
     return LoadResult(txn_id, writer.origin.buffers.rows_flushed, len(planned))
 
 
-def abort_load(catalog: Catalog, warehouse: pathlib.Path, txn_id: int, planned: list[str], error: BaseException) -> None:
-    """A failed load's transaction aborted and its files deleted: its own files too, since an
-    abort from elsewhere (a timeout) may have happened before they were written."""
+def abort_load(catalog: Catalog, txn_id: int, error: BaseException) -> None:
+    """A failed load's transaction aborted. Its files are GC's to delete after the retention
+    period (deferred deletes, alterflow.gc.files), those written after an abort from elsewhere
+    (a timeout) too: their rows are gone by then, so the sweep finds them unreferenced."""
     try:
-        delete_files(warehouse, planned)
-        paths = catalog.abort_transaction(txn_id, f"load failed: {first_line(error)}")
-        delete_files(warehouse, paths)
+        catalog.abort_transaction(txn_id, f"load failed: {first_line(error)}")
     except Exception:  # the original error matters more; the lease, the timeout and GC will clean up
         log.exception("could not abort transaction %s", txn_id)
 
@@ -419,7 +414,7 @@ def numbered(batches: Iterable[pa.Table | pa.RecordBatch], conform: Conform | No
 
 
 def _write_and_commit(
-    catalog: Catalog, writer: _LoadWriter, first: tuple[pa.Table, int] | None, stream: Iterator[tuple[pa.Table, int]]
+    catalog: Catalog, store: Warehouse, writer: _LoadWriter, first: tuple[pa.Table, int] | None, stream: Iterator[tuple[pa.Table, int]]
 ) -> None:
     """Steps 2 to 4 of a load."""
     heavy = HeavyJobs(catalog)
@@ -438,6 +433,7 @@ def _write_and_commit(
             raise earlier from None
         raise
 
+    store.sync_transaction(writer.txn_id)  # durable before visible
     heavy.commit_load(writer.txn_id, writer.sizes, writer.nulled, target.job_id if target is not None else None)
 
 

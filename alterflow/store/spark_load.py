@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import pathlib
-import shutil
 import urllib.parse
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -49,12 +48,13 @@ from alterflow.loading import CsvSplit, LoadInput, LoadInputError, csv_header, c
 from alterflow.store.bad_rows import BadRows
 from alterflow.store.column_splice import shadow_from_origin, write_with_shadow
 from alterflow.store.layout import absolute, data_file_path, load_staging_path
-from alterflow.store.load import LoadResult, abort_load, delete_files, dual_write_rows, numbered
+from alterflow.store.load import LoadResult, abort_load, dual_write_rows, numbered
 from alterflow.store.quarantine import QuarantineTarget
 from alterflow.store.quarantine_table import quarantine_target
 from alterflow.store.rows import rows_from_arrow
 from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.store.tablets import same_tablets, tablet_rows, with_txn_column, write_parquet
+from alterflow.store.warehouse import Warehouse
 
 PATH_COLUMN = "af$input_path"
 BLOCK_COLUMN = "af$input_block"
@@ -355,19 +355,21 @@ def spark_load(
     settings,
 ) -> LoadResult:
     """`source` loaded into `table` as one transaction, converted and written by Spark tasks."""
-    delete_files(warehouse, catalog.abort_expired_transactions(table.id))
+    store = Warehouse(warehouse, catalog)
+    store.check_owner()  # before anything is written
+    catalog.abort_expired_transactions(table.id)  # their files go after the retention (GC)
     txn_id = catalog.begin_transaction(table.id, label, settings.txn_timeout_s, lease_s=settings.lease_s, holder=new_holder())
     staging = staging_dir(warehouse, table.id, table.current_index_id, txn_id)
     new_folders = [folder for folder in staging.parents if not folder.exists()]  # removed again if left empty
     planned: list[str] = []
     try:
         with TransactionLease(catalog, txn_id, settings.lease_s):
-            return _write_and_commit(spark, catalog, warehouse, table, version, source, txn_id, staging, planned, settings)
+            return _write_and_commit(spark, catalog, store, table, version, source, txn_id, staging, planned, settings)
     except BaseException as exc:
-        abort_load(catalog, warehouse, txn_id, planned, exc)
+        abort_load(catalog, txn_id, exc)
         raise
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        store.remove_scratch(staging)
         for folder in [staging.parent, *new_folders]:
             _remove_if_empty(folder)
 
@@ -380,7 +382,7 @@ def _remove_if_empty(folder: pathlib.Path) -> None:
 def _write_and_commit(
     spark,
     catalog: Catalog,
-    warehouse: pathlib.Path,
+    store: Warehouse,
     table: TableInfo,
     version: SchemaVersion,
     source: SparkInput,
@@ -403,12 +405,12 @@ def _write_and_commit(
     if errors:
         raise source.first_bad_row(version, target) or BadRows(errors[0])
     crash_point("load_tasks_done")
-    return _commit(catalog, warehouse, table, version, target, txn_id, written, planned, heavy, quarantine)
+    return _commit(catalog, store, table, version, target, txn_id, written, planned, heavy, quarantine)
 
 
 def _commit(
     catalog: Catalog,
-    warehouse: pathlib.Path,
+    store: Warehouse,
     table: TableInfo,
     version: SchemaVersion,
     target: DualWriteTarget | None,
@@ -421,10 +423,10 @@ def _commit(
     """Record the staged files under the transaction, move them into their tablets, commit."""
     nulled = sum(w["nulled"] for w in written)
     written = [w for w in written if w["path"] is not None]
-    _register_and_move(catalog, warehouse, table, version, target, txn_id, written, planned, quarantine)
+    _register_and_move(catalog, store, table, version, target, txn_id, written, planned, quarantine)
     crash_point("load_files_moved")
-    sizes = {path: absolute(warehouse, path).stat().st_size for path in planned}
-
+    sizes = {path: store.path(path).stat().st_size for path in planned}
+    store.sync_transaction(txn_id)  # durable before visible: what the tasks wrote, and the moves
     heavy.commit_load(txn_id, sizes, nulled, target.job_id if target is not None else None)
     return LoadResult(txn_id, sum(w["rows"] for w in written if not w["shadow"] and not w["quarantine"]), len(planned))
 
@@ -443,7 +445,7 @@ def _run_tasks(spark, source: SparkInput, plan: TaskPlan) -> list[dict]:
 
 def _register_and_move(
     catalog: Catalog,
-    warehouse: pathlib.Path,
+    store: Warehouse,
     table: TableInfo,
     version: SchemaVersion,
     target: DualWriteTarget | None,
@@ -471,9 +473,7 @@ def _register_and_move(
     catalog.register_files(txn_id, files)
     for staged, path in moves:
         planned.append(path)
-        final = absolute(warehouse, path)
-        final.parent.mkdir(parents=True, exist_ok=True)
-        staged.replace(final)
+        store.move(staged, path)
 
 
 def _first_bad_row(

@@ -35,7 +35,6 @@ from alterflow.leases import JobLease, new_holder, process_group
 from alterflow.planner import Verdict
 from alterflow.rewrite.progress import ConversionProgress, tablet_sizes
 from alterflow.settings import lease_seconds
-from alterflow.store.layout import absolute
 from alterflow.workflow import steps
 from alterflow.workflow.request import AlterRequest
 
@@ -46,14 +45,9 @@ class JobCancelled(UserError):
     """The job was cancelled (by a user, a failed validation or its timeout); Msg says why."""
 
 
-def delete_files(warehouse: pathlib.Path, paths: list[str]) -> None:
-    for relative in paths:
-        absolute(warehouse, relative).unlink(missing_ok=True)
-
-
 def cancel(catalog: Catalog, warehouse: pathlib.Path, job_id: int, reason: str, holder: str | None = None) -> AlterJob:
-    job, paths = HeavyJobs(catalog).cancel(job_id, reason, holder=holder)
-    delete_files(warehouse, paths)
+    """The job cancelled; its shadow's files are GC's to delete after the retention period."""
+    job, _paths = HeavyJobs(catalog).cancel(job_id, reason, holder=holder)
     return job
 
 
@@ -161,7 +155,7 @@ def wait_for_boundary(
         if job.state == JobState.PENDING:
             heavy.advance(job_id, (JobState.PENDING,), JobState.WAITING_TXN, holder=held.holder)
             crash_point("waiting_txn")
-        delete_files(warehouse, catalog.abort_expired_transactions(job.table_id, now))
+        catalog.abort_expired_transactions(job.table_id, now)  # their files go after the retention (GC)
         blocking = catalog.blocking_transactions(job.table_id, job.boundary_txn)
         if blocking:
             heavy.note(job_id, holder=held.holder, msg=waiting_message(job.boundary_txn, blocking, now or utcnow()))

@@ -170,7 +170,7 @@ def test_swap_origin_is_dropped_after_retention(catalog_session, spark):
 
     second = gc(catalog_session, spark, retention_s=3600, now=later())
     assert second["drop_origin_indexes"]["dropped_indexes"] == [job.origin_index_id]
-    assert second["drop_origin_indexes"]["index_files_deleted"] == len(origin_paths)
+    assert second["drop_origin_indexes"]["index_files_dropped"] == len(origin_paths)
     assert index_state(catalog_session, job.origin_index_id) == "DROPPED"
     assert not origin_paths & set(disk_files(catalog_session))
     assert not (catalog_session.warehouse / f"t{job.table_id}" / f"i{job.origin_index_id}").exists()

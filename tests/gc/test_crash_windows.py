@@ -68,7 +68,7 @@ def test_killed_between_commit_and_file_deletion(catalog_session, spark):
     referenced_files_exist(catalog_session)
 
     result = run_gc(catalog_session.catalog, catalog_session.warehouse, no_spark, 0)
-    assert result["drop_origin_indexes"]["unreferenced_files_deleted"] == len(old_paths)
+    assert result["delete_files"]["files_deleted"] == len(old_paths)
     assert not set(old_paths) & set(disk_files(catalog_session))
     assert not set(old_paths) & set(file_rows(catalog_session))
     assert result["compact"]["tablets_compacted"] == 0
@@ -118,8 +118,8 @@ def test_killed_between_index_drop_and_file_deletion(catalog_session, spark):
     # -- killed here: the index is DROPPED and its files DELETED in the catalog, still on disk
     assert set(origin) <= set(disk_files(catalog_session))
     assert gcol.drop_index(job.origin_index_id, later()) == [], "dropping again does nothing"
-    result = run_gc(catalog_session.catalog, catalog_session.warehouse, no_spark, 3600)
-    assert result["drop_origin_indexes"]["unreferenced_files_deleted"] == len(origin)
+    result = gc_steps.delete_files(catalog_session.catalog, catalog_session.warehouse, 3600, now=later())
+    assert result["files_deleted"] == len(origin)
     assert not set(origin) & set(disk_files(catalog_session))
     assert sql(catalog_session, EVERYTHING) == before
     assert versions(catalog_session, "t") == [1, 2], "version 1 is collected only after the retention"
@@ -136,7 +136,7 @@ def test_load_committing_during_compaction_is_kept_and_wins(catalog_session, spa
     # and a new key, in the same tablet.
     sql(catalog_session, "INSERT INTO t VALUES (1, 'during', 1), (9, 'new', 9)")
     compaction.commit_compacted(catalog_session.catalog, catalog_session.warehouse, compacted)
-    compaction.delete_replaced(catalog_session.warehouse, compacted)
+    gc_steps.delete_files(catalog_session.catalog, catalog_session.warehouse, 0)
     assert sql(catalog_session, EVERYTHING) == (
         (1, "during", 1),
         (2, "b2", 0),
@@ -159,7 +159,10 @@ def test_alter_job_started_during_compaction_refuses_the_commit(catalog_session,
         compaction.commit_compacted(catalog_session.catalog, catalog_session.warehouse, compacted)
     assert "started meanwhile" in str(err.value) and "\n" not in str(err.value)
     assert txn_state(catalog_session, compacted.txn_id) == "ABORTED"
-    assert compacted.path not in disk_files(catalog_session) and not compacted.staging.exists()
+    assert not compacted.staging.exists()
+    assert compacted.path in disk_files(catalog_session), "deferred: GC deletes it after the retention"
+    gc_steps.delete_files(catalog_session.catalog, catalog_session.warehouse, 0)
+    assert compacted.path not in disk_files(catalog_session)
     assert {f.path for f in live_data_files(catalog_session, "t")} == inputs
     assert sql(catalog_session, EVERYTHING) == before
     referenced_files_exist(catalog_session)
@@ -175,7 +178,7 @@ def test_two_compactions_of_one_tablet(catalog_session, spark):
     with pytest.raises(ConcurrentChange) as err:
         compaction.commit_compacted(catalog_session.catalog, catalog_session.warehouse, second)
     assert "input files changed" in str(err.value)
-    compaction.delete_replaced(catalog_session.warehouse, first)
+    gc_steps.delete_files(catalog_session.catalog, catalog_session.warehouse, 0)
     assert [f.path for f in live_data_files(catalog_session, "t")] == [first.path]
     assert second.path not in disk_files(catalog_session)
     assert sql(catalog_session, EVERYTHING) == before
@@ -252,6 +255,7 @@ def test_compact_step_reports_changes_that_got_there_first(catalog_session, spar
     assert conflict["table"] == "t" and "started meanwhile" in conflict["reason"]
     assert {f.path for f in live_data_files(catalog_session, "t")} == inputs
     assert sql(catalog_session, EVERYTHING) == before
+    gc_steps.delete_files(catalog_session.catalog, catalog_session.warehouse, 0)
     assert set(disk_files(catalog_session)) == inputs, "the refused compaction's file and staging folder are gone"
     sql(catalog_session, "CANCEL ALTER TABLE COLUMN FROM t")
 

@@ -61,7 +61,7 @@ def test_sweep_deletes_only_provably_unreferenced_files(catalog_session):
     assert job.id == job_id
     staging_running = put(catalog_session, f"{index_dir(job.table_id, job.shadow_index_id)}/_staging/o1/part-0.parquet")
 
-    result = gc_steps.drop_origin_indexes(catalog_session.catalog, catalog_session.warehouse, 3600)
+    result = gc_steps.delete_files(catalog_session.catalog, catalog_session.warehouse, 3600)
     assert sorted(result["orphan_files"]) == sorted(orphans)
     assert sorted(result["staging_dirs_deleted"]) == sorted(
         [
@@ -78,8 +78,12 @@ def test_sweep_deletes_only_provably_unreferenced_files(catalog_session):
     # Past its timeout the open transaction is aborted, and then its files are unreferenced.
     expired = gc_steps.abort_expired_loads(catalog_session.catalog, catalog_session.warehouse, now=later())
     assert expired["expired_transaction_files"] == 2
-    gc_steps.drop_origin_indexes(catalog_session.catalog, catalog_session.warehouse, 3600, now=later())
     assert txn_state(catalog_session, txn) == "ABORTED"
+    # Deferred: within the retention period after the abort, its files stay.
+    kept = gc_steps.delete_files(catalog_session.catalog, catalog_session.warehouse, 3600)
+    assert kept["files_deleted"] == 0 and kept["files_kept_for_retention"] == 2
+    assert open_file in set(disk_files(catalog_session))
+    gc_steps.delete_files(catalog_session.catalog, catalog_session.warehouse, 3600, now=later())
     on_disk = set(disk_files(catalog_session))
     assert open_file not in on_disk and open_tmp + ".tmp" not in on_disk and compact_running not in on_disk
     assert live.path in on_disk and set(foreign) <= on_disk
@@ -97,7 +101,7 @@ def test_cancelled_shadow_index_leftovers_are_removed(catalog_session):
     sql(catalog_session, "CANCEL ALTER TABLE COLUMN FROM t")
     assert staging in disk_files(catalog_session)
     result = run_gc(catalog_session.catalog, catalog_session.warehouse, no_spark, 0)
-    assert result["drop_origin_indexes"]["staging_dirs_deleted"] == [f"{shadow}/_staging"]
+    assert result["delete_files"]["staging_dirs_deleted"] == [f"{shadow}/_staging"]
     assert not (catalog_session.warehouse / shadow).exists(), "the dropped shadow index's folder is gone"
     assert [r for r in sql(catalog_session, "SHOW ALTER TABLE COLUMN FROM t")][-1][7] == "CANCELLED"
 

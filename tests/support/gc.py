@@ -8,6 +8,7 @@ from alterflow.catalog.catalog import utcnow
 from alterflow.catalog.models import DataFileRow, SchemaVersionRow, TransactionRow
 from alterflow.gc.runner import run_gc
 from alterflow.session import Session
+from alterflow.store.warehouse import MARKER
 from tests.support.catalog_rows import index_state, txn_state  # noqa: F401 (the tests import them from here too)
 from tests.support.heavy_jobs import start as start_heavy  # noqa: F401 (validate + start: the job stays PENDING)
 from tests.support.statements import sql, versions  # noqa: F401
@@ -24,9 +25,9 @@ def no_spark():
 
 
 def disk_files(session: Session) -> list[str]:
-    """Every file under the warehouse, relative to it."""
+    """Every file under the warehouse, relative to it (but its owner marker)."""
     root = session.warehouse
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()) if root.exists() else []
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.name != MARKER) if root.exists() else []
 
 
 def live_data_files(session: Session, table: str):
