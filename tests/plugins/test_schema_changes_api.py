@@ -502,3 +502,50 @@ def test_posts_a_cross_site_form_can_make_are_refused_and_change_nothing(plugin_
     # The page's way (no body at all is JSON's "nothing" too): accepted.
     answer = client.post(f"/alterflow/api/jobs/{job_id}/cancel", headers={**admin, **ACTION_HEADER, "Content-Type": "application/json"})
     assert answer.status_code == 200 and answer.json()["state"] == "CANCELLED"
+
+
+@pytest.fixture
+def dag_of_a_team(airflow_db):
+    """The DAG alterflow_schema_change in Airflow's database, its bundle owned by team `schema`
+    (as Airflow's multi-team set-up maps bundles to teams); undone afterwards."""
+    from airflow.models import dag as dag_module
+    from airflow.models.dag import DagModel
+    from airflow.models.dagbundle import DagBundleModel
+    from airflow.models.team import Team
+    from airflow.utils.session import create_session
+
+    from tests.support.dags import sync_dags_to_airflow
+
+    sync_dags_to_airflow()
+    with create_session() as session:
+        bundle = session.get(DagBundleModel, session.get(DagModel, "alterflow_schema_change").bundle_name)
+        team = session.get(Team, "schema") or Team(name="schema")
+        bundle.teams.append(team)
+    dag_module._team_name_cache.clear()  # Airflow caches a DAG's team for 30 s
+    yield "schema"
+    with create_session() as session:
+        session.delete(session.get(Team, "schema"))
+    dag_module._team_name_cache.clear()
+
+
+def test_a_dag_of_a_team_is_read_and_changed_by_that_team_only(plugin_session, client, mint, dag_of_a_team):
+    s = plugin_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
+    job_id = start_heavy(s, "ALTER TABLE t MODIFY COLUMN v INT")
+    outsider, member = bearer(mint("otto", "user", ["other"])), bearer(mint("mia", "user", ["schema"]))
+    logged = last_log_id()
+    answer = client.get("/alterflow/api/jobs", headers=outsider)
+    assert (answer.status_code, answer.json()["detail"]) == (
+        403,
+        "user otto may not see alter jobs or schema versions: that needs read access to the DAG alterflow_schema_change",
+    )
+    assert client.get("/alterflow/", headers=outsider).status_code == 403
+    answer = act(client, f"/alterflow/api/jobs/{job_id}/cancel", outsider)
+    assert answer.status_code == 403 and "needs edit access to runs of the DAG" in answer.json()["detail"]
+    assert HeavyJobs(s.catalog).job(job_id).state == "PENDING" and audit_rows(logged) == []
+
+    assert [j["job_id"] for j in client.get("/alterflow/api/jobs", headers=member).json()["jobs"]] == [job_id]
+    assert f'data-action="cancel" data-job-id="{job_id}"' in client.get("/alterflow/", headers=member).text
+    answer = act(client, f"/alterflow/api/jobs/{job_id}/cancel", member)
+    assert answer.status_code == 200 and HeavyJobs(s.catalog).job(job_id).state == "CANCELLED"
+    assert [(r["event"], r["owner"]) for r in audit_rows(logged)] == [("alterflow_cancel_job", "mia")]
