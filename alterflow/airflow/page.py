@@ -6,7 +6,8 @@ Stable hooks for tests and scripts: `<table id="jobs">` with one `<tr class="job
 data-state=S data-table=T>` per job, `<section id="schema-history">` with one
 `<article class="table-card" data-table=T>` per table, one `<details class="version"
 data-version=N>` per schema version and one `<tr class="column" data-column-id=N>` per column;
-action buttons are `<button data-action="cancel|resume" data-job-id=N>`.
+action buttons are `<button data-action="cancel|resume|analyze" data-job-id=N>` and
+`<button data-action="revert" data-table=T data-version=N>`.
 """
 
 from __future__ import annotations
@@ -98,9 +99,11 @@ def page_model(catalog: Catalog, table: TableInfo | None, now: datetime | None =
     }
 
 
-def render_page(model: dict, base: str, user: str, may_control: bool) -> str:
+def render_page(model: dict, base: str, user: str, *, may_cancel: bool, may_start: bool) -> str:
+    """The page; Cancel buttons only when `may_cancel` (edit runs), Resume and Revert only when
+    `may_start` (create runs): what Airflow lets the user do, as `web.py` asked it."""
     return _templates.get_template("schema_changes.html").render(
-        **model, base=base, user=user, may_control=may_control, time_text=time_text
+        **model, base=base, user=user, may_cancel=may_cancel, may_start=may_start, time_text=time_text
     )
 
 

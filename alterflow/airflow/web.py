@@ -2,37 +2,54 @@
 JSON API. Thin: every answer comes from the catalog (`catalog.Catalog`) and every action from the
 core (`alterflow.workflow.job_control`, the same code as CANCEL / RESUME ALTER TABLE COLUMN).
 
-Every route needs an authenticated Airflow user, the way Airflow's own API does it
-(`airflow.api_fastapi.core_api.security.get_user`): a `Bearer` JWT, or the `_token` cookie the
-Airflow UI holds (sent with the page's iframe and its fetches). Cancel and resume also need the
-right to change runs of the schema-change DAG (`alterflow_schema_change`).
+Who may do what is Airflow's to say, never widened here. Every route needs an authenticated Airflow
+user, the way Airflow's own API does it (`airflow.api_fastapi.core_api.security.get_user`): a
+`Bearer` JWT, or the `_token` cookie the Airflow UI holds (sent with the page's iframe and its
+fetches). Then each route asks Airflow's auth manager through Airflow's own check
+(`requires_access_dag`, which also names the DAG's team, so team-scoped access applies) what the
+same request to Airflow's REST API would need on the DAG `alterflow_schema_change`:
 
-    GET  /                                  the page (HTML; ?table= filters)
-    GET  /api/jobs[?table=T]                alter jobs, newest first
-    GET  /api/jobs/{job_id}                 one job
-    POST /api/jobs/{job_id}/cancel          cancel an unfinished job            409 if it cannot be
-    POST /api/jobs/{job_id}/resume          swap a READY_TO_SWAP job, or start  409 if it cannot be
+    GET  /                                  the page (HTML; ?table= filters)   read the DAG
+    GET  /api/jobs[?table=T]                alter jobs, newest first           read the DAG
+    GET  /api/jobs/{job_id}                 one job                            read the DAG
+    GET  /api/jobs/{job_id}/analysis        EXPLAIN ANALYZE of its conversion  read the DAG
+    GET  /api/tables                        live tables                        read the DAG
+    GET  /api/tables/{table}/versions       a table's schema versions          read the DAG
+    POST /api/jobs/{job_id}/cancel          cancel an unfinished job           edit its runs
+    POST /api/jobs/{job_id}/resume          swap a READY_TO_SWAP job, or start create its runs
                                             a DAG run that takes over an orphaned job
-    GET  /api/tables                        live tables
-    GET  /api/tables/{table}/versions       a table's committed schema versions with their columns
+    POST /api/tables/{table}/versions/{n}/revert   a DAG run that reverts      create its runs
 
-Errors are `{"detail": "<one line>"}`: 401 not signed in, 403 not allowed, 422 a malformed id or
-name, 404 unknown, 409 the job's state forbids it, 503 the catalog cannot be reached. None of them
-changes anything.
+A POST is JSON (`Content-Type: application/json`, body `{}` or none) and carries the header
+`X-Alterflow-Request` (any non-empty value; the page sends `1`), which a cross-site form cannot
+send: without the header 403, another content type 415, before anything is looked at.
+
+Every action (cancel, resume, revert, and analyze, which reads the table's values) is written to
+Airflow's audit log (`airflow.models.log.Log`: the Audit Log page, `GET /api/v2/eventLogs`) the way
+Airflow's own API does it (`action_logging`): once allowed and its job or table found, before it
+is carried out, so an attempt that the job's state then refuses is recorded too. Event
+`alterflow_<action>`, owner the user, DAG `alterflow_schema_change`, the run it starts if any, and
+extra `{"table", "job_id", ...}`.
+
+Errors are `{"detail": "<one line>"}`: 401 not signed in, 403 not allowed (or no request header),
+415 not JSON, 422 a malformed id, name or body, 404 unknown, 409 the job's state forbids it, 503
+the catalog cannot be reached. None of them changes anything.
 """
 
 from __future__ import annotations
 
+import json
 import pathlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Annotated
 
 from airflow.api_fastapi.app import get_auth_manager
 from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
-from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
-from airflow.api_fastapi.core_api.security import GetUserDep, bearer_scheme, get_user
-from fastapi import APIRouter, FastAPI, HTTPException, Request, status
+from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+from airflow.api_fastapi.core_api.security import bearer_scheme, get_user, requires_access_dag
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, status
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import OperationalError
@@ -132,20 +149,101 @@ def _table(catalog: Catalog, name: str | None) -> TableInfo | None:
 
 
 # -- who may do what ------------------------------------------------------------------------------
-def may_control_jobs(user: BaseUser) -> bool:
-    """Cancel and resume change a schema change's run: the user must be allowed to edit DAG runs
-    of the schema-change DAG (roles USER and above with Airflow's simple auth manager)."""
-    return get_auth_manager().is_authorized_dag(
-        method="PUT", access_entity=DagAccessEntity.RUN, details=DagDetails(id=SCHEMA_CHANGE_DAG), user=user
-    )
+ACTION_HEADER = "X-Alterflow-Request"  # a cross-site form cannot send it; the page's fetches do
 
 
-def _require_control(user: BaseUser) -> None:
-    if not may_control_jobs(user):
+class Access:
+    """What a request needs on the schema-change DAG, in the words of Airflow's auth manager."""
+
+    READ = ("GET", None, "read access to the DAG")
+    EDIT_RUNS = ("PUT", DagAccessEntity.RUN, "edit access to runs of the DAG")
+    CREATE_RUNS = ("POST", DagAccessEntity.RUN, "create access to runs of the DAG")
+
+
+def allowed(request: Request, user: BaseUser, access: tuple) -> bool:
+    """Whether Airflow lets `user` do this on the DAG `alterflow_schema_change`: Airflow's own
+    check (`requires_access_dag`), which finds the DAG's team and asks the auth manager."""
+    method, entity, _what = access
+    try:
+        requires_access_dag(method, entity, param_dag_id=SCHEMA_CHANGE_DAG)(request, user)
+    except HTTPException as exc:
+        if exc.status_code != status.HTTP_403_FORBIDDEN:
+            raise
+        return False
+    return True
+
+
+SignedIn = Annotated[BaseUser, Depends(get_user)]
+
+
+async def _json_request(request: Request, user: SignedIn) -> BaseUser:
+    """A POST that a page of another site cannot make: the header, then a JSON body (`{}` or none)."""
+    if not request.headers.get(ACTION_HEADER, "").strip():
         raise HTTPException(
             status.HTTP_403_FORBIDDEN,
-            f"user {user.get_name()} may not cancel or resume alter jobs: "
-            f"that needs the right to change runs of the DAG {SCHEMA_CHANGE_DAG}",
+            f"a POST to this API needs the header {ACTION_HEADER}: 1 (and a JSON body, Content-Type: application/json)",
+        )
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/json":
+        raise HTTPException(
+            status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+            f"a POST to this API is JSON (Content-Type: application/json); this one is {_shown(media) if media else 'without a Content-Type'}",
+        )
+    body = (await request.body()).strip()
+    if body:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            data = None
+        if data != {}:
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "the body of this POST is an empty JSON object, {}")
+    return user
+
+
+Posting = Annotated[BaseUser, Depends(_json_request)]
+
+
+def _needs(access: tuple, doing: str, *, post: bool = False) -> Callable[..., BaseUser]:
+    """A dependency: the signed-in user (and for a POST its form, `_json_request`), allowed `access`."""
+
+    def check(request: Request, user: BaseUser) -> BaseUser:
+        if not allowed(request, user, access):
+            raise HTTPException(
+                status.HTTP_403_FORBIDDEN, f"user {user.get_name()} may not {doing}: that needs {access[2]} {SCHEMA_CHANGE_DAG}"
+            )
+        return user
+
+    def posting(request: Request, user: Posting) -> BaseUser:
+        return check(request, user)
+
+    def reading(request: Request, user: SignedIn) -> BaseUser:
+        return check(request, user)
+
+    return posting if post else reading
+
+
+Reader = Annotated[BaseUser, Depends(_needs(Access.READ, "see alter jobs or schema versions"))]
+Canceller = Annotated[BaseUser, Depends(_needs(Access.EDIT_RUNS, "cancel alter jobs", post=True))]
+Resumer = Annotated[BaseUser, Depends(_needs(Access.CREATE_RUNS, "resume alter jobs", post=True))]
+Reverter = Annotated[BaseUser, Depends(_needs(Access.CREATE_RUNS, "revert tables", post=True))]
+
+
+def audit(event: str, user: BaseUser, request: Request, extra: dict, run_id: str | None = None) -> None:
+    """One row of Airflow's audit log, written as Airflow's `action_logging` writes its API's
+    (committed on its own, before the action): `extra` holds at least the table and the job."""
+    from airflow.models.log import Log
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        session.add(
+            Log(
+                event=f"alterflow_{event}",
+                owner=user.get_name(),
+                owner_display_name=user.get_name(),
+                extra=json.dumps({**extra, "method": request.method}),
+                dag_id=SCHEMA_CHANGE_DAG,
+                run_id=run_id,
+            )
         )
 
 
@@ -173,15 +271,22 @@ async def schema_changes_page(request: Request, table: str | None = None) -> HTM
         html = page.render_message(base, "Not signed in", "sign in to Airflow to see schema changes.", ("Sign in", login))
         return HTMLResponse(html, status.HTTP_401_UNAUTHORIZED)
     try:
-        return HTMLResponse(await run_in_threadpool(_render, base, user, table))
+        return HTMLResponse(await run_in_threadpool(_render, request, base, user, table))
     except HTTPException as exc:
-        return HTMLResponse(page.render_message(base, "Cannot show this", exc.detail, ("All tables", f"{base}/")), exc.status_code)
+        link = ("All tables", f"{base}/") if exc.status_code != status.HTTP_403_FORBIDDEN else None
+        return HTMLResponse(page.render_message(base, "Cannot show this", exc.detail, link), exc.status_code)
 
 
-def _render(base: str, user: BaseUser, table: str | None) -> str:
+def _render(request: Request, base: str, user: BaseUser, table: str | None) -> str:
+    if not allowed(request, user, Access.READ):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"user {user.get_name()} may not see schema changes: that needs {Access.READ[2]} {SCHEMA_CHANGE_DAG}",
+        )
+    may_cancel, may_start = allowed(request, user, Access.EDIT_RUNS), allowed(request, user, Access.CREATE_RUNS)
     _settings, catalog = open_catalog()
     model = page.page_model(catalog, _table(catalog, table))
-    return page.render_page(model, base, user.get_name(), may_control_jobs(user))
+    return page.render_page(model, base, user.get_name(), may_cancel=may_cancel, may_start=may_start)
 
 
 # -- the JSON API ---------------------------------------------------------------------------------
@@ -189,7 +294,7 @@ api = APIRouter(prefix="/api")
 
 
 @api.get("/jobs")
-def list_jobs(user: GetUserDep, table: str | None = None) -> dict:
+def list_jobs(user: Reader, table: str | None = None) -> dict:
     _settings, catalog = open_catalog()
     info = _table(catalog, table)
     now = utcnow()
@@ -198,7 +303,7 @@ def list_jobs(user: GetUserDep, table: str | None = None) -> dict:
 
 
 @api.get("/jobs/{job_id}")
-def get_job(job_id: str, user: GetUserDep) -> dict:
+def get_job(job_id: str, user: Reader) -> dict:
     number = parse_job_id(job_id)
     _settings, catalog = open_catalog()
     with _answers():
@@ -206,14 +311,17 @@ def get_job(job_id: str, user: GetUserDep) -> dict:
 
 
 @api.get("/jobs/{job_id}/analysis")
-def analyze_job(job_id: str, user: GetUserDep) -> dict:
-    """EXPLAIN ANALYZE of an unfinished heavyweight job's conversion (read-only: any signed-in user)."""
+def analyze_job(job_id: str, user: Reader, request: Request) -> dict:
+    """EXPLAIN ANALYZE of an unfinished heavyweight job's conversion: read-only, so read access,
+    but it shows values of the table, so it is audited like an action."""
     from alterflow.errors import UserError
     from alterflow.workflow.explain import analyze_job as analysis_of
 
     number = parse_job_id(job_id)
     settings, catalog = open_catalog()
     with _answers():
+        job = HeavyJobs(catalog).job(number)
+        audit("analyze_job", user, request, {"table": job.table_name, "job_id": number})
         try:
             return analysis_of(catalog, settings.warehouse, number)
         except UnknownObject:
@@ -223,37 +331,36 @@ def analyze_job(job_id: str, user: GetUserDep) -> dict:
 
 
 @api.post("/jobs/{job_id}/cancel")
-def cancel_job(job_id: str, user: GetUserDep) -> dict:
+def cancel_job(job_id: str, user: Canceller, request: Request) -> dict:
     number = parse_job_id(job_id)
-    _require_control(user)
     settings, catalog = open_catalog()
     with _answers():
+        audit("cancel_job", user, request, {"table": HeavyJobs(catalog).job(number).table_name, "job_id": number})
         job = job_control.cancel_job(catalog, settings.warehouse, number, f"cancelled by {user.get_name()} on the Schema changes page")
     return job_json(job, utcnow())
 
 
 @api.post("/jobs/{job_id}/resume")
-def resume_job(job_id: str, user: GetUserDep) -> dict:
+def resume_job(job_id: str, user: Resumer, request: Request) -> dict:
     """A postponed swap is done here; an orphaned job is taken over by a new run of the
-    schema-change DAG with the job's statement (the api-server runs no conversion itself)."""
+    schema-change DAG with the job's statement (the api-server runs no conversion itself). Both
+    need the right to create runs: a resume may start one, and decides which only from the job."""
+    from alterflow.airflow.gc_tasks import resume_run_id, takeover_conf
+
     number = parse_job_id(job_id)
-    _require_control(user)
     _settings, catalog = open_catalog()
     with _answers():
         job = HeavyJobs(catalog).job(number)
+        swap = job.state == JobState.READY_TO_SWAP
+        run_id = None if swap else resume_run_id(job.id)
+        extra = {"table": job.table_name, "job_id": number, "state": job.state}
+        audit("resume_job", user, request, extra if swap else {**extra, "dag_run_id": run_id}, run_id)
         job_control.check_resumable(job)
-        if job.state == JobState.READY_TO_SWAP:
+        if swap:
             return job_json(job_control.swap_postponed(catalog, number), utcnow())
-        run_id = _trigger_takeover(job, user)
+        conf = takeover_conf(job.id, job.table_name, job.statement)
+        _trigger_run(run_id, conf, user, f"job {job.id} cannot be resumed now")
     return {**job_json(HeavyJobs(catalog).job(number), utcnow()), "dag_run_id": run_id}
-
-
-def _trigger_takeover(job, user: BaseUser) -> str:
-    """A run of the schema-change DAG whose statement is the orphaned job's: it takes the job over."""
-    from alterflow.airflow.gc_tasks import resume_run_id, takeover_conf
-
-    conf = takeover_conf(job.id, job.table_name, job.statement)
-    return _trigger_run(resume_run_id(job.id), conf, user, f"job {job.id} cannot be resumed now")
 
 
 def _trigger_run(run_id: str, conf: dict, user: BaseUser, refusal: str) -> str:
@@ -277,14 +384,14 @@ def _trigger_run(run_id: str, conf: dict, user: BaseUser, refusal: str) -> str:
 
 
 @api.get("/tables")
-def list_tables(user: GetUserDep) -> dict:
+def list_tables(user: Reader) -> dict:
     _settings, catalog = open_catalog()
     tables = [table_json(t, catalog.active_job(t.id)) for t in catalog.tables()]
     return {"tables": tables, "total": len(tables)}
 
 
 @api.get("/tables/{table}/versions")
-def table_versions(table: str, user: GetUserDep) -> dict:
+def table_versions(table: str, user: Reader) -> dict:
     _settings, catalog = open_catalog()
     info = _table(catalog, check_name(table))
     versions = [version_json(v, info.current_version) for v in catalog.schema_versions(info.id)]
@@ -292,10 +399,11 @@ def table_versions(table: str, user: GetUserDep) -> dict:
 
 
 @api.post("/tables/{table}/versions/{version}/revert")
-def revert_table(table: str, version: str, user: GetUserDep) -> dict:
+def revert_table(table: str, version: str, user: Reverter, request: Request) -> dict:
     """`ALTER TABLE t REVERT TO VERSION n` as a run of the schema-change DAG, planned here first:
     a refused revert (a collected version, a rewrite that brings a column back...) answers 409
-    with the planner's line and starts nothing. Same permission as Cancel and Resume."""
+    with the planner's line and starts nothing. Its job is made by the run: the audit row names
+    the run instead."""
     from alterflow.airflow_client import new_run_id
     from alterflow.errors import UserError
     from alterflow.workflow import steps
@@ -304,17 +412,18 @@ def revert_table(table: str, version: str, user: GetUserDep) -> dict:
     name = check_name(table)
     if not _JOB_ID.fullmatch(version):  # a positive catalog integer, ASCII digits only
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"malformed version {_shown(version)}: expected a positive integer")
-    _require_control(user)
     settings, catalog = open_catalog()
     info = _table(catalog, name)
     statement = f"ALTER TABLE {info.name} REVERT TO VERSION {int(version)}"
-    request = AlterRequest(info.name, statement, request_id=new_run_id())
+    alter = AlterRequest(info.name, statement, request_id=new_run_id())
+    extra = {"table": info.name, "job_id": None, "version": int(version), "dag_run_id": alter.request_id}
+    audit("revert_table", user, request, extra, alter.request_id)
     try:
-        planned = steps.validate(catalog, request, warehouse=settings.warehouse)
+        planned = steps.validate(catalog, alter, warehouse=settings.warehouse)
     except UserError as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, first_line(exc)) from None
-    conf = {"table": request.table, "statement": statement, "properties": {}}
-    run_id = _trigger_run(request.request_id, conf, user, f"{info.name} cannot be reverted now")
+    conf = {"table": alter.table, "statement": statement, "properties": {}}
+    run_id = _trigger_run(alter.request_id, conf, user, f"{info.name} cannot be reverted now")
     return {"table": info.name, "statement": statement, "kind": planned["kind"], "dag_run_id": run_id}
 
 

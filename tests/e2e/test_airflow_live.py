@@ -307,6 +307,19 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
     job = api.json()["jobs"][0]
     assert (job["state"], job["kind"], job["table"]) == ("FINISHED", "HEAVY", "orders"), job
     assert "rows 3" in job["progress"] and "expectations passed" in job["msg"], job
+    # An action of the plugin is in Airflow's audit log, read back through Airflow's REST API: a
+    # cancel of the finished job (refused, 409, but recorded as an attempt, as Airflow's own API
+    # records its actions). A POST a cross-site form could make is refused first, and not recorded.
+    cancel = f"/alterflow/api/jobs/{job['job_id']}/cancel"
+    assert live.call("POST", cancel, headers=headers, data={"x": "1"}).status_code == 403
+    answer = live.call("POST", cancel, headers={**headers, "X-Alterflow-Request": "1"}, json={})
+    assert answer.status_code == 409 and answer.json()["detail"].startswith(f"job {job['job_id']} is FINISHED"), answer.text
+    audit = live.call("GET", "/api/v2/eventLogs", headers=headers, params={"event": "alterflow_cancel_job", "dag_id": DAG})
+    assert audit.status_code == 200, f"{audit.status_code} {audit.text}"
+    entries = audit.json()["event_logs"]  # more than one only if a lost answer made `call` repeat it
+    assert entries and {(e["event"], e["owner"], e["dag_id"]) for e in entries} == {("alterflow_cancel_job", "admin", DAG)}, entries
+    assert all(json.loads(e["extra"]) == {"table": "orders", "job_id": job["job_id"], "method": "POST"} for e in entries), entries
+    phase("an action of the plugin is in Airflow's audit log")
 
     # The heavy ALTER's asset event ran the example downstream DAG scheduled on orders' asset.
     listened = wait_for_listener(live, headers)

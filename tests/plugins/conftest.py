@@ -17,11 +17,11 @@ def auth_manager(airflow_db):
 
 @pytest.fixture(scope="session")
 def mint(auth_manager):
-    """mint(username, role) -> a JWT signed by Airflow's auth manager for that user."""
+    """mint(username, role, teams) -> a JWT signed by Airflow's auth manager for that user."""
     from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
 
-    def _mint(username: str = "alice", role: str = "admin") -> str:
-        return auth_manager.generate_jwt(SimpleAuthManagerUser(username=username, role=role))
+    def _mint(username: str = "alice", role: str | None = "admin", teams: list[str] | None = None) -> str:
+        return auth_manager.generate_jwt(SimpleAuthManagerUser(username=username, role=role, teams=teams))
 
     return _mint
 

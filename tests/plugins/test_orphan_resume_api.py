@@ -1,6 +1,7 @@
 """The Schema changes page and its API on orphaned jobs (SPEC §4): who holds each job's lease, or
 `no runner since ...`; Resume of an orphan starts an `alterflow_schema_change` run with the job's own
-statement (the same permission as Cancel); Resume of a job a live runner holds is one line, 409."""
+statement (create access to the DAG's runs); Resume of a job a live runner holds is one line, 409.
+Both write Airflow's audit log."""
 
 from __future__ import annotations
 
@@ -10,13 +11,10 @@ from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from tests.support.dags import sync_dags_to_airflow
+from tests.support.plugin_api import act, audit_rows, bearer, last_log_id
 from tests.support.statements import sql
 
 STATEMENT = "ALTER TABLE t MODIFY COLUMN v INT"
-
-
-def bearer(token: str) -> dict:
-    return {"Authorization": f"Bearer {token}"}
 
 
 def start(session, group: str) -> int:
@@ -38,7 +36,7 @@ def test_the_page_names_the_runner_and_resume_of_an_orphan_starts_a_dag_run(plug
     # A live runner: the API and the page name it; Resume is refused in one line and changes nothing.
     shown = client.get(f"/alterflow/api/jobs/{job_id}", headers=admin).json()
     assert shown["runner"].startswith("driven by ") and not shown["orphaned"] and "resume" not in shown["actions"]
-    refused = client.post(f"/alterflow/api/jobs/{job_id}/resume", headers=admin)
+    refused = act(client, f"/alterflow/api/jobs/{job_id}/resume", admin)
     assert refused.status_code == 409 and refused.json()["detail"].startswith(f"job {job_id} is being driven by ")
     assert HeavyJobs(s.catalog).job(job_id).state == "PENDING"
 
@@ -50,12 +48,22 @@ def test_the_page_names_the_runner_and_resume_of_an_orphan_starts_a_dag_run(plug
     row = {r[0]: r for r in sql(s, "SHOW ALTER TABLE COLUMN FROM t")}[job_id]
     assert row[8].startswith("no runner since ")
 
-    forbidden = client.post(f"/alterflow/api/jobs/{job_id}/resume", headers=viewer)
+    forbidden = act(client, f"/alterflow/api/jobs/{job_id}/resume", viewer)
     assert forbidden.status_code == 403
-    resumed = client.post(f"/alterflow/api/jobs/{job_id}/resume", headers=admin)
+    logged = last_log_id()
+    resumed = act(client, f"/alterflow/api/jobs/{job_id}/resume", admin)
     assert resumed.status_code == 200, resumed.text
     run_id = resumed.json()["dag_run_id"]
     assert run_id.startswith(f"resume_job_{job_id}_")
+    assert audit_rows(logged) == [
+        {
+            "event": "alterflow_resume_job",
+            "owner": "alice",
+            "dag_id": "alterflow_schema_change",
+            "run_id": run_id,
+            "extra": {"table": "t", "job_id": job_id, "state": "PENDING", "dag_run_id": run_id, "method": "POST"},
+        }
+    ]
     [run] = DagRun.find(dag_id="alterflow_schema_change", run_id=run_id)
     assert run.conf == {"table": "t", "statement": STATEMENT, "properties": {}, "resume_job_id": job_id}
     assert len(s.catalog.jobs()) == 1  # the run takes the job over; no second job
@@ -74,7 +82,7 @@ def test_revert_to_a_version_through_the_api_starts_a_run_after_planning_it(plug
     assert 'data-action="revert"' not in client.get("/alterflow/", headers=viewer).text
 
     runs_before = len(DagRun.find(dag_id="alterflow_schema_change"))  # the Airflow database is the module's
-    assert client.post("/alterflow/api/tables/t/versions/1/revert", headers=viewer).status_code == 403
+    assert act(client, "/alterflow/api/tables/t/versions/1/revert", viewer).status_code == 403
     refusals = {
         "/alterflow/api/tables/t/versions/2/revert": (409, "ALTER TABLE t: cannot revert to version 2: it is the current version"),
         "/alterflow/api/tables/t/versions/7/revert": (409, "ALTER TABLE t: cannot revert to version 7: the table's newest version is 2"),
@@ -83,13 +91,24 @@ def test_revert_to_a_version_through_the_api_starts_a_run_after_planning_it(plug
         "/alterflow/api/tables/nope/versions/1/revert": (404, "unknown table nope"),
     }
     for path, (code, detail) in refusals.items():
-        answer = client.post(path, headers=admin)
+        answer = act(client, path, admin)
         assert (answer.status_code, answer.json()["detail"]) == (code, detail), path
     assert len(DagRun.find(dag_id="alterflow_schema_change")) == runs_before and s.catalog.table("t").current_version == 2
 
-    started = client.post("/alterflow/api/tables/t/versions/1/revert", headers=admin)
+    logged = last_log_id()
+    started = act(client, "/alterflow/api/tables/t/versions/1/revert", admin)
     assert started.status_code == 200, started.text
     answer = started.json()
+    # Airflow's audit log: the run names the job to be (the run makes it).
+    assert audit_rows(logged) == [
+        {
+            "event": "alterflow_revert_table",
+            "owner": "alice",
+            "dag_id": "alterflow_schema_change",
+            "run_id": answer["dag_run_id"],
+            "extra": {"table": "t", "job_id": None, "version": 1, "dag_run_id": answer["dag_run_id"], "method": "POST"},
+        }
+    ]
     assert (answer["statement"], answer["kind"]) == ("ALTER TABLE t REVERT TO VERSION 1", "LIGHT")
     [run] = DagRun.find(dag_id="alterflow_schema_change", run_id=answer["dag_run_id"])
     assert run.conf == {"table": "t", "statement": "ALTER TABLE t REVERT TO VERSION 1", "properties": {}}

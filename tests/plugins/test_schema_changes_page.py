@@ -10,6 +10,7 @@ import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from tests.support.html_tree import parse
+from tests.support.plugin_api import ACTION_HEADER
 from tests.support.statements import sql
 
 COOKIE = "_token"  # Airflow's session cookie (COOKIE_NAME_JWT_TOKEN)
@@ -111,7 +112,7 @@ def test_the_page_shows_jobs_and_schema_history_and_offers_resume(plugin_session
 
     # Resume through the API the page's button calls (with the cookie, as the page's fetch does).
     client.cookies.set(COOKIE, mint("alice", "admin"))
-    answer = client.post(f"/alterflow/api/jobs/{heavy_id}/resume")
+    answer = client.post(f"/alterflow/api/jobs/{heavy_id}/resume", headers=ACTION_HEADER, json={})
     client.cookies.clear()
     assert answer.status_code == 200 and answer.json()["state"] == "FINISHED"
     answer = page(client, mint("alice", "admin"), "?table=t")
