@@ -126,20 +126,35 @@ def prepare_home(env: dict[str, str], password: str) -> None:
     path.chmod(0o600)
 
 
-def banner(env: dict[str, str], password: str) -> str:
+def without_password(url: str) -> str:
+    """`url` with the password of its user part, if any, shown as `***` (for printing)."""
+    parts = urllib.parse.urlsplit(url)
+    userinfo, at, hostport = parts.netloc.rpartition("@")
+    if not at or ":" not in userinfo:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc=f"{userinfo.split(':', 1)[0]}:***@{hostport}"))
+
+
+def banner(env: dict[str, str]) -> str:
+    """What `make airflow` prints before Airflow starts: the URL and the user name, and where the
+    password is, never the password itself (terminals are scrolled back, logged and shared)."""
     port = env["AIRFLOW__API__PORT"]
     host = env["AIRFLOW__API__HOST"]
     url = f"http://{'localhost' if host in ('0.0.0.0', '127.0.0.1', '::') else host}:{port}{base_path(env)}"
+    passwords = env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE"]
+    read_password = f"python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[\"{ADMIN_USER}\"])' {shlex.quote(passwords)}"
     return "\n".join(
         [
-            f"alterflow on Airflow: {url}  (user {ADMIN_USER}, password {password})",
+            f"alterflow on Airflow: {url}",
+            f"  user:         {ADMIN_USER} (its password: ALTERFLOW_AIRFLOW_PASSWORD, `admin` unless set; kept in the file below)",
+            f"  passwords:    {passwords}",
             f"  Airflow home: {env['AIRFLOW_HOME']}",
-            f"  catalog:      {env['ALTERFLOW_CATALOG_URL']}",
+            f"  catalog:      {without_password(env['ALTERFLOW_CATALOG_URL'])}",
             f"  warehouse:    {env['ALTERFLOW_WAREHOUSE']}",
             f"  DAGs: {env['AIRFLOW__CORE__DAGS_FOLDER']}   plugins: {env['AIRFLOW__CORE__PLUGINS_FOLDER']}",
             "  To send the CLI's ALTERs to it:",
-            f"    export ALTERFLOW_AIRFLOW_URL={url} ALTERFLOW_AIRFLOW_USERNAME={ADMIN_USER} "
-            f"ALTERFLOW_AIRFLOW_PASSWORD={shlex.quote(password)}",
+            f"    export ALTERFLOW_AIRFLOW_URL={url} ALTERFLOW_AIRFLOW_USERNAME={ADMIN_USER}",
+            f'    export ALTERFLOW_AIRFLOW_PASSWORD="$({read_password})"',
             "  Ctrl-C stops Airflow.",
         ]
     )
@@ -185,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             if key.startswith(("AIRFLOW", "ALTERFLOW_", "PYSPARK_")) or key in ("PATH", "SPARK_LOCAL_IP"):
                 print(f"export {key}={shlex.quote(env[key])}")
         return 0
-    print(banner(env, password), flush=True)
+    print(banner(env), flush=True)
     airflow = str(pathlib.Path(sys.executable).parent / "airflow")
     os.execve(airflow, [airflow, "standalone"], env)
     return 1  # not reached

@@ -2,13 +2,20 @@
 starts it for real): the services of Airflow 3's own compose layout plus PostgreSQL and Spark, the
 images built from the lock at the installed versions, the names and bases overridable from the
 environment, the shared warehouse, the settings that point Airflow, the DAGs and the CLI at the
-compose services, healthchecks, and every file the stack mounts or builds from."""
+compose services, healthchecks, and every file the stack mounts or builds from; and the defaults
+that are safe to leave on: ports published on 127.0.0.1, no secret with a fixed value (Airflow's
+keys and the admin's password generated per install by deploy/compose_secrets.py), no kill
+buttons on Spark's UIs."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import pathlib
 import re
+import subprocess
+import sys
 from importlib.metadata import version
 
 import pytest
@@ -18,6 +25,8 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 COMPOSE = REPO / "docker-compose.yaml"
 DOCKERFILE = REPO / "deploy" / "Dockerfile"
 POSTGRES_DOCKERFILE = REPO / "deploy" / "postgres.Dockerfile"
+SECRETS_SCRIPT = REPO / "deploy" / "compose_secrets.py"
+CONFIG_DIR = "/opt/airflow/config"
 
 AIRFLOW_SERVICES = ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer")
 LONG_RUNNING = (*AIRFLOW_SERVICES, "postgres", "spark-master", "spark-worker")
@@ -39,6 +48,16 @@ def env_of(service: dict) -> dict[str, str]:
     if isinstance(env, list):
         env = dict(item.split("=", 1) for item in env)
     return {k: str(v) for k, v in env.items()}
+
+
+_VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}")
+
+
+def interpolate(value: str, env: dict[str, str] | None = None) -> str:
+    """`value` as Compose resolves it: ${VAR:-default}, ${VAR} and $$ (no nesting in this file)."""
+    env = env or {}
+    resolved = _VARIABLE.sub(lambda m: env.get(m.group(1)) or (m.group(2) or ""), value.replace("$$", "\0"))
+    return resolved.replace("\0", "$")
 
 
 def mounts_of(service: dict) -> dict[str, str]:
@@ -130,8 +149,14 @@ def test_airflow_settings_point_at_the_compose_services(services):
         env = env_of(services[name])
         assert env["AIRFLOW__CORE__EXECUTOR"] == "LocalExecutor"
         assert env["AIRFLOW__CORE__LOAD_EXAMPLES"].lower() == "false"
-        metadata = env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
-        assert re.fullmatch(rf"postgresql\+psycopg://airflow:airflow@postgres:5432/{postgres_env['POSTGRES_DB']}", metadata)
+        for key, driver in (
+            ("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN", "psycopg"),
+            ("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC", "psycopg_async"),
+        ):
+            for given in ({}, {"ALTERFLOW_POSTGRES_PASSWORD": "pw-from-env"}):
+                metadata = interpolate(env[key], given)
+                password = interpolate(postgres_env["POSTGRES_PASSWORD"], given)
+                assert metadata == f"postgresql+{driver}://airflow:{password}@postgres:5432/{postgres_env['POSTGRES_DB']}"
         assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://airflow-apiserver:8080/execution/"
         # every component shares one generated config (JWT secret, Fernet key) from the init
         assert env["AIRFLOW_CONFIG"].startswith("/opt/airflow/config/")
@@ -151,15 +176,22 @@ def test_spark_default_connection_is_the_compose_master(services):
 
 
 def test_the_catalog_is_in_the_compose_postgresql(services):
+    """The catalog's role is created on PostgreSQL's first start with the password the Airflow
+    containers' catalog URL carries: both from ALTERFLOW_CATALOG_PASSWORD, the same default."""
     from sqlalchemy.engine import make_url
 
-    init_sql = (REPO / "deploy" / "postgres-init.sql").read_text()
-    assert mounts_of(services["postgres"])["/docker-entrypoint-initdb.d/10-alterflow.sql"] == "./deploy/postgres-init.sql"
+    init_sh = (REPO / "deploy" / "postgres-init.sh").read_text()
+    assert mounts_of(services["postgres"])["/docker-entrypoint-initdb.d/10-alterflow.sh"] == "./deploy/postgres-init.sh"
+    assert "*.sh)" in (REPO / "deploy" / "postgres" / "entrypoint.sh").read_text(), "the image's entrypoint runs *.sh too"
+    postgres_env = env_of(services["postgres"])
     for name in (*AIRFLOW_SERVICES, "airflow-init", "cli"):
-        url = make_url(env_of(services[name])["ALTERFLOW_CATALOG_URL"])
-        assert (url.get_backend_name(), url.host, url.port) == ("postgresql", "postgres", 5432)
-        assert re.search(rf"CREATE ROLE {url.username} LOGIN PASSWORD '{url.password}'", init_sql)
-        assert re.search(rf"CREATE DATABASE {url.database} OWNER {url.username}", init_sql)
+        for given in ({}, {"ALTERFLOW_CATALOG_PASSWORD": "pw-from-env"}):
+            url = make_url(interpolate(env_of(services[name])["ALTERFLOW_CATALOG_URL"], given))
+            assert (url.get_backend_name(), url.host, url.port) == ("postgresql", "postgres", 5432)
+            assert url.password == interpolate(postgres_env["ALTERFLOW_CATALOG_PASSWORD"], given)
+            assert re.search(rf"CREATE ROLE {url.username} LOGIN PASSWORD :'password';", init_sh)
+            assert re.search(rf"CREATE DATABASE {url.database} OWNER {url.username}", init_sh)
+    assert '-v password="${ALTERFLOW_CATALOG_PASSWORD:?' in init_sh, "the password is a psql variable, quoted by psql"
     assert "alterflow db upgrade" in " ".join(services["airflow-init"]["command"]), "airflow-init migrates the catalog"
 
 
@@ -185,7 +217,12 @@ def test_start_order(services):
 def test_the_cli_service_submits_alters_to_the_api_server(services):
     env = env_of(services["cli"])
     assert env["ALTERFLOW_AIRFLOW_URL"] == "http://airflow-apiserver:8080"
-    assert services["cli"]["entrypoint"] == ["alterflow"]
+    assert env["ALTERFLOW_AIRFLOW_USERNAME"] == "admin"
+    # signed in with the install's password, read from the config volume unless the environment gives one
+    assert services["cli"]["entrypoint"] == ["python", "/opt/alterflow/deploy/compose_secrets.py", "exec", CONFIG_DIR, "alterflow"]
+    assert "COPY deploy/compose_secrets.py /opt/alterflow/deploy/compose_secrets.py" in DOCKERFILE.read_text()
+    assert mounts_of(services["cli"])[CONFIG_DIR] == "airflow-config"
+    assert env["ALTERFLOW_AIRFLOW_PASSWORD"] == "${ALTERFLOW_AIRFLOW_PASSWORD:-}"
     assert services["cli"]["profiles"] == ["cli"]
 
 
@@ -195,3 +232,189 @@ def test_spark_driver_settings_are_shipped_in_the_image(services):
     assert conf_dir == "/opt/alterflow/deploy/spark-conf"
     assert "COPY deploy/spark-conf /opt/alterflow/deploy/spark-conf" in DOCKERFILE.read_text()
     assert "SPARK_LOCAL_IP" in (REPO / "deploy" / "spark-conf" / "spark-env.sh").read_text()
+
+
+# --- Defaults that are safe to leave on -------------------------------------------------------
+
+
+def test_published_ports_are_on_127_0_0_1_unless_the_user_says_otherwise(services):
+    published = {}
+    for name, service in services.items():
+        assert service.get("network_mode") != "host", name
+        for item in service.get("ports", []):
+            assert isinstance(item, str), f"{name}: long port syntax; the check below reads the short one"
+            match = re.fullmatch(r"\$\{ALTERFLOW_BIND_ADDRESS:-127\.0\.0\.1\}:\$\{(ALTERFLOW_\w+_PORT):-(\d+)\}:(\d+)", item)
+            assert match, f"{name} publishes {item!r}: not on ${{ALTERFLOW_BIND_ADDRESS:-127.0.0.1}}"
+            published[name] = match.group(1, 2)
+            assert interpolate(item).startswith("127.0.0.1:")
+            assert interpolate(item, {"ALTERFLOW_BIND_ADDRESS": "0.0.0.0"}).startswith("0.0.0.0:")
+    assert published == {
+        "airflow-apiserver": ("ALTERFLOW_HTTP_PORT", "8080"),
+        "spark-master": ("ALTERFLOW_SPARK_UI_PORT", "8090"),
+    }, "PostgreSQL, the Spark master's port 7077 and the worker are reached on the compose network only"
+
+
+_SECRET_NAME = re.compile(r"PASSWORD|SECRET|FERNET|TOKEN|_KEY$")
+# Secrets that may keep a fixed default: PostgreSQL's roles, reached on the compose network only
+# (checked above: postgres publishes no port). Everything else is generated or empty by default.
+FIXED_DEFAULT_ALLOWED = {"ALTERFLOW_POSTGRES_PASSWORD", "ALTERFLOW_CATALOG_PASSWORD"}
+
+
+def _secret_values(services):
+    """(service, key, value) of every environment entry that is, or carries, a secret."""
+    for name, service in services.items():
+        for key, value in env_of(service).items():
+            if key.endswith(("_CMD", "_FILE")):
+                continue  # where the secret is, not the secret
+            userinfo = re.match(r"^[\w+]+://[^:/@]*:(.*)@[^@]*$", value)  # user:password@host...
+            if _SECRET_NAME.search(key):
+                yield name, key, value
+            elif userinfo:
+                yield name, key, userinfo.group(1)
+
+
+def test_no_secret_has_a_literal_value(services):
+    """Every password and key is an environment variable; only PostgreSQL's have a non-empty default."""
+    seen = set()
+    for name, key, value in _secret_values(services):
+        match = re.fullmatch(r"\$\{(ALTERFLOW_\w+):-([^}]*)\}", value)
+        assert match, f"{name}: {key} holds a literal secret ({value!r}), not ${{ALTERFLOW_...:-...}}"
+        variable, default = match.groups()
+        seen.add(variable)
+        assert not default or variable in FIXED_DEFAULT_ALLOWED, f"{name}: {key} has the fixed default {default!r}"
+    assert seen >= {
+        "ALTERFLOW_POSTGRES_PASSWORD",
+        "ALTERFLOW_CATALOG_PASSWORD",
+        "ALTERFLOW_AIRFLOW_PASSWORD",
+        "ALTERFLOW_FERNET_KEY",
+        "ALTERFLOW_JWT_SECRET",
+        "ALTERFLOW_API_SECRET_KEY",
+    }
+    text = COMPOSE.read_text()
+    assert "admin / admin" not in text and "FERNET_KEY: ''" not in text
+
+
+KEY_FILES = {
+    "AIRFLOW__CORE__FERNET_KEY": "secrets/fernet_key",
+    "AIRFLOW__API_AUTH__JWT_SECRET": "secrets/jwt_secret",
+    "AIRFLOW__API__SECRET_KEY": "secrets/api_secret_key",
+}
+
+
+def test_airflows_keys_are_read_from_the_files_the_init_generates(services):
+    for name in (*AIRFLOW_SERVICES, "airflow-init", "cli"):
+        env = env_of(services[name])
+        for option, file in KEY_FILES.items():
+            assert option not in env, f"{name} sets {option} itself: a fixed (or empty) value"
+            assert env[f"{option}_CMD"] == f"cat {CONFIG_DIR}/{file}", name
+        assert mounts_of(services[name])[CONFIG_DIR] == "airflow-config"
+        assert env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE"] == f"{CONFIG_DIR}/simple_auth_manager_passwords.json"
+    init = services["airflow-init"]
+    script = init["command"][-1]
+    generate = f"python /opt/alterflow/deploy/compose_secrets.py init {CONFIG_DIR}"
+    assert generate in script
+    assert script.index(generate) < script.index("airflow config list") < script.index("airflow db migrate")
+    assert init["user"] == "0:0" and f'chown -R "${{AIRFLOW_UID:-50000}}:0" {CONFIG_DIR}' in script
+    for variable in ("ALTERFLOW_AIRFLOW_PASSWORD", "ALTERFLOW_FERNET_KEY", "ALTERFLOW_JWT_SECRET", "ALTERFLOW_API_SECRET_KEY"):
+        assert env_of(init)[variable] == f"${{{variable}:-}}", "empty unless the user sets it: then generated"
+    for name in AIRFLOW_SERVICES:
+        assert "ALTERFLOW_FERNET_KEY" not in env_of(services[name]), "only airflow-init sees the given values"
+
+
+@pytest.fixture(scope="module")
+def compose_secrets():
+    spec = importlib.util.spec_from_file_location("compose_secrets", SECRETS_SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_init_generates_every_key_once_per_install(compose_secrets, tmp_path):
+    from airflow.api_fastapi.auth.managers.simple.simple_auth_manager import SimpleAuthManager
+    from cryptography.fernet import Fernet
+
+    first, second = tmp_path / "one", tmp_path / "two"
+    compose_secrets.init(first, {})
+    compose_secrets.init(second, {})
+    values = {}
+    for directory in (first, second):
+        for file in (*KEY_FILES.values(), "simple_auth_manager_passwords.json"):
+            path = directory / file
+            assert path.stat().st_mode & 0o077 == 0, f"{file} is readable by others"
+            assert not path.read_text().endswith("\n"), "a _CMD's output is taken as it is"
+            values.setdefault(file, set()).add(path.read_text())
+        Fernet((directory / "secrets/fernet_key").read_text())  # a valid key
+        with open(directory / "simple_auth_manager_passwords.json") as stream:
+            assert len(SimpleAuthManager._get_passwords(stream)["admin"]) >= 16
+    assert all(len(v) == 2 for v in values.values()), "two installs share a secret"
+
+    before = {file: (first / file).read_text() for file in values}
+    assert all(line.endswith("kept") or "kept " in line for line in compose_secrets.init(first, {}))
+    assert {file: (first / file).read_text() for file in values} == before, "a restart keeps the keys"
+
+
+def test_the_environment_sets_a_key_and_a_bad_fernet_key_is_refused(compose_secrets, tmp_path):
+    from cryptography.fernet import Fernet
+
+    compose_secrets.init(tmp_path, {})
+    new, old = Fernet.generate_key().decode(), (tmp_path / "secrets/fernet_key").read_text()
+    given = {"ALTERFLOW_FERNET_KEY": f"{new},{old}", "ALTERFLOW_JWT_SECRET": "j" * 40, "ALTERFLOW_AIRFLOW_PASSWORD": "pw from env"}
+    compose_secrets.init(tmp_path, given)
+    assert (tmp_path / "secrets/fernet_key").read_text() == f"{new},{old}", "rotation: new key first, then the old"
+    assert (tmp_path / "secrets/jwt_secret").read_text() == "j" * 40
+    assert compose_secrets.admin_password(tmp_path) == "pw from env"
+    with pytest.raises(SystemExit, match="not a Fernet key"):
+        compose_secrets.init(tmp_path, {"ALTERFLOW_FERNET_KEY": "changeme"})
+
+
+def test_airflow_reads_its_keys_through_the_cmd_options(compose_secrets, tmp_path):
+    """Airflow 3 runs a sensitive option's `_CMD` (core.fernet_key, api_auth.jwt_secret and
+    api.secret_key are all sensitive): the compose settings give it the generated files."""
+    compose_secrets.init(tmp_path, {})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW__")}
+    env["AIRFLOW_HOME"] = str(tmp_path / "home")
+    for option, file in KEY_FILES.items():
+        env[f"{option}_CMD"] = f"cat {tmp_path / file}"
+    read = (
+        "from airflow.configuration import conf; "
+        "print(conf.get('core', 'fernet_key')); print(conf.get('api_auth', 'jwt_secret')); print(conf.get('api', 'secret_key'))"
+    )
+    done = subprocess.run([sys.executable, "-c", read], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[-3:] == [(tmp_path / file).read_text() for file in KEY_FILES.values()]
+
+
+def test_the_cli_signs_in_with_the_installs_password(compose_secrets, tmp_path):
+    compose_secrets.init(tmp_path, {})
+    show = [sys.executable, "-c", "import os; print(os.environ['ALTERFLOW_AIRFLOW_PASSWORD'])"]
+    env = {k: v for k, v in os.environ.items() if k != "ALTERFLOW_AIRFLOW_PASSWORD"}
+    for given, expected in (
+        (None, compose_secrets.admin_password(tmp_path)),
+        ("", compose_secrets.admin_password(tmp_path)),
+        ("mine", "mine"),
+    ):
+        if given is not None:
+            env["ALTERFLOW_AIRFLOW_PASSWORD"] = given
+        done = subprocess.run(
+            [sys.executable, str(SECRETS_SCRIPT), "exec", str(tmp_path), *show], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == expected + "\n"
+    printed = subprocess.run(
+        [sys.executable, str(SECRETS_SCRIPT), "init", str(tmp_path)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert compose_secrets.admin_password(tmp_path) not in printed.stdout + printed.stderr, "init never prints a secret"
+
+
+def test_no_kill_buttons_on_sparks_uis(services):
+    """spark.ui.killEnabled=false for the master and the worker (their JVM options) and, through
+    spark-defaults.conf in SPARK_CONF_DIR, for the applications submitted from Airflow."""
+    assert env_of(services["spark-master"])["SPARK_MASTER_OPTS"] == "-Dspark.ui.killEnabled=false"
+    assert env_of(services["spark-worker"])["SPARK_WORKER_OPTS"] == "-Dspark.ui.killEnabled=false"
+    defaults = (REPO / "deploy" / "spark-conf" / "spark-defaults.conf").read_text()
+    assert re.search(r"^spark\.ui\.killEnabled\s+false$", defaults, re.M)
+    assert "ENV SPARK_CONF_DIR=/opt/alterflow/deploy/spark-conf" in DOCKERFILE.read_text()
+    for name in ("spark-master", "spark-worker"):
+        assert "SPARK_CONF_DIR" not in env_of(services[name]), "the daemons read the image's spark-defaults.conf too"
+    for name in (*AIRFLOW_SERVICES, "airflow-init"):
+        assert env_of(services[name])["SPARK_CONF_DIR"] == "/opt/alterflow/deploy/spark-conf"

@@ -1,8 +1,9 @@
 #!/bin/sh
 # First start on an empty data folder: initdb with POSTGRES_USER / POSTGRES_PASSWORD, create
-# POSTGRES_DB, run /docker-entrypoint-initdb.d/*.sql against it, all on a server that listens on
-# no TCP address; then (every start) the server itself, listening on all addresses. UTF8 as the
-# official image: with a minimal base the default would be SQL_ASCII, which psycopg 3 reads as bytes.
+# POSTGRES_DB, run /docker-entrypoint-initdb.d/*.sql against it and source its *.sh, all on a
+# server that listens on no TCP address; then (every start) the server itself, listening on all
+# addresses. UTF8 as the official image: with a minimal base the default would be SQL_ASCII,
+# which psycopg 3 reads as bytes.
 set -eu
 : "${POSTGRES_USER:=postgres}" "${POSTGRES_DB:=$POSTGRES_USER}"
 if [ -z "${POSTGRES_PASSWORD:-}" ]; then
@@ -19,10 +20,17 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
     if [ "$POSTGRES_DB" != postgres ]; then
         psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname postgres -c "CREATE DATABASE \"$POSTGRES_DB\""
     fi
-    for script in /docker-entrypoint-initdb.d/*.sql; do
-        [ -e "$script" ] || continue
-        echo "postgres-entrypoint: running $script"
-        psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" -f "$script"
+    for script in /docker-entrypoint-initdb.d/*; do
+        case "$script" in
+            *.sql)
+                echo "postgres-entrypoint: running $script"
+                psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" -f "$script"
+                ;;
+            *.sh)  # sourced, as the official image does with a script that is not executable
+                echo "postgres-entrypoint: sourcing $script"
+                . "$script"
+                ;;
+        esac
     done
     pg_ctl -D "$PGDATA" -m fast -w stop
 fi

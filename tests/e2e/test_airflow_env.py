@@ -62,7 +62,28 @@ def test_a_base_url_path_reaches_the_execution_api_and_the_banner(airflow_env, t
     env = airflow_env.airflow_environment(base, home=tmp_path / "af", port=18125)
     assert env["AIRFLOW__API__BASE_URL"] == "https://example.test/airflow/", "the user's base URL is kept"
     assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://127.0.0.1:18125/airflow/execution/"
-    assert "alterflow on Airflow: http://localhost:18125/airflow " in airflow_env.banner(env, "pw")
+    assert "alterflow on Airflow: http://localhost:18125/airflow\n" in airflow_env.banner(env)
+
+
+def test_the_banner_never_prints_a_password(airflow_env, tmp_path):
+    """`make airflow` names the user and the passwords file; neither the admin's password nor the
+    catalog URL's is printed, in a URL or anywhere."""
+    base = {
+        "ALTERFLOW_HOME": str(tmp_path / "home"),
+        "ALTERFLOW_AIRFLOW_PASSWORD": "adminpw-7f3a",
+        "ALTERFLOW_CATALOG_URL": "postgresql://alterflow:catalogpw-91c2@db.example:5432/alterflow",
+    }
+    env = airflow_env.airflow_environment(base, home=tmp_path / "af")
+    airflow_env.prepare_home(env, airflow_env.admin_password(base))
+    text = airflow_env.banner(env)
+    assert "adminpw-7f3a" not in text and "catalogpw-91c2" not in text
+    assert "postgresql://alterflow:***@db.example:5432/alterflow" in text
+    assert env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE"] in text
+    # the line it offers for the CLI reads the password from that file
+    export = next(line.strip() for line in text.splitlines() if "export ALTERFLOW_AIRFLOW_PASSWORD=" in line)
+    shell = subprocess.run(["sh", "-c", f'{export}; printf %s "$ALTERFLOW_AIRFLOW_PASSWORD"'], capture_output=True, text=True, timeout=30)
+    assert shell.stdout == "adminpw-7f3a", shell.stderr
+    assert airflow_env.without_password("sqlite:////tmp/catalog.db") == "sqlite:////tmp/catalog.db"
 
 
 def test_sqlite_metadata_waits_for_its_lock_as_airflow_reads_it(airflow_env, tmp_path):
