@@ -85,6 +85,8 @@ class Session:
             raise
         except UserError as exc:  # every refusal, worded by the layer that refused
             raise StatementError(str(exc)) from None
+        except RecursionError:  # an expression the parser's limits let through, too deep for a layer below
+            raise StatementError("expression too deep: too many nested operations to evaluate") from None
         except Exception as exc:
             if _is_spark_error(exc):  # Spark's analysis of the user's query: its first line
                 raise StatementError(first_line(exc)) from None
