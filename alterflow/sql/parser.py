@@ -403,9 +403,9 @@ class _Parser:
         numbers (thousands of digits) out of it and out of the catalog's 64-bit columns."""
         tok = self.peek()
         is_int = tok is not None and tok.kind == "number" and _INT_RE.fullmatch(tok.text)
-        if not is_int or (positive and int(tok.text.lstrip("0") or "0") == 0):
+        digits = tok.text.lstrip("0") or "0" if is_int else ""
+        if not is_int or (positive and digits == "0"):
             raise self.error(f"{'a positive' if positive else 'an'} integer {what}")
-        digits = tok.text.lstrip("0") or "0"
         if len(digits) > len(str(maximum)) or int(digits) > maximum:
             raise SqlError(f"number too large in {self.context}: {_snippet(tok.text, 20)} {what} is more than {maximum}")
         self.i += 1
