@@ -69,7 +69,10 @@ def escaped(text: str) -> str:
 def shown(value: object, limit: int = MAX_SHOWN, quote: str = "'") -> str:
     """A name or value as a message quotes it: in quotes, escaped, and when longer than `limit`
     characters shortened to its start with its length given (`'aaaa…' (100000 characters)`)."""
-    text = value if isinstance(value, str) else str(value)
+    try:
+        text = value if isinstance(value, str) else str(value)
+    except ValueError:  # an integer of more than 4,300 digits: Python will not write it
+        return f"an integer of {value.bit_length()} bits"
     if len(text) <= limit:
         return f"{quote}{escaped(text)}{quote}"
     return f"{quote}{escaped(text[:limit])}…{quote} ({len(text)} characters)"

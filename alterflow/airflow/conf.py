@@ -61,7 +61,10 @@ def _properties(value) -> dict[str, str]:
 def _resume_job_id(value) -> int | None:
     if value is None or value == "":
         return None
-    text = str(value).strip() if isinstance(value, (int, str)) and not isinstance(value, bool) else ""
+    if isinstance(value, int) and not isinstance(value, bool):
+        text = str(value) if 0 < value < 2**63 else ""
+    else:
+        text = value.strip() if isinstance(value, str) else ""
     if not re.fullmatch(r"0*[1-9][0-9]{0,17}", text):  # a catalog id: below 2**63, ASCII digits
         raise BadRunConf(f"param resume_job_id: expected the id of an orphaned alter job (a positive integer), got {shown(value)}")
     return int(text)
