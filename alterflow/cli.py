@@ -12,7 +12,7 @@ import pathlib
 import re
 import sys
 
-from alterflow.errors import UserError, capped, first_line, internal_error_line, shown
+from alterflow.errors import UserError, first_line, internal_error_line, shown
 from alterflow.output import to_json, to_table
 
 
@@ -172,11 +172,11 @@ def _read_sql_file(name: str) -> str:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise _FileError(f"cannot read {shown(name)}: {exc.strerror or type(exc).__name__}") from None
+        raise _FileError(f"cannot read {shown(name, 200)}: {exc.strerror or type(exc).__name__}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _FileError(f"{shown(name)} is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}") from None
+        raise _FileError(f"{shown(name, 200)} is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}") from None
 
 
 def _load(args) -> int:
@@ -196,12 +196,12 @@ def _load(args) -> int:
 def _failed(exc: Exception) -> int:
     """Print the failure's one line (see the module's docstring); the exit status."""
     if isinstance(exc, UserError):
-        line = first_line(exc)
+        line = first_line(exc)  # at most MAX_LINE characters, escaped
     else:
         from alterflow.settings import home_from_env
 
         line = internal_error_line(exc, home_from_env())
-    print(f"error: {capped(line)}", file=sys.stderr)  # capped again: one short line whatever the layer
+    print(f"error: {line}", file=sys.stderr)
     return 1
 
 

@@ -106,4 +106,5 @@ def internal_error_line(exc: BaseException, home: pathlib.Path) -> str:
         where = f"details in {path}"
     except OSError as log_error:
         where = f"no details: cannot write {path}: {log_error.strerror}"
-    return f"internal error: {type(exc).__name__}: {first_line(exc, MAX_LINE // 2)} ({where})"
+    # The message is capped at half a line, so the log's path (which the user needs) is never cut.
+    return f"internal error: {type(exc).__name__}: {first_line(exc, MAX_LINE // 2)} ({escaped(where)})"
