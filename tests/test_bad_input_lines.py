@@ -276,3 +276,20 @@ def test_operations_side_by_side_are_not_nested():
     rows = ", ".join(f"({-i}, 'x')" for i in range(3000))
     (insert,) = parse_statements(f"INSERT INTO t VALUES {rows}")
     assert len(insert.rows) == 3000
+
+
+# -- alterflow load's arguments --------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("table", "path", "fragment"),
+    [
+        ("t", "/nope\x1b[2J" + "p" * 5000, "File name too long"),
+        ("T" * 50_000, "catalog.db", "(50000 characters)"),
+        ("t\x1b[2J", "catalog.db", "'t\\x1b[2J'"),
+        ("t", "/nope\x1b[2J.csv", "'/nope\\x1b[2J.csv' does not exist"),
+    ],
+    ids=["huge-path", "huge-table", "escape-in-table", "escape-in-path"],
+)
+def test_a_bad_load_argument_is_one_short_line(unchanged, table, path, fragment):
+    path = str(unchanged / path) if path == "catalog.db" else path  # a file that exists
+    message = refused(run(unchanged, "load", table, path, "--format", "csv"))
+    assert fragment in message, message
