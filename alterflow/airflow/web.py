@@ -90,7 +90,7 @@ async def _catalog_outdated(_request: Request, exc: CatalogOutdated) -> JSONResp
 async def _one_short_line(request: Request, exc: StarletteHTTPException):
     """Every `detail` is one short line (SPEC §9): shortened, control characters escaped."""
     if isinstance(exc.detail, str):
-        exc.detail = capped(first_line(Exception(exc.detail)))
+        exc.detail = first_line(Exception(exc.detail))
     return await http_exception_handler(request, exc)
 
 
