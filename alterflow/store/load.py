@@ -64,6 +64,11 @@ class LoadResult:
     files: int
 
 
+def _value(value) -> str:
+    """A value as an error shows it: text quoted, shortened and escaped; anything else as repr()."""
+    return shown(value) if isinstance(value, str) else repr(value)
+
+
 def delete_files(warehouse: pathlib.Path, paths: list[str]) -> None:
     for relative in paths:
         path = absolute(warehouse, relative)
@@ -98,7 +103,7 @@ def dual_write_rows(
         column, rows = min(result.failed_rows.items(), key=lambda item: item[1][0])
         value = data.column(version.column_by_id(target.version.column(column).id).name)[rows[0]].as_py()
         raise BadRows(
-            f"INSERT INTO {table}: column {column}: value {shown(value)} (row {rows[0] + first_row}) cannot be converted to "
+            f"INSERT INTO {table}: column {column}: value {_value(value)} (row {rows[0] + first_row}) cannot be converted to "
             f"{target.version.column(column).type.sql()} for schema change job {target.job_id}, which quarantines, and rows of a "
             "table with a primary key are not quarantined while loading (the key's older row would stay); nothing was loaded"
         )
@@ -113,7 +118,7 @@ def dual_write_rows(
     if result.failures:
         first = result.failures[0]
         raise BadRows(
-            f"INSERT INTO {table}: column {first.column}: value {shown(first.value)} (row {first.row + first_row}) cannot be "
+            f"INSERT INTO {table}: column {first.column}: value {_value(first.value)} (row {first.row + first_row}) cannot be "
             f"converted to {target.version.column(first.column).type.sql()} for schema change job {target.job_id}; "
             "nothing was loaded"
         )
