@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from alterflow.catalog.states import JobState
-from alterflow.errors import UserError
+from alterflow.errors import UserError, shown
 from alterflow.workflow.request import AlterRequest
 
 DAG_ID = "alterflow_schema_change"
@@ -119,9 +119,9 @@ class AirflowClient:
             try:
                 url = httpx.URL(self.base)
             except httpx.InvalidURL as exc:
-                raise AirflowRequestError(f"ALTERFLOW_AIRFLOW_URL {self.url!r} is not a valid URL: {exc}") from None
+                raise AirflowRequestError(f"ALTERFLOW_AIRFLOW_URL {shown(self.url)} is not a valid URL: {exc}") from None
             if url.scheme not in ("http", "https") or not url.host:
-                raise AirflowRequestError(f"ALTERFLOW_AIRFLOW_URL {self.url!r} is not an http:// or https:// URL")
+                raise AirflowRequestError(f"ALTERFLOW_AIRFLOW_URL {shown(self.url)} is not an http:// or https:// URL")
             self._own_http = httpx.Client(
                 base_url=self.base, timeout=httpx.Timeout(self.timeout_s, connect=min(CONNECT_TIMEOUT_S, self.timeout_s))
             )
@@ -137,7 +137,7 @@ class AirflowClient:
         try:
             return send_repeating(lambda: self._client().request(method, path, **kwargs), self.retry_delays_s)
         except httpx.InvalidURL as exc:
-            raise AirflowRequestError(f"ALTERFLOW_AIRFLOW_URL {self.url!r} is not a valid URL: {exc}") from None
+            raise AirflowRequestError(f"ALTERFLOW_AIRFLOW_URL {shown(self.url)} is not a valid URL: {exc}") from None
         except httpx.HTTPError as exc:
             reason = " ".join(str(exc).split()) or type(exc).__name__
             raise AirflowRequestError(f"cannot reach Airflow at {self.base} (ALTERFLOW_AIRFLOW_URL): {reason}") from None
@@ -146,7 +146,7 @@ class AirflowClient:
         response, _ = self._send("POST", "/auth/token", json={"username": self.username, "password": self.password})
         if response.status_code in (400, 401, 403):
             raise AirflowRequestError(
-                f"Airflow at {self.base} refused the credentials of user {self.username!r} "
+                f"Airflow at {self.base} refused the credentials of user {shown(self.username)} "
                 f"(ALTERFLOW_AIRFLOW_USERNAME / ALTERFLOW_AIRFLOW_PASSWORD): {_detail(response)}"
             )
         if response.status_code == 404:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import pathlib
+import re
 import sys
 
-from alterflow.errors import UserError, first_line, internal_error_line
+from alterflow.errors import UserError, first_line, internal_error_line, shown
 from alterflow.output import to_json, to_table
 
 
@@ -82,17 +83,23 @@ def _gc_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_WHOLE = re.compile(r"[0-9]{1,20}")
+
+
 def _gc(argv: list[str]) -> int:
-    from alterflow.settings import Settings
+    from alterflow.settings import MAX_SECONDS, Settings
 
     try:
         args = _gc_parser().parse_args(argv)
         settings = Settings.from_env()
         retention = settings.gc_retention_s
         if args.retention is not None:
-            if not args.retention.strip().isdigit():
-                raise _GcUsageError(f"alterflow gc: --retention must be a whole number of seconds, 0 or more; got {args.retention!r}")
-            retention = int(args.retention)
+            text = args.retention.strip()
+            if not _WHOLE.fullmatch(text) or int(text) > MAX_SECONDS:
+                raise _GcUsageError(
+                    f"alterflow gc: --retention must be a whole number of seconds from 0 to {MAX_SECONDS}, not {shown(args.retention)}"
+                )
+            retention = int(text)
         settings.ensure_dirs()
         from alterflow.catalog.catalog import Catalog
 
@@ -152,10 +159,9 @@ def _sql(args) -> int:
 
     if args.file is not None:
         try:
-            text = pathlib.Path(args.file).read_text()
-        except OSError as exc:
-            print(f"error: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
-            return 1
+            text = _read_sql_file(args.file)
+        except UserError as exc:
+            return _failed(exc)
     else:
         text = args.text
     from alterflow.sql import split_statements
@@ -178,6 +184,24 @@ def _sql(args) -> int:
     return 0
 
 
+class _FileError(UserError):
+    """An `alterflow sql -f` file that cannot be read as text."""
+
+
+def _read_sql_file(name: str) -> str:
+    """The text of a statements file, or one line saying why not (missing, a directory, not
+    readable, not UTF-8)."""
+    path = pathlib.Path(name)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _FileError(f"cannot read {shown(name, 200)}: {exc.strerror or type(exc).__name__}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _FileError(f"{shown(name, 200)} is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}") from None
+
+
 def _load(args) -> int:
     from alterflow.loading import open_input
     from alterflow.session import Session
@@ -195,7 +219,7 @@ def _load(args) -> int:
 def _failed(exc: Exception) -> int:
     """Print the failure's one line (see the module's docstring); the exit status."""
     if isinstance(exc, UserError):
-        line = first_line(exc)
+        line = first_line(exc)  # at most MAX_LINE characters, escaped
     else:
         from alterflow.settings import home_from_env
 

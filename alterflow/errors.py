@@ -17,14 +17,36 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import traceback
 from datetime import UTC, datetime
 
-__all__ = ["AlterflowError", "UserError", "first_line", "internal_error_line", "MAX_NESTING"]
+__all__ = [
+    "AlterflowError",
+    "UserError",
+    "first_line",
+    "internal_error_line",
+    "escaped",
+    "shown",
+    "capped",
+    "MAX_NESTING",
+    "MAX_OPERATIONS",
+    "MAX_LINE",
+    "MAX_SHOWN",
+]
 
 # Statements nested deeper than this many parentheses are refused in one line: sqlglot parses each
 # level recursively, about 20 Python frames a level, and Python's default limit is 1,000 frames.
 MAX_NESTING = 32
+# Statements with more operators than this (`1+1+...`, `a AND a AND ...`, nested CASE and calls) are
+# refused in one line before sqlglot, Spark or the planner sees them: each of them recurses per
+# operation somewhere (sqlglot's generator, Spark's analyzer), and no real statement needs more.
+MAX_OPERATIONS = 500
+
+# Every error line the CLI prints (after `error: `) and every API `detail` is at most this long; a
+# name or value quoted in a message is shortened to MAX_SHOWN characters with its length given.
+MAX_LINE = 300
+MAX_SHOWN = 60
 
 
 class AlterflowError(Exception):
@@ -35,10 +57,42 @@ class UserError(AlterflowError):
     """A refusal the user can act on; the message is one line and nothing was changed."""
 
 
-def first_line(exc: BaseException) -> str:
-    """The first non-empty line of an error's message (its type's name if it has none)."""
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
+def escaped(text: str) -> str:
+    """`text` with every character that is not printable (control characters such as ESC, line
+    breaks, tabs, other Unicode format or separator characters) written as a Python escape
+    (`\\x1b`, `\\n`, `\\u2028`), so no message can drive a terminal or break a line."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+def shown(value: object, limit: int = MAX_SHOWN, quote: str = "'") -> str:
+    """A name or value as a message quotes it: in quotes, escaped, and when longer than `limit`
+    characters shortened to its start with its length given (`'aaaa…' (100000 characters)`)."""
+    try:
+        text = value if isinstance(value, str) else str(value)
+    except ValueError:  # an integer of more than 4,300 digits: Python will not write it
+        return f"an integer of {value.bit_length()} bits"
+    if len(text) <= limit:
+        return f"{quote}{escaped(text)}{quote}"
+    return f"{quote}{escaped(text[:limit])}…{quote} ({len(text)} characters)"
+
+
+def capped(line: str, limit: int = MAX_LINE) -> str:
+    """One line, escaped, and at most `limit` characters: a longer one keeps its start and says it
+    was shortened."""
+    line = escaped(line)
+    if len(line) <= limit:
+        return line
+    tail = f"… (shortened from {len(line)} characters)"
+    return line[: max(limit - len(tail), 0)] + tail
+
+
+def first_line(exc: BaseException, limit: int = MAX_LINE) -> str:
+    """The first non-empty line of an error's message (its type's name if it has none), escaped
+    and capped at `limit` characters (see `capped`)."""
+    lines = [line for line in re.split(r"\r\n|\r|\n", str(exc).strip()) if line.strip()]
+    return capped(lines[0].strip() if lines else type(exc).__name__, limit)
 
 
 def internal_error_line(exc: BaseException, home: pathlib.Path) -> str:
@@ -52,4 +106,5 @@ def internal_error_line(exc: BaseException, home: pathlib.Path) -> str:
         where = f"details in {path}"
     except OSError as log_error:
         where = f"no details: cannot write {path}: {log_error.strerror}"
-    return f"internal error: {type(exc).__name__}: {first_line(exc)} ({where})"
+    # The message is capped at half a line, so the log's path (which the user needs) is never cut.
+    return f"internal error: {type(exc).__name__}: {first_line(exc, MAX_LINE // 2)} ({escaped(where)})"

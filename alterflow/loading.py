@@ -16,7 +16,7 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
-from alterflow.errors import UserError
+from alterflow.errors import UserError, shown
 
 FORMATS = {".parquet": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "json"}
 CSV_NULLS = ["", "NULL", "\\N"]
@@ -113,17 +113,26 @@ def read_ahead(batches: Iterator[pa.RecordBatch], depth: int = READ_AHEAD) -> It
 
 def open_input(path: pathlib.Path, fmt: str | None = None) -> LoadInput:
     """The files to load at `path` (checked to exist; nothing is read yet)."""
-    if not path.exists():
-        raise LoadInputError(f"{path} does not exist")
-    if path.is_dir():
-        files = sorted(
-            p for p in path.iterdir() if p.is_file() and (fmt or FORMATS.get(p.suffix.lower())) and not p.name.startswith((".", "_"))
-        )
-        if not files:
-            raise LoadInputError(f"{path} holds no file to load")
-    else:
-        files = [path]
-    return LoadInput(tuple(InputFile(p, _format_of(p, fmt), p.stat().st_size) for p in files))
+    try:
+        if not path.exists():
+            raise LoadInputError(f"{_path(path)} does not exist")
+        if path.is_dir():
+            files = sorted(
+                p for p in path.iterdir() if p.is_file() and (fmt or FORMATS.get(p.suffix.lower())) and not p.name.startswith((".", "_"))
+            )
+            if not files:
+                raise LoadInputError(f"{_path(path)} holds no file to load")
+        else:
+            files = [path]
+        return LoadInput(tuple(InputFile(p, _format_of(p, fmt), p.stat().st_size) for p in files))
+    except OSError as exc:  # a name too long, a directory that cannot be listed...
+        raise LoadInputError(f"cannot read {_path(path)}: {exc.strerror or type(exc).__name__}") from None
+
+
+def _path(path: pathlib.Path) -> str:
+    """A path as a message shows it: as typed when short and plain, else quoted and shortened."""
+    text = str(path)
+    return text if len(text) <= 200 and text.isprintable() else shown(text, 200)
 
 
 def _batches(one: InputFile) -> Iterator[pa.RecordBatch]:
@@ -136,7 +145,7 @@ def _batches(one: InputFile) -> Iterator[pa.RecordBatch]:
             with pajson.open_json(one.path, read_options=pajson.ReadOptions(block_size=BLOCK_BYTES)) as reader:
                 yield from reader
     except (pa.ArrowInvalid, OSError) as exc:
-        raise LoadInputError(f"cannot read {one.path} as {one.format}: {str(exc).splitlines()[0]}") from None
+        raise LoadInputError(f"cannot read {_path(one.path)} as {one.format}: {str(exc).splitlines()[0]}") from None
 
 
 def csv_header(path: pathlib.Path) -> list[str]:

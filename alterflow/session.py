@@ -18,11 +18,12 @@ from alterflow import sql as ast
 from alterflow.catalog.catalog import Catalog, ViewDependency, utcnow
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.states import JobState
-from alterflow.errors import UserError, first_line
+from alterflow.errors import UserError, first_line, shown
 from alterflow.planner import plan_create_table
 from alterflow.planner.statement_parts import quote_string
 from alterflow.results import Done, Result, ResultSet
 from alterflow.settings import Settings
+from alterflow.sql.parser import check_name
 from alterflow.store.bad_rows import BadRows
 from alterflow.types import format_value
 from alterflow.view_columns import columns_used
@@ -83,6 +84,8 @@ class Session:
             raise
         except UserError as exc:  # every refusal, worded by the layer that refused
             raise StatementError(str(exc)) from None
+        except RecursionError:  # an expression the parser's limits let through, too deep for a layer below
+            raise StatementError("expression too deep: too many nested operations to evaluate") from None
         except Exception as exc:
             if _is_spark_error(exc):  # Spark's analysis of the user's query: its first line
                 raise StatementError(first_line(exc)) from None
@@ -192,7 +195,11 @@ class Session:
         """`alterflow load`: one transaction loading every file of `source`, streamed through Arrow
         in this process or, for big inputs (`engine` auto) or on request (`spark`), through Spark."""
         if engine not in LOAD_ENGINES:
-            raise StatementError(f"load: unknown engine {engine!r}; use one of {', '.join(LOAD_ENGINES)}")
+            raise StatementError(f"load: unknown engine {shown(engine)}; use one of {', '.join(LOAD_ENGINES)}")
+        try:
+            check_name(table)  # a name as a statement would take it (and a huge one shortened in the line)
+        except ast.SqlError as exc:
+            raise StatementError(f"load: {exc}") from None
         if engine == "spark" or (engine == "auto" and source.size >= self.settings.spark_load_mb << 20):
             from alterflow.store.spark_load import input_files, spark_load
 

@@ -8,33 +8,41 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from alterflow.errors import UserError
+from alterflow.errors import UserError, shown
 
 
 class SettingError(UserError):
     """An environment variable holds a value alterflow cannot use."""
 
 
-def _seconds(env, name: str, default: int) -> int:
+MAX_SECONDS = 100 * 366 * 86400  # a century: more is surely a typo (and overflows dates and timers)
+MAX_MEGABYTES = 1024 * 1024  # a terabyte
+_WHOLE = re.compile(r"[0-9]{1,20}")
+_DECIMAL = re.compile(r"[0-9]{1,20}(\.[0-9]{0,20})?|\.[0-9]{1,20}")
+
+
+def _bad(name: str, takes: str, text: str) -> SettingError:
+    """`NAME must be <what it takes>, not '<value>'` (the value shortened and escaped)."""
+    return SettingError(f"{name} must be {takes}, not {shown(text)}")
+
+
+def _whole(env, name: str, default: int, least: int, most: int, unit: str) -> int:
+    """A whole number from `least` to `most` read from `env[name]` (unset or blank: `default`)."""
     text = env.get(name)
     if text is None or text.strip() == "":
         return default
-    try:
-        value = int(text.strip())
-    except ValueError:
-        raise SettingError(f"{name} must be a whole number of seconds, got {text!r}") from None
-    if value < 0:
-        raise SettingError(f"{name} must be 0 or more seconds, got {text!r}")
-    return value
+    takes = f"a whole number of {unit} from {least} to {most}"
+    if not _WHOLE.fullmatch(text.strip()) or not least <= int(text.strip()) <= most:
+        raise _bad(name, takes, text)
+    return int(text.strip())
+
+
+def _seconds(env, name: str, default: int) -> int:
+    return _whole(env, name, default, 0, MAX_SECONDS, "seconds")
 
 
 def _megabytes(env, name: str, default: int, least: int = 1) -> int:
-    text = env.get(name)
-    if text is None or text.strip() == "":
-        return default
-    if not text.strip().isdigit() or int(text.strip()) < least:
-        raise SettingError(f"{name} must be a whole number of megabytes, at least {least}; got {text!r}")
-    return int(text.strip())
+    return _whole(env, name, default, least, MAX_MEGABYTES, "megabytes")
 
 
 DEFAULT_LEASE_S = 30.0
@@ -51,13 +59,24 @@ def lease_seconds(env=None) -> float:
     text = env.get("ALTERFLOW_LEASE_S")
     if text is None or text.strip() == "":
         return DEFAULT_LEASE_S
-    try:
-        value = float(text.strip())
-    except ValueError:
-        raise SettingError(f"ALTERFLOW_LEASE_S must be a number of seconds, got {text!r}") from None
-    if not 0.5 <= value <= 86400:
-        raise SettingError(f"ALTERFLOW_LEASE_S must be between 0.5 and 86400 seconds, got {text!r}")
-    return value
+    if not _DECIMAL.fullmatch(text.strip()) or not 0.5 <= float(text.strip()) <= 86400:
+        raise _bad("ALTERFLOW_LEASE_S", "a number of seconds from 0.5 to 86400", text)
+    return float(text.strip())
+
+
+_MEMORY = re.compile(r"[1-9][0-9]{0,6}[kmgt]?b?", re.IGNORECASE)
+
+
+def spark_driver_memory(env=None) -> str:
+    """ALTERFLOW_SPARK_DRIVER_MEMORY: the embedded Spark driver's memory, as Spark writes it
+    (`2g`, `512m`; default 2g)."""
+    env = os.environ if env is None else env
+    text = env.get("ALTERFLOW_SPARK_DRIVER_MEMORY")
+    if text is None or text.strip() == "":
+        return "2g"
+    if not _MEMORY.fullmatch(text.strip()):
+        raise _bad("ALTERFLOW_SPARK_DRIVER_MEMORY", "an amount of memory as Spark writes it, such as 2g or 512m", text)
+    return text.strip()
 
 
 DEFAULT_CATALOG_NAME = "default"
@@ -69,9 +88,7 @@ def catalog_name(env: Mapping[str, str]) -> str:
     (`alterflow://<catalog name>/<table>`); letters, digits, `_`, `.` and `-`, 63 at most."""
     name = env.get("ALTERFLOW_CATALOG_NAME", DEFAULT_CATALOG_NAME)
     if not CATALOG_NAME.fullmatch(name):
-        raise SettingError(
-            f"ALTERFLOW_CATALOG_NAME must be 1 to 63 letters, digits, '_', '.' or '-' (not starting with '.' or '-'); got {name!r}"
-        )
+        raise _bad("ALTERFLOW_CATALOG_NAME", "1 to 63 letters, digits, '_', '.' or '-' (not starting with '.' or '-')", name)
     return name
 
 
@@ -95,6 +112,7 @@ class Settings:
     load_buffer_mb: int = LOAD_BUFFER_MB
     spark_load_mb: int = SPARK_LOAD_MB
     catalog_name: str = DEFAULT_CATALOG_NAME
+    spark_driver_memory: str = "2g"
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -108,13 +126,14 @@ class Settings:
             warehouse=warehouse,
             spark_master=env.get("ALTERFLOW_SPARK_MASTER", "local[*]"),
             airflow_url=env.get("ALTERFLOW_AIRFLOW_URL") or None,
-            txn_timeout_s=int(env.get("ALTERFLOW_TXN_TIMEOUT", "3600")),
+            txn_timeout_s=_whole(env, "ALTERFLOW_TXN_TIMEOUT", 3600, 1, MAX_SECONDS, "seconds"),
             gc_retention_s=_seconds(env, "ALTERFLOW_GC_RETENTION", 3600),
             lease_s=lease_seconds(env),
             target_file_mb=_megabytes(env, "ALTERFLOW_TARGET_FILE_MB", TARGET_FILE_MB),
             load_buffer_mb=_megabytes(env, "ALTERFLOW_LOAD_BUFFER_MB", LOAD_BUFFER_MB),
             spark_load_mb=_megabytes(env, "ALTERFLOW_SPARK_LOAD_MB", SPARK_LOAD_MB, least=0),
             catalog_name=catalog_name(env),
+            spark_driver_memory=spark_driver_memory(env),
         )
 
     def ensure_dirs(self) -> None:

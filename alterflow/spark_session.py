@@ -29,11 +29,13 @@ def application_conf() -> dict[str, str]:
 def session_conf() -> dict[str, str]:
     """`application_conf` plus what the process's own embedded session adds: no UI, a few shuffle
     partitions (small queries), the driver's memory (ALTERFLOW_SPARK_DRIVER_MEMORY, default 2g)."""
+    from alterflow.settings import spark_driver_memory
+
     return {
         **application_conf(),
         "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": "4",
-        "spark.driver.memory": os.environ.get("ALTERFLOW_SPARK_DRIVER_MEMORY", "2g"),
+        "spark.driver.memory": spark_driver_memory(),  # checked: a bad value is one line naming it
     }
 
 

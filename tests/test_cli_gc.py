@@ -124,11 +124,18 @@ BAD = [
     (("--retention",), {}, "alterflow gc: argument --retention: expected one argument"),
     (("--retention", "-5"), {}, "--retention must be a whole number of seconds"),
     (("--retention", "soon"), {}, "--retention must be a whole number of seconds"),
-    ((), {"ALTERFLOW_GC_RETENTION": "an hour"}, "ALTERFLOW_GC_RETENTION must be a whole number of seconds, got 'an hour'"),
-    ((), {"ALTERFLOW_GC_RETENTION": "-1"}, "ALTERFLOW_GC_RETENTION must be 0 or more seconds"),
+    (("--retention", "1e300"), {}, "--retention must be a whole number of seconds from 0 to 3162240000, not '1e300'"),
+    (("--retention", "9" * 30), {}, "--retention must be a whole number of seconds from 0 to 3162240000"),
+    (("--retention", "²"), {}, "--retention must be a whole number of seconds from 0 to 3162240000, not '²'"),
+    (
+        (),
+        {"ALTERFLOW_GC_RETENTION": "an hour"},
+        "ALTERFLOW_GC_RETENTION must be a whole number of seconds from 0 to 3162240000, not 'an hour'",
+    ),
+    ((), {"ALTERFLOW_GC_RETENTION": "-1"}, "ALTERFLOW_GC_RETENTION must be a whole number of seconds from 0 to 3162240000, not '-1'"),
     ((), {"ALTERFLOW_CATALOG_URL": "nonsense"}, "cannot open the catalog of ALTERFLOW_CATALOG_URL"),
-    ((), {"ALTERFLOW_LEASE_S": "soon"}, "ALTERFLOW_LEASE_S must be a number of seconds, got 'soon'"),
-    ((), {"ALTERFLOW_LEASE_S": "0"}, "ALTERFLOW_LEASE_S must be between 0.5 and 86400 seconds, got '0'"),
+    ((), {"ALTERFLOW_LEASE_S": "soon"}, "ALTERFLOW_LEASE_S must be a number of seconds from 0.5 to 86400, not 'soon'"),
+    ((), {"ALTERFLOW_LEASE_S": "0"}, "ALTERFLOW_LEASE_S must be a number of seconds from 0.5 to 86400, not '0'"),
 ]
 
 

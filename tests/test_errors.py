@@ -141,3 +141,21 @@ def test_a_catalog_that_cannot_be_opened_is_refused_without_showing_the_url(home
     err = capsys.readouterr().err
     assert err.startswith(f"error: cannot open the catalog of ALTERFLOW_CATALOG_URL: {reason}"), err
     assert len(err.splitlines()) == 1 and "secret" not in err and "internal error" not in err
+
+
+def test_an_internal_error_with_a_huge_message_is_capped_and_keeps_its_log(home, monkeypatch, capsys):
+    """SPEC §9: the message part is shortened and escaped; the log's path is never cut."""
+
+    def broken(self, statement):
+        raise RuntimeError("\x1b[2J" + "z" * 100_000)
+
+    monkeypatch.setattr(Session, "execute", broken)
+    capsys.readouterr()
+    assert cli.main(["sql", "-e", "DESCRIBE t"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.endswith("\n")
+    line = err[:-1]
+    assert line.isprintable() and line.startswith("error: internal error: RuntimeError: \\x1b[2Jzzz"), line[:200]
+    found = re.search(r"… \(shortened from 100007 characters\) \(details in (/\S+\.log)\)$", line)
+    assert found, line
+    assert pathlib.Path(found[1]).read_text().rstrip().endswith("z" * 1000)

@@ -5,9 +5,10 @@ core's `AlterRequest`, whose idempotency key is the run id. No Airflow import: e
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 
-from alterflow.errors import UserError
+from alterflow.errors import UserError, shown
 from alterflow.planner import AlterRejected
 from alterflow.planner.statement_parts import MAX_NAME, valid_name
 from alterflow.workflow import steps
@@ -22,7 +23,7 @@ def _table(value) -> str:
     if value is None or value == "":
         raise BadRunConf("param table: missing; give the name of the table to alter")
     if not isinstance(value, str) or not valid_name(value.strip()):
-        raise BadRunConf(f"param table: invalid name {value!r}; names match [A-Za-z_][A-Za-z0-9_]* up to {MAX_NAME} characters")
+        raise BadRunConf(f"param table: invalid name {shown(value)}; names match [A-Za-z_][A-Za-z0-9_]* up to {MAX_NAME} characters")
     return value.strip()
 
 
@@ -52,7 +53,7 @@ def _properties(value) -> dict[str, str]:
         if isinstance(item, bool):
             item = "true" if item else "false"
         elif item is None or isinstance(item, (dict, list)):
-            raise BadRunConf(f"param properties: {key!r} must be a string, number or boolean")
+            raise BadRunConf(f"param properties: {shown(key)} must be a string, number or boolean")
         properties[str(key)] = str(item)
     return properties
 
@@ -60,9 +61,13 @@ def _properties(value) -> dict[str, str]:
 def _resume_job_id(value) -> int | None:
     if value is None or value == "":
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit() or int(value) < 1:
-        raise BadRunConf(f"param resume_job_id: expected the id of an orphaned alter job (a positive integer), got {value!r}")
-    return int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        text = str(value) if 0 < value < 2**63 else ""
+    else:
+        text = value.strip() if isinstance(value, str) else ""
+    if not re.fullmatch(r"0*[1-9][0-9]{0,17}", text):  # a catalog id: below 2**63, ASCII digits
+        raise BadRunConf(f"param resume_job_id: expected the id of an orphaned alter job (a positive integer), got {shown(value)}")
+    return int(text)
 
 
 def dry_run(params: Mapping) -> bool:
@@ -71,7 +76,7 @@ def dry_run(params: Mapping) -> bool:
     if value is None:
         return False
     if not isinstance(value, bool):
-        raise BadRunConf(f"param dry_run: expected true or false, got {value!r}")
+        raise BadRunConf(f"param dry_run: expected true or false, got {shown(value)}")
     return value
 
 

@@ -50,10 +50,12 @@ from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
 from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
 from airflow.api_fastapi.core_api.security import bearer_scheme, get_user, requires_access_dag
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, status
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.exc import OperationalError
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from alterflow.airflow import page
 from alterflow.airflow.page_data import job_json, jobs_json, table_json, version_json
@@ -61,7 +63,7 @@ from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
 from alterflow.catalog.errors import CatalogOutdated, CatalogUnavailable, UnknownObject
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.states import JobState
-from alterflow.errors import first_line
+from alterflow.errors import capped, first_line, shown
 from alterflow.planner.statement_parts import MAX_NAME, valid_name
 from alterflow.settings import Settings
 from alterflow.workflow import job_control
@@ -85,25 +87,33 @@ app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 @app.exception_handler(OperationalError)
 async def _catalog_unreachable(_request: Request, exc: OperationalError) -> JSONResponse:
     first = first_line(exc.orig or exc)
-    return JSONResponse({"detail": f"the alterflow catalog cannot be reached: {first}"}, status.HTTP_503_SERVICE_UNAVAILABLE)
+    return JSONResponse({"detail": capped(f"the alterflow catalog cannot be reached: {first}")}, status.HTTP_503_SERVICE_UNAVAILABLE)
 
 
 @app.exception_handler(CatalogUnavailable)
 async def _catalog_not_opened(_request: Request, exc: CatalogUnavailable) -> JSONResponse:
     """The catalog could not be opened (no server, no driver, a bad URL): its one line, as a 503."""
     reason = str(exc).split(": ", 1)[-1]
-    return JSONResponse({"detail": f"the alterflow catalog cannot be reached: {reason}"}, status.HTTP_503_SERVICE_UNAVAILABLE)
+    return JSONResponse({"detail": capped(f"the alterflow catalog cannot be reached: {reason}")}, status.HTTP_503_SERVICE_UNAVAILABLE)
 
 
 @app.exception_handler(CatalogOutdated)
 async def _catalog_outdated(_request: Request, exc: CatalogOutdated) -> JSONResponse:
     """A PostgreSQL catalog not at this release's migration (`alterflow db upgrade`), as a 503."""
-    return JSONResponse({"detail": str(exc)}, status.HTTP_503_SERVICE_UNAVAILABLE)
+    return JSONResponse({"detail": first_line(exc)}, status.HTTP_503_SERVICE_UNAVAILABLE)
+
+
+@app.exception_handler(StarletteHTTPException)
+async def _one_short_line(request: Request, exc: StarletteHTTPException):
+    """Every `detail` is one short line (SPEC §9): shortened, control characters escaped."""
+    if isinstance(exc.detail, str):
+        exc.detail = first_line(Exception(exc.detail))
+    return await http_exception_handler(request, exc)
 
 
 # -- inputs ---------------------------------------------------------------------------------------
 def _shown(text: str) -> str:
-    return repr(text if len(text) <= 40 else text[:40] + "...")
+    return shown(text, 40)
 
 
 def parse_job_id(text: str) -> int:
@@ -135,9 +145,9 @@ def _answers() -> Iterator[None]:
     try:
         yield
     except UnknownObject as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
+        raise HTTPException(status.HTTP_404_NOT_FOUND, first_line(exc)) from None
     except job_control.JobControlRefused as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+        raise HTTPException(status.HTTP_409_CONFLICT, first_line(exc)) from None
 
 
 def _table(catalog: Catalog, name: str | None) -> TableInfo | None:
@@ -379,7 +389,7 @@ def _trigger_run(run_id: str, conf: dict, user: BaseUser, refusal: str) -> str:
             triggering_user_name=user.get_name(),
         )
     except (DagNotFound, DagRunAlreadyExists) as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, f"{refusal}: {str(exc).splitlines()[0]}") from None
+        raise HTTPException(status.HTTP_409_CONFLICT, f"{refusal}: {first_line(exc)}") from None
     return run_id
 
 

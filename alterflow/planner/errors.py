@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from alterflow.errors import UserError
+from alterflow.errors import UserError, escaped
 
 __all__ = ["AlterRejected", "CreateTableRejected", "one_line"]
 
 
 def one_line(message: str) -> str:
-    """Messages are one line: user text (literals, comments) may hold line breaks."""
-    return message.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\r")
+    """Messages are one line: user text (literals, comments) may hold line breaks and other
+    control characters, which are escaped (`\\n`, `\\x1b`)."""
+    return escaped(message.replace("\r\n", "\n"))
 
 
 class AlterRejected(UserError):

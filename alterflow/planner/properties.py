@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from alterflow.errors import MAX_SHOWN
 from alterflow.planner.errors import AlterRejected, one_line
 
 __all__ = ["AlterProperties", "parse_properties", "KNOWN_PROPERTIES"]
@@ -15,6 +16,8 @@ ENGINES = ("auto", "spark", "local")  # alterflow.rewrite.engines decides what a
 
 ON_CAST_ERROR = ("fail", "null", "quarantine")
 _DIGITS = re.compile(r"[0-9]+")
+MAX_TIMEOUT = 366 * 86400  # a job may be given up to a year
+MAX_VERSION = 2**63 - 1  # what the catalog's version columns hold
 
 
 @dataclass(frozen=True)
@@ -28,7 +31,9 @@ class AlterProperties:
 
 
 def _quote(value: object) -> str:
-    return '"' + str(value).replace('"', '\\"') + '"'
+    text = str(value)
+    more = f" ({len(text)} characters)" if len(text) > MAX_SHOWN else ""
+    return '"' + text[:MAX_SHOWN].replace('"', '\\"') + ("…" if more else "") + '"' + more
 
 
 def parse_properties(table: str, props: Mapping[str, str] | None) -> AlterProperties:
@@ -53,8 +58,8 @@ def parse_properties(table: str, props: Mapping[str, str] | None) -> AlterProper
         seen[key] = shown
         text = "" if raw_value is None else str(raw_value).strip()
         if key == "timeout":
-            if not _DIGITS.fullmatch(text) or int(text) <= 0:
-                raise bad("must be a positive integer number of seconds")
+            if not _DIGITS.fullmatch(text) or len(text) > 18 or not 0 < int(text) <= MAX_TIMEOUT:
+                raise bad(f"must be a positive integer number of seconds, at most {MAX_TIMEOUT}")
             values[key] = int(text)
         elif key == "on_cast_error":
             if text.lower() not in ON_CAST_ERROR:
@@ -69,7 +74,7 @@ def parse_properties(table: str, props: Mapping[str, str] | None) -> AlterProper
                 raise bad("must be true or false")
             values[key] = text.lower() == "true"
         else:  # expected_version
-            if not _DIGITS.fullmatch(text):
-                raise bad("must be a non-negative integer")
+            if not _DIGITS.fullmatch(text) or len(text) > 19 or int(text) > MAX_VERSION:
+                raise bad(f"must be a non-negative integer, at most {MAX_VERSION}")
             values[key] = int(text)
     return AlterProperties(**values)

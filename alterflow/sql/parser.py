@@ -28,7 +28,7 @@ from sqlglot.dialects.doris import Doris
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
-from alterflow.errors import MAX_NESTING, UserError
+from alterflow.errors import MAX_NESTING, MAX_OPERATIONS, UserError, escaped, shown
 from alterflow.sql.ast import (
     AddColumn,
     AddColumns,
@@ -69,6 +69,9 @@ class SqlError(UserError):
 
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_NAME_LENGTH = 128
+MAX_INT = 2**31 - 1  # the largest number a type parameter or BUCKETS is read as
+MAX_BIGINT = 2**63 - 1  # the largest version number (the catalog's columns are 64-bit)
+MAX_LITERAL_DIGITS = 80  # LARGEINT has 39 digits, DECIMAL 38; a DOUBLE's shortest text fewer than 30
 # Type name -> the parameters it may take: 0 (none), 1 (n), 2 (p[,s]).
 TYPES = {
     "BOOLEAN": 0,
@@ -104,9 +107,10 @@ def _parsed(text: str) -> tuple[Statement, ...]:
     pieces = _split(text)
     for tokens in pieces:
         _check_nesting(text, tokens)
+        _check_operations(text, tokens)
     try:
         return tuple(_Parser(text, tokens).statement() for tokens in pieces)
-    except RecursionError:  # nesting the parentheses check does not see (sqlglot recurses per level)
+    except RecursionError:  # nesting the checks above do not see (sqlglot recurses per level)
         raise SqlError("statement nested too deeply to parse") from None
 
 
@@ -124,6 +128,36 @@ def _check_nesting(text: str, tokens: list[_Tok]) -> None:
                 )
         elif tok.kind == "punct" and tok.text == ")":
             depth -= 1
+
+
+# Tokens that make one more level of an expression tree: binary and unary operators, and the
+# keywords of boolean, comparison and CASE expressions.
+_OPERATORS = frozenset(
+    "+ - * / % & | ^ ~ ! || = == < > <= >= <> != <=> :: -> => AND OR NOT XOR DIV IS LIKE RLIKE ILIKE REGEXP "
+    "IN BETWEEN CASE WHEN ELSE".split()
+)
+
+
+def _check_operations(text: str, tokens: list[_Tok]) -> None:
+    """Refuse, in one line, an expression more than MAX_OPERATIONS operations deep (`1+1+...+1`,
+    `a AND a AND ...`, nested CASE): sqlglot's generator, Spark's parser and analyzer recurse per
+    operation, and would run out of stack. An operator counts for every expression it is nested
+    in: the count of an expression is reset by a `,` and ends with its `)`."""
+    counts, total = [0], 0
+    for tok in tokens:
+        if tok.kind == "punct" and tok.text == "(":
+            counts.append(0)
+        elif tok.kind == "punct" and tok.text == ")":
+            total -= counts.pop() if len(counts) > 1 else 0
+        elif tok.kind == "punct" and tok.text == ",":
+            total -= counts[-1]
+            counts[-1] = 0
+        elif tok.key in _OPERATORS:
+            counts[-1] += 1
+            total += 1
+            if total > MAX_OPERATIONS:
+                line, column = text.count("\n", 0, tok.start) + 1, tok.start - text.rfind("\n", 0, tok.start)
+                raise SqlError(f"expression too deep: more than {MAX_OPERATIONS} nested operations at line {line}, column {column}")
 
 
 def split_statements(text: str) -> list[str]:
@@ -195,7 +229,8 @@ def _tokenize(text: str) -> list[_Tok]:
         pos += len(text[pos:]) - len(text[pos:].lstrip())
         line, column = text.count("\n", 0, pos) + 1, pos - text.rfind("\n", 0, pos)
         raise SqlError(
-            f"unterminated string, quoted name or comment at line {line}, column {column}: " + " ".join(text[pos : pos + 30].split())
+            f"unterminated string, quoted name or comment at line {line}, column {column}: "
+            + escaped(" ".join(text[pos : pos + 30].split()))
         ) from None
     tokens = []
     for t in raw:
@@ -217,14 +252,19 @@ def _tokenize(text: str) -> list[_Tok]:
 
 
 def _snippet(text: str, limit: int = 30) -> str:
-    text = " ".join(text.split())
-    return "'" + (text if len(text) <= limit else text[:limit] + "...") + "'"
+    return shown(" ".join(text.split()), limit)
+
+
+def _property(key: str) -> str:
+    return shown(key, quote='"')
 
 
 def check_name(name: str) -> str:
     """The name itself, or SqlError when it is not a valid alterflow name."""
     if len(name) > MAX_NAME_LENGTH or not NAME_RE.fullmatch(name):
-        raise SqlError(f"invalid name '{name}': names match [A-Za-z_][A-Za-z0-9_]* up to {MAX_NAME_LENGTH} characters")
+        raise SqlError(
+            f"invalid name {shown(name, MAX_NAME_LENGTH + 2)}: names match [A-Za-z_][A-Za-z0-9_]* up to {MAX_NAME_LENGTH} characters"
+        )
     return name
 
 
@@ -246,7 +286,7 @@ def _query_tables(sql: str, context: str) -> tuple[str, ...]:
         if not isinstance(table.this, exp.Identifier):  # table-valued function, e.g. range(10)
             continue
         if table.db or table.catalog:
-            raise SqlError(f"qualified table name '{table.sql('spark')}' in {context}: tables are named without a database")
+            raise SqlError(f"qualified table name {shown(table.sql('spark'))} in {context}: tables are named without a database")
         name = check_name(table.name)
         if name.lower() in found or _is_cte(table):
             continue
@@ -338,7 +378,7 @@ class _Parser:
         self.i += 1
         if self.at("."):
             qualified = tok.text + "." + (self.peek(1).text if self.peek(1) else "")
-            raise SqlError(f"qualified name '{qualified}' in {self.context}: names are not qualified")
+            raise SqlError(f"qualified name {shown(qualified, 2 * MAX_NAME_LENGTH + 1)} in {self.context}: names are not qualified")
         try:
             name = check_name(tok.text)
         except SqlError as exc:
@@ -357,13 +397,19 @@ class _Parser:
         self.expect(")", what="',' or ')'")
         return tuple(names)
 
-    def integer(self, what: str, positive: bool = False) -> int:
+    def integer(self, what: str, positive: bool = False, maximum: int = MAX_INT) -> int:
+        """An integer literal from 0 (1 if `positive`) to `maximum`: the planner checks the range
+        each number really has (BUCKETS, DECIMAL precision, ...); this one only keeps absurd
+        numbers (thousands of digits) out of it and out of the catalog's 64-bit columns."""
         tok = self.peek()
         is_int = tok is not None and tok.kind == "number" and _INT_RE.fullmatch(tok.text)
-        if not is_int or (positive and int(tok.text) == 0):
+        digits = tok.text.lstrip("0") or "0" if is_int else ""
+        if not is_int or (positive and digits == "0"):
             raise self.error(f"{'a positive' if positive else 'an'} integer {what}")
+        if len(digits) > len(str(maximum)) or int(digits) > maximum:
+            raise SqlError(f"number too large in {self.context}: {_snippet(tok.text, 20)} {what} is more than {maximum}")
         self.i += 1
-        return int(tok.text)
+        return int(digits)
 
     def literal(self, context: str) -> Literal:
         """NULL, TRUE/FALSE, [-]number, 'string', DATE/TIMESTAMP 'string'."""
@@ -392,6 +438,8 @@ class _Parser:
             self.i += 1
             text = sign + num.text
             is_int = _INT_RE.fullmatch(num.text)
+            if len(num.text) > MAX_LITERAL_DIGITS:  # no column type holds it; int() refuses thousands of digits
+                raise SqlError(f"number too large in {self.context}: {_snippet(text, 20)} has more than {MAX_LITERAL_DIGITS} characters")
             lit = Literal("int", int(text), text) if is_int else Literal("decimal", text, text)
         after = self.peek()
         if after is not None and after.kind == "punct" and after.text not in (",", ")"):
@@ -408,7 +456,7 @@ class _Parser:
             raise self.error(f"a type for column {column}")
         type_name = tok.key
         if type_name not in TYPES:
-            raise SqlError(f"unknown type {tok.text} for column {column}")
+            raise SqlError(f"unknown type {tok.text if len(tok.text) <= 40 else shown(tok.text, 40)} for column {column}")
         self.i += 1
         params = []
         if self.accept("("):
@@ -468,10 +516,10 @@ class _Parser:
         props: dict[str, str] = {}
         while True:
             key = self.string("a quoted property name")
-            self.expect("=", what=f"'=' after property \"{key}\"")
-            value = self.string(f'a quoted value for property "{key}"')
+            self.expect("=", what=f"'=' after property {_property(key)}")
+            value = self.string(f"a quoted value for property {_property(key)}")
             if key.lower() in props:
-                raise SqlError(f'property "{key}" given twice in {self.context}')
+                raise SqlError(f"property {_property(key)} given twice in {self.context}")
             props[key.lower()] = value
             if not self.accept(","):
                 break
@@ -502,7 +550,7 @@ class _Parser:
     def unsupported(self) -> SqlError:
         head = self.text[self.tokens[0].start : self.tokens[min(2, len(self.tokens) - 1)].end]
         more = " ..." if len(self.tokens) > 3 else ""
-        return SqlError(f"unsupported statement: {' '.join(head.split())}{more}")
+        return SqlError(f"unsupported statement: {escaped(' '.join(head.split())[:60])}{more}")
 
     def create_table(self) -> CreateTable:
         if_not_exists = self.accept("IF", "NOT", "EXISTS")
@@ -651,7 +699,7 @@ class _Parser:
             return DistributeBy(*self.distributed_by())
         if self.accept("REVERT"):
             self.expect("TO", "VERSION", what="TO VERSION n after REVERT")
-            return RevertToVersion(self.integer("after REVERT TO VERSION", positive=True))
+            return RevertToVersion(self.integer("after REVERT TO VERSION", positive=True, maximum=MAX_BIGINT))
         raise self.error(_ALTER_CLAUSES)
 
     def show(self) -> ShowAlter | ShowSchemaVersions:

@@ -38,7 +38,7 @@ import pyarrow as pa
 from alterflow.catalog.catalog import Catalog, NewFile, TableInfo
 from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
-from alterflow.errors import first_line
+from alterflow.errors import first_line, shown
 from alterflow.leases import TransactionLease, new_holder
 from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
 from alterflow.store.bad_rows import BadRows
@@ -63,6 +63,11 @@ class LoadResult:
     txn_id: int
     rows: int
     files: int
+
+
+def _value(value) -> str:
+    """A value as an error shows it: text quoted, shortened and escaped; anything else as repr()."""
+    return shown(value) if isinstance(value, str) else repr(value)
 
 
 def _first_null(values: pa.ChunkedArray | pa.Array) -> int:
@@ -92,7 +97,7 @@ def dual_write_rows(
         column, rows = min(result.failed_rows.items(), key=lambda item: item[1][0])
         value = data.column(version.column_by_id(target.version.column(column).id).name)[rows[0]].as_py()
         raise BadRows(
-            f"INSERT INTO {table}: column {column}: value {value!r} (row {rows[0] + first_row}) cannot be converted to "
+            f"INSERT INTO {table}: column {column}: value {_value(value)} (row {rows[0] + first_row}) cannot be converted to "
             f"{target.version.column(column).type.sql()} for schema change job {target.job_id}, which quarantines, and rows of a "
             "table with a primary key are not quarantined while loading (the key's older row would stay); nothing was loaded"
         )
@@ -107,7 +112,7 @@ def dual_write_rows(
     if result.failures:
         first = result.failures[0]
         raise BadRows(
-            f"INSERT INTO {table}: column {first.column}: value {first.value!r} (row {first.row + first_row}) cannot be "
+            f"INSERT INTO {table}: column {first.column}: value {_value(first.value)} (row {first.row + first_row}) cannot be "
             f"converted to {target.version.column(first.column).type.sql()} for schema change job {target.job_id}; "
             "nothing was loaded"
         )

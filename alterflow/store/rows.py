@@ -10,6 +10,7 @@ import pyarrow.compute as pc
 
 from alterflow.arrow_schema import arrow_schema
 from alterflow.catalog.schema import Column, SchemaVersion, name_key
+from alterflow.errors import shown
 from alterflow.sql.ast import Literal
 from alterflow.store.bad_rows import BadRows
 from alterflow.store.coercion import BadValue, coerce_array
@@ -47,7 +48,7 @@ def _check_array(column: Column, table: str, array: pa.Array | pa.ChunkedArray, 
         if pc.any(too_long).as_py():
             index = pc.index(too_long, True).as_py()
             raise BadRows(
-                f"INSERT INTO {table}: column {column.name}: value {array[index].as_py()!r} is longer than "
+                f"INSERT INTO {table}: column {column.name}: value {shown(array[index].as_py())} is longer than "
                 f"{column.type.sql()} (row {index + first_row})"
             )
 

@@ -33,6 +33,10 @@ BAD_CONF = [
     ({"table": "t", "statement": ALTER, "properties": {"timeout": {"nested": 1}}}, "must be a string, number or boolean"),
     ({"table": "t", "statement": ALTER, "resume_job_id": "seven"}, "param resume_job_id: expected the id of an orphaned"),
     ({"table": "t", "statement": ALTER, "resume_job_id": -3}, "param resume_job_id: expected the id of an orphaned"),
+    ({"table": "t", "statement": ALTER, "resume_job_id": "²"}, "param resume_job_id: expected the id of an orphaned"),
+    ({"table": "t", "statement": ALTER, "resume_job_id": 10**30}, "param resume_job_id: expected the id of an orphaned"),
+    ({"table": "x" * 100_000, "statement": ALTER}, "(100000 characters)"),
+    ({"table": "t\x1b[2J", "statement": ALTER}, "'t\\x1b[2J'"),
 ]
 
 
@@ -56,6 +60,7 @@ def test_validate_refuses_bad_conf_with_one_line(alterflow, conf, message):
         tasks.validate(conf, "manual__bad")
     text = str(raised.value)
     assert message in text and "\n" not in text, text
+    assert len(text) <= 300 and text.isprintable(), text  # one short line (SPEC §9)
     assert snapshot(alterflow) == before
 
 

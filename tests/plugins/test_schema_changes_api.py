@@ -265,11 +265,16 @@ def test_unauthenticated_calls_bad_ids_and_forbidden_actions_change_nothing(plug
             detail = answer.json()["detail"]
             assert detail.startswith("malformed job id ") and detail.endswith("a job id is a positive integer")
             assert "\n" not in detail
-    for bad in ("1x", "a-b", "x" * 129, "t;drop"):
+    for bad in ("1x", "a-b", "x" * 129, "t;drop", "y" * 5000, "%1B%5B2J"):
         for path in (f"/alterflow/api/tables/{bad}/versions", f"/alterflow/api/jobs?table={bad}"):
             answer = client.get(path, headers=bearer(token))
             assert answer.status_code == 422, (path, answer.text)
-            assert answer.json()["detail"].startswith("malformed table name ")
+            detail = answer.json()["detail"]
+            assert detail.startswith("malformed table name ")
+            # One short line (SPEC §9): a huge name shortened with its length, ESC escaped.
+            assert len(detail) <= 300 and detail.isprintable(), detail
+    assert "(5000 characters)" in client.get("/alterflow/api/jobs?table=" + "y" * 5000, headers=bearer(token)).json()["detail"]
+    assert "'\\x1b[2J'" in client.get("/alterflow/api/jobs?table=%1B%5B2J", headers=bearer(token)).json()["detail"]
     unknown = job_id + 1000
     for method, path in (
         ("get", f"/alterflow/api/jobs/{unknown}"),

@@ -1,0 +1,295 @@
+"""Every bad input gets one short line and changes nothing (SPEC §9), through the real `alterflow`
+command: huge names and literals are shortened, control characters escaped, a `-f` file that is not
+UTF-8 text (or not a file) is refused, every numeric setting and argument is range-checked, and an
+expression too deep for sqlglot or Spark is refused by the parser before anything runs.
+
+For each: exit status 1, stderr exactly one line starting `error: `, at most MAX_LINE characters
+after it, no raw control character, and the catalog and the warehouse as they were. None of these
+starts Spark (which would print its own lines on stderr)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from alterflow import cli as cli_module
+from alterflow.errors import MAX_LINE, MAX_NESTING, MAX_OPERATIONS, capped, escaped, first_line, shown
+from alterflow.settings import MAX_MEGABYTES, MAX_SECONDS
+
+ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"
+HUGE = "x" * 100_000
+DIGITS = "9" * 5000
+SETUP = (
+    "CREATE TABLE t (k INT NOT NULL, s STRING, v VARCHAR(10), PRIMARY KEY (k)) DISTRIBUTED BY HASH(k) BUCKETS 2;"
+    " ALTER TABLE t ADD COLUMN n INT"
+)
+
+
+def _env(home: pathlib.Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
+    env.update(ALTERFLOW_HOME=str(home), ALTERFLOW_SPARK_MASTER="local[1]", PYSPARK_PYTHON=sys.executable, **extra)
+    return env
+
+
+def run(home: pathlib.Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(ALTERFLOW), *args], env=_env(home, **env), cwd=home.parent, capture_output=True, text=True, timeout=300)
+
+
+def one_short_line(code: int, out: str, err: str) -> str:
+    """The message of the one `error: ` line on stderr, checked: exit 1, one line, short, escaped."""
+    assert code == 1, (code, out, err[:500])
+    assert err.endswith("\n") and err.count("\n") == 1, f"stderr is not one line: {err[:500]!r}"
+    line = err[:-1]
+    assert line.startswith("error: "), line[:500]
+    message = line[len("error: ") :]
+    assert len(message) <= MAX_LINE, f"{len(message)} characters: {message[:500]}"
+    assert message.isprintable(), f"raw control characters: {message!r}"
+    assert "Traceback" not in message and "internal error" not in message, message
+    return message
+
+
+def refused(proc: subprocess.CompletedProcess) -> str:
+    return one_short_line(proc.returncode, proc.stdout, proc.stderr)
+
+
+def state(home: pathlib.Path) -> tuple:
+    """What a refused input must leave as it was: the catalog database and the warehouse's files."""
+    files = sorted(
+        (str(p.relative_to(home)), p.stat().st_size if p.is_file() else None)
+        for p in home.rglob("*")
+        if "logs" not in p.parts and not p.name.endswith(("-wal", "-shm"))
+    )
+    import sqlite3
+
+    with sqlite3.connect(home / "catalog.db") as db:
+        tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        rows = {name: db.execute(f'SELECT * FROM "{name}" ORDER BY 1').fetchall() for name in tables}
+    return files, rows
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> pathlib.Path:
+    home = tmp_path_factory.mktemp("bad_lines") / "home"
+    proc = run(home, "sql", "-e", SETUP)
+    assert proc.returncode == 0, proc.stderr
+    return home
+
+
+@pytest.fixture
+def unchanged(home):
+    before = state(home)
+    yield home
+    assert state(home) == before, "a refused input changed the catalog or the warehouse"
+
+
+# -- the helpers -----------------------------------------------------------------------------------
+def test_shown_shortens_and_escapes():
+    assert shown("abc") == "'abc'"
+    assert shown("a" * 100_000) == "'" + "a" * 60 + "…' (100000 characters)"
+    assert shown("red\x1b[31m\x00\n\u2028") == "'red\\x1b[31m\\x00\\n\\u2028'"
+    assert escaped("tab\there\x7f") == "tab\\there\\x7f"
+    line = capped("y" * 10_000)
+    assert len(line) == MAX_LINE and line.endswith("… (shortened from 10000 characters)") and line.startswith("yyy")
+    assert first_line(ValueError("\n first \x1b\nsecond")) == "first \\x1b"
+    assert len(first_line(ValueError("z" * 10_000))) == MAX_LINE
+
+
+# -- huge names and literals, control characters ----------------------------------------------------
+LONG_OR_RAW = [
+    pytest.param(f"CREATE TABLE {HUGE} (a INT)", "invalid name 'xxx", id="huge-table-name"),
+    pytest.param(f"CREATE TABLE `a{HUGE}` (a INT)", "(100001 characters)", id="huge-quoted-name"),
+    pytest.param(f"ALTER TABLE t ADD COLUMN {HUGE} INT", "ALTER TABLE t", id="huge-column-name"),
+    pytest.param(f"ALTER TABLE {HUGE[:60000]}.{HUGE[:60000]} ADD COLUMN a INT", "qualified", id="huge-qualified-name"),
+    pytest.param(f"ALTER TABLE t ADD COLUMN z VARCHAR(3) DEFAULT '{HUGE}'", "VARCHAR(3)", id="huge-default"),
+    pytest.param(f"INSERT INTO t (k, v) VALUES (1, '{HUGE}')", "VARCHAR(10)", id="huge-insert-value"),
+    pytest.param(f"ALTER TABLE t ADD COLUMN z INT PROPERTIES ('{HUGE}' = '1')", "unknown property", id="huge-property-key"),
+    pytest.param(f"ALTER TABLE t ADD COLUMN z INT PROPERTIES ('timeout' = '{HUGE}')", "timeout", id="huge-property-value"),
+    pytest.param(f"ALTER TABLE t ADD COLUMN z {HUGE}", "unknown type", id="huge-type"),
+    pytest.param(f"FROB {HUGE[:60000]} {HUGE[:60000]}", "unsupported statement", id="huge-unsupported"),
+    pytest.param(f"ALTER TABLE t ADD COLUMN z INT {HUGE}", "syntax error", id="huge-syntax-error"),
+    pytest.param(f"SELECT '{HUGE}", "unterminated", id="huge-unterminated"),
+    pytest.param("CREATE TABLE `a\x1b[2J\x1b]0;pwned\x07b` (a INT)", "\\x1b[2J", id="escape-in-name"),
+    pytest.param("ALTER TABLE t ADD COLUMN z INT DEFAULT 'a\x1b[31m\rb'", "\\x1b[31m", id="escape-in-default"),
+    pytest.param("INSERT INTO t (k, v) VALUES (1, 'a\x1b[31m\x7f\u2028b\x1c-----')", "\\x1b[31m", id="escape-in-value"),
+    pytest.param("ALTER TABLE t ADD COLUMN z INT PROPERTIES ('\x1b[2J' = '1')", "\\x1b[2", id="escape-in-property"),
+]
+
+
+@pytest.mark.parametrize(("sql", "fragment"), LONG_OR_RAW)
+def test_a_huge_or_raw_name_or_literal_is_one_short_escaped_line(unchanged, sql, fragment):
+    message = refused(run(unchanged, "sql", "-e", sql))
+    assert fragment in message, message
+
+
+def test_a_nul_and_other_controls_from_a_file_are_escaped(unchanged):
+    script = unchanged.parent / "controls.sql"
+    script.write_text("CREATE TABLE `a\x00\x01\x1b\x9bb` (a INT)")
+    message = refused(run(unchanged, "sql", "-f", str(script)))
+    assert "'a\\x00\\x01\\x1b\\x9bb'" in message, message
+
+
+# -- the -f file -------------------------------------------------------------------------------------
+def test_a_file_that_is_not_utf8_is_one_line(unchanged):
+    script = unchanged.parent / "latin1.sql"
+    script.write_bytes("ALTER TABLE t ADD COLUMN z INT COMMENT 'café'".encode("latin-1"))
+    message = refused(run(unchanged, "sql", "-f", str(script)))
+    assert message == f"{shown(str(script), 200)} is not UTF-8 text: byte 0xe9 at offset 43", message
+
+
+@pytest.mark.parametrize("which", ["missing", "directory"])
+def test_a_file_that_cannot_be_read_is_one_line(unchanged, which):
+    path = unchanged.parent / "nope.sql" if which == "missing" else unchanged.parent
+    message = refused(run(unchanged, "sql", "-f", str(path)))
+    reason = "No such file or directory" if which == "missing" else "Is a directory"
+    assert message == f"cannot read {shown(str(path), 200)}: {reason}", message
+
+
+# -- settings ----------------------------------------------------------------------------------------
+NUMERIC = {
+    "ALTERFLOW_TXN_TIMEOUT": f"a whole number of seconds from 1 to {MAX_SECONDS}",
+    "ALTERFLOW_GC_RETENTION": f"a whole number of seconds from 0 to {MAX_SECONDS}",
+    "ALTERFLOW_LEASE_S": "a number of seconds from 0.5 to 86400",
+    "ALTERFLOW_TARGET_FILE_MB": f"a whole number of megabytes from 1 to {MAX_MEGABYTES}",
+    "ALTERFLOW_LOAD_BUFFER_MB": f"a whole number of megabytes from 1 to {MAX_MEGABYTES}",
+    "ALTERFLOW_SPARK_LOAD_MB": f"a whole number of megabytes from 0 to {MAX_MEGABYTES}",
+    "ALTERFLOW_SPARK_DRIVER_MEMORY": "an amount of memory as Spark writes it, such as 2g or 512m",
+}
+BAD_VALUES = ["abc", "-1", "1e300", "9" * 30, DIGITS, "²", "nan", "inf", "1\x1b[2J"]
+
+
+@pytest.mark.parametrize("name", sorted(NUMERIC))
+def test_every_bad_numeric_setting_names_the_variable(name, tmp_path, monkeypatch, capsys):
+    """Each variable, each bad value, through the command's entry point; then one real process."""
+    home = tmp_path / "home"
+    for other in [k for k in os.environ if k.startswith("ALTERFLOW_")]:
+        monkeypatch.delenv(other)
+    monkeypatch.setenv("ALTERFLOW_HOME", str(home))
+    for value in BAD_VALUES:
+        if name == "ALTERFLOW_SPARK_DRIVER_MEMORY" and value == "9" * 30:
+            continue  # digits only is a number of bytes to Spark; thirty of them are refused below
+        monkeypatch.setenv(name, value)
+        code = cli_module.main(["sql", "-e", "CREATE TABLE t (a INT)"])
+        captured = capsys.readouterr()
+        message = one_short_line(code, captured.out, captured.err)
+        assert message.startswith(f"{name} must be {NUMERIC[name]}, not '"), message
+        assert shown(value) in message, message
+    assert not home.exists(), "a bad setting created the home"
+    message = refused(run(home, "sql", "-e", "CREATE TABLE t (a INT)", **{name: "abc"}))
+    assert message == f"{name} must be {NUMERIC[name]}, not 'abc'"
+    assert not home.exists()
+
+
+def test_good_numeric_settings_are_taken():
+    from alterflow.settings import Settings
+
+    settings = Settings.from_env(
+        {
+            "ALTERFLOW_HOME": "/tmp/h",
+            "ALTERFLOW_TXN_TIMEOUT": f" {MAX_SECONDS} ",
+            "ALTERFLOW_GC_RETENTION": "0",
+            "ALTERFLOW_LEASE_S": "0.5",
+            "ALTERFLOW_TARGET_FILE_MB": "1",
+            "ALTERFLOW_LOAD_BUFFER_MB": str(MAX_MEGABYTES),
+            "ALTERFLOW_SPARK_LOAD_MB": "0",
+            "ALTERFLOW_SPARK_DRIVER_MEMORY": "512m",
+        }
+    )
+    assert (settings.txn_timeout_s, settings.gc_retention_s, settings.lease_s) == (MAX_SECONDS, 0, 0.5)
+    assert (settings.target_file_mb, settings.load_buffer_mb, settings.spark_load_mb) == (1, MAX_MEGABYTES, 0)
+    assert settings.spark_driver_memory == "512m"
+
+
+# -- absurd numbers in arguments and statements -------------------------------------------------------
+@pytest.mark.parametrize("value", ["1e300", "9" * 30, DIGITS, "²", "-5"])
+def test_an_absurd_gc_retention_is_one_line(unchanged, value):
+    message = refused(run(unchanged, "gc", "--retention", value))
+    assert message.startswith(f"alterflow gc: --retention must be a whole number of seconds from 0 to {MAX_SECONDS}, not '"), message
+
+
+ABSURD = [
+    pytest.param(f"CREATE TABLE u (a DECIMAL({DIGITS},2))", "number too large", id="decimal-precision-digits"),
+    pytest.param("CREATE TABLE u (a DECIMAL(99999999999,2))", "number too large", id="decimal-precision"),
+    pytest.param("CREATE TABLE u (a DECIMAL(2147483647,2))", "precision must be 1..38", id="decimal-precision-int"),
+    pytest.param("CREATE TABLE u (a DECIMAL(10,99999999999))", "number too large", id="decimal-scale"),
+    pytest.param("CREATE TABLE u (a VARCHAR(99999999999999999999))", "number too large", id="varchar-length"),
+    pytest.param("CREATE TABLE u (a VARCHAR(2147483647))", "length must be 1..65533", id="varchar-length-int"),
+    pytest.param(f"CREATE TABLE u (a CHAR({DIGITS}))", "number too large", id="char-length"),
+    pytest.param("CREATE TABLE u (a INT) DISTRIBUTED BY HASH(a) BUCKETS 99999999999999999999", "number too large", id="buckets"),
+    pytest.param("CREATE TABLE u (a INT) DISTRIBUTED BY HASH(a) BUCKETS 2147483647", "between 1 and 1024", id="buckets-int"),
+    pytest.param("ALTER TABLE t DISTRIBUTED BY HASH(k) BUCKETS 99999999999999999999", "number too large", id="alter-buckets"),
+    pytest.param(f"ALTER TABLE t REVERT TO VERSION {DIGITS}", "number too large", id="revert-digits"),
+    pytest.param("ALTER TABLE t REVERT TO VERSION 9223372036854775808", "number too large", id="revert-2-63"),
+    pytest.param("ALTER TABLE t REVERT TO VERSION 9223372036854775807", "cannot revert", id="revert-largest"),
+    pytest.param("ALTER TABLE t ADD COLUMN z INT PROPERTIES ('timeout' = '99999999999999999999')", "at most", id="timeout"),
+    pytest.param("ALTER TABLE t ADD COLUMN z INT PROPERTIES ('timeout' = '1e300')", "at most", id="timeout-float"),
+    pytest.param(f"ALTER TABLE t ADD COLUMN z INT PROPERTIES ('expected_version' = '{DIGITS}')", "at most", id="expected-version"),
+    pytest.param(f"INSERT INTO t (k) VALUES ({DIGITS})", "number too large", id="insert-digits"),
+    pytest.param(f"ALTER TABLE t ADD COLUMN z DECIMAL(38,0) DEFAULT {DIGITS}", "number too large", id="default-digits"),
+    pytest.param("INSERT INTO t (k) VALUES (1e400)", "does not fit INT", id="insert-1e400"),
+]
+
+
+@pytest.mark.parametrize(("sql", "fragment"), ABSURD)
+def test_an_absurd_number_in_a_statement_is_one_line(unchanged, sql, fragment):
+    message = refused(run(unchanged, "sql", "-e", sql))
+    assert fragment in message, message
+
+
+# -- expressions too deep ------------------------------------------------------------------------------
+CHAIN = "1" + "+1" * 10_000
+DEEP = [
+    pytest.param(f"SELECT {CHAIN} AS x", id="plus-chain"),
+    pytest.param("SELECT k FROM t WHERE " + " AND ".join(["k = 1"] * 10_000), id="and-chain"),
+    pytest.param("SELECT " + "NOT " * 10_000 + "TRUE", id="not-chain"),
+    pytest.param("SELECT " + "CASE WHEN k = 1 THEN " * 2000 + "1" + " END" * 2000 + " FROM t", id="nested-case"),
+    pytest.param("SELECT " + "- " * 10_000 + "1", id="unary-minus"),
+    pytest.param("SELECT 1" + "+1" * (MAX_OPERATIONS + 1) + " AS x", id="just-over-the-limit"),
+    pytest.param(f"SELECT ({CHAIN}) + ({CHAIN})", id="chains-in-parentheses"),
+    pytest.param(f"CREATE VIEW w AS SELECT {CHAIN} AS x FROM t", id="view"),
+    pytest.param(f"INSERT INTO t (k) SELECT {CHAIN}", id="insert-select"),
+    pytest.param("SELECT " + "abs(" * 5000 + "1" + ")" * 5000, id="nested-calls"),
+]
+
+
+@pytest.mark.parametrize("sql", DEEP)
+def test_an_expression_too_deep_is_refused_before_it_runs(unchanged, sql):
+    message = refused(run(unchanged, "sql", "-e", sql))
+    assert message.startswith(f"expression too deep: more than {MAX_OPERATIONS} nested operations at line 1, column ") or (
+        message.startswith(f"statement nested too deeply: more than {MAX_NESTING} levels of parentheses")
+    ), message
+
+
+def test_operations_side_by_side_are_not_nested():
+    """The limit is on depth: a long select list or IN list, or many expressions each below the
+    limit, parse (they are not refused as too deep)."""
+    from alterflow.sql import parse_statements
+
+    wide = ", ".join(f"a + {i} * 2 - 1 AS c{i}" for i in range(2000))
+    (select,) = parse_statements(f"SELECT {wide} FROM t WHERE a IN ({', '.join(map(str, range(5000)))})")
+    assert select.tables == ("t",)
+    (at_the_limit,) = parse_statements("SELECT 1" + "+1" * MAX_OPERATIONS)
+    assert at_the_limit.tables == ()
+    rows = ", ".join(f"({-i}, 'x')" for i in range(3000))
+    (insert,) = parse_statements(f"INSERT INTO t VALUES {rows}")
+    assert len(insert.rows) == 3000
+
+
+# -- alterflow load's arguments --------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("table", "path", "fragment"),
+    [
+        ("t", "/nope\x1b[2J" + "p" * 5000, "File name too long"),
+        ("T" * 50_000, "catalog.db", "(50000 characters)"),
+        ("t\x1b[2J", "catalog.db", "'t\\x1b[2J'"),
+        ("t", "/nope\x1b[2J.csv", "'/nope\\x1b[2J.csv' does not exist"),
+    ],
+    ids=["huge-path", "huge-table", "escape-in-table", "escape-in-path"],
+)
+def test_a_bad_load_argument_is_one_short_line(unchanged, table, path, fragment):
+    path = str(unchanged / path) if path == "catalog.db" else path  # a file that exists
+    message = refused(run(unchanged, "load", table, path, "--format", "csv"))
+    assert fragment in message, message
