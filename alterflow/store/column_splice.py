@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import os
 import pathlib
 import struct
 from collections.abc import Sequence
@@ -257,6 +258,8 @@ def write_pieces(path: pathlib.Path, pieces: Sequence[memoryview | bytes | pa.Bu
     with open(tmp, "wb") as out:
         for piece in pieces:
             out.write(piece)
+        out.flush()
+        os.fdatasync(out.fileno())  # on the writer's thread; the commit's flush then finds it clean
     tmp.replace(path)
     return path.stat().st_size
 

@@ -6,6 +6,7 @@ columns (dictionary encoding, Arrow's hash grouping, numpy sorts), never row by 
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 from dataclasses import dataclass
 
@@ -235,10 +236,20 @@ def write_parquet(warehouse: pathlib.Path, relative: str, data: pa.Table) -> int
     return write_parquet_file(absolute(warehouse, relative), data)
 
 
+def flush_data(path: pathlib.Path) -> None:
+    """fdatasync a file just written (its data and size, not its timestamps)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
+
+
 def write_parquet_file(path: pathlib.Path, data: pa.Table) -> int:
     """`write_parquet` to an absolute path (a conversion's staging folder)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     pq.write_table(data, tmp, **write_options(data))
+    flush_data(tmp)  # on the writer's thread (loads write on several): the commit's flush then finds it clean
     tmp.replace(path)
     return path.stat().st_size

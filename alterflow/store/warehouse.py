@@ -47,10 +47,14 @@ class WarehouseNotOwned(CatalogError):
 
 
 def fsync_path(path: pathlib.Path, directory: bool = False) -> None:
-    """Flush a file's data, or a folder's entries, to stable storage."""
+    """Flush a file's data and size (fdatasync: its timestamps are not needed to read it back), or a
+    folder's entries (fsync), to stable storage."""
     fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
     try:
-        os.fsync(fd)
+        if directory:
+            os.fsync(fd)
+        else:
+            os.fdatasync(fd)
     except OSError as exc:  # some filesystems cannot fsync a folder; a file must always flush
         if not (directory and exc.errno in (errno.EINVAL, errno.EBADF, errno.ENOTSUP)):
             raise
@@ -64,6 +68,7 @@ class Warehouse:
 
     def __init__(self, root: pathlib.Path | str, catalog: Catalog):
         self.root = pathlib.Path(root).absolute()
+        self._real_root = self.root.resolve()  # what `path` resolves under (a symlinked root too)
         self.catalog = catalog
         self._owned = False
 
@@ -238,7 +243,7 @@ class Warehouse:
             fsync_path(path)
             count += 1
             folder = path.parent
-            while folder not in folders and (folder == self.root or self.root in folder.parents):
+            while folder not in folders and (folder == self._real_root or self._real_root in folder.parents):
                 folders.add(folder)
                 folder = folder.parent
         for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
@@ -274,8 +279,8 @@ class Warehouse:
     def remove_scratch(self, folder: pathlib.Path) -> None:
         """Remove a staging folder: output that never became visible (a conversion's, a
         compaction's or a Spark load's before it moved into a tablet)."""
-        folder = pathlib.Path(folder)
-        if folder == self.root or self.root not in folder.absolute().parents:
+        folder = pathlib.Path(folder).resolve()
+        if self._real_root not in folder.parents:
             raise ValueError(f"{folder} is not a folder inside the warehouse {self.root}")
         if folder.exists():
             self.check_owner()

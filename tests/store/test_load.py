@@ -22,8 +22,10 @@ import alterflow.store.load as load_module
 from alterflow.catalog.catalog import Catalog, utcnow
 from alterflow.catalog.database import make_engine
 from alterflow.catalog.models import DataFileRow, TransactionRow
+from alterflow.gc import steps as gc_steps
 from alterflow.session import Session, StatementError
 from alterflow.store.tablets import TXN_COLUMN
+from alterflow.store.warehouse import MARKER
 from tests.support.statements import sql
 
 ORDERS = (
@@ -58,7 +60,13 @@ def other_catalog(session: Session) -> Catalog:
 
 
 def files_on_disk(session: Session) -> list[str]:
-    return sorted(str(p.relative_to(session.warehouse)) for p in session.warehouse.rglob("*") if p.is_file())
+    """Every file of the warehouse but its owner marker."""
+    return sorted(str(p.relative_to(session.warehouse)) for p in session.warehouse.rglob("*") if p.is_file() and p.name != MARKER)
+
+
+def gc_files(session: Session) -> None:
+    """GC's file step with no retention: what a run an hour later deletes."""
+    gc_steps.delete_files(session.catalog, session.warehouse, 0)
 
 
 def transactions(session: Session) -> list[tuple[int, str, str | None]]:
@@ -118,10 +126,12 @@ def test_a_failed_write_aborts_and_leaves_no_file(orders_session, monkeypatch):
     assert state == "ABORTED" and "disk full" in reason
     assert orders_session.catalog.snapshot("customer_orders").files == ()
     assert orders_session.catalog.table_stats(orders_session.catalog.table("customer_orders").id) == (0, 0)
-    assert files_on_disk(orders_session) == []  # neither the written file nor the .tmp stays behind
     with orders_session.catalog.db_session() as s:
         states = set(s.scalars(select(DataFileRow.state).where(DataFileRow.txn_id == txn_id)))
     assert states == {"DELETED"}
+    assert files_on_disk(orders_session), "deferred: GC deletes an aborted load's files after the retention"
+    gc_files(orders_session)
+    assert files_on_disk(orders_session) == []  # neither the written file nor the .tmp stays behind
 
     # the table is fine afterwards, through INSERT as well
     monkeypatch.setattr(load_module, "write_parquet", real_write)
@@ -156,7 +166,8 @@ def test_a_load_aborted_behind_its_back_fails_and_leaves_nothing(orders_session,
     assert state == "ABORTED"
     assert orders_session.catalog.snapshot("customer_orders").files == ()
     assert other.table_stats(other.table("customer_orders").id) == (0, 0)
-    assert files_on_disk(orders_session) == [], "files written after the abort are orphaned"
+    gc_files(orders_session)
+    assert files_on_disk(orders_session) == [], "files written after the abort are orphaned: GC takes them"
 
 
 def test_transaction_ids_increase(orders_session, monkeypatch):

@@ -57,3 +57,11 @@ def referenced_files_exist(session: Session) -> None:
 
 def later():
     return utcnow() + LATER
+
+
+def delete_dropped_files(session: Session) -> dict:
+    """GC's file step with no retention (what a run an hour later deletes): files that left their
+    tables (an aborted load's, a cancelled job's shadow...) and files no row names."""
+    from alterflow.gc import steps as gc_steps
+
+    return gc_steps.delete_files(session.catalog, session.warehouse, 0)
