@@ -38,7 +38,7 @@ from alterflow.catalog.errors import CatalogError
 from alterflow.store.layout import DATA_FILE, INDEX_DIR, TABLE_DIR, TABLET_DIR, absolute
 
 MARKER = "_alterflow_warehouse.json"
-BIND_HINT = "check ALTERFLOW_CATALOG_URL and ALTERFLOW_WAREHOUSE; `alterflow db bind-warehouse` re-binds on purpose"
+BIND_HINT = "check ALTERFLOW_CATALOG_URL and ALTERFLOW_WAREHOUSE; `alterflow db bind-warehouse` re-binds"
 
 
 class WarehouseNotOwned(CatalogError):
@@ -167,8 +167,7 @@ class Warehouse:
         if unknown and not force:
             raise WarehouseNotOwned(
                 f"warehouse {self.root} holds {len(unknown)} data file(s) catalog {mine} has no record of "
-                f"(e.g. {unknown[0]}), live files of its owner {owner or '(none recorded)'}: "
-                "bind-warehouse --force re-binds anyway, and GC will then delete them"
+                f"(its owner's: {owner or 'none recorded'}): --force re-binds anyway, and GC then deletes them"
             )
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = self.root / f".{MARKER}.{uuid.uuid4().hex}.tmp"

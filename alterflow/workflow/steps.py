@@ -176,6 +176,10 @@ def validate(catalog: Catalog, request: AlterRequest, group: str | None = None, 
         }
     result = plan_alter(_planner_context(catalog, context, context.current, warehouse), parse_alter(request))
     result.raise_if_rejected()
+    if result.kind is Verdict.HEAVY and warehouse is not None:  # a rewrite writes files: refused before its job exists
+        from alterflow.store.warehouse import Warehouse
+
+        Warehouse(warehouse, catalog).check_owner(claim=False)
     if result.kind is Verdict.HEAVY and result.properties.engine == "local":
         refusal = local_refusal(*catalog.table_stats(context.table.id))
         if refusal:

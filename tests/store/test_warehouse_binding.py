@@ -23,7 +23,7 @@ from alterflow.store.warehouse import MARKER
 ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"
 OWNER_LINE = re.compile(
     r"warehouse (\S+) belongs to catalog ([0-9a-f]{32}), not to this catalog ([0-9a-f]{32}): "
-    r"check ALTERFLOW_CATALOG_URL and ALTERFLOW_WAREHOUSE; `alterflow db bind-warehouse` re-binds on purpose"
+    r"check ALTERFLOW_CATALOG_URL and ALTERFLOW_WAREHOUSE; `alterflow db bind-warehouse` re-binds"
 )
 
 
@@ -117,6 +117,7 @@ def test_a_catalog_that_does_not_own_the_warehouse_deletes_and_writes_nothing(tm
         ("gc", "--dry-run"),
         ("load", "t", str(csv)),
         ("sql", "-e", "INSERT INTO t VALUES (9, 'z')"),
+        ("sql", "-e", "ALTER TABLE t MODIFY COLUMN v INT"),  # a heavyweight ALTER: refused before its job exists
     ):
         line = refused(run(home, fresh_url, warehouse, *args))
         match = OWNER_LINE.fullmatch(line)
@@ -124,8 +125,14 @@ def test_a_catalog_that_does_not_own_the_warehouse_deletes_and_writes_nothing(tm
         assert match.group(1) == str(warehouse) and match.group(2) == owner_id and match.group(3) != owner_id
         assert len(line) < 300
     line = refused(run(home, fresh_url, warehouse, "db", "bind-warehouse"))
-    assert "data file(s) catalog" in line and "has no record of" in line and "--force" in line, line
+    assert re.fullmatch(
+        rf"warehouse {re.escape(str(warehouse))} holds 1 data file\(s\) catalog [0-9a-f]{{32}} has no record of "
+        rf"\(its owner's: {owner_id}\): --force re-binds anyway, and GC then deletes them",
+        line,
+    ), line
     assert snapshot(warehouse) == before, "nothing written or deleted"
+    jobs = ok(run(home, fresh_url, warehouse, "sql", "--format", "json", "-e", "SHOW ALTER TABLE COLUMN FROM t"))
+    assert json.loads(jobs)["rows"] == [], "no job was recorded"
 
     # The owner goes on as before, GC included, and its data is whole.
     out = ok(run(home, owner_url, warehouse, "sql", "--format", "json", "-e", "SELECT id, v, n FROM t ORDER BY id"))
@@ -146,7 +153,7 @@ def test_an_unmarked_warehouse_is_claimed_only_by_a_catalog_that_knows_it(tmp_pa
     assert re.fullmatch(
         rf"warehouse {re.escape(str(warehouse))} holds 1 table folder\(s\) and catalog [0-9a-f]{{32}} has no tables: "
         r"it is another catalog's warehouse; check ALTERFLOW_CATALOG_URL and ALTERFLOW_WAREHOUSE; "
-        r"`alterflow db bind-warehouse` re-binds on purpose",
+        r"`alterflow db bind-warehouse` re-binds",
         line,
     ), line
     assert snapshot(warehouse) == before and not (warehouse / MARKER).exists()
@@ -193,5 +200,5 @@ def test_a_bad_marker_is_one_line(tmp_path):
     line = refused(run(home, url, warehouse, "sql", "-e", "INSERT INTO t VALUES (2)"))
     assert line == (
         f"warehouse {warehouse} has an unreadable owner marker {MARKER}: "
-        "check ALTERFLOW_CATALOG_URL and ALTERFLOW_WAREHOUSE; `alterflow db bind-warehouse` re-binds on purpose"
+        "check ALTERFLOW_CATALOG_URL and ALTERFLOW_WAREHOUSE; `alterflow db bind-warehouse` re-binds"
     )
