@@ -12,6 +12,7 @@ from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.session import StatementError
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
+from tests.support.gc import delete_dropped_files
 from tests.support.plugin_api import ACTION_HEADER, act, audit_rows, bearer, last_log_id
 from tests.support.statements import sql
 
@@ -188,6 +189,8 @@ def test_cancel_through_the_api_drops_the_shadow_and_keeps_the_origin(plugin_ses
     job = HeavyJobs(s.catalog).job(job_id)
     assert job.state == "CANCELLED" and job.finished_at is not None
     assert s.catalog.index_snapshot(job.table_id, job.shadow_index_id, job.from_version).files == ()
+    assert all((s.warehouse / f.path).exists() for f in shadow_files), "deferred: GC deletes them after the retention"
+    delete_dropped_files(s)
     for f in shadow_files:
         assert not (s.warehouse / f.path).exists(), f"shadow file left behind: {f.path}"
     assert (s.catalog.table("t"), sorted(f.path for f in s.catalog.snapshot("t").files), sql(s, "DESCRIBE t")) == before

@@ -25,6 +25,7 @@ from alterflow.store.layout import absolute
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_heavy
+from tests.support.gc import delete_dropped_files
 from tests.support.process_signals import stop_outside_a_catalog_write
 from tests.support.statements import sql
 
@@ -121,6 +122,7 @@ def test_a_load_killed_in_prepare_holds_a_heavy_alter_no_longer_than_its_lease(t
     with session.catalog.db_session() as s:
         row = s.get(TransactionRow, txn)
         assert (row.state, row.reason) == ("ABORTED", "its lease expired")
+    delete_dropped_files(session)  # deferred: GC deletes them after the retention
     assert not [p for p in files if absolute(session.warehouse, p).exists()], "the dead load's files are still there"
     assert sql(session, "SELECT id, v FROM b ORDER BY id") == ((-2, 8), (-1, 7))
 
@@ -143,6 +145,7 @@ def test_a_load_stopped_past_its_lease_fails_at_commit_and_leaves_nothing(table_
     assert err.strip() == f"error: transaction {txn} was aborted (its lease expired); retry the load", err
     assert sql(session, "SELECT count(*) FROM b") == before
     assert session.catalog.transaction_state(txn) == "ABORTED"
+    delete_dropped_files(session)  # deferred: GC deletes them after the retention
     assert not [p for p in txn_files(session, txn) if absolute(session.warehouse, p).exists()]
 
 
@@ -169,6 +172,7 @@ def test_a_dual_writing_load_killed_between_an_origin_file_and_its_shadow_file_l
     with session.catalog.db_session() as s:
         row = s.get(TransactionRow, txn)
         assert (row.state, row.reason) == ("ABORTED", "its lease expired")
+    delete_dropped_files(session)  # deferred: GC deletes them after the retention
     assert not [p for p in files if absolute(session.warehouse, p).exists()], "the dead load's files are still there"
     sql(session, "RESUME ALTER TABLE COLUMN FROM b")
     rows = sql(session, "SELECT id, v FROM b")

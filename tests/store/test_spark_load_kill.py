@@ -97,7 +97,7 @@ def files_on_disk(session: Session) -> set[str]:
 def check_recovered(session: Session, txn: int, big_csv: pathlib.Path, spark) -> None:
     """GC after the lease cleans up; the load run again adds every row exactly once."""
     time.sleep(LEASE_S + 0.5)
-    run_gc(session.catalog, session.warehouse, lambda: spark)
+    run_gc(session.catalog, session.warehouse, lambda: spark, 0)  # no retention: the dead load's files go now
     assert session.catalog.transaction_state(txn) == "ABORTED"
     assert not staged_files(session) and not list(session.warehouse.rglob("_load/l*"))
     live = {f.path for f in session.catalog.snapshot("b").files}

@@ -18,12 +18,14 @@ import time
 
 import pytest
 
+from alterflow.catalog.catalog import utcnow
 from alterflow.catalog.garbage import GarbageCollection
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.gc.files import sweep
 from alterflow.gc.steps import abort_expired_loads
 from alterflow.session import Session, StatementError
 from alterflow.settings import Settings
+from alterflow.store.warehouse import Warehouse
 from tests.support.heavy_jobs import show_alter, sql, subprocess_env
 from tests.support.process_signals import stop_outside_a_catalog_write
 
@@ -211,7 +213,7 @@ def run_kill_loop(session: Session, random_kills: int) -> list[str]:
 def assert_no_unknown_files(session: Session) -> None:
     time.sleep(LEASE_S + 0.5)  # every killed runner's conversion transaction is past its lease
     abort_expired_loads(session.catalog, session.warehouse)
-    swept = sweep(GarbageCollection(session.catalog), session.warehouse)
+    swept = sweep(GarbageCollection(session.catalog), Warehouse(session.warehouse, session.catalog), utcnow())
     assert swept.orphan_files == [], f"files the catalog does not know: {swept.orphan_files}"
 
 

@@ -22,6 +22,7 @@ from alterflow.rewrite.spark_submit import submit_command
 from alterflow.session import StatementError
 from alterflow.workflow import heavy_steps
 from alterflow.workflow.heavy_steps import JobCancelled
+from tests.support.gc import delete_dropped_files
 from tests.support.heavy_jobs import (
     check,
     convert,
@@ -63,6 +64,7 @@ def assert_cancelled(session, job_id: int, before: tuple, rows=ROWS, select=True
     assert shown["State"] == "CANCELLED" and shown["Msg"] == j.msg
     assert version_state(session, j.table_id, j.to_version) is None
     assert index_state(session, j.shadow_index_id) == "DROPPED"
+    delete_dropped_files(session)  # deferred: GC deletes the shadow's files after the retention
     assert parquet_files(shadow_dir(session, j)) == [], "files left under the cancelled shadow index"
     assert session.catalog.index_snapshot(j.table_id, j.shadow_index_id, j.from_version).files == ()
     assert HeavyJobs(session.catalog).dual_write_target(j.table_id) is None

@@ -13,6 +13,7 @@ from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.session import StatementError
 from alterflow.store.layout import absolute
 from alterflow.workflow.heavy_steps import JobCancelled
+from tests.support.gc import delete_dropped_files
 from tests.support.heavy_jobs import (
     check,
     index_state,
@@ -38,6 +39,7 @@ def assert_origin_serves(session, job_id: int, before: tuple, rows: tuple, table
     assert show_job(session, table, job_id)["Msg"] == j.msg
     assert version_state(session, j.table_id, j.to_version) is None
     assert index_state(session, j.shadow_index_id) == "DROPPED"
+    delete_dropped_files(session)  # deferred: GC deletes the shadow's files after the retention
     assert parquet_files(shadow_dir(session, j)) == []
     assert origin_state(session, table) == before and versions(session, table) == [1]
     assert sql(session, f"SELECT * FROM {table} ORDER BY 1") == rows

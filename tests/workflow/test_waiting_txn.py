@@ -14,6 +14,7 @@ from alterflow.catalog.catalog import NewFile
 from alterflow.session import Session
 from alterflow.store.layout import absolute, data_file_path
 from alterflow.workflow import heavy_steps
+from tests.support.gc import delete_dropped_files
 from tests.support.heavy_jobs import check, convert, job, show_job, sql, start, swap, txn_state, wait
 
 TABLE = "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2"
@@ -68,7 +69,7 @@ def test_a_transaction_past_its_timeout_is_aborted_so_the_job_does_not_wait_fore
     s = any_session
     info = s.catalog.table("t")
     stuck = s.catalog.begin_transaction(info.id, "a crashed load", 60)
-    # The crashed load had registered and written a file; the abort must delete it.
+    # The crashed load had registered and written a file; after the abort GC deletes it.
     tablet = s.catalog.ensure_tablets(info.current_index_id, [("[]", 0)])[("[]", 0)]
     relative = data_file_path(info.id, info.current_index_id, tablet, stuck)
     s.catalog.register_files(stuck, [NewFile(tablet, 1, relative, 1, 0)])
@@ -84,6 +85,8 @@ def test_a_transaction_past_its_timeout_is_aborted_so_the_job_does_not_wait_fore
     # ... and the first look past it aborts it.
     assert look(s, job_id, now=open_txn.timeout_at + timedelta(seconds=1)) == {"done": True, "blocking": []}
     assert txn_state(s, stuck) == "ABORTED"
+    assert path.exists(), "deferred: GC deletes it after the retention"
+    delete_dropped_files(s)
     assert not path.exists()
     assert job(s, job_id).state == "RUNNING"
 
