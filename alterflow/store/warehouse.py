@@ -23,6 +23,7 @@ with a volatile write cache and barriers off) breaks the second promise; docs/gc
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -136,9 +137,8 @@ class Warehouse:
         tmp = self.root / f".{MARKER}.{uuid.uuid4().hex}.tmp"
         self._write_marker(tmp, catalog_id)
         try:
-            os.link(tmp, self.marker)  # fails if another process claimed it first
-        except FileExistsError:
-            pass
+            with contextlib.suppress(FileExistsError):  # another process claimed it first: its owner wins
+                os.link(tmp, self.marker)
         finally:
             tmp.unlink(missing_ok=True)
         fsync_path(self.root, directory=True)
@@ -264,12 +264,11 @@ class Warehouse:
         for relative in relatives:
             path = self.path(relative)
             for victim in (path, path.with_name(path.name + ".tmp")):
-                try:
+                with contextlib.suppress(FileNotFoundError):  # already gone: a crash after the unlink
                     victim.unlink()
-                    deleted += victim is path
                     folders.add(path.parent)
-                except FileNotFoundError:
-                    pass
+                    if victim == path:
+                        deleted += 1
         for folder in folders:
             if folder.is_dir():
                 fsync_path(folder, directory=True)
@@ -290,12 +289,7 @@ class Warehouse:
         dropped index's)."""
         if not top.is_dir() or top == self.root:
             return
-        for folder in sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True) if below else ():
-            try:
+        inner = sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True) if below else []
+        for folder in [*inner, top]:
+            with contextlib.suppress(OSError):  # not empty: something is still there, keep it
                 folder.rmdir()
-            except OSError:
-                pass  # not empty: something is still there, keep it
-        try:
-            top.rmdir()
-        except OSError:
-            pass
