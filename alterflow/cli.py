@@ -1,4 +1,4 @@
-"""The `alterflow` command: `sql`, `load`, `gc`, `db upgrade`.
+"""The `alterflow` command: `sql`, `load`, `gc`, `migrate`, `db upgrade`.
 
 Every failure is one line on stderr and exit status 1. A refusal (`UserError`) prints its own
 message; anything else is an internal error: its line names the exception's type and the log file
@@ -38,8 +38,9 @@ def _parser() -> argparse.ArgumentParser:
         "ALTERFLOW_SPARK_MASTER; auto (default): Spark from ALTERFLOW_SPARK_LOAD_MB (4096) of input up",
     )
 
-    # Listed for --help; its own arguments are parsed by _gc_parser (one-line errors).
+    # Listed for --help; their own arguments are parsed by _gc_parser and alterflow.migrate.cli (one-line errors).
     sub.add_parser("gc", help="garbage collection and compaction now", add_help=False)
+    sub.add_parser("migrate", help="versioned migration files: status, lint, apply, baseline, repair, new, diff", add_help=False)
 
     db = sub.add_parser("db", help="the catalog database")
     db_sub = db.add_subparsers(dest="db_command", required=True)
@@ -232,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "gc":
         return _gc(argv[1:])
+    if argv and argv[0] == "migrate":
+        from alterflow.migrate.cli import main as migrate
+
+        return migrate(argv[1:])
     args = _parser().parse_args(argv)
     return {"sql": _sql, "load": _load, "db": _db}[args.command](args)
 

@@ -74,11 +74,16 @@ class Session:
         for statement in statements:
             yield self.execute(statement)
 
-    def execute(self, statement: ast.Statement) -> Result:
+    def execute(self, statement: ast.Statement, request_id: str | None = None) -> Result:
+        """Run one statement. `request_id` (a migration's statement, `alterflow.migrate.apply`) is
+        the idempotency key it runs under: an ALTER's job request (and DAG run id), an INSERT's
+        transaction label, so a run that is killed can be found again."""
         handler = getattr(self, f"_{type(statement).__name__}", None)
         if handler is None:
             raise StatementError(f"unsupported statement {type(statement).__name__}")
         try:
+            if request_id is not None and isinstance(statement, ast.AlterTable | ast.Insert):
+                return handler(statement, request_id)
             return handler(statement)
         except StatementError:
             raise
@@ -131,13 +136,14 @@ class Session:
         return ResultSet(("Field", "Type", "Null", "Key", "Default"), rows)
 
     # -- loads --------------------------------------------------------------------------------
-    def _Insert(self, stmt: ast.Insert) -> Result:
+    def _Insert(self, stmt: ast.Insert, label: str | None = None) -> Result:
         info, version = self.catalog.current_schema(stmt.table)
+        label = label or f"insert into {info.name}"
         if stmt.rows is not None:
             from alterflow.store.rows import rows_from_literals
 
             data = rows_from_literals(version, info.name, stmt.columns, stmt.rows)
-            return self.load(info.name, data, label=f"insert into {info.name}")
+            return self.load(info.name, data, label=label)
         # INSERT ... SELECT: Spark tasks convert and write the result; nothing is collected here.
         from alterflow.store.spark_load import query_result, spark_load
 
@@ -152,7 +158,7 @@ class Session:
                 info,
                 version,
                 query_result(info, frame, names),
-                f"insert into {info.name}",
+                label,
                 self.settings,
             )
 
@@ -278,20 +284,25 @@ class Session:
         return Done(f"DROP VIEW {stmt.name}" if dropped else f"view {stmt.name} does not exist, skipped")
 
     # -- ALTER --------------------------------------------------------------------------------
-    def _AlterTable(self, stmt: ast.AlterTable) -> Result:
+    def _AlterTable(self, stmt: ast.AlterTable, request_id: str | None = None) -> Result:
         if stmt.explain:
             return self._explain(stmt)
+        request = AlterRequest(stmt.table, stmt.sql or _statement_text(stmt))
+        if request_id is not None:
+            request = dataclasses.replace(request, request_id=request_id)
         if self.settings.airflow_url:  # a DAG run of alterflow_schema_change, waited for
-            job = self._submit_to_airflow(AlterRequest(stmt.table, stmt.sql or _statement_text(stmt)))
+            job = self._submit_to_airflow(request, keep_id=request_id is not None)
             return Done(f"ALTER TABLE {stmt.table}: job {job.id} {job.state}, schema version {job.to_version}")
-        job = run_alter(self.catalog, AlterRequest(stmt.table, stmt.sql or _statement_text(stmt)), self.warehouse, lambda: self.spark)
+        job = run_alter(self.catalog, request, self.warehouse, lambda: self.spark)
         return Done(f"ALTER TABLE {stmt.table}: job {job.id} {job.state}, schema version {job.to_version}")
 
-    def _submit_to_airflow(self, request: AlterRequest):
-        """`request` as a DAG run of alterflow_schema_change (with its own run id), waited for."""
+    def _submit_to_airflow(self, request: AlterRequest, keep_id: bool = False):
+        """`request` as a DAG run of alterflow_schema_change (with its own run id, or with the
+        request's id when `keep_id`: a migration's statement, found again by it), waited for."""
         from alterflow.airflow_client import AirflowClient, AirflowRequestError, new_run_id, submit_alter
 
-        request = dataclasses.replace(request, request_id=new_run_id())
+        if not keep_id:
+            request = dataclasses.replace(request, request_id=new_run_id())
         client = AirflowClient.from_env(self.settings.airflow_url)
         try:
             return submit_alter(client, self.catalog, request, self.warehouse)

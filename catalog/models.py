@@ -211,3 +211,57 @@ class ConvertedTabletRow(Base):
     engine: Mapped[str | None] = mapped_column(String(8))
     seconds: Mapped[float | None] = mapped_column(Float)
     quarantined: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")  # rows kept in t__quarantine
+
+
+class MigrationRow(Base):
+    """One versioned migration file the catalog has seen applied (or the baseline): `alterflow
+    migrate` (SPEC §10). Its statements are `MigrationStatementRow`s."""
+
+    __tablename__ = "af_migrations"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
+    version: Mapped[str] = mapped_column(String(64), unique=True)  # as written in the file name: "3", "1.2"
+    description: Mapped[str] = mapped_column(Text)
+    script: Mapped[str] = mapped_column(String(256))  # the file name, e.g. V3__widen_amount.sql
+    checksum: Mapped[str] = mapped_column(String(64))  # sha256 of the file's text (line ends as \n)
+    state: Mapped[str] = mapped_column(String(16))  # APPLYING, APPLIED, FAILED, BASELINE
+    installed_by: Mapped[str] = mapped_column(String(256))
+    started_at: Mapped[datetime] = mapped_column(DateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+    error: Mapped[str] = mapped_column(Text, default="")
+
+
+class MigrationStatementRow(Base):
+    """One statement of a migration file: recorded RUNNING with its request id before it runs, and
+    DONE with what it made after, so an apply that is killed in between finds the job it started."""
+
+    __tablename__ = "af_migration_statements"
+    __table_args__ = (UniqueConstraint("migration_id", "position"), {"sqlite_autoincrement": True})
+
+    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
+    migration_id: Mapped[int] = mapped_column(ForeignKey("af_migrations.id"), index=True)
+    position: Mapped[int] = mapped_column(Integer)  # 1-based, in the file
+    line: Mapped[int] = mapped_column(Integer)  # where it starts in the file
+    text_hash: Mapped[str] = mapped_column(String(64))  # sha256 of its text, white space normalised
+    request_id: Mapped[str] = mapped_column(String(64), unique=True)  # the ALTER job's request, or the load's label
+    state: Mapped[str] = mapped_column(String(16))  # RUNNING, DONE, FAILED
+    table_name: Mapped[str | None] = mapped_column(String(128))
+    table_id: Mapped[int | None] = mapped_column(IdType)
+    job_id: Mapped[int | None] = mapped_column(IdType)
+    schema_version: Mapped[int | None] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(DateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime)
+    error: Mapped[str] = mapped_column(Text, default="")
+
+
+class MigrationLeaseRow(Base):
+    """Who runs `alterflow migrate apply` on this catalog now: one apply at a time (one row, named
+    "apply"), taken by compare-and-set and renewed like a job's runner lease."""
+
+    __tablename__ = "af_migration_lease"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    holder: Mapped[str | None] = mapped_column(String(256))
+    acquired_at: Mapped[datetime | None] = mapped_column(DateTime)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime)

@@ -174,6 +174,12 @@ def split_statements(text: str) -> list[str]:
         return split_statements(text[:cut]) + [text[cut:]]
 
 
+def statement_spans(text: str) -> list[tuple[int, str]]:
+    """(offset where it starts, text) of each non-empty statement, without parsing it. Text that
+    cannot be tokenized (an unterminated string) raises SqlError."""
+    return [(tokens[0].start, text[tokens[0].start : tokens[-1].end]) for tokens in _split(text)]
+
+
 def _last_complete_statement_end(text: str) -> int:
     """The offset just after the last `;` that sqlglot's tokenizer reads before failing (0: none)."""
     tokenizer = Doris().tokenizer_class()

@@ -1,0 +1,367 @@
+"""`alterflow migrate apply [--to V] [--dry-run]`, `baseline V` and `repair` (SPEC §10).
+
+Apply runs the pending files in version order, each statement through the same path as
+`alterflow sql` (`Session.execute`: the embedded runner, or a DAG run of alterflow_schema_change
+when ALTERFLOW_AIRFLOW_URL is set), under the catalog's apply lease (one apply at a time).
+
+No statement ever runs twice. Before a statement runs, its history row is written RUNNING with the
+request id it runs under (an ALTER's job request and DAG run id, an INSERT's transaction label);
+after, DONE with what it made. An apply that is killed in between leaves the row RUNNING, and the
+next apply finds the statement's effect by that id instead of running it again: an ALTER's job is
+resumed (after the dead runner's lease runs out, as RESUME does) or taken as done; a CREATE or
+DROP is found in the catalog by name and time; an INSERT by its committed transaction's label.
+
+Refused in one line, before anything runs: an applied file that was edited or deleted (until
+`repair`), a FAILED file (fix it, `repair`, apply again), a pending file below an applied version,
+a statement already done whose text changed, `--to` a version no file has, and any pending
+statement the in-order plan rejects.
+"""
+
+from __future__ import annotations
+
+import getpass
+import pathlib
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from alterflow import sql as ast
+from alterflow.catalog.catalog import Catalog
+from alterflow.catalog.errors import LeaseHeld
+from alterflow.catalog.leases import shown_holder
+from alterflow.catalog.migration_history import (
+    APPLIED,
+    APPLYING,
+    BASELINE,
+    DELETED,
+    DONE,
+    FAILED,
+    RUNNING,
+    MigrationHistory,
+    MigrationLeaseHeld,
+    RecordedStatement,
+)
+from alterflow.catalog.schema import name_key
+from alterflow.errors import UserError, first_line
+from alterflow.leases import Renewal, new_holder
+from alterflow.migrate.files import MigrationFile, version_key
+from alterflow.migrate.plan import REJECTED, StatementPlan, plan_pending
+from alterflow.migrate.status import MigrationStatus, migration_status
+from alterflow.settings import RENEWALS_PER_LEASE, lease_seconds
+
+POLL_S = 1.0
+
+
+class MigrationRefused(UserError):
+    """apply, baseline or repair cannot go on; the line names the file. Nothing (more) changed."""
+
+
+class MigrationFailed(UserError):
+    """A statement failed: its file is FAILED with the error, the statements before it stay done."""
+
+
+def installed_by() -> str:
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return f"{user}@{socket.gethostname()}"
+
+
+def new_request_id() -> str:
+    """A migration statement's request id: also a valid, unique Airflow DAG run id."""
+    return f"alterflow__{uuid.uuid4().hex}"
+
+
+@dataclass
+class ApplyResult:
+    applied: list[str] = field(default_factory=list)  # scripts finished by this apply
+    statements: int = 0  # statements run (or found done after a kill) by this apply
+    tables: set[str] = field(default_factory=set)  # tables a statement changed (asset events)
+    planned: list[StatementPlan] = field(default_factory=list)  # dry run: what would run
+
+
+def _check_apply(status: MigrationStatus) -> None:
+    """Refuse what an apply must not go over (see the module docstring)."""
+    for drift in status.blocking():
+        raise MigrationRefused(f"migrate apply: {drift.detail}; nothing was applied")
+    for file in status.pending:
+        recorded = status.recorded(file.version)
+        if recorded is None:
+            continue
+        if recorded.state == FAILED:
+            raise MigrationRefused(
+                f"migrate apply: {file.script} FAILED: {recorded.error} — fix it, run `alterflow migrate repair`, then apply again; nothing was applied"
+            )
+        for done in recorded.statements:
+            if done.state != DONE:
+                continue
+            now = file.statements[done.position - 1] if done.position <= len(file.statements) else None
+            if now is None or now.text_hash != done.text_hash:
+                raise MigrationRefused(
+                    f"migrate apply: {file.script} statement {done.position} (line {done.line}) was already applied with another text; "
+                    "a statement that ran must keep its text (put a change in a new file); nothing was applied"
+                )
+
+
+def _select_to(pending: list[MigrationFile], status: MigrationStatus, to: str | None) -> list[MigrationFile]:
+    if to is None:
+        return pending
+    try:
+        key = version_key(to)
+    except ValueError:
+        raise MigrationRefused(f"migrate apply: --to {to!r} is not a version (numbers, dotted allowed)") from None
+    if not any(f.key == key for f in status.files):
+        raise MigrationRefused(f"migrate apply: --to {to}: no migration file has version {to}")
+    return [f for f in pending if f.key <= key]
+
+
+class MigrationApply:
+    """One `migrate apply`. `session` runs the statements (an `alterflow.session.Session`)."""
+
+    def __init__(
+        self,
+        session,
+        directory: pathlib.Path,
+        who: str | None = None,
+        on_line: Callable[[str], None] = print,
+        lease_s: float | None = None,
+    ):
+        self.session = session
+        self.catalog: Catalog = session.catalog
+        self.history = MigrationHistory(self.catalog)
+        self.directory = directory
+        self.who = who or installed_by()
+        self.on_line = on_line
+        self.lease_s = lease_s if lease_s is not None else lease_seconds()
+        self.holder = new_holder()
+        self._renewal: Renewal | None = None
+        self.result = ApplyResult()
+
+    # -- entry -------------------------------------------------------------------------------
+    def run(self, to: str | None = None, dry_run: bool = False) -> ApplyResult:
+        status = migration_status(self.catalog, self.directory)
+        _check_apply(status)
+        files = _select_to(status.pending, status, to)
+        result = self.result = ApplyResult()
+        if dry_run:
+            result.planned = plan_pending(self.catalog, files, self.session.warehouse, status.done_statements)
+            return result
+        if not files:
+            return result
+        self._take_lease()
+        try:
+            status = migration_status(self.catalog, self.directory)  # again, under the lease
+            _check_apply(status)
+            files = _select_to(status.pending, status, to)
+            self._finish_running(status, files, result)
+            status = migration_status(self.catalog, self.directory)
+            plans = plan_pending(self.catalog, files, self.session.warehouse, status.done_statements)
+            rejected = next((p for p in plans if p.kind == REJECTED), None)
+            if rejected is not None:
+                raise MigrationRefused(
+                    f"migrate apply: {rejected.script} line {rejected.statement.line}: {rejected.reason}; nothing was applied"
+                )
+            for file in files:
+                self._apply_file(file, status, result)
+        finally:
+            self._release_lease()
+        return result
+
+    # -- the lease ---------------------------------------------------------------------------
+    def _take_lease(self) -> None:
+        """Take the apply lease. While another apply holds it: wait while its expiry stays put
+        (an apply that died: its lease runs out), refuse once it is renewed (one that lives)."""
+        seen = None
+        while True:
+            state = self.history.acquire_lease(self.holder, self.lease_s)
+            if state.holder == self.holder:
+                break
+            if seen is not None and state.expires_at != seen:
+                raise MigrationLeaseHeld(
+                    f"migrate apply: another apply is running on this catalog ({shown_holder(state.holder)}, "
+                    f"lease until {state.expires_at:%H:%M:%S} UTC); nothing was applied"
+                )
+            if seen is None:
+                self.on_line(
+                    f"waiting for the apply lease of {shown_holder(state.holder)} (until {state.expires_at:%H:%M:%S} UTC): "
+                    "an apply that stopped lets it run out"
+                )
+            seen = state.expires_at
+            time.sleep(POLL_S)
+        self._renewal = Renewal(
+            lambda: self.history.renew_lease(self.holder, self.lease_s), self.lease_s / RENEWALS_PER_LEASE, "lease-migrate-apply"
+        ).start()
+
+    def _release_lease(self) -> None:
+        if self._renewal is not None:
+            self._renewal.stop()
+            self._renewal = None
+        self.history.release_lease(self.holder)
+
+    def _ensure_lease(self) -> None:
+        if self._renewal is not None and self._renewal.lost:
+            raise MigrationRefused("migrate apply: this apply lost the catalog's apply lease (another apply took it); it stopped")
+
+    # -- statements --------------------------------------------------------------------------
+    def _finish_running(self, status: MigrationStatus, files: list[MigrationFile], result: ApplyResult) -> None:
+        """Statements a killed apply left RUNNING: their effect found, or their job driven to its end."""
+        for file in files:
+            recorded = status.recorded(file.version)
+            if recorded is None:
+                continue
+            for row in recorded.statements:
+                if row.state == RUNNING:
+                    self._ensure_lease()
+                    statement = file.statements[row.position - 1]
+                    self.on_line(f"{file.script}:{statement.line} was running when an apply stopped; finding what it did")
+                    self._run_statement(recorded.id, file, statement.position, row)
+                    result.statements += 1
+
+    def _apply_file(self, file: MigrationFile, status: MigrationStatus, result: ApplyResult) -> None:
+        recorded = status.recorded(file.version)
+        migration_id = recorded.id if recorded is not None and recorded.state == APPLYING else None
+        if migration_id is None:
+            migration_id = self.history.begin_file(file.version, file.description, file.script, file.checksum, self.who)
+        done = {(s.position) for s in recorded.statements if s.state == DONE} if recorded is not None else set()
+        for statement in file.statements:
+            if statement.position in done:
+                continue
+            self._ensure_lease()
+            self._run_statement(migration_id, file, statement.position, None)
+            result.statements += 1
+        self.history.finish_file(migration_id)
+        result.applied.append(file.script)
+        self.on_line(f"{file.script} APPLIED ({len(file.statements)} statement(s))")
+
+    def _run_statement(self, migration_id: int, file: MigrationFile, position: int, running: RecordedStatement | None) -> None:
+        statement = file.statements[position - 1]
+        where = f"{file.script}:{statement.line}"
+        try:
+            parsed = ast.parse_statements(statement.text)[0]
+        except ast.SqlError as exc:
+            self._failed(migration_id, position, f"{where}: {exc}", record_statement=running is not None)
+        if running is None:
+            request_id = new_request_id()
+            self.history.start_statement(migration_id, position, statement.line, statement.text_hash, request_id)
+            try:
+                message = self._execute(parsed, request_id)
+            except Exception as exc:  # the statement failed: its file is FAILED, the apply stops
+                self._failed(migration_id, position, f"{where}: {first_line(exc)}", cause=exc)
+        else:
+            request_id = running.request_id
+            try:
+                message = self._resume(parsed, statement.text, running)
+            except Exception as exc:
+                self._failed(migration_id, position, f"{where}: {first_line(exc)}", cause=exc)
+        table, table_id, job_id, version = self._made(parsed, request_id)
+        self.history.finish_statement(migration_id, position, table, table_id, job_id, version)
+        if table is not None:
+            self.result.tables.add(table)
+        self.on_line(f"{where} {message}")
+
+    def _failed(self, migration_id: int, position: int, line: str, cause: Exception | None = None, record_statement: bool = True) -> None:
+        self.history.fail(migration_id, position if record_statement else None, line)
+        if cause is not None and not isinstance(cause, UserError):
+            raise MigrationFailed(f"{line} (the file is FAILED)") from cause
+        raise MigrationFailed(f"{line} (the file is FAILED)")
+
+    def _execute(self, parsed: ast.Statement, request_id: str) -> str:
+        return self.session.execute(parsed, request_id=request_id).message
+
+    def _made(self, parsed: ast.Statement, request_id: str) -> tuple[str | None, int | None, int | None, int | None]:
+        """(table, table id, job id, schema version) a finished statement made."""
+        if isinstance(parsed, ast.AlterTable):
+            job = self.history.job_of_request(request_id)
+            if job is not None:
+                return job[2], job[1], job[0], job[3]
+            return parsed.table, None, None, None
+        if isinstance(parsed, ast.CreateTable):
+            try:
+                info = self.catalog.table(parsed.name)
+            except UserError:
+                return parsed.name, None, None, None
+            return info.name, info.id, None, 1 if info.current_version == 1 else None
+        if isinstance(parsed, ast.DropTable | ast.Insert):
+            return getattr(parsed, "name", None) or getattr(parsed, "table", None), None, None, None
+        return None, None, None, None
+
+    def _resume(self, parsed: ast.Statement, text: str, running: RecordedStatement) -> str:
+        """What a statement left RUNNING by a killed apply did; run it only if it never ran."""
+        since = running.started_at
+        if isinstance(parsed, ast.AlterTable):
+            return self._resume_alter(parsed, text, running.request_id)
+        if isinstance(parsed, ast.CreateTable):
+            if self.history.table_created_since(name_key(parsed.name), since):
+                return f"CREATE TABLE {parsed.name} (found done)"
+        elif isinstance(parsed, ast.DropTable):
+            if self.history.table_dropped_since(name_key(parsed.name), since):
+                return f"DROP TABLE {parsed.name} (found done)"
+        elif isinstance(parsed, ast.CreateView):
+            if self.history.view_created_since(name_key(parsed.name), since):
+                return f"CREATE VIEW {parsed.name} (found done)"
+        elif isinstance(parsed, ast.DropView):
+            if self.history.view_dropped_since(name_key(parsed.name), since):
+                return f"DROP VIEW {parsed.name} (found done)"
+        elif isinstance(parsed, ast.Insert):
+            if self.history.load_committed(running.request_id):
+                return f"INSERT INTO {parsed.table} (found done: its transaction committed)"
+        return self._execute(parsed, running.request_id)  # it never took effect: run it now
+
+    def _resume_alter(self, parsed: ast.AlterTable, text: str, request_id: str) -> str:
+        from alterflow.catalog.states import JobState
+        from alterflow.workflow.request import AlterRequest
+        from alterflow.workflow.runner import run_alter
+
+        job = self.catalog.job_by_request(request_id)
+        if job is not None and job.state == JobState.FINISHED:
+            return f"ALTER TABLE {job.table_name}: job {job.id} FINISHED, schema version {job.to_version} (found done)"
+        if job is not None and job.state == JobState.CANCELLED:
+            raise MigrationFailed(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
+        if job is None or self.session.settings.airflow_url:
+            return self._execute(parsed, request_id)  # never started (or its DAG run is found by its id)
+        request = AlterRequest(parsed.table, text, request_id=request_id)
+        while True:  # the killed apply's runner lease on the job runs out first, as RESUME waits
+            try:
+                job = run_alter(self.catalog, request, self.session.warehouse, lambda: self.session.spark)
+                return f"ALTER TABLE {job.table_name}: job {job.id} {job.state}, schema version {job.to_version} (resumed)"
+            except LeaseHeld as exc:
+                self._ensure_lease()
+                self.on_line(f"waiting: {first_line(exc)}")
+                time.sleep(POLL_S * 2)
+
+
+def baseline(catalog: Catalog, directory: pathlib.Path, version: str, who: str | None = None) -> str:
+    """The catalog adopts migrations up to `version`: those files count as applied, unrun."""
+    try:
+        key = version_key(version)
+    except ValueError:
+        raise MigrationRefused(f"migrate baseline: {version!r} is not a version (numbers, dotted allowed)") from None
+    files = migration_status(catalog, directory).files
+    match = next((f for f in files if f.key == key), None)
+    description = match.description if match else f"baseline at version {version}"
+    MigrationHistory(catalog).baseline(version, description, who or installed_by())
+    below = sum(1 for f in files if f.key <= key)
+    return f"baseline at version {version}: {below} file(s) up to it count as applied; apply runs the ones above it"
+
+
+def repair(catalog: Catalog, directory: pathlib.Path) -> list[str]:
+    """Accept the current checksums of edited applied files (after review), clear FAILED (apply
+    retries from the failed statement), and for files deleted from the directory: forget those
+    that never ran a statement, mark the others DELETED (kept in the history, no longer drift)."""
+    status = migration_status(catalog, directory)
+    history = MigrationHistory(catalog)
+    lines = history.repair({f.version: f.checksum for f in status.files if status.recorded(f.version) is not None})
+    on_disk = {f.key for f in status.files}
+    for recorded in status.history:
+        if recorded.state in (BASELINE, DELETED) or version_key(recorded.version) in on_disk:
+            continue
+        if any(s.state == DONE for s in recorded.statements) or recorded.state == APPLIED:
+            history.mark_deleted(recorded.version)
+            lines.append(f"{recorded.script}: deleted from the directory; marked DELETED in the history (what it did stays)")
+        else:
+            history.forget(recorded.version)
+            lines.append(f"{recorded.script}: deleted before any statement of it ran; forgotten")
+    return lines or ["nothing to repair"]

@@ -1,0 +1,147 @@
+"""`alterflow migrate status|lint|apply|baseline|repair|new|diff` (SPEC §10). Every refusal is one
+line on stderr and exit status 1 (`alterflow.cli._failed`); `lint` also exits 1 when a finding is
+an error."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+
+from alterflow.errors import UserError
+
+
+class MigrateUsageError(UserError):
+    """A bad `alterflow migrate` argument."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise MigrateUsageError(f"{self.prog}: {message}")
+
+
+def parser() -> argparse.ArgumentParser:
+    top = _Parser(prog="alterflow migrate", description="Versioned migration files: status, lint, apply (SPEC §10).")
+    top.add_argument("--dir", default=None, help="the migrations directory (default: ALTERFLOW_MIGRATIONS, else ./migrations)")
+    sub = top.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    status = sub.add_parser("status", help="every file's state, and drift")
+    status.add_argument("--format", choices=("text", "json"), default="text")
+    lint = sub.add_parser("lint", help="plan every pending statement in order and check the rules; exit 1 on an error")
+    lint.add_argument("--analyze", action="store_true", help="add EXPLAIN ANALYZE figures of each rewrite on today's data")
+    lint.add_argument("--format", choices=("text", "json", "github"), default="text")
+    apply = sub.add_parser("apply", help="apply pending files in order")
+    apply.add_argument("--to", default=None, metavar="V", help="stop after version V")
+    apply.add_argument("--dry-run", action="store_true", help="print what would run, with its plan; change nothing")
+    baseline = sub.add_parser("baseline", help="adopt migrations up to version V on an existing catalog")
+    baseline.add_argument("version", metavar="V")
+    sub.add_parser("repair", help="accept edited checksums after review, clear FAILED, settle deleted files")
+    new = sub.add_parser("new", help="create the next migration file, empty")
+    new.add_argument("words", nargs="+")
+    diff = sub.add_parser("diff", help="write the next migration file that takes the catalog to the CREATE TABLEs of FILE")
+    diff.add_argument("--to", dest="desired", required=True, metavar="FILE")
+    return top
+
+
+def main(argv: list[str]) -> int:
+    from alterflow.cli import _failed
+
+    try:
+        args = parser().parse_args(argv)
+        return _run(args)
+    except Exception as exc:
+        return _failed(exc)
+
+
+def _run(args) -> int:
+    from alterflow.migrate.files import migrations_dir, new_file
+
+    directory = migrations_dir(args.dir)
+    if args.action == "new":
+        print(f"created {new_file(directory, ' '.join(args.words))}")
+        return 0
+    from alterflow.session import Session
+
+    session = Session()
+    catalog = session.catalog
+    if args.action == "status":
+        from alterflow.migrate.status import migration_status
+
+        status = migration_status(catalog, directory)
+        print(json.dumps(status.as_json(), indent=2) if args.format == "json" else status_text(status))
+        return 0
+    if args.action == "lint":
+        from alterflow.migrate.lint import lint_migrations
+        from alterflow.migrate.rules import load_rules
+
+        report = lint_migrations(
+            catalog, directory, load_rules(directory), session.warehouse, analyze=args.analyze, spark=lambda: session.spark
+        )
+        print(
+            json.dumps(report.as_json(), indent=2)
+            if args.format == "json"
+            else report.github()
+            if args.format == "github"
+            else report.text()
+        )
+        return 1 if report.errors else 0
+    if args.action == "apply":
+        return _apply(session, directory, args)
+    if args.action == "baseline":
+        from alterflow.migrate.apply import baseline
+
+        print(baseline(catalog, directory, args.version))
+        return 0
+    if args.action == "repair":
+        from alterflow.migrate.apply import repair
+
+        for line in repair(catalog, directory):
+            print(line)
+        return 0
+    from alterflow.migrate.diff import write_diff
+
+    print(write_diff(session, directory, pathlib.Path(args.desired)))
+    return 0
+
+
+def _apply(session, directory: pathlib.Path, args) -> int:
+    from alterflow.migrate.apply import MigrationApply
+    from alterflow.migrate.lint import findings_of
+    from alterflow.migrate.rules import load_rules
+
+    apply = MigrationApply(session, directory, on_line=lambda line: print(line, flush=True))
+    result = apply.run(to=args.to, dry_run=args.dry_run)
+    if args.dry_run:
+        rules = load_rules(directory)
+        for plan in result.planned:
+            print(f"would run {plan.script}:{plan.statement.line}  {' '.join(plan.statement.text.split())[:160]}")
+            print(f"  {plan.kind:<8} {plan.reason}")
+            for finding in findings_of(plan, rules):
+                print(f"  {finding.level:<8} {finding.rule}: {finding.message}")
+        print(f"dry run: {len(result.planned)} statement(s) would run; nothing was changed")
+        return 0
+    if not result.applied and not result.statements:
+        print("nothing to apply: every migration file is applied")
+    else:
+        print(f"applied {len(result.applied)} file(s), {result.statements} statement(s)")
+    return 0
+
+
+def status_text(status) -> str:
+    lines = [f"{'Version':<10} {'State':<15} {'Checksum':<9} {'Done':<7} Script"]
+    for s in status.states:
+        done = f"{s.statements_done}/{s.statements}" if s.statements else ""
+        lines.append(
+            f"{s.version:<10} {s.state:<15} {'ok' if s.checksum_ok else 'EDITED':<9} {done:<7} {s.script}"
+            + (f"  ({s.error})" if s.error else "")
+        )
+    if status.drift:
+        lines.append("drift:")
+        lines.extend(f"  {d.kind}: {d.detail}" for d in status.drift)
+    else:
+        lines.append("no drift")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main(sys.argv[1:]))

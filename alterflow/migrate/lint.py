@@ -1,0 +1,215 @@
+"""`alterflow migrate lint`: every pending statement planned in order (`alterflow.migrate.plan`),
+checked against the project's rules (`alterflow.migrate.rules`), and with `analyze` the EXPLAIN
+ANALYZE figures of each rewrite on today's data: failed casts with samples, estimated seconds.
+Changes nothing. Output as text, JSON, or GitHub annotations (`::error file=...,line=...::...`).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from alterflow.catalog.catalog import Catalog
+from alterflow.migrate.plan import HEAVY, REJECTED, StatementPlan, plan_pending
+from alterflow.migrate.rules import LintRules
+from alterflow.migrate.status import Drift, MigrationStatus, migration_status
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    level: str  # error, warning, approve
+    message: str
+
+    def as_json(self) -> dict:
+        return {"rule": self.rule, "level": self.level, "message": self.message}
+
+
+@dataclass
+class LintedStatement:
+    plan: StatementPlan
+    findings: list[Finding] = field(default_factory=list)
+    failed_casts: int | None = None  # None without analyze (or nothing to analyse)
+    samples: list[dict] = field(default_factory=list)
+    est_seconds: float | None = None
+    engine: str | None = None
+
+    def as_json(self, directory: str) -> dict:
+        p = self.plan
+        return {
+            "script": p.script,
+            "path": f"{directory}/{p.script}",
+            "version": p.file.version,
+            "line": p.statement.line,
+            "position": p.statement.position,
+            "statement": p.statement.text,
+            "kind": p.kind,
+            "reason": p.reason,
+            "table": p.table,
+            "rows": p.rows,
+            "failed_casts": self.failed_casts,
+            "samples": self.samples,
+            "est_seconds": self.est_seconds,
+            "findings": [f.as_json() for f in self.findings],
+        }
+
+
+@dataclass
+class LintReport:
+    directory: pathlib.Path
+    statements: list[LintedStatement]
+    drift: list[Drift]
+    rules: LintRules
+    drift_findings: list[tuple[str, Finding]] = field(default_factory=list)  # (script, finding)
+
+    def count(self, level: str) -> int:
+        return sum(1 for s in self.statements for f in s.findings if f.level == level) + sum(
+            1 for _script, f in self.drift_findings if f.level == level
+        )
+
+    @property
+    def errors(self) -> int:
+        return self.count("error")
+
+    @property
+    def warnings(self) -> int:
+        return self.count("warning")
+
+    @property
+    def approvals(self) -> int:
+        return self.count("approve")
+
+    def as_json(self) -> dict:
+        directory = str(self.directory)
+        return {
+            "statements": [s.as_json(directory) for s in self.statements],
+            "drift": [d.as_json() for d in self.drift],
+            "drift_findings": [{"script": script, **f.as_json()} for script, f in self.drift_findings],
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "approvals": self.approvals,
+            "rules": {**self.rules.levels, "rewrite_rows_over_rows": self.rules.rows_over},
+            "rules_from": self.rules.source,
+        }
+
+    def text(self) -> str:
+        lines = []
+        for s in self.statements:
+            p = s.plan
+            lines.append(f"{p.script}:{p.statement.line}  {' '.join(p.statement.text.split())[:160]}")
+            extra = f"; {p.rows} rows" if p.kind == HEAVY else ""
+            lines.append(f"  {p.kind:<8} {p.reason}{extra}")
+            if s.failed_casts is not None:
+                lines.append(
+                    f"  analyze  {s.failed_casts} failed casts, est. {s.est_seconds} s on {s.engine}; samples {json.dumps(s.samples)}"
+                )
+            lines.extend(f"  {f.level:<8} {f.rule}: {f.message}" for f in s.findings)
+        for script, f in self.drift_findings:
+            lines.append(f"{script}  {f.level} {f.rule}: {f.message}")
+        for d in self.drift:
+            if d.kind == "outside":
+                lines.append(f"drift    outside: {d.detail}")
+        lines.append(
+            f"{len(self.statements)} pending statement(s): {self.errors} error(s), {self.warnings} warning(s), {self.approvals} to approve"
+        )
+        return "\n".join(lines)
+
+    def github(self) -> str:
+        """GitHub Actions workflow commands: each finding an annotation on its file and line."""
+        kinds = {"error": "error", "warning": "warning", "approve": "notice"}
+        lines = []
+        for s in self.statements:
+            path = f"{self.directory}/{s.plan.script}"
+            for f in s.findings:
+                lines.append(
+                    f"::{kinds[f.level]} file={_property(path)},line={s.plan.statement.line},title={_property(f.rule)}::{_data(f.message)}"
+                )
+        for script, f in self.drift_findings:
+            lines.append(f"::{kinds[f.level]} file={_property(f'{self.directory}/{script}')},title={_property(f.rule)}::{_data(f.message)}")
+        lines.append(f"alterflow migrate lint: {self.errors} error(s), {self.warnings} warning(s), {self.approvals} to approve")
+        return "\n".join(lines)
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def findings_of(plan: StatementPlan, rules: LintRules) -> list[Finding]:
+    found: list[tuple[str, str]] = []
+    if plan.kind == REJECTED:
+        found.append(("rejected", plan.reason))
+    if plan.kind == HEAVY:
+        found.append(("rewrite", f"rewrites the data of {plan.table} ({plan.rows} rows today) into a new index"))
+        if plan.rows > rules.rows_over:
+            found.append(("rewrite_rows_over", f"rewrites {plan.rows} rows of {plan.table}, over the rule's {rules.rows_over}"))
+    if plan.dropped_columns:
+        found.append(("drop_column", f"drops column {', '.join(plan.dropped_columns)} of {plan.table}"))
+    if plan.dropped_table:
+        found.append(("drop_table", f"drops table {plan.table}; its data goes once GC's retention passes"))
+    if plan.alter is not None and plan.kind != REJECTED and not plan.guarded:
+        found.append(("missing_expected_version", f'not guarded by PROPERTIES ("expected_version" = "{plan.alter.old.version}")'))
+    return [Finding(rule, rules.level(rule), message) for rule, message in found if rules.level(rule) != "off"]
+
+
+def lint_migrations(
+    catalog: Catalog,
+    directory: pathlib.Path,
+    rules: LintRules,
+    warehouse: pathlib.Path | None = None,
+    analyze: bool = False,
+    spark: Callable[[], object] | None = None,
+    status: MigrationStatus | None = None,
+) -> LintReport:
+    status = status or migration_status(catalog, directory)
+    plans = plan_pending(catalog, status.pending, warehouse, status.done_statements)
+    linted = [LintedStatement(p, findings_of(p, rules)) for p in plans]
+    if analyze:
+        for item in linted:
+            _analyze(catalog, warehouse, item, rules, spark)
+    report = LintReport(directory, linted, status.drift, rules)
+    for d in status.blocking():
+        report.drift_findings.append((d.script or "", Finding(d.kind, "error", f"{d.detail} (apply refuses until then)")))
+    return report
+
+
+def _analyze(catalog: Catalog, warehouse: pathlib.Path | None, item: LintedStatement, rules: LintRules, spark) -> None:
+    """EXPLAIN ANALYZE of a rewrite on today's data: the table's files read under today's version
+    and converted, column by id, to the version this statement makes (through the pending
+    statements before it)."""
+    from alterflow.planner import Verdict
+    from alterflow.rewrite.cast_analysis import analyze_local, analyze_spark
+    from alterflow.rewrite.engines import choose_engine
+    from alterflow.workflow.explain import estimate_seconds
+
+    p = item.plan
+    if p.kind != HEAVY or p.table_id is None or p.catalog_version is None or warehouse is None:
+        return
+    rows, nbytes = catalog.table_stats(p.table_id)
+    engine = choose_engine(p.alter.properties.engine, rows, nbytes)
+    snapshot = catalog.snapshot_by_id(p.table_id)
+    if engine == "local" or spark is None:
+        engine = "local"
+        analysis = analyze_local(warehouse, snapshot, p.catalog_version, p.alter.new)
+    else:
+        analysis = analyze_spark(spark(), warehouse, snapshot, p.catalog_version, p.alter.new)
+    reverts = any(c.column_id is None and c.verdict is Verdict.HEAVY for c in p.alter.clauses)
+    mine = {c.column_id for c in p.alter.clauses if c.verdict is Verdict.HEAVY and c.column_id is not None}
+    failures = {cid: f for cid, f in analysis.failures.items() if reverts or cid in mine}
+    item.failed_casts = sum(f.count for f in failures.values())
+    item.samples = [{"column": p.alter.new.column_by_id(cid).name, **s.as_json()} for cid, f in failures.items() for s in f.samples][:5]
+    item.est_seconds = estimate_seconds(catalog, analysis)
+    item.engine = engine
+    if item.failed_casts and rules.level("failed_casts") != "off":
+        item.findings.append(
+            Finding(
+                "failed_casts",
+                rules.level("failed_casts"),
+                f"{item.failed_casts} value(s) of today's data would fail to convert, e.g. {json.dumps(item.samples[:2])}",
+            )
+        )

@@ -1,0 +1,268 @@
+"""Every pending statement planned in order, changing nothing (SPEC §10, `migrate lint`).
+
+The catalog is read once per table a statement names; what the statements before change is kept in
+memory (`NextSchema`): each ALTER is planned by the same planner as `alterflow sql` against the
+version the pending statements before it leave, a CREATE TABLE adds a table, a DROP removes it,
+views are tracked with the columns they use. Column ids carry over as the catalog would give them,
+so a later statement finds a column an earlier one renamed by its id.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from dataclasses import dataclass, field
+
+from alterflow import sql as ast
+from alterflow.catalog.catalog import Catalog
+from alterflow.catalog.errors import UnknownObject
+from alterflow.catalog.schema import SchemaVersion, name_key
+from alterflow.errors import UserError
+from alterflow.migrate.files import FileStatement, MigrationFile
+from alterflow.planner import AlterPlan, AlterRejected, CreateTableRejected, TableContext, Verdict, plan_alter, plan_create_table
+
+LIGHT, HEAVY, REJECTED, DATA = "LIGHT", "HEAVY", "REJECTED", "DATA"
+ALLOWED = (ast.CreateTable, ast.DropTable, ast.AlterTable, ast.CreateView, ast.DropView, ast.Insert)
+
+
+@dataclass
+class _Table:
+    name: str
+    table_id: int | None  # None: created by a pending statement
+    context: TableContext  # its current version and next column id after the pending statements so far
+    catalog_version: SchemaVersion | None  # today's version in the catalog (what its files are read as)
+    rows: int = 0
+    bytes: int = 0
+    changed_types: bool = False  # a pending statement before rewrote it
+
+
+@dataclass(frozen=True)
+class StatementPlan:
+    file: MigrationFile
+    statement: FileStatement
+    kind: str  # LIGHT, HEAVY, REJECTED, DATA (an INSERT)
+    reason: str
+    table: str | None = None
+    rows: int = 0  # rows a rewrite reads today (HEAVY)
+    bytes: int = 0
+    dropped_columns: tuple[str, ...] = ()
+    dropped_table: bool = False
+    guarded: bool = False  # an ALTER with PROPERTIES ("expected_version" = ...)
+    alter: AlterPlan | None = None
+    catalog_version: SchemaVersion | None = None  # the table's version in the catalog today
+    table_id: int | None = None
+
+    @property
+    def script(self) -> str:
+        return self.file.script
+
+
+@dataclass
+class NextSchema:
+    """The catalog's tables and views as the pending statements planned so far leave them."""
+
+    catalog: Catalog
+    warehouse: pathlib.Path | None = None
+    tables: dict[str, _Table | None] = field(default_factory=dict)  # name key -> table, None: absent
+    views: dict[str, set[tuple[str, int]] | None] = field(default_factory=dict)  # name key -> (table key, column id) it uses
+    _next_new_id: int = -1
+
+    def table(self, name: str) -> _Table | None:
+        key = name_key(name)
+        if key not in self.tables:
+            self.tables[key] = self._read_table(name)
+        return self.tables[key]
+
+    def _read_table(self, name: str) -> _Table | None:
+        from alterflow.workflow.steps import _planner_context
+
+        try:
+            context = self.catalog.alter_context(name)
+        except UnknownObject:
+            return None
+        planner = _planner_context(self.catalog, context, context.current, self.warehouse)
+        rows, nbytes = self.catalog.table_stats(context.table.id)
+        return _Table(context.table.name, context.table.id, planner, context.current, rows, nbytes)
+
+    def view_exists(self, name: str) -> bool:
+        key = name_key(name)
+        if key not in self.views:
+            self.views[key] = set() if self.catalog.object_kind(name) == "view" else None
+        return self.views[key] is not None
+
+    def object_exists(self, name: str) -> bool:
+        return self.table(name) is not None or self.view_exists(name)
+
+    def views_of(self, table_key: str) -> dict[int, tuple[str, ...]]:
+        """Column id -> views created by pending statements that use it."""
+        uses: dict[int, list[str]] = {}
+        for view, columns in self.views.items():
+            for key, column_id in columns or ():
+                if key == table_key:
+                    uses.setdefault(column_id, []).append(view)
+        return {cid: tuple(names) for cid, names in uses.items()}
+
+    # -- planning one statement ------------------------------------------------------------------
+    def plan(self, file: MigrationFile, statement: FileStatement) -> StatementPlan:
+        def result(kind: str, reason: str, **more) -> StatementPlan:
+            return StatementPlan(file, statement, kind, reason, **more)
+
+        try:
+            parsed = ast.parse_statements(statement.text)
+        except ast.SqlError as exc:
+            return result(REJECTED, str(exc))
+        if len(parsed) != 1:
+            return result(REJECTED, "not one statement")
+        stmt = parsed[0]
+        if isinstance(stmt, ast.AlterTable) and stmt.explain:
+            return result(REJECTED, "EXPLAIN is not allowed in a migration: a migration changes schemas; run EXPLAIN with alterflow sql")
+        if not isinstance(stmt, ALLOWED):
+            what = type(stmt).__name__
+            return result(
+                REJECTED,
+                f"{what} is not allowed in a migration: use CREATE/DROP TABLE, ALTER TABLE, CREATE/DROP VIEW or INSERT",
+            )
+        try:
+            return getattr(self, f"_{type(stmt).__name__}")(stmt, result)
+        except (AlterRejected, CreateTableRejected) as exc:
+            return result(REJECTED, str(exc))
+        except UserError as exc:
+            return result(REJECTED, str(exc))
+
+    def _CreateTable(self, stmt: ast.CreateTable, result) -> StatementPlan:
+        if self.object_exists(stmt.name):
+            if stmt.if_not_exists and self.table(stmt.name) is not None:
+                return result(LIGHT, f"table {stmt.name} exists, skipped", table=stmt.name)
+            return result(REJECTED, f"CREATE TABLE {stmt.name}: a table or view named {stmt.name} already exists", table=stmt.name)
+        version, next_id = plan_create_table(stmt, self._next_new_id)
+        version = dataclasses.replace(version, statement=stmt.sql)
+        context = TableContext(name=stmt.name, current=version, next_column_id=next_id)
+        self.tables[name_key(stmt.name)] = _Table(stmt.name, None, context, None)
+        self._next_new_id -= 1
+        return result(LIGHT, f"new table {stmt.name} ({len(version.columns)} columns): metadata only", table=stmt.name)
+
+    def _DropTable(self, stmt: ast.DropTable, result) -> StatementPlan:
+        table = self.table(stmt.name)
+        if table is None:
+            if stmt.if_exists:
+                return result(LIGHT, f"table {stmt.name} does not exist, skipped", table=stmt.name)
+            return result(REJECTED, f"DROP TABLE {stmt.name}: unknown table {stmt.name}", table=stmt.name)
+        views = sorted({v for names in {**table.context.view_uses, **self.views_of(name_key(stmt.name))}.values() for v in names})
+        if views:
+            return result(REJECTED, f"cannot drop table {table.name}: view {', '.join(views)} uses it", table=table.name)
+        self.tables[name_key(stmt.name)] = None
+        return result(
+            LIGHT,
+            f"table {table.name} dropped: metadata only, its files are kept for the retention period",
+            table=table.name,
+            dropped_table=True,
+            table_id=table.table_id,
+        )
+
+    def _AlterTable(self, stmt: ast.AlterTable, result) -> StatementPlan:
+        table = self.table(stmt.table)
+        if table is None:
+            return result(REJECTED, f"ALTER TABLE {stmt.table}: unknown table {stmt.table}", table=stmt.table)
+        context = table.context
+        pending_uses = self.views_of(name_key(stmt.table))
+        if pending_uses:
+            merged = dict(context.view_uses)
+            for cid, names in pending_uses.items():
+                merged[cid] = (*merged.get(cid, ()), *names)
+            context = dataclasses.replace(context, view_uses=merged)
+        plan = plan_alter(context, stmt)
+        guarded = "expected_version" in {k.lower() for k in stmt.properties}
+        if plan.rejected:
+            return result(REJECTED, plan.rejection or "rejected", table=table.name, guarded=guarded, alter=plan)
+        if plan.properties.postpone_swap:
+            return result(
+                REJECTED,
+                f'ALTER TABLE {table.name}: PROPERTIES ("postpone_swap" = "true") is not allowed in a migration: apply runs each statement to its end',
+                table=table.name,
+            )
+        dropped = tuple(plan.old.column_by_id(c.id).name for c in plan.old.columns if plan.new.column_by_id(c.id) is None)
+        # The next statement plans against the new version; the job this one leaves unfinished
+        # (none: the apply waits for each statement's job to end) does not block it.
+        table.context = dataclasses.replace(
+            table.context,
+            current=plan.new,
+            next_column_id=plan.next_column_id,
+            active_job=None,
+            versions=_with_version(table.context, plan.new),
+        )
+        heavy = plan.kind is Verdict.HEAVY
+        reason = "; ".join(f"{c.text}: {c.reason}" for c in plan.clauses)
+        plan_rows = table.rows if heavy and table.table_id is not None else 0
+        made = result(
+            HEAVY if heavy else LIGHT,
+            reason,
+            table=table.name,
+            rows=plan_rows,
+            bytes=table.bytes if heavy and table.table_id is not None else 0,
+            dropped_columns=dropped,
+            guarded=guarded,
+            alter=plan,
+            catalog_version=table.catalog_version,
+            table_id=table.table_id,
+        )
+        if heavy:
+            table.changed_types = True
+        return made
+
+    def _CreateView(self, stmt: ast.CreateView, result) -> StatementPlan:
+        from alterflow.view_columns import columns_used
+
+        if self.object_exists(stmt.name):
+            return result(REJECTED, f"CREATE VIEW {stmt.name}: a table or view named {stmt.name} already exists")
+        uses: set[tuple[str, int]] = set()
+        for name in stmt.tables:
+            table = self.table(name)
+            if table is not None:
+                uses.update((name_key(name), cid) for cid in columns_used(stmt.query, table.context.current))
+            elif not self.view_exists(name):
+                return result(REJECTED, f"CREATE VIEW {stmt.name}: unknown table or view {name}")
+        self.views[name_key(stmt.name)] = uses
+        return result(LIGHT, f"new view {stmt.name}: metadata only (its query is analysed when it is created)")
+
+    def _DropView(self, stmt: ast.DropView, result) -> StatementPlan:
+        if not self.view_exists(stmt.name):
+            if stmt.if_exists:
+                return result(LIGHT, f"view {stmt.name} does not exist, skipped")
+            return result(REJECTED, f"DROP VIEW {stmt.name}: unknown view {stmt.name}")
+        self.views[name_key(stmt.name)] = None
+        return result(LIGHT, f"view {stmt.name} dropped: metadata only")
+
+    def _Insert(self, stmt: ast.Insert, result) -> StatementPlan:
+        table = self.table(stmt.table)
+        if table is None:
+            return result(REJECTED, f"INSERT INTO {stmt.table}: unknown table {stmt.table}", table=stmt.table)
+        names = {name_key(c.name) for c in table.context.current.columns}
+        missing = [c for c in stmt.columns or () if name_key(c) not in names]
+        if missing:
+            return result(REJECTED, f"INSERT INTO {table.name}: unknown column {missing[0]}", table=table.name)
+        what = f"{len(stmt.rows)} row(s)" if stmt.rows is not None else "the rows of a query"
+        return result(DATA, f"a load of {what} into {table.name}, one transaction", table=table.name)
+
+
+def _with_version(context: TableContext, version: SchemaVersion):
+    """`context.versions` plus the pending `version` (REVERT TO VERSION may name it)."""
+    earlier = context.versions
+
+    def versions(number: int) -> SchemaVersion | None:
+        return version if number == version.version else earlier(number)
+
+    return versions
+
+
+def plan_pending(
+    catalog: Catalog,
+    files: list[MigrationFile],
+    warehouse: pathlib.Path | None = None,
+    done: frozenset[tuple[str, int]] = frozenset(),
+) -> list[StatementPlan]:
+    """Every statement of `files` not in `done` ((version, position) of statements a partly
+    applied file already ran), in order, planned against the schema the ones before leave."""
+    schema = NextSchema(catalog, warehouse)
+    return [
+        schema.plan(file, statement) for file in files for statement in file.statements if (file.version, statement.position) not in done
+    ]

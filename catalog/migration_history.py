@@ -1,0 +1,384 @@
+"""The catalog's record of versioned migrations (SPEC §10): which files were applied, with what
+checksum, and each statement with the request it ran under and what it made; plus the apply lease
+(one `alterflow migrate apply` at a time per catalog). Each method is one database transaction.
+
+States of a file: APPLYING (an apply is running it, or was killed or repaired inside it: the next
+apply continues it), APPLIED, FAILED (a statement failed: `repair` clears it), BASELINE (the
+catalog adopted migrations up to this version without running them), DELETED (its file left the
+directory after it ran; `repair` marked it so, and it is no longer drift). Of a statement: RUNNING
+(recorded before it runs, with its request id), DONE, FAILED.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.exc import IntegrityError
+
+from alterflow.catalog.catalog import Catalog, utcnow
+from alterflow.catalog.errors import CatalogError, ConcurrentChange
+from alterflow.catalog.models import (
+    AlterJobRow,
+    MigrationLeaseRow,
+    MigrationRow,
+    MigrationStatementRow,
+    SchemaVersionRow,
+    TableRow,
+    TransactionRow,
+    ViewRow,
+)
+
+APPLYING, APPLIED, FAILED, BASELINE, DELETED = "APPLYING", "APPLIED", "FAILED", "BASELINE", "DELETED"
+RUNNING, DONE = "RUNNING", "DONE"
+LEASE_NAME = "apply"
+
+
+class MigrationLeaseHeld(CatalogError):
+    """Another `migrate apply` holds the catalog's apply lease; nothing changed."""
+
+
+@dataclass(frozen=True)
+class RecordedStatement:
+    position: int
+    line: int
+    text_hash: str
+    request_id: str
+    state: str
+    table_name: str | None
+    table_id: int | None
+    job_id: int | None
+    schema_version: int | None
+    started_at: datetime
+    finished_at: datetime | None
+    error: str
+
+
+@dataclass(frozen=True)
+class RecordedMigration:
+    id: int
+    version: str
+    description: str
+    script: str
+    checksum: str
+    state: str
+    installed_by: str
+    started_at: datetime
+    finished_at: datetime | None
+    error: str
+    statements: tuple[RecordedStatement, ...]
+
+    def statement(self, position: int) -> RecordedStatement | None:
+        return next((s for s in self.statements if s.position == position), None)
+
+
+@dataclass(frozen=True)
+class MadeVersion:
+    """A schema version in the catalog: who made it is told by the migration history."""
+
+    table_id: int
+    table_name: str
+    version: int
+    statement: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class LeaseState:
+    holder: str | None
+    expires_at: datetime | None
+
+
+def _statement(row: MigrationStatementRow) -> RecordedStatement:
+    return RecordedStatement(
+        row.position,
+        row.line,
+        row.text_hash,
+        row.request_id,
+        row.state,
+        row.table_name,
+        row.table_id,
+        row.job_id,
+        row.schema_version,
+        row.started_at,
+        row.finished_at,
+        row.error,
+    )
+
+
+class MigrationHistory:
+    def __init__(self, catalog: Catalog):
+        self.catalog = catalog
+
+    def _session(self):
+        return self.catalog.db_session()
+
+    # -- reading ----------------------------------------------------------------------------
+    def migrations(self) -> list[RecordedMigration]:
+        """Every recorded file (and the baseline), with its statements, oldest first."""
+        with self._session() as s:
+            rows = list(s.scalars(select(MigrationRow).order_by(MigrationRow.id)))
+            statements: dict[int, list[RecordedStatement]] = {}
+            for st in s.scalars(select(MigrationStatementRow).order_by(MigrationStatementRow.migration_id, MigrationStatementRow.position)):
+                statements.setdefault(st.migration_id, []).append(_statement(st))
+            return [
+                RecordedMigration(
+                    r.id,
+                    r.version,
+                    r.description,
+                    r.script,
+                    r.checksum,
+                    r.state,
+                    r.installed_by,
+                    r.started_at,
+                    r.finished_at,
+                    r.error,
+                    tuple(statements.get(r.id, ())),
+                )
+                for r in rows
+            ]
+
+    def schema_versions_since(self, since: datetime) -> list[MadeVersion]:
+        """Every committed schema version created at or after `since` (drift: which of them no
+        migration made)."""
+        with self._session() as s:
+            rows = s.execute(
+                select(SchemaVersionRow, TableRow.name)
+                .join(TableRow, TableRow.id == SchemaVersionRow.table_id)
+                .where(SchemaVersionRow.created_at >= since, SchemaVersionRow.state == "COMMITTED")
+                .order_by(SchemaVersionRow.created_at, SchemaVersionRow.table_id, SchemaVersionRow.version)
+            ).all()
+            return [MadeVersion(v.table_id, name, v.version, v.statement, v.created_at) for v, name in rows]
+
+    # -- writing ----------------------------------------------------------------------------
+    def baseline(self, version: str, description: str, installed_by: str) -> None:
+        """Record that the catalog adopts migrations up to `version` without running them;
+        refused once any history exists."""
+        now = utcnow()
+        with self._session() as s, s.begin():
+            existing = s.scalars(select(MigrationRow).order_by(MigrationRow.id).limit(1)).first()
+            if existing is not None:
+                raise CatalogError(
+                    f"migrate baseline: the catalog already has migration history ({existing.script} {existing.state}); "
+                    "a baseline only adopts a catalog that has none"
+                )
+            s.add(
+                MigrationRow(
+                    version=version,
+                    description=description,
+                    script="<< baseline >>",
+                    checksum="",
+                    state=BASELINE,
+                    installed_by=installed_by,
+                    started_at=now,
+                    finished_at=now,
+                    error="",
+                )
+            )
+
+    def begin_file(self, version: str, description: str, script: str, checksum: str, installed_by: str) -> int:
+        """The history row of a file an apply starts (APPLYING), made now or found (a file an
+        earlier apply left APPLYING); its id."""
+        with self._session() as s, s.begin():
+            row = s.scalars(select(MigrationRow).where(MigrationRow.version == version)).first()
+            if row is None:
+                row = MigrationRow(
+                    version=version,
+                    description=description,
+                    script=script,
+                    checksum=checksum,
+                    state=APPLYING,
+                    installed_by=installed_by,
+                    started_at=utcnow(),
+                    error="",
+                )
+                s.add(row)
+                s.flush()
+            elif row.state != APPLYING:
+                raise ConcurrentChange(f"{script} is {row.state} in the migration history; it cannot be applied again")
+            return row.id
+
+    def start_statement(self, migration_id: int, position: int, line: int, text_hash: str, request_id: str) -> None:
+        """Record a statement as RUNNING under `request_id`, before it runs (a FAILED record of the
+        same statement, cleared by repair, is replaced)."""
+        with self._session() as s, s.begin():
+            s.execute(
+                delete(MigrationStatementRow).where(
+                    MigrationStatementRow.migration_id == migration_id,
+                    MigrationStatementRow.position == position,
+                    MigrationStatementRow.state == FAILED,
+                )
+            )
+            s.add(
+                MigrationStatementRow(
+                    migration_id=migration_id,
+                    position=position,
+                    line=line,
+                    text_hash=text_hash,
+                    request_id=request_id,
+                    state=RUNNING,
+                    started_at=utcnow(),
+                    error="",
+                )
+            )
+
+    def finish_statement(
+        self,
+        migration_id: int,
+        position: int,
+        table_name: str | None,
+        table_id: int | None,
+        job_id: int | None,
+        schema_version: int | None,
+    ) -> None:
+        with self._session() as s, s.begin():
+            s.execute(
+                update(MigrationStatementRow)
+                .where(MigrationStatementRow.migration_id == migration_id, MigrationStatementRow.position == position)
+                .values(
+                    state=DONE,
+                    table_name=table_name,
+                    table_id=table_id,
+                    job_id=job_id,
+                    schema_version=schema_version,
+                    finished_at=utcnow(),
+                )
+            )
+
+    def fail(self, migration_id: int, position: int | None, error: str) -> None:
+        """The file is FAILED with `error`, and its statement at `position` too."""
+        now = utcnow()
+        with self._session() as s, s.begin():
+            if position is not None:
+                s.execute(
+                    update(MigrationStatementRow)
+                    .where(MigrationStatementRow.migration_id == migration_id, MigrationStatementRow.position == position)
+                    .values(state=FAILED, error=error, finished_at=now)
+                )
+            s.execute(update(MigrationRow).where(MigrationRow.id == migration_id).values(state=FAILED, error=error, finished_at=now))
+
+    def finish_file(self, migration_id: int) -> None:
+        with self._session() as s, s.begin():
+            s.execute(update(MigrationRow).where(MigrationRow.id == migration_id).values(state=APPLIED, finished_at=utcnow(), error=""))
+
+    def repair(self, checksums: dict[str, str]) -> list[str]:
+        """Accept the given current checksums (version -> checksum) of applied files, clear FAILED
+        (the file is APPLYING again: the next apply retries from its failed statement), and forget
+        the records of files that were deleted while never applied through (FAILED or APPLYING with
+        nothing done). What it did, a line each."""
+        done: list[str] = []
+        with self._session() as s, s.begin():
+            for row in s.scalars(select(MigrationRow).where(MigrationRow.state.not_in((BASELINE, DELETED))).order_by(MigrationRow.id)):
+                if row.state == FAILED:
+                    row.state = APPLYING
+                    row.error = ""
+                    row.finished_at = None
+                    done.append(f"{row.script}: FAILED cleared; apply retries it from its failed statement")
+                if row.version in checksums and checksums[row.version] != row.checksum:
+                    row.checksum = checksums[row.version]
+                    done.append(f"{row.script}: its current checksum accepted")
+        return done
+
+    def mark_deleted(self, version: str) -> None:
+        with self._session() as s, s.begin():
+            s.execute(update(MigrationRow).where(MigrationRow.version == version).values(state=DELETED))
+
+    def forget(self, version: str) -> None:
+        """Remove a file's record whose statements never ran (a repair of a deleted file)."""
+        with self._session() as s, s.begin():
+            row = s.scalars(select(MigrationRow).where(MigrationRow.version == version)).first()
+            if row is None:
+                return
+            s.execute(delete(MigrationStatementRow).where(MigrationStatementRow.migration_id == row.id))
+            s.delete(row)
+
+    # -- effects of a statement an apply was killed in ----------------------------------------
+    def job_of_request(self, request_id: str) -> tuple[int, int, str, int] | None:
+        """(job id, table id, table name, version it makes) of the ALTER job run under `request_id`."""
+        with self._session() as s:
+            row = s.scalars(select(AlterJobRow).where(AlterJobRow.request_id == request_id)).first()
+            return None if row is None else (row.id, row.table_id, row.table_name, row.to_version)
+
+    def table_created_since(self, name_key: str, since: datetime) -> tuple[int, str] | None:
+        """(id, name) of the live table of that name when it was created at or after `since`."""
+        with self._session() as s:
+            row = s.scalars(select(TableRow).where(TableRow.name_key == name_key, TableRow.created_at >= since)).first()
+            return None if row is None else (row.id, row.name)
+
+    def table_dropped_since(self, name_key: str, since: datetime) -> bool:
+        with self._session() as s:
+            return (
+                s.scalars(
+                    select(TableRow.id)
+                    .where(TableRow.name_key.is_(None), TableRow.dropped_at >= since)
+                    .where(func.lower(TableRow.name) == name_key)
+                ).first()
+                is not None
+            )
+
+    def view_created_since(self, name_key: str, since: datetime) -> bool:
+        with self._session() as s:
+            return s.scalars(select(ViewRow.id).where(ViewRow.name_key == name_key, ViewRow.created_at >= since)).first() is not None
+
+    def view_dropped_since(self, name_key: str, since: datetime) -> bool:
+        with self._session() as s:
+            return (
+                s.scalars(
+                    select(ViewRow.id)
+                    .where(ViewRow.name_key.is_(None), ViewRow.dropped_at >= since)
+                    .where(func.lower(ViewRow.name) == name_key)
+                ).first()
+                is not None
+            )
+
+    def load_committed(self, label: str) -> bool:
+        """Whether a load labelled `label` committed."""
+        with self._session() as s:
+            return (
+                s.scalars(select(TransactionRow.id).where(TransactionRow.label == label, TransactionRow.state == "COMMITTED")).first()
+                is not None
+            )
+
+    # -- the apply lease --------------------------------------------------------------------
+    def lease(self) -> LeaseState:
+        with self._session() as s:
+            row = s.get(MigrationLeaseRow, LEASE_NAME)
+            return LeaseState(None, None) if row is None else LeaseState(row.holder, row.expires_at)
+
+    def acquire_lease(self, holder: str, lease_s: float, now: datetime | None = None) -> LeaseState:
+        """Take the apply lease for `holder` when it is free or expired (compare-and-set); else
+        return who holds it, and until when, without taking it."""
+        now = now or utcnow()
+        until = now + timedelta(seconds=lease_s)
+        with self._session() as s, s.begin():
+            row = s.get(MigrationLeaseRow, LEASE_NAME, with_for_update=True)
+            if row is None:
+                s.add(MigrationLeaseRow(name=LEASE_NAME, holder=holder, acquired_at=now, expires_at=until))
+                try:
+                    s.flush()
+                except IntegrityError:  # another apply made the row first
+                    raise ConcurrentChange("another migrate apply started at the same moment") from None
+                return LeaseState(holder, until)
+            if row.holder is not None and row.holder != holder and row.expires_at is not None and row.expires_at >= now:
+                return LeaseState(row.holder, row.expires_at)
+            row.holder, row.acquired_at, row.expires_at = holder, now, until
+            return LeaseState(holder, until)
+
+    def renew_lease(self, holder: str, lease_s: float) -> bool:
+        now = utcnow()
+        with self._session() as s, s.begin():
+            result = s.execute(
+                update(MigrationLeaseRow)
+                .where(MigrationLeaseRow.name == LEASE_NAME, MigrationLeaseRow.holder == holder)
+                .values(expires_at=now + timedelta(seconds=lease_s))
+            )
+            return result.rowcount == 1
+
+    def release_lease(self, holder: str) -> None:
+        with self._session() as s, s.begin():
+            s.execute(
+                update(MigrationLeaseRow)
+                .where(MigrationLeaseRow.name == LEASE_NAME, MigrationLeaseRow.holder == holder)
+                .values(holder=None, expires_at=None)
+            )
