@@ -1,10 +1,10 @@
-"""The DAG factories of alterflow's two DAGs, so a DAG file is two lines (`dags/` in this
+"""The DAG factories of alterflow's DAGs, so a DAG file is two lines (`dags/` in this
 repository, or a team's own DAG folder once alterflow is pip-installed):
 
     from alterflow.airflow.dags import alterflow_schema_change
     alterflow_schema_change()
 
-`alterflow_schema_change` and `alterflow_gc` are `@dag` functions: calling one in a DAG file
+`alterflow_schema_change`, `alterflow_gc` and `alterflow_migrate` are `@dag` functions: calling one in a DAG file
 defines the DAG there (Airflow records the calling file as the DAG's file)."""
 
 from __future__ import annotations
@@ -12,14 +12,16 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pendulum
+from airflow.providers.standard.operators.hitl import ApprovalOperator
 from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
 from airflow.sdk import Asset, AssetAlias, Param, dag, task
+from airflow.sdk.exceptions import AirflowFailException
 
-from alterflow.airflow import gc_tasks, tasks
+from alterflow.airflow import gc_tasks, migrate_tasks, tasks
 from alterflow.airflow.operators import ConvertHistoryOperator, RewriteInWorkerOperator, SwapOperator, WaitForBoundaryOperator
 from alterflow.schema_change_events import SCHEMA_CHANGES_ALIAS
 
-__all__ = ["alterflow_schema_change", "alterflow_gc", "SCHEMA_CHANGES"]
+__all__ = ["alterflow_schema_change", "alterflow_gc", "alterflow_migrate", "SCHEMA_CHANGES"]
 
 # Every finished ALTER emits an event on its table's asset, alterflow://<catalog name>/<table>,
 # through this alias (the tables are not known when the DAG is parsed).
@@ -203,3 +205,97 @@ def alterflow_gc():
             if previous is not None:
                 previous >> step
         previous = step
+
+
+MIGRATE_DOC = """### alterflow_migrate
+
+Applies the pending files of a migrations directory (`V<version>__<words>.sql`, SPEC §10), in
+version order, with a person's approval where the project's lint rules ask for one:
+
+**lint** plans every pending statement (up to the `to` param's version) in order against the
+schema the statements before it leave, and analyses each rewrite on today's data (EXPLAIN ANALYZE:
+values that would fail to convert, with samples, and the estimated seconds), then checks the rules
+of `[tool.alterflow.lint]` in the project's `pyproject.toml`. The report is in its log and in its
+XCom `report` (the JSON of `alterflow migrate lint --format json`). A finding at level `error`, or
+anything `apply` would refuse (a FAILED file, an applied file edited or deleted since), fails the
+run here, with nothing applied →
+**needs_approval** goes on only when a finding says `approve` (by default: a rewrite); otherwise
+the approval is skipped →
+**approval** (Airflow's human-in-the-loop `ApprovalOperator`: the run waits in the state
+*awaiting input*, under *Required Actions* in the UI or `PATCH .../taskInstances/approval/-1/hitlDetails`
+in the REST API) shows each pending statement with its plan, analysis and findings. *Reject* skips
+**apply** and ends the run with nothing applied →
+**apply** runs `alterflow migrate apply` in the worker (the embedded runner; a heavyweight
+statement's rewrite on the local engine or on Spark, as `alterflow sql` would): only when the
+pending files are still those the lint read (same scripts, same checksums), under the catalog's
+apply lease, stopping at the first failure (its file FAILED; a later run continues from the
+statement that failed, and no statement runs twice). Every statement that made a schema version
+emits its table's asset event, `alterflow://<catalog name>/<table>`, through the asset alias
+`alterflow_schema_changes` as the schema-change DAG does (extra also: `migration`,
+`migration_version`). The history records who applied: the user who triggered the run, and who
+approved it.
+
+Params: `migrations_dir` (default `ALTERFLOW_MIGRATIONS`, else `migrations`; a relative path is
+read from the worker's working directory) and `to` (the last version to apply; empty: all). One
+run at a time.
+"""
+
+MIGRATE_PARAMS = {
+    "migrations_dir": Param(
+        migrate_tasks.default_dir(),
+        type="string",
+        title="Migrations directory",
+        description="The directory of V<version>__<words>.sql files the workers read (empty: ALTERFLOW_MIGRATIONS, else migrations).",
+    ),
+    "to": Param(
+        None,
+        type=["null", "string", "integer"],  # checked by the lint task, with one line
+        title="Up to version",
+        description="Apply the pending files up to this version, e.g. 3 or 1.2 (empty: every pending file).",
+    ),
+}
+
+
+@dag(
+    dag_id="alterflow_migrate",
+    schedule=None,
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_runs=1,
+    params=MIGRATE_PARAMS,
+    tags=["alterflow"],
+    doc_md=MIGRATE_DOC,
+)
+def alterflow_migrate():
+    @task(**LIGHT)
+    def lint(params=None, ti=None) -> dict:
+        summary, report, body = migrate_tasks.lint(params)  # the report's text is in the log
+        ti.xcom_push(key="report", value=report)
+        ti.xcom_push(key="approval_body", value=body)
+        failure = migrate_tasks.lint_failure(report)
+        if failure is not None:
+            raise AirflowFailException(failure)
+        return summary
+
+    @task.short_circuit(ignore_downstream_trigger_rules=False)
+    def needs_approval(summary: dict) -> bool:
+        return summary["approvals"] > 0
+
+    approval = ApprovalOperator(
+        task_id="approval",
+        subject="Apply {{ ti.xcom_pull(task_ids='lint')['statements'] }} pending migration statement(s) of "
+        "{{ ti.xcom_pull(task_ids='lint')['directory'] }}?",
+        body="{{ ti.xcom_pull(task_ids='lint', key='approval_body') }}",
+    )
+
+    @task(trigger_rule="none_failed", outlets=[SCHEMA_CHANGES], **HEAVY)
+    def apply(summary: dict, run_id=None, dag_run=None, ti=None, outlet_events=None) -> dict:
+        approved = ti.xcom_pull(task_ids="approval")  # None when the approval was skipped
+        who = migrate_tasks.who(getattr(dag_run, "triggering_user_name", None), run_id, approved)
+        applied = migrate_tasks.apply(summary, who)
+        for event in applied["events"]:  # downstream DAGs scheduled on a changed table's asset run
+            outlet_events[SCHEMA_CHANGES].add(Asset(event["uri"]), extra=event["extra"])
+        return applied
+
+    summary = lint()
+    needs_approval(summary) >> approval >> apply(summary)

@@ -3,6 +3,8 @@ serialization round trip (what the DAG processor stores and the scheduler reads)
 
 from __future__ import annotations
 
+import os
+
 from airflow.serialization.serialized_objects import DagSerialization
 
 from tests.support.dags import SCHEMA_CHANGE, dag_bag
@@ -13,12 +15,12 @@ HEAVY_PATH = ("start", "wait_for_boundary", "convert", "check", "swap")
 def test_dag_folder_imports_without_errors():
     bag = dag_bag()
     assert bag.import_errors == {}
-    assert {"alterflow_schema_change", "alterflow_gc"} <= set(bag.dag_ids)
+    assert {"alterflow_schema_change", "alterflow_gc", "alterflow_migrate"} <= set(bag.dag_ids)
 
 
 def test_dags_round_trip_through_serialization():
     bag = dag_bag()
-    for dag_id in ("alterflow_schema_change", "alterflow_gc"):
+    for dag_id in ("alterflow_schema_change", "alterflow_gc", "alterflow_migrate"):
         dag = bag.dags[dag_id]
         restored = DagSerialization.deserialize_dag(DagSerialization.serialize_dag(dag))
         assert restored.dag_id == dag_id
@@ -58,3 +60,27 @@ def test_gc_dag_is_hourly_one_run_at_a_time_one_task_per_step_in_order():
     assert dag.max_active_runs == 1 and dag.catchup is False
     assert dag.schedule == "@hourly" and dag.timetable.expression in ("@hourly", "0 * * * *")
     assert [t.task_id for t in dag.topological_sort()] == list(DAG_TASKS)
+
+
+def test_migrate_dag_lints_then_asks_approval_only_when_needed_then_applies():
+    from airflow.providers.standard.operators.hitl import ApprovalOperator
+
+    from alterflow.schema_change_events import SCHEMA_CHANGES_ALIAS
+
+    dag = dag_bag().dags["alterflow_migrate"]
+    assert dag.timetable.can_be_scheduled is False and dag.max_active_runs == 1  # triggered; one apply at a time
+    assert [t.task_id for t in dag.topological_sort()] == ["lint", "needs_approval", "approval", "apply"]
+    tasks = dag.task_dict
+    assert tasks["needs_approval"].upstream_task_ids == {"lint"}
+    assert tasks["needs_approval"].ignore_downstream_trigger_rules is False  # skips the approval only
+    assert isinstance(tasks["approval"], ApprovalOperator) and tasks["approval"].upstream_task_ids == {"needs_approval"}
+    assert tasks["approval"].options == ["Approve", "Reject"] and "approval_body" in tasks["approval"].body
+    assert tasks["apply"].upstream_task_ids == {"lint", "approval"}
+    assert tasks["apply"].trigger_rule == "none_failed"  # runs when the approval is skipped, not after a failure
+    assert [o.name for o in tasks["apply"].outlets] == [SCHEMA_CHANGES_ALIAS]
+    assert tasks["lint"].retries >= 1 and tasks["apply"].retries >= 1  # a transient error retries; a refusal does not
+    for name in ("migrations_dir", "to"):
+        param = dag.params.get_param(name)
+        assert param.schema.get("title") and param.description, name
+    assert dag.params["migrations_dir"] == (os.environ.get("ALTERFLOW_MIGRATIONS") or "migrations") and dag.params["to"] is None
+    assert "ApprovalOperator" in dag.doc_md and "Reject" in dag.doc_md
