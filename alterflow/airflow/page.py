@@ -7,7 +7,11 @@ data-state=S data-table=T>` per job, `<section id="schema-history">` with one
 `<article class="table-card" data-table=T>` per table, one `<details class="version"
 data-version=N>` per schema version and one `<tr class="column" data-column-id=N>` per column;
 action buttons are `<button data-action="cancel|resume|analyze" data-job-id=N>` and
-`<button data-action="revert" data-table=T data-version=N>`.
+`<button data-action="revert" data-table=T data-version=N>`. The Migrations section is
+`<section id="migrations">` with one `<tr class="migration" data-version=V data-state=S
+data-script=F>` per file, one `<li class="drift" data-kind=K>` per drift and one `<tr
+class="pending" data-script=F data-line=N data-kind=K>` per pending statement of the lint, its
+findings `<span class="finding" data-rule=R data-level=L>`.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from datetime import datetime
 
 import jinja2
 
-from alterflow.airflow.page_data import jobs_json, table_json, version_json
+from alterflow.airflow.page_data import jobs_json, migrations_json, table_json, version_json
 from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -82,8 +86,16 @@ def _table_model(catalog: Catalog, table: TableInfo) -> dict:
     return model
 
 
-def page_model(catalog: Catalog, table: TableInfo | None, now: datetime | None = None) -> dict:
-    """Jobs (newest first) and tables with their versions; only `table`'s when given."""
+def page_model(
+    catalog: Catalog,
+    table: TableInfo | None,
+    now: datetime | None = None,
+    migrations: pathlib.Path | None = None,
+    warehouse: pathlib.Path | None = None,
+) -> dict:
+    """Jobs (newest first) and tables with their versions; only `table`'s when given. With
+    `migrations` (a directory), the Migrations section: its files, their states, the drift and the
+    pending lint (`page_data.migrations_json`); None leaves it out (a live refresh of the jobs)."""
     now = now or utcnow()
     tables = [table] if table is not None else catalog.tables()
     jobs = jobs_json(catalog, list(reversed(catalog.jobs(table.id if table is not None else None))), now)
@@ -96,6 +108,7 @@ def page_model(catalog: Catalog, table: TableInfo | None, now: datetime | None =
         "selected": table.name if table is not None else "",
         "active": any(j["actions"] for j in jobs),
         "now": now.isoformat(timespec="seconds") + "Z",
+        "migrations": migrations_json(catalog, migrations, warehouse) if migrations is not None else None,
     }
 
 

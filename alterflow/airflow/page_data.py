@@ -1,11 +1,12 @@
-"""Alter jobs, tables and schema versions as JSON-ready dicts: what the "Schema changes" page shows
-and what its JSON API returns (one shape for both). No Airflow import.
+"""Alter jobs, tables, schema versions and the migrations directory as JSON-ready dicts: what the
+"Schema changes" page shows and what its JSON API returns (one shape for both). No Airflow import.
 
 Times are UTC, ISO 8601 with a `Z`; durations are seconds (a running job's duration so far).
 """
 
 from __future__ import annotations
 
+import pathlib
 import re
 from datetime import datetime
 
@@ -14,6 +15,7 @@ from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.leases import is_orphaned, runner_text, shown_holder
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.states import JobKind
+from alterflow.errors import UserError, first_line
 from alterflow.store.quarantine import quarantine_table_name
 from alterflow.types import format_value
 from alterflow.workflow.job_control import can_cancel, can_resume
@@ -127,3 +129,40 @@ def version_json(version: SchemaVersion, current_version: int) -> dict:
         "buckets": version.buckets,
         "sort_key": version.names(version.sort_key),
     }
+
+
+def migrations_json(catalog: Catalog, directory: pathlib.Path, warehouse: pathlib.Path | None = None) -> dict:
+    """The migrations directory as the Migrations section shows it: every file with its state and
+    the drift (`alterflow migrate status --format json`), and the pending statements planned in
+    order with the project's rules (`alterflow migrate lint --format json`, without the analysis,
+    which reads the tables' data). A directory that is not there, or that the core refuses (a bad
+    file name, an unknown rule), is one line in `message` or `lint_error`; nothing is raised."""
+    from alterflow.migrate.lint import lint_migrations
+    from alterflow.migrate.rules import load_rules
+    from alterflow.migrate.status import migration_status
+
+    model = {
+        "directory": str(directory),
+        "path": str(directory.absolute()),
+        "exists": directory.is_dir(),
+        "message": None,
+        "migrations": [],
+        "drift": [],
+        "baseline": None,
+        "lint": None,
+        "lint_error": None,
+    }
+    if not model["exists"]:
+        model["message"] = f"no migrations directory at {model['path']} (ALTERFLOW_MIGRATIONS of the api-server, default ./migrations)"
+        return model
+    try:
+        status = migration_status(catalog, directory)
+    except UserError as exc:
+        model["message"] = first_line(exc)
+        return model
+    model.update(status.as_json())
+    try:
+        model["lint"] = lint_migrations(catalog, directory, load_rules(directory), warehouse, status=status).as_json()
+    except UserError as exc:
+        model["lint_error"] = first_line(exc)
+    return model

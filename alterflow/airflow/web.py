@@ -15,6 +15,8 @@ same request to Airflow's REST API would need on the DAG `alterflow_schema_chang
     GET  /api/jobs/{job_id}/analysis        EXPLAIN ANALYZE of its conversion  read the DAG
     GET  /api/tables                        live tables                        read the DAG
     GET  /api/tables/{table}/versions       a table's schema versions          read the DAG
+    GET  /api/migrations                    the migrations directory: files,   read the DAG
+                                            states, drift, the pending lint
     POST /api/jobs/{job_id}/cancel          cancel an unfinished job           edit its runs
     POST /api/jobs/{job_id}/resume          swap a READY_TO_SWAP job, or start create its runs
                                             a DAG run that takes over an orphaned job
@@ -58,12 +60,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from alterflow.airflow import page
-from alterflow.airflow.page_data import job_json, jobs_json, table_json, version_json
+from alterflow.airflow.page_data import job_json, jobs_json, migrations_json, table_json, version_json
 from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
 from alterflow.catalog.errors import CatalogOutdated, CatalogUnavailable, UnknownObject
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.states import JobState
 from alterflow.errors import capped, first_line, shown
+from alterflow.migrate.files import migrations_dir
 from alterflow.planner.statement_parts import MAX_NAME, valid_name
 from alterflow.settings import Settings
 from alterflow.workflow import job_control
@@ -271,6 +274,9 @@ def _base(request: Request) -> str:
 
 
 # -- the page -------------------------------------------------------------------------------------
+REFRESH_HEADER = "X-Alterflow-Refresh"  # the page's live refresh: jobs and history only, no lint
+
+
 @app.get("/", response_class=HTMLResponse, include_in_schema=False)
 async def schema_changes_page(request: Request, table: str | None = None) -> HTMLResponse:
     base = _base(request)
@@ -294,8 +300,10 @@ def _render(request: Request, base: str, user: BaseUser, table: str | None) -> s
             f"user {user.get_name()} may not see schema changes: that needs {Access.READ[2]} {SCHEMA_CHANGE_DAG}",
         )
     may_cancel, may_start = allowed(request, user, Access.EDIT_RUNS), allowed(request, user, Access.CREATE_RUNS)
-    _settings, catalog = open_catalog()
-    model = page.page_model(catalog, _table(catalog, table))
+    settings, catalog = open_catalog()
+    # The Migrations section reads ALTERFLOW_MIGRATIONS (default ./migrations) of the api-server.
+    directory = None if request.headers.get(REFRESH_HEADER) else migrations_dir()
+    model = page.page_model(catalog, _table(catalog, table), migrations=directory, warehouse=settings.warehouse)
     return page.render_page(model, base, user.get_name(), may_cancel=may_cancel, may_start=may_start)
 
 
@@ -406,6 +414,14 @@ def table_versions(table: str, user: Reader) -> dict:
     info = _table(catalog, check_name(table))
     versions = [version_json(v, info.current_version) for v in catalog.schema_versions(info.id)]
     return {**table_json(info, catalog.active_job(info.id)), "versions": versions}
+
+
+@api.get("/migrations")
+def list_migrations(user: Reader) -> dict:
+    """The migrations directory of the api-server (ALTERFLOW_MIGRATIONS, default ./migrations):
+    every file with its state, the drift, and the pending statements' lint (no analysis)."""
+    settings, catalog = open_catalog()
+    return migrations_json(catalog, migrations_dir(), settings.warehouse)
 
 
 @api.post("/tables/{table}/versions/{version}/revert")

@@ -188,3 +188,56 @@ def test_cancel_in_the_browser_and_live_refresh(plugin_session, served, browser,
     wait.until(lambda _: "REVERT TO VERSION 1: run" in browser.find_element(By.ID, "notice").text)
     assert browser.find_element(By.ID, "notice").text.startswith("ALTER TABLE u REVERT TO VERSION 1: run alterflow__")
     assert len(DagRun.find(dag_id="alterflow_schema_change")) == runs + 1
+
+
+@pytest.mark.parametrize("catalog_url", ["sqlite"], indirect=True)
+def test_the_migrations_section_in_the_browser_survives_the_live_refresh(plugin_session, served, browser, mint, tmp_path, monkeypatch):
+    """The Migrations section (files, states, the pending lint) as a browser shows it, its link to the
+    alterflow_migrate DAG leaving Airflow's frame, and the live refresh of the jobs leaving it in place."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from alterflow.migrate.apply import MigrationApply
+
+    s = plugin_session
+    directory = tmp_path / "migrations"
+    directory.mkdir()
+    (directory / "V1__orders.sql").write_text("CREATE TABLE orders (id INT NOT NULL, amount STRING, PRIMARY KEY (id));\n")
+    (directory / "V2__rows.sql").write_text("INSERT INTO orders VALUES (1, '10');\n")
+    MigrationApply(s, directory, who="alice@laptop", on_line=lambda _line: None).run()
+    (directory / "V3__amount_int.sql").write_text("ALTER TABLE orders MODIFY COLUMN amount INT;\n")
+    monkeypatch.setenv("ALTERFLOW_MIGRATIONS", str(directory))
+    list(s.run("CREATE TABLE events (id INT NOT NULL, v STRING, PRIMARY KEY (id)); INSERT INTO events VALUES (1, '1')"))
+    job = start_heavy(s, "ALTER TABLE events MODIFY COLUMN v INT")  # unfinished: the page refreshes
+
+    browser.get(f"{served}/alterflow/static/schema_changes.css")
+    browser.add_cookie({"name": "_token", "value": mint("alice", "admin"), "path": "/"})
+    browser.get(f"{served}/alterflow/")
+    read = (
+        "return [...document.querySelectorAll('#migrations tr.migration')].map(r => [r.dataset.script, r.dataset.state])"
+        ".concat([...document.querySelectorAll('#pending-lint tr.pending')].map(r => [r.dataset.script, r.dataset.kind,"
+        " [...r.querySelectorAll('.finding')].map(f => f.dataset.level + ' ' + f.dataset.rule).join()]));"
+    )
+    shown = [
+        ["V1__orders.sql", "APPLIED"],
+        ["V2__rows.sql", "APPLIED"],
+        ["V3__amount_int.sql", "PENDING"],
+        ["V3__amount_int.sql", "HEAVY", "approve rewrite"],
+    ]
+    assert browser.execute_script(read) == shown
+    section = browser.find_element(By.ID, "migrations")
+    assert section.is_displayed() and "Migrations" in section.find_element(By.TAG_NAME, "h2").text
+    link = section.find_element(By.LINK_TEXT, "alterflow_migrate")
+    assert (link.get_attribute("href"), link.get_attribute("target")) == (f"{served}/dags/alterflow_migrate", "_top")
+
+    # The jobs refresh in place (the job cancelled elsewhere shows up); the section stays as it was.
+    browser.execute_script("window.alterflowNotReloaded = true;")
+    list(s.run("CANCEL ALTER TABLE COLUMN FROM events"))
+    wait = WebDriverWait(browser, 20)
+    wait.until(
+        lambda _: (
+            browser.execute_script(f"return document.querySelector('#jobs tr.job[data-job-id=\"{job}\"]').dataset.state") == "CANCELLED"
+        )
+    )
+    assert browser.execute_script("return window.alterflowNotReloaded === true;")
+    assert browser.execute_script(read) == shown

@@ -110,7 +110,10 @@
     if (body.dataset.refresh !== "on") return;
     if (document.hidden || document.querySelector("button[data-action]:disabled")) return schedule();
     try {
-      const response = await fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
+      // The header: the jobs and the history only (the Migrations section is not refreshed).
+      const response = await fetch(window.location.href, {
+        credentials: "same-origin", headers: { Accept: "text/html", "X-Alterflow-Refresh": "1" },
+      });
       if (!response.ok) return schedule();
       const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
       const jobs = fresh.getElementById("jobs-section");
