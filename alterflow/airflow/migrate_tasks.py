@@ -97,7 +97,7 @@ def lint(params: Mapping) -> tuple[dict, dict, str]:
     still applies. What apply would refuse (a FAILED file, an edited or deleted applied one, a
     statement already done whose text changed) is refused here, before anyone is asked."""
     from alterflow.migrate.apply import MigrationApply
-    from alterflow.migrate.lint import LintReport, lint_migrations
+    from alterflow.migrate.lint import lint_migrations
     from alterflow.migrate.rules import load_rules
     from alterflow.migrate.status import migration_status
     from alterflow.session import Session
@@ -111,26 +111,20 @@ def lint(params: Mapping) -> tuple[dict, dict, str]:
         status = migration_status(catalog, directory)  # a missing directory: one line
         key = check_to(status.files, directory, to)
         rules = load_rules(directory)
-        # The analysis reads today's data: on the local engine in this process, and on Spark
-        # (ALTERFLOW_SPARK_MASTER) only for a table over the local engine's limit.
-        full = lint_migrations(
-            catalog, directory, rules, settings.warehouse, analyze=True, spark=lambda: get_spark(settings.spark_master), status=status
-        )
-        report = LintReport(
-            full.directory,
-            [s for s in full.statements if key is None or s.plan.file.key <= key],
-            full.drift,
-            full.rules,
-            full.drift_findings,
+        # Only the files up to `to` are planned and analysed (the drift stays that of the whole
+        # directory). The analysis reads today's data: on the local engine in this process, and on
+        # Spark (ALTERFLOW_SPARK_MASTER) only for a table over the local engine's limit.
+        upto = dataclasses.replace(status, files=_up_to(status.files, key))
+        report = lint_migrations(
+            catalog, directory, rules, settings.warehouse, analyze=True, spark=lambda: get_spark(settings.spark_master), status=upto
         )
         print(report.text(), flush=True)
         if not report.errors:  # apply's own refusals, as a dry run (it changes nothing)
             MigrationApply(session, directory, on_line=print).run(to=to, dry_run=True)
-    pending = _up_to(status.pending, key)
     summary = {
         "directory": str(directory),
         "to": to,
-        "files": {f.script: f.checksum for f in pending},
+        "files": {f.script: f.checksum for f in upto.pending},
         "statements": len(report.statements),
         "errors": report.errors,
         "warnings": report.warnings,
@@ -212,6 +206,10 @@ def approval_body(report: dict, summary: dict) -> str:
                 "every value converts" if not s["failed_casts"] else f"**{s['failed_casts']} value(s) would fail to convert**: {samples}"
             )
             lines.append(f"- **Analysis on today's data:** {failed}; about {s['est_seconds']} s to convert")
+        elif s["kind"] == "HEAVY":
+            lines.append(
+                f"- **Analysis on today's data:** none: {_plain(s['table'])} has no data yet (a pending statement before this one makes it)"
+            )
         lines += [f"- **{f['level']}** {f['rule']}: {_plain(f['message'])}" for f in s["findings"]]
     if len(statements) > MAX_BODY_STATEMENTS:
         rest = statements[MAX_BODY_STATEMENTS:]

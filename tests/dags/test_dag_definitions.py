@@ -4,9 +4,12 @@ serialization round trip (what the DAG processor stores and the scheduler reads)
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 from airflow.serialization.serialized_objects import DagSerialization
 
+from tests.support import child_pythonpath
 from tests.support.dags import SCHEMA_CHANGE, dag_bag
 
 HEAVY_PATH = ("start", "wait_for_boundary", "convert", "check", "swap")
@@ -82,5 +85,15 @@ def test_migrate_dag_lints_then_asks_approval_only_when_needed_then_applies():
     for name in ("migrations_dir", "to"):
         param = dag.params.get_param(name)
         assert param.schema.get("title") and param.description, name
-    assert dag.params["migrations_dir"] == (os.environ.get("ALTERFLOW_MIGRATIONS") or "migrations") and dag.params["to"] is None
+    assert dag.params.get_param("migrations_dir").schema["type"] == "string"
     assert "ApprovalOperator" in dag.doc_md and "Reject" in dag.doc_md
+
+
+def test_migrate_dags_default_directory_is_alterflow_migrations_when_parsed():
+    """Parsed in a process of its own (a `dag.test()` of this process may have set the params)."""
+    script = "from tests.support.dags import dag_bag; print(repr(dag_bag().dags['alterflow_migrate'].params['migrations_dir']))"
+    for value, expected in (("/srv/project/migrations", "/srv/project/migrations"), ("", "migrations")):
+        env = {**os.environ, "ALTERFLOW_MIGRATIONS": value, "PYTHONPATH": child_pythonpath()}
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.strip().splitlines()[-1] == repr(expected), done.stdout

@@ -34,6 +34,16 @@ LISTENER = "orders_schema_changed"  # examples/schema_change_listener.py
 CHROMIUM = pathlib.Path("/usr/bin/chromium")
 CHROMEDRIVER = pathlib.Path("/usr/bin/chromedriver")
 HEAVY_RUN = "e2e_orders_amount_to_int"
+MIGRATE = "alterflow_migrate"
+MIGRATE_RUN = "e2e_migrate_customers"
+# The api-server's migrations directory (./migrations of its working directory): the run applies
+# up to V2 (a rewrite: the rules ask for approval); V3 stays pending, for the page's pending lint.
+MIGRATIONS = {
+    "V1__customers.sql": "CREATE TABLE customers (id INT NOT NULL, name STRING, tier STRING, PRIMARY KEY (id));\n"
+    "INSERT INTO customers VALUES (1, 'Ada', '1'), (2, 'Grace', '2'), (3, 'Edsger', '1');\n",
+    "V2__customers_tier_to_int.sql": "ALTER TABLE customers MODIFY COLUMN tier INT;\n",
+    "V3__customers_email.sql": "ALTER TABLE customers ADD COLUMN email STRING;\n\n-- the names moved to the CRM\nALTER TABLE customers DROP COLUMN name;\n",
+}
 
 
 @contextlib.contextmanager
@@ -86,39 +96,56 @@ def sql(live: LiveAirflow, text: str, env: dict[str, str] | None = None, timeout
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
+def migrate(live: LiveAirflow, directory: pathlib.Path, *args: str) -> str:
+    """`alterflow migrate --dir DIRECTORY ARGS` with the live run's alterflow home: its output."""
+    done = subprocess.run(
+        [str(BIN / "alterflow"), "migrate", "--dir", str(directory), *args],
+        env=live.cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, f"alterflow migrate {' '.join(args)}: {done.stderr[-3000:]}"
+    return done.stdout
+
+
+def migrate_status(live: LiveAirflow, directory: pathlib.Path) -> dict:
+    return json.loads(migrate(live, directory, "status", "--format", "json"))
+
+
 def rows_as_dicts(result: dict) -> list[dict]:
     return [dict(zip(result["columns"], row)) for row in result["rows"]]
 
 
-def wait_for_dag(live: LiveAirflow, headers: dict, timeout: float = 150) -> dict:
+def wait_for_dag(live: LiveAirflow, headers: dict, timeout: float = 150, dag: str = DAG) -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         live.check_running()
-        answer = live.call("GET", f"/api/v2/dags/{DAG}", headers=headers)
+        answer = live.call("GET", f"/api/v2/dags/{dag}", headers=headers)
         if answer.status_code == 200:
             return answer.json()
         time.sleep(1)
     errors = live.call("GET", "/api/v2/importErrors", headers=headers).text
-    raise AssertionError(f"DAG {DAG} not parsed after {timeout} s; import errors: {errors}")
+    raise AssertionError(f"DAG {dag} not parsed after {timeout} s; import errors: {errors}")
 
 
-def task_states(live: LiveAirflow, headers: dict, run_id: str) -> dict[str, str | None]:
-    answer = live.call("GET", f"/api/v2/dags/{DAG}/dagRuns/{run_id}/taskInstances", headers=headers)
+def task_states(live: LiveAirflow, headers: dict, run_id: str, dag: str = DAG) -> dict[str, str | None]:
+    answer = live.call("GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}/taskInstances", headers=headers)
     return {ti["task_id"]: ti["state"] for ti in answer.json().get("task_instances", [])}
 
 
-def wait_for_run(live: LiveAirflow, headers: dict, run_id: str, timeout: float = 420) -> dict:
+def wait_for_run(live: LiveAirflow, headers: dict, run_id: str, timeout: float = 420, dag: str = DAG) -> dict:
     deadline = time.monotonic() + timeout
     run: dict = {}
     while time.monotonic() < deadline:
         live.check_running()
-        answer = live.call("GET", f"/api/v2/dags/{DAG}/dagRuns/{run_id}", headers=headers)
+        answer = live.call("GET", f"/api/v2/dags/{dag}/dagRuns/{run_id}", headers=headers)
         assert answer.status_code == 200, f"GET dag run {run_id}: {answer.status_code} {answer.text}"
         run = answer.json()
         if run["state"] in ("success", "failed"):
             break
         time.sleep(2)
-    states = task_states(live, headers, run_id)
+    states = task_states(live, headers, run_id, dag)
     if run.get("state") != "success":
         print(live.task_logs(run_id), flush=True)  # whole, in the report's captured stdout
     assert run.get("state") == "success", f"DAG run {run_id} ended {run.get('state')!r} (tasks: {states})\n{live.task_problems(run_id)}"
@@ -214,8 +241,41 @@ def trigger_from_the_form(driver, live: LiveAirflow, table: str, statement: str,
     return urllib.parse.unquote(driver.current_url.split("/runs/", 1)[1].split("/", 1)[0].split("?", 1)[0])
 
 
+def wait_for_approval(live: LiveAirflow, headers: dict, run_id: str, timeout: float = 300) -> dict:
+    """The human-in-the-loop detail of the migrate run's approval, once the task awaits input."""
+    deadline = time.monotonic() + timeout
+    states: dict = {}
+    while time.monotonic() < deadline:
+        live.check_running()
+        states = task_states(live, headers, run_id, MIGRATE)
+        if states.get("approval") == "awaiting_input":
+            answer = live.call("GET", f"/api/v2/dags/{MIGRATE}/dagRuns/{run_id}/taskInstances/approval/-1/hitlDetails", headers=headers)
+            assert answer.status_code == 200, f"{answer.status_code} {answer.text}"
+            return answer.json()
+        assert not {"failed", "upstream_failed"} & set(states.values()), f"{MIGRATE} run failed: {states}\n{live.task_problems(run_id)}"
+        time.sleep(1)
+    raise AssertionError(f"the approval of {run_id} did not wait for input within {timeout} s: {states}")
+
+
+def show_required_action(driver, live: LiveAirflow, run_id: str, screenshot: pathlib.Path) -> str:
+    """Airflow's page for the approval (the link the operator makes): its text, and a screenshot."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(f"{live.url}/dags/{MIGRATE}/runs/{run_id}/tasks/approval/required_actions?map_index=-1")
+    wait = page_wait(driver)
+    wait.until(
+        lambda d: (
+            "Reject" in d.find_element(By.TAG_NAME, "body").text and "MODIFY COLUMN tier INT" in d.find_element(By.TAG_NAME, "body").text
+        )
+    )
+    time.sleep(1)  # let the page finish painting
+    assert driver.save_screenshot(str(screenshot)), f"no screenshot written to {screenshot}"
+    return driver.find_element(By.TAG_NAME, "body").text
+
+
 def open_schema_changes_page(driver, live: LiveAirflow, job_id: int, screenshot: pathlib.Path) -> dict:
-    """The Schema changes page: the job's row and the screenshot."""
+    """The Schema changes page: the job's row, the Migrations section and the screenshots (the
+    page, and the page scrolled to the Migrations section beside it)."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ready
 
@@ -228,11 +288,24 @@ def open_schema_changes_page(driver, live: LiveAirflow, job_id: int, screenshot:
         "table": row.get_attribute("data-table"),
         "text": row.text,
         "rows": len(driver.find_elements(By.CSS_SELECTOR, "table#jobs tr.job")),
+        "migrations": driver.execute_script(
+            "return [...document.querySelectorAll('#migrations tr.migration')].map(r => [r.dataset.script, r.dataset.state]);"
+        ),
+        "pending": driver.execute_script(
+            "return [...document.querySelectorAll('#pending-lint tr.pending')].map(r => [r.dataset.script, r.dataset.kind,"
+            " [...r.querySelectorAll('.finding')].map(f => f.dataset.level + ' ' + f.dataset.rule).join()]);"
+        ),
     }
     driver.switch_to.default_content()
     time.sleep(1)  # let the navigation finish painting
     screenshot.parent.mkdir(parents=True, exist_ok=True)
     assert driver.save_screenshot(str(screenshot)), f"no screenshot written to {screenshot}"
+    driver.switch_to.frame(driver.find_element(By.CSS_SELECTOR, "iframe"))
+    driver.execute_script("document.getElementById('migrations').scrollIntoView();")
+    driver.switch_to.default_content()
+    time.sleep(0.5)
+    section = screenshot.with_name("schema-changes-migrations.png")
+    assert driver.save_screenshot(str(section)), f"no screenshot written to {section}"
     return found
 
 
@@ -246,6 +319,11 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
     def phase(name: str) -> None:
         print(f"[{time.monotonic() - started:6.1f} s] {name}", flush=True)
 
+    # The api-server's migrations directory (its working directory's ./migrations).
+    migrations = live.base / "migrations"
+    migrations.mkdir()
+    for name, text in MIGRATIONS.items():
+        (migrations / name).write_text(text)
     # Tables first (plain CLI, embedded), while Airflow starts.
     sql(
         live,
@@ -254,6 +332,7 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
         "CREATE TABLE events (id INT NOT NULL, kind STRING, PRIMARY KEY (id)); "
         "INSERT INTO events VALUES (1, 'click')",
     )
+    migrate(live, migrations, "apply", "--to", "1")  # applied earlier, from the CLI: V2 and V3 pending
     phase("tables created")
     live.wait_healthy()
     phase("Airflow healthy")
@@ -327,9 +406,29 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
     phase("the downstream DAG ran on the asset event")
 
     phase("catalog checked")
-    # In a real browser: a lightweight ALTER triggered from the DAG's form, then the Schema changes page.
+    # Migrations: a run of alterflow_migrate up to V2, whose rewrite waits for a person's approval.
+    conf = {"migrations_dir": str(migrations), "to": "2"}
+    answer = live.call(
+        "POST", f"/api/v2/dags/{MIGRATE}/dagRuns", headers=headers, json={"dag_run_id": MIGRATE_RUN, "logical_date": None, "conf": conf}
+    )
+    assert answer.status_code in (200, 409), f"trigger {MIGRATE}: {answer.status_code} {answer.text}"
+    detail = wait_for_approval(live, headers, MIGRATE_RUN)
+    assert detail["subject"] == f"Apply 1 pending migration statement(s) of {migrations}?", detail
+    assert "V2\\_\\_customers\\_tier\\_to\\_int.sql line 1: HEAVY (approve)" in detail["body"], detail["body"]
+    assert "**Analysis on today's data:** every value converts" in detail["body"], detail["body"]
+    assert [s["state"] for s in migrate_status(live, migrations)["migrations"]] == [
+        "APPLIED",
+        "PENDING",
+        "PENDING",
+    ]  # none before the answer
+    phase("the migrate run waits for approval")
+
+    # In a real browser: a lightweight ALTER triggered from the DAG's form, the migrate run's
+    # approval on Airflow's Required Actions page (granted through the REST API), then the Schema
+    # changes page.
     screenshot = pathlib.Path(os.environ.get("ALTERFLOW_SCREENSHOT") or tmp_path / "schema-changes.png")
     form_shot = screenshot.with_name("trigger-form.png")
+    approval_shot = screenshot.with_name("migrate-approval.png")
     with browser(live, token) as driver:
         form_run = trigger_from_the_form(driver, live, "events", "ALTER TABLE events ADD COLUMN clicks INT DEFAULT 0", form_shot)
         phase(f"triggered {form_run} from the form")
@@ -337,10 +436,32 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
         assert (light["tasks"].get("commit"), light["tasks"].get("start")) == ("success", "skipped"), light["tasks"]
         assert light["run"]["conf"]["table"] == "events", light["run"]
         phase("form-triggered DAG run succeeded")
+
+        shown = show_required_action(driver, live, MIGRATE_RUN, approval_shot)
+        assert "Approve" in shown and f"Apply 1 pending migration statement(s) of {migrations}?" in shown, shown
+        answer = live.call(
+            "PATCH",
+            f"/api/v2/dags/{MIGRATE}/dagRuns/{MIGRATE_RUN}/taskInstances/approval/-1/hitlDetails",
+            headers=headers,
+            json={"chosen_options": ["Approve"], "params_input": {}},
+        )
+        assert answer.status_code == 200 and answer.json()["responded_by"]["name"] == "admin", f"{answer.status_code} {answer.text}"
+        migrated = wait_for_run(live, headers, MIGRATE_RUN, dag=MIGRATE)
+        assert migrated["tasks"] == {"lint": "success", "needs_approval": "success", "approval": "success", "apply": "success"}
+        phase("the migrate run was approved through the REST API and applied V2")
         found = open_schema_changes_page(driver, live, job["job_id"], screenshot)
     assert (found["state"], found["table"]) == ("FINISHED", "orders"), found
-    assert found["rows"] == 3, f"the heavy job and both light ones should be listed: {found}"
-    assert screenshot.read_bytes()[:8] == form_shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert found["rows"] == 4, f"the heavy jobs of orders and customers and both light ones should be listed: {found}"
+    scripts = list(MIGRATIONS)
+    assert found["migrations"] == [[scripts[0], "APPLIED"], [scripts[1], "APPLIED"], [scripts[2], "PENDING"]], found
+    assert found["pending"] == [[scripts[2], "LIGHT", ""], [scripts[2], "LIGHT", "warning drop_column"]], found
+    status = migrate_status(live, migrations)
+    assert [s["state"] for s in status["migrations"]] == ["APPLIED", "APPLIED", "PENDING"], status
+    assert status["migrations"][1]["installed_by"] == "admin (approved by admin)", status
+    customers = {r["Field"]: r["Type"] for r in rows_as_dicts(sql(live, "DESCRIBE customers")[0])}
+    assert customers == {"id": "INT", "name": "STRING", "tier": "INT"}, customers  # V3 is not applied
+    for shot in (screenshot, form_shot, approval_shot, screenshot.with_name("schema-changes-migrations.png")):
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", shot
     events = {r["Field"]: r for r in rows_as_dicts(sql(live, "DESCRIBE events")[0])}
     assert (events["clicks"]["Type"], events["clicks"]["Default"]) == ("INT", "0"), events
     phase(f"page checked in Chromium, screenshots {screenshot} and {form_shot}")
