@@ -121,3 +121,21 @@ def test_an_applied_file_edited_since_fails_the_lint(project):
     assert failure.startswith("migrate lint: 1 error(s), the first V1__orders.sql edited: V1__orders.sql was edited since it was applied")
     assert "\n" not in failure and failure.endswith("; nothing was applied (the report is in this task's log and XCom `report`)")
     assert states(session, directory)["V2__note.sql"] == "PENDING"
+
+
+def test_a_statement_that_fails_in_apply_fails_the_task_with_one_line_and_its_file_is_failed(project):
+    """Data that arrives between the lint and the apply: the rewrite's validation cancels its job."""
+    session, directory = project
+    migrate_tasks.apply(migrate_tasks.lint({"migrations_dir": str(directory), "to": 2})[0], "alice")
+    summary, report, _body = migrate_tasks.lint({"migrations_dir": str(directory)})
+    assert report["errors"] == 0 and report["statements"][0]["failed_casts"] == 0
+    list(session.run("INSERT INTO orders VALUES (2, 'twenty', NULL)"))
+    line = refused(migrate_tasks.apply, summary, "alice")
+    assert line.startswith("V3__amount_int.sql:1: ") and line.endswith("(the file is FAILED)"), line
+    [v3] = [s for s in migration_status(session.catalog, directory).states if s.script == "V3__amount_int.sql"]
+    assert v3.state == "FAILED" and v3.error.startswith("V3__amount_int.sql:1: ")
+    # The next run's lint fails, now that today's data holds the value.
+    _summary, report, _body = migrate_tasks.lint({"migrations_dir": str(directory)})
+    assert migrate_tasks.lint_failure(report).startswith(
+        "migrate lint: 1 error(s), the first V3__amount_int.sql:1 failed_casts: 1 value(s)"
+    )
