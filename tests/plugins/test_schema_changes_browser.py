@@ -202,6 +202,7 @@ def test_the_migrations_section_in_the_browser_survives_the_live_refresh(plugin_
     s = plugin_session
     directory = tmp_path / "migrations"
     directory.mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.alterflow.lint]\nrewrite = "approve"\n')  # the project's rules
     (directory / "V1__orders.sql").write_text("CREATE TABLE orders (id INT NOT NULL, amount STRING, PRIMARY KEY (id));\n")
     (directory / "V2__rows.sql").write_text("INSERT INTO orders VALUES (1, '10');\n")
     MigrationApply(s, directory, who="alice@laptop", on_line=lambda _line: None).run()
