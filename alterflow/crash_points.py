@@ -21,6 +21,11 @@ load_files_moved  the files are recorded under the PREPARE transaction and moved
 and of a dual-writing load on either engine (alterflow.store.column_splice):
 
 load_origin_written  an origin file is written; the shadow's file made from it is not yet
+
+and of `alterflow migrate apply` (alterflow.migrate.apply):
+
+migrate_statement_ran       a statement finished (its job too); its history row still says RUNNING
+migrate_statement_recorded  a statement is recorded DONE; the next one has not started
 """
 
 from __future__ import annotations

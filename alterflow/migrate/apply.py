@@ -44,6 +44,7 @@ from alterflow.catalog.migration_history import (
     RecordedStatement,
 )
 from alterflow.catalog.schema import name_key
+from alterflow.crash_points import crash_point
 from alterflow.errors import UserError, first_line
 from alterflow.leases import Renewal, new_holder
 from alterflow.migrate.files import MigrationFile, version_key
@@ -256,8 +257,10 @@ class MigrationApply:
                 message = self._resume(parsed, statement.text, running)
             except Exception as exc:
                 self._failed(migration_id, position, f"{where}: {first_line(exc)}", cause=exc)
+        crash_point("migrate_statement_ran")
         table, table_id, job_id, version = self._made(parsed, request_id)
         self.history.finish_statement(migration_id, position, table, table_id, job_id, version)
+        crash_point("migrate_statement_recorded")
         if table is not None:
             self.result.tables.add(table)
         self.on_line(f"{where} {message}")
