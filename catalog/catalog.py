@@ -903,6 +903,11 @@ class Catalog:
         )
         return ViewInfo(row.id, row.name, row.query, deps)
 
+    def views_reading_table(self, table_id: int) -> list[str]:
+        """Names of the live views that read the table (DROP TABLE is refused while there are any)."""
+        with self.db_session() as s:
+            return self._views_reading_table(s, table_id)
+
     def _views_reading_table(self, s: Session, table_id: int) -> list[str]:
         return sorted(
             set(

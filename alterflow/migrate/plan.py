@@ -64,7 +64,8 @@ class NextSchema:
     catalog: Catalog
     warehouse: pathlib.Path | None = None
     tables: dict[str, _Table | None] = field(default_factory=dict)  # name key -> table, None: absent
-    views: dict[str, set[tuple[str, int]] | None] = field(default_factory=dict)  # name key -> (table key, column id) it uses
+    # name key -> (table key, column id) it reads (column id None: the table itself); None: absent
+    views: dict[str, set[tuple[str, int | None]] | None] = field(default_factory=dict)
     _next_new_id: int = -1
 
     def table(self, name: str) -> _Table | None:
@@ -98,7 +99,7 @@ class NextSchema:
         uses: dict[int, list[str]] = {}
         for view, columns in self.views.items():
             for key, column_id in columns or ():
-                if key == table_key:
+                if key == table_key and column_id is not None:
                     uses.setdefault(column_id, []).append(view)
         return {cid: tuple(names) for cid, names in uses.items()}
 
@@ -147,7 +148,10 @@ class NextSchema:
             if stmt.if_exists:
                 return result(LIGHT, f"table {stmt.name} does not exist, skipped", table=stmt.name)
             return result(REJECTED, f"DROP TABLE {stmt.name}: unknown table {stmt.name}", table=stmt.name)
-        views = sorted({v for names in {**table.context.view_uses, **self.views_of(name_key(stmt.name))}.values() for v in names})
+        key = name_key(stmt.name)
+        pending = {view for view, reads in self.views.items() if reads and any(k == key for k, _cid in reads)}
+        existing = set(self.catalog.views_reading_table(table.table_id)) if table.table_id is not None else set()
+        views = sorted(pending | {v for v in existing if self.view_exists(v)})
         if views:
             return result(REJECTED, f"cannot drop table {table.name}: view {', '.join(views)} uses it", table=table.name)
         self.tables[name_key(stmt.name)] = None
@@ -214,10 +218,11 @@ class NextSchema:
 
         if self.object_exists(stmt.name):
             return result(REJECTED, f"CREATE VIEW {stmt.name}: a table or view named {stmt.name} already exists")
-        uses: set[tuple[str, int]] = set()
+        uses: set[tuple[str, int | None]] = set()
         for name in stmt.tables:
             table = self.table(name)
             if table is not None:
+                uses.add((name_key(name), None))
                 uses.update((name_key(name), cid) for cid in columns_used(stmt.query, table.context.current))
             elif not self.view_exists(name):
                 return result(REJECTED, f"CREATE VIEW {stmt.name}: unknown table or view {name}")

@@ -72,6 +72,14 @@ def test_views_created_by_pending_statements_protect_their_columns(catalog_sessi
     assert plans[4].dropped_table
 
 
+def test_a_view_that_reads_no_named_column_still_holds_its_table(catalog_session, migrations):
+    list(catalog_session.run(ORDERS + "CREATE VIEW counted AS SELECT COUNT(*) AS n FROM orders;"))
+    migrations.write("V1__v.sql", "CREATE VIEW counted_too AS SELECT COUNT(*) AS n FROM orders;\nDROP TABLE orders;")
+    plans = _plans(catalog_session, migrations)
+    assert [p.kind for p in plans] == [LIGHT, REJECTED]
+    assert plans[1].reason == "cannot drop table orders: view counted, counted_too uses it"
+
+
 def test_heavy_rows_come_from_today_table(catalog_session, migrations):
     list(catalog_session.run(ORDERS + "INSERT INTO orders VALUES (1, 2, '3'), (2, 3, 'x');"))
     migrations.write("V1__a.sql", "ALTER TABLE orders MODIFY COLUMN note INT;")
