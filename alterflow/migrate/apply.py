@@ -323,8 +323,10 @@ class MigrationApply:
             return f"ALTER TABLE {job.table_name}: job {job.id} FINISHED, schema version {job.to_version} (found done)"
         if job is not None and job.state == JobState.CANCELLED:
             raise MigrationFailed(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
-        if job is None or self.session.settings.airflow_url:
-            return self._execute(parsed, request_id)  # never started (or its DAG run is found by its id)
+        if job is None:  # never started (through Airflow: a trigger again finds its DAG run by the id)
+            return self._execute(parsed, request_id)
+        if self.session.settings.airflow_url:  # its DAG run drives it: wait for that run
+            return self._wait_for_run(job.id, request_id)
         request = AlterRequest(parsed.table, text, request_id=request_id)
         while True:  # the killed apply's runner lease on the job runs out first, as RESUME waits
             try:
@@ -334,6 +336,22 @@ class MigrationApply:
                 self._ensure_lease()
                 self.on_line(f"waiting: {first_line(exc)}")
                 time.sleep(POLL_S * 2)
+
+    def _wait_for_run(self, job_id: int, request_id: str) -> str:
+        from alterflow.airflow_client import AirflowClient
+        from alterflow.catalog.states import JobState
+
+        client = AirflowClient.from_env(self.session.settings.airflow_url)
+        try:
+            client.wait(request_id)
+        finally:
+            client.close()
+        job = self.catalog.job_by_request(request_id)
+        if job.state != JobState.FINISHED:
+            raise MigrationFailed(
+                f"ALTER TABLE {job.table_name}: job {job_id} is {job.state} after its Airflow run {request_id}: {job.msg}"
+            )
+        return f"ALTER TABLE {job.table_name}: job {job.id} FINISHED, schema version {job.to_version} (its Airflow run ended)"
 
 
 def baseline(catalog: Catalog, directory: pathlib.Path, version: str, who: str | None = None) -> str:
