@@ -126,7 +126,7 @@ def read_desired(path: pathlib.Path) -> list[DesiredTable]:
     starts = [t.start for t in tokens]
     tables: list[DesiredTable] = []
     first_line: dict[str, int] = {}
-    columns: list[tuple[int, int, int, int, int]] = []  # (start, first line, last line, table index, column index) per column definition
+    columns: list[tuple[int, int, int, int]] = []  # (start, end, table index, column index) per column definition, in FILE's order
     for start, piece in spans:
         line = line_of(start)
         try:
@@ -151,9 +151,10 @@ def read_desired(path: pathlib.Path) -> list[DesiredTable]:
         spans_of_columns = _column_definitions(mine)
         if len(spans_of_columns) != len(stmt.columns):  # the parser read the same tokens: cannot differ
             raise AssertionError(f"{len(spans_of_columns)} column definitions found for {len(stmt.columns)} columns")
-        columns.extend((s, line_of(s), line_of(e), len(tables), i) for i, (s, e) in enumerate(spans_of_columns))
+        columns.extend((s, e, len(tables), i) for i, (s, e) in enumerate(spans_of_columns))
         tables.append(DesiredTable(stmt, line, version))
 
+    column_starts = [c[0] for c in columns]
     for offset, mark in _marks(text, tokens):
         line = line_of(offset)
         rest = MARK.match(mark)["rest"]
@@ -161,10 +162,10 @@ def read_desired(path: pathlib.Path) -> list[DesiredTable]:
         old = found and (found["quoted"] if found["quoted"] is not None else found["bare"])
         if not old:
             raise DiffError(f"{label}:{line}: `-- renamed from` needs the column's old name: -- renamed from old_name")
-        on_line = [c for c in columns if c[1] <= line <= c[2] and c[0] <= offset]
-        if not on_line:
+        index = bisect.bisect_right(column_starts, offset) - 1  # the last column definition starting before the mark
+        if index < 0 or not _on_its_line(columns[index][1], offset, tokens, starts, line_of):
             raise DiffError(f"{label}:{line}: `-- renamed from {escaped(old)}` is not on a column definition's line")
-        *_where, table_index, column_index = max(on_line)
+        _start, _end, table_index, column_index = columns[index]
         table = tables[table_index]
         column = table.stmt.columns[column_index].name
         if name_key(old) == name_key(column):
@@ -181,6 +182,16 @@ def read_desired(path: pathlib.Path) -> list[DesiredTable]:
                 )
         table.renamed_from[column_index] = (old, line)
     return tables
+
+
+def _on_its_line(end: int, offset: int, tokens: list[_Tok], starts: list[int], line_of) -> bool:
+    """Whether a mark at `offset` belongs to the column definition ending at `end` that starts
+    before it: inside the definition (one that spans lines), or after it on its last line with only
+    `,`, `)` or `;` between (`amount INT,  -- renamed from amt`)."""
+    if offset < end:
+        return True
+    between = tokens[bisect.bisect_left(starts, end) : bisect.bisect_left(starts, offset)]
+    return line_of(offset) == line_of(end) and all(t.kind == "punct" and t.text in ",);" for t in between)
 
 
 def _column_definitions(tokens: list[_Tok]) -> list[tuple[int, int]]:
