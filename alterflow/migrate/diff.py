@@ -57,7 +57,7 @@ from alterflow.migrate.plan import REJECTED, NextSchema, StatementPlan
 from alterflow.migrate.status import migration_status
 from alterflow.planner import CreateTableRejected, plan_create_table
 from alterflow.planner.statement_parts import literal_sql, quote_string
-from alterflow.sql.parser import SqlError, _Tok, _tokenize, statement_spans
+from alterflow.sql.parser import SqlError, Token, statement_spans, tokenize
 
 MARK = re.compile(r"--\s*renamed\s+from\b(?P<rest>.*)", re.IGNORECASE)
 MARK_NAME = re.compile(r"\s*(?:`(?P<quoted>[^`]*)`|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))")
@@ -111,7 +111,7 @@ def read_desired(path: pathlib.Path) -> list[DesiredTable]:
     except UnicodeDecodeError as exc:
         raise DiffError(f"{label} is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}") from None
     try:
-        tokens = _tokenize(text)
+        tokens = tokenize(text)
         spans = statement_spans(text)
     except SqlError as exc:
         raise DiffError(f"{label}: {exc}") from None
@@ -184,7 +184,7 @@ def read_desired(path: pathlib.Path) -> list[DesiredTable]:
     return tables
 
 
-def _on_its_line(end: int, offset: int, tokens: list[_Tok], starts: list[int], line_of) -> bool:
+def _on_its_line(end: int, offset: int, tokens: list[Token], starts: list[int], line_of) -> bool:
     """Whether a mark at `offset` belongs to the column definition ending at `end` that starts
     before it: inside the definition (one that spans lines), or after it on its last line with only
     `,`, `)` or `;` between (`amount INT,  -- renamed from amt`)."""
@@ -194,12 +194,12 @@ def _on_its_line(end: int, offset: int, tokens: list[_Tok], starts: list[int], l
     return line_of(offset) == line_of(end) and all(t.kind == "punct" and t.text in ",);" for t in between)
 
 
-def _column_definitions(tokens: list[_Tok]) -> list[tuple[int, int]]:
+def _column_definitions(tokens: list[Token]) -> list[tuple[int, int]]:
     """(start, end) in FILE of each column definition of one CREATE TABLE's tokens: the elements of
     its parenthesised list, without PRIMARY KEY (...)."""
     first = next(i for i, t in enumerate(tokens) if t.kind == "punct" and t.text == "(")
     found: list[tuple[int, int]] = []
-    element: list[_Tok] = []
+    element: list[Token] = []
     depth = 0
 
     def close() -> None:
@@ -222,7 +222,7 @@ def _column_definitions(tokens: list[_Tok]) -> list[tuple[int, int]]:
     return found
 
 
-def _marks(text: str, tokens: list[_Tok]) -> list[tuple[int, str]]:
+def _marks(text: str, tokens: list[Token]) -> list[tuple[int, str]]:
     """(offset, text) of every `-- renamed from ...` comment. Comments are what lies between the
     tokenizer's tokens, so the same words inside a string (a COMMENT '...') are not a mark."""
     marks = []
