@@ -57,7 +57,7 @@ from alterflow.migrate.plan import REJECTED, NextSchema, StatementPlan
 from alterflow.migrate.status import migration_status
 from alterflow.planner import CreateTableRejected, plan_create_table
 from alterflow.planner.statement_parts import literal_sql, quote_string
-from alterflow.sql.parser import SqlError, Token, statement_spans, tokenize
+from alterflow.sql.parser import SqlError, Token, tokenize
 
 MARK = re.compile(r"--\s*renamed\s+from\b(?P<rest>.*)", re.IGNORECASE)
 MARK_NAME = re.compile(r"\s*(?:`(?P<quoted>[^`]*)`|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))")
@@ -112,10 +112,16 @@ def read_desired(path: pathlib.Path) -> list[DesiredTable]:
         raise DiffError(f"{label} is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}") from None
     try:
         tokens = tokenize(text)
-        spans = statement_spans(text)
     except SqlError as exc:
         raise DiffError(f"{label}: {exc}") from None
-    if not spans:
+    pieces: list[list[Token]] = [[]]  # the tokens of each statement
+    for tok in tokens:
+        if tok.kind == "punct" and tok.text == ";":
+            pieces.append([])
+        else:
+            pieces[-1].append(tok)
+    pieces = [p for p in pieces if p]
+    if not pieces:
         raise DiffError(f"{label} holds no statement; write the desired CREATE TABLE statements into it")
 
     newlines = [m.start() for m in re.finditer("\n", text)]
@@ -127,15 +133,20 @@ def read_desired(path: pathlib.Path) -> list[DesiredTable]:
     tables: list[DesiredTable] = []
     first_line: dict[str, int] = {}
     columns: list[tuple[int, int, int, int]] = []  # (start, end, table index, column index) per column definition, in FILE's order
-    for start, piece in spans:
+    try:
+        parsed = ast.parse_statements(text)
+    except SqlError as exc:  # which statement: parse them one by one for its line
+        for piece in pieces:
+            try:
+                ast.parse_statements(text[piece[0].start : piece[-1].end])
+            except SqlError as exc_of_piece:
+                raise DiffError(f"{label}:{line_of(piece[0].start)}: {exc_of_piece}") from None
+        raise DiffError(f"{label}: {exc}") from None
+    for piece, stmt in zip(pieces, parsed):
+        start = piece[0].start
         line = line_of(start)
-        try:
-            parsed = ast.parse_statements(piece)
-        except SqlError as exc:
-            raise DiffError(f"{label}:{line}: {exc}") from None
-        stmt = parsed[0]
         if not isinstance(stmt, ast.CreateTable):
-            kind = _KIND.get(type(stmt)) or piece.split()[0].upper()[:20]
+            kind = _KIND.get(type(stmt)) or piece[0].text.upper()[:20]
             raise DiffError(f"{label}:{line}: {kind} is not CREATE TABLE; the desired schema file holds CREATE TABLE statements only")
         key = name_key(stmt.name)
         if key in first_line:
@@ -147,8 +158,7 @@ def read_desired(path: pathlib.Path) -> list[DesiredTable]:
             version, _next_id = plan_create_table(stmt, 0)
         except CreateTableRejected as exc:
             raise DiffError(f"{label}:{line}: {exc}") from None
-        mine = tokens[bisect.bisect_left(starts, start) : bisect.bisect_left(starts, start + len(piece))]
-        spans_of_columns = _column_definitions(mine)
+        spans_of_columns = _column_definitions(piece)
         if len(spans_of_columns) != len(stmt.columns):  # the parser read the same tokens: cannot differ
             raise AssertionError(f"{len(spans_of_columns)} column definitions found for {len(stmt.columns)} columns")
         columns.extend((s, e, len(tables), i) for i, (s, e) in enumerate(spans_of_columns))
