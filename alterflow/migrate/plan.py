@@ -75,13 +75,13 @@ class NextSchema:
         return self.tables[key]
 
     def _read_table(self, name: str) -> _Table | None:
-        from alterflow.workflow.steps import _planner_context
+        from alterflow.workflow.steps import planner_context
 
         try:
             context = self.catalog.alter_context(name)
         except UnknownObject:
             return None
-        planner = _planner_context(self.catalog, context, context.current, self.warehouse)
+        planner = planner_context(self.catalog, context, context.current, self.warehouse)
         rows, nbytes = self.catalog.table_stats(context.table.id)
         return _Table(context.table.name, context.table.id, planner, context.current, rows, nbytes)
 
