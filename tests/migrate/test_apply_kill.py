@@ -1,17 +1,18 @@
 """`alterflow migrate apply` killed with SIGKILL, then run again (SPEC §10: "never runs a finished
 statement twice, also after a kill -9"), with real processes and real signals.
 
-A migrations directory of five files (two CREATE TABLEs, INSERTs of 2,000 rows into a 4-bucket
-table, light ALTERs, a heavyweight `MODIFY COLUMN v INT` of a VARCHAR column that the local engine
-converts tablet by tablet, then renames, more INSERTs and ALTERs in a later file) is applied by an
-`alterflow migrate apply` process that kills itself at a crash point (`ALTERFLOW_CRASH_AT`):
-between two statements (`migrate_statement_recorded`, also at a seeded random k-th statement),
-inside the heavy statement's conversion (`tablet_1`), and after a statement ran but before it is
-recorded (`migrate_statement_ran`, at the heavy ALTER and at an INSERT); and once at a seeded
-random moment, killed from outside. Each time the process must have died by SIGKILL where it was
-meant to, and the next apply (without the crash) must finish with every file APPLIED, every ALTER
-made exactly one job and one schema version, every INSERT committed exactly one transaction, and
-the tables holding exactly the rows of a Python model of the statements.
+A migrations directory of five files (CREATE TABLEs, INSERTs of 2,000 rows into a 4-bucket table,
+light ALTERs, a heavyweight `MODIFY COLUMN v INT` of a VARCHAR column that the local engine
+converts tablet by tablet, then a rename, more INSERTs and ALTERs and a DROP TABLE in a later
+file) is applied by an `alterflow migrate apply` process that kills itself at a crash point
+(`ALTERFLOW_CRASH_AT`): between two statements (`migrate_statement_recorded@k`, k seeded), inside
+the heavy statement's conversion (`tablet_1`, also on PostgreSQL), and after a statement ran but
+before it is recorded (`migrate_statement_ran@k`: one statement of each kind in turn, seeded); and
+once at a seeded random moment, killed from outside. Each time the process must have died by
+SIGKILL where it was meant to, and the next apply (without the crash) must finish with every file
+APPLIED, every ALTER having made exactly one job and one schema version, every INSERT exactly one
+committed transaction, and the tables holding exactly the rows of a Python model of the
+statements. ALTERFLOW_KILL_SEED=n picks other statements and moments, reproducibly.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from sqlalchemy import select
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.migration_history import DONE, RUNNING, MigrationHistory
-from alterflow.catalog.models import TransactionRow
+from alterflow.catalog.models import TableRow, TransactionRow
 from alterflow.read.arrow_read import read_snapshot_arrow
 from alterflow.settings import Settings
 from tests.support.heavy_jobs import subprocess_env
@@ -76,6 +77,9 @@ class Model:
         self.columns[table] = [new if c == old else c for c in self.columns[table]]
         for row in self.rows[table]:
             row[new] = row.pop(old)
+
+    def drop_table(self, table: str) -> None:
+        del self.columns[table], self.rows[table]
 
     def drop(self, table: str, column: str) -> None:
         self.columns[table].remove(column)
@@ -132,6 +136,10 @@ MIGRATIONS: dict[str, list[Step]] = {
             lambda m: m.create("t", "id", "v", "n"),
         ),
         Step("CREATE TABLE u (k INT NOT NULL, label VARCHAR(20)) DISTRIBUTED BY HASH(k) BUCKETS 2", lambda m: m.create("u", "k", "label")),
+        Step(
+            "CREATE TABLE old_events (id INT NOT NULL, payload VARCHAR(100)) DISTRIBUTED BY HASH(id) BUCKETS 1",
+            lambda m: m.create("old_events", "id", "payload"),
+        ),
     ],
     "V2__initial_rows.sql": [
         _insert("t", T_FIRST, ["id", "v", "n"]),
@@ -152,12 +160,12 @@ MIGRATIONS: dict[str, list[Step]] = {
         Step("ALTER TABLE u DROP COLUMN note", lambda m: m.drop("u", "note")),
         Step('ALTER TABLE t ADD COLUMN c INT DEFAULT "7"', lambda m: m.add("t", "c", 7)),
         _insert("u", U_LATER, ["k", "label"]),
+        Step("DROP TABLE old_events", lambda m: m.drop_table("old_events")),
     ],
 }
 STEPS = [step for steps in MIGRATIONS.values() for step in steps]
-TABLES = ("t", "u")
+TABLES = ("t", "u")  # the tables left at the end (old_events is created, then dropped)
 HEAVY_AT = next(i for i, s in enumerate(STEPS, start=1) if s.sql == HEAVY)  # its position in apply order
-LATER_INSERT_AT = next(i for i, s in enumerate(STEPS, start=1) if s.kind == "INSERT" and "(id, v, m" in s.sql)
 
 
 def write_migrations(directory: pathlib.Path) -> None:
@@ -265,7 +273,8 @@ def finished(result: subprocess.CompletedProcess) -> None:
 # -- the invariants --------------------------------------------------------------------------------
 def assert_applied_once(place: Place) -> None:
     """Every file APPLIED; each ALTER made exactly one job and one schema version; each INSERT
-    committed exactly one transaction; the tables hold exactly the model's rows."""
+    committed exactly one transaction; the dropped table was created once and is gone; the
+    tables hold exactly the model's rows."""
     (status,) = place.cli_json("migrate", "--dir", str(place.migrations), "status", "--format", "json")
     assert [(m["script"], m["state"], m["statements_done"], m["statements"]) for m in status["migrations"]] == [
         (name, "APPLIED", len(steps), len(steps)) for name, steps in MIGRATIONS.items()
@@ -279,7 +288,14 @@ def assert_applied_once(place: Place) -> None:
     jobs_recorded = [s.job_id for s in recorded if s.job_id is not None]
     assert len(jobs_recorded) == len(set(jobs_recorded)) == sum(1 for s in STEPS if s.kind == "ALTER")
 
+    # CREATE TABLE old_events made one table, and DROP TABLE dropped it.
+    with catalog.db_session() as s:
+        made = list(s.execute(select(TableRow.name_key, TableRow.dropped_at).where(TableRow.name == "old_events")))
+    assert len(made) == 1 and made[0][0] is None and made[0][1] is not None, made
+    assert catalog.object_kind("old_events") is None
+
     model = model_after_all()
+    assert set(model.columns) == set(TABLES)
     shown = place.cli_json(
         "sql", "--format", "json", "-e", "; ".join(f"SHOW ALTER TABLE COLUMN FROM {t}; SHOW SCHEMA VERSIONS FROM {t}" for t in TABLES)
     )
@@ -420,22 +436,48 @@ def test_killed_inside_the_heavy_conversion_on_postgresql(tmp_path, pg_url):
     _killed_inside_the_conversion(place_on(tmp_path, pg_url))
 
 
-@pytest.mark.parametrize("at", [HEAVY_AT, LATER_INSERT_AT], ids=["heavy-alter", "insert"])
-def test_killed_after_a_statement_ran_before_it_is_recorded(sqlite_place, at):
-    step = STEPS[at - 1]
-    result = sqlite_place.apply(crash_at=f"migrate_statement_ran@{at}")
-    killed(result, f"migrate_statement_ran@{at}")
-    assert [state for _s, _p, state in statement_rows(sqlite_place)] == [DONE] * (at - 1) + [RUNNING]
-    catalog = sqlite_place.catalog()
-    if step.kind == "ALTER":  # its job finished before the kill
-        assert [j.state for j in catalog.jobs(catalog.table("t").id) if j.statement == step.sql] == ["FINISHED"]
-    else:  # its transaction committed before the kill
-        (running,) = [s for m in MigrationHistory(catalog).migrations() for s in m.statements if s.state == RUNNING]
-        assert MigrationHistory(catalog).load_committed(running.request_id)
+def assert_took_effect(place: Place, step: Step, request_id: str) -> None:
+    """What a statement an apply was killed after (and that its history still calls RUNNING) did."""
+    catalog = place.catalog()
+    if step.kind == "ALTER":  # its job finished
+        assert [(j.request_id, j.state) for j in catalog.jobs(catalog.table(step.table).id) if j.statement == step.sql] == [
+            (request_id, "FINISHED")
+        ]
+    elif step.kind == "INSERT":  # its transaction committed
+        assert MigrationHistory(catalog).load_committed(request_id)
+    else:
+        assert catalog.object_kind(step.table) == ("table" if step.kind == "CREATE" else None)
+
+
+def _sort(step: Step) -> str:
+    return "HEAVY" if step.sql == HEAVY else step.kind
+
+
+def test_killed_after_a_statement_of_each_kind_ran_before_it_is_recorded(sqlite_place):
+    """Kills one after another, each after a statement ran and before it is recorded: one
+    statement of each kind (CREATE TABLE, INSERT, light ALTER, heavy ALTER, DROP TABLE), chosen
+    by the seed. Each next apply finds what the statement it was killed after did (it is not run
+    again), runs on, and dies after the next chosen one ran (`migrate_statement_ran@k`)."""
+    rng = random.Random(SEED)
+    kinds = sorted({_sort(s) for s in STEPS})
+    chosen = sorted(rng.choice([n for n, s in enumerate(STEPS, start=1) if _sort(s) == kind]) for kind in kinds)
+    print(f"seed {SEED}: killed after statements {chosen} ran")
+    previous = None
+    for n in chosen:
+        step = STEPS[n - 1]
+        # This apply's statements that run: the one left RUNNING (found done) first, then the next ones.
+        k = n if previous is None else n - previous + 1
+        result = sqlite_place.apply(crash_at=f"migrate_statement_ran@{k}")
+        killed(result, f"after statement {n} ({step.sql[:40]}) ran")
+        if previous is not None:
+            assert "was running when an apply stopped" in result.stdout and "(found done" in result.stdout, result.stdout
+        recorded = [s for m in MigrationHistory(sqlite_place.catalog()).migrations() for s in m.statements]
+        assert [s.state for s in recorded] == [DONE] * (n - 1) + [RUNNING], f"after statement {n}: {step.sql[:60]}"
+        assert_took_effect(sqlite_place, step, recorded[-1].request_id)
+        previous = n
     again = sqlite_place.apply()
     finished(again)
-    assert "was running when an apply stopped" in again.stdout
-    assert "(found done" in again.stdout, again.stdout
+    assert "was running when an apply stopped" in again.stdout and "(found done" in again.stdout
     assert_applied_once(sqlite_place)
 
 
