@@ -7,14 +7,26 @@ apply continues it), APPLIED, FAILED (a statement failed: `repair` clears it), B
 catalog adopted migrations up to this version without running them), DELETED (its file left the
 directory after it ran; `repair` marked it so, and it is no longer drift). Of a statement: RUNNING
 (recorded before it runs, with its request id), DONE, FAILED.
+
+A statement's RUNNING and DONE records are committed without waiting for the disk (`_unsynced`:
+SQLite `synchronous=NORMAL` in WAL mode, PostgreSQL `synchronous_commit = off`). They survive a
+killed process as any commit does; after a power cut or an OS crash the last of them may be gone,
+but never one that a later durable commit follows, since both databases make their log durable
+in commit order. The statement's own effect is such a commit (its job, table, view or load), so
+a RUNNING record is on disk whenever what the statement did is; a DONE record that is lost leaves
+the statement RUNNING, and the next apply finds its effect by its request id (as after a kill).
+Apply makes two of these per statement, and waiting for the disk twice more would cost a light
+ALTER about half again.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from alterflow.catalog.catalog import Catalog, utcnow
@@ -139,6 +151,26 @@ class MigrationHistory:
     def _session(self):
         return self.catalog.db_session()
 
+    @contextlib.contextmanager
+    def _unsynced(self) -> Iterator[Connection]:
+        """A transaction committed without waiting for the disk (see the module's docstring)."""
+        with self.catalog.engine.connect() as conn:
+            if conn.dialect.name != "sqlite":
+                with conn.begin():
+                    conn.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
+                    yield conn
+                return
+            raw = conn.connection.driver_connection  # autocommit: the pragma is outside any transaction
+            raw.execute("PRAGMA synchronous=NORMAL")
+            try:
+                with conn.begin():
+                    yield conn
+            finally:
+                try:
+                    raw.execute("PRAGMA synchronous=FULL")  # back to the pool as it came
+                except Exception:  # noqa: BLE001 - then never back to the pool: closed instead
+                    conn.invalidate()
+
     # -- reading ----------------------------------------------------------------------------
     def migrations(self) -> list[RecordedMigration]:
         """Every recorded file (and the baseline), with its statements, oldest first."""
@@ -227,7 +259,7 @@ class MigrationHistory:
     def start_statement(self, migration_id: int, position: int, line: int, text_hash: str, request_id: str) -> None:
         """Record a statement as RUNNING under `request_id`, before it runs (a FAILED record of the
         same statement, cleared by repair, is replaced)."""
-        with self.catalog.engine.begin() as conn:
+        with self._unsynced() as conn:
             conn.execute(_DELETE_FAILED_STATEMENT, {"migration_id": migration_id, "position": position})
             conn.execute(
                 _INSERT_STATEMENT,
@@ -252,7 +284,7 @@ class MigrationHistory:
         job_id: int | None,
         schema_version: int | None,
     ) -> None:
-        with self.catalog.engine.begin() as conn:
+        with self._unsynced() as conn:
             conn.execute(
                 _FINISH_STATEMENT,
                 {
