@@ -30,6 +30,7 @@ lock:
 # A fresh home each time, so the demo always starts from an empty catalog.
 DEMO_HOME := $(abspath .alterflow/demo)
 DEMO_SQL := ALTERFLOW_HOME=$(DEMO_HOME) $(BIN)/alterflow sql -f
+DEMO_MIGRATE := ALTERFLOW_HOME=$(DEMO_HOME)/shop $(BIN)/alterflow migrate --dir examples/migrations
 demo: install
 	rm -rf $(DEMO_HOME)
 	$(DEMO_SQL) examples/lightweight.sql
@@ -37,6 +38,10 @@ demo: install
 	@echo "--- the next ALTER is expected to fail validation and be cancelled:"
 	@! $(DEMO_SQL) examples/heavyweight_fails.sql
 	$(DEMO_SQL) examples/heavyweight_after.sql
+	@echo "--- migrations as code: lint (with the analysis of today's data), apply, status (docs/migrations.md)"
+	$(DEMO_MIGRATE) lint --analyze
+	$(DEMO_MIGRATE) apply
+	$(DEMO_MIGRATE) status
 
 test: install browser lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=1200

@@ -12,8 +12,8 @@ import pathlib
 import re
 import sys
 
-from alterflow.errors import UserError, first_line, internal_error_line, shown
-from alterflow.output import to_json, to_table
+from alterflow.errors import UserError, shown
+from alterflow.output import report_failure, to_json, to_table
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -124,7 +124,7 @@ def _gc(argv: list[str]) -> int:
             on_step=lambda name, result: print(step_line(name, result), flush=True),
         )
     except Exception as exc:
-        return _failed(exc)
+        return report_failure(exc)
     return 0
 
 
@@ -144,7 +144,7 @@ def _db(args) -> int:
             return 0
         before, after = upgrade_catalog(settings.catalog_url)
     except Exception as exc:
-        return _failed(exc)
+        return report_failure(exc)
     if before == after:
         print(f"catalog already at migration {after}")
     elif before is None:
@@ -162,7 +162,7 @@ def _sql(args) -> int:
         try:
             text = _read_sql_file(args.file)
         except UserError as exc:
-            return _failed(exc)
+            return report_failure(exc)
     else:
         text = args.text
     from alterflow.sql import split_statements
@@ -171,12 +171,12 @@ def _sql(args) -> int:
         session = Session()
         pieces = split_statements(text)
     except Exception as exc:
-        return _failed(exc)
+        return report_failure(exc)
     for piece in pieces:
         try:
             results = list(session.run(piece))
         except Exception as exc:  # statements before it stay done
-            return _failed(exc)
+            return report_failure(exc)
         for result in results:
             if isinstance(result, ResultSet):
                 print(to_json(result) if args.format == "json" else to_table(result), flush=True)
@@ -212,21 +212,9 @@ def _load(args) -> int:
         session = Session()
         result = session.load_input(args.table, source, label=f"load {args.path}", engine=args.engine)
     except Exception as exc:
-        return _failed(exc)
+        return report_failure(exc)
     print(result.message)
     return 0
-
-
-def _failed(exc: Exception) -> int:
-    """Print the failure's one line (see the module's docstring); the exit status."""
-    if isinstance(exc, UserError):
-        line = first_line(exc)  # at most MAX_LINE characters, escaped
-    else:
-        from alterflow.settings import home_from_env
-
-        line = internal_error_line(exc, home_from_env())
-    print(f"error: {line}", file=sys.stderr)
-    return 1
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,10 @@
 """Named points where a process can be made to die with SIGKILL, for the kill-anywhere tests.
 
 `ALTERFLOW_CRASH_AT=after_start` (a comma-separated list of names) makes a runner kill itself,
-with the same signal as `kill -9`, the moment it reaches that point; unset (always, in production)
-a crash point costs one dictionary look-up. The points of a heavyweight job:
+with the same signal as `kill -9`, the moment it reaches that point; `name@k` the k-th time this
+process reaches it (`migrate_statement_recorded@3`: after the third statement an apply records).
+Unset (always, in production) a crash point costs one dictionary look-up. The points of a
+heavyweight job:
 
 after_start    the job is recorded (PENDING) and the step that started it is done
 waiting_txn    the job moved to WAITING_TXN
@@ -21,19 +23,39 @@ load_files_moved  the files are recorded under the PREPARE transaction and moved
 and of a dual-writing load on either engine (alterflow.store.column_splice):
 
 load_origin_written  an origin file is written; the shadow's file made from it is not yet
+
+and of `alterflow migrate apply` (alterflow.migrate.apply):
+
+migrate_statement_ran       a statement finished (its job too); its history row still says RUNNING
+migrate_statement_recorded  a statement is recorded DONE; the next one has not started
 """
 
 from __future__ import annotations
 
 import os
 import signal
+from collections import Counter
 
 ENV = "ALTERFLOW_CRASH_AT"
+
+_reached: Counter[str] = Counter()  # times this process reached each wanted point
 
 
 def crash_point(name: str) -> None:
     wanted = os.environ.get(ENV)
-    if wanted and name in wanted.split(","):
-        if os.getpgrp() == os.getpid():  # the leader of its own group: its children (Spark's JVM) die too
-            os.killpg(os.getpgrp(), signal.SIGKILL)
-        os.kill(os.getpid(), signal.SIGKILL)
+    if not wanted:
+        return
+    for entry in wanted.split(","):
+        point, _, nth = entry.partition("@")
+        if point != name:
+            continue
+        _reached[name] += 1
+        if not nth or _reached[name] == int(nth):
+            _die()
+        return
+
+
+def _die() -> None:
+    if os.getpgrp() == os.getpid():  # the leader of its own group: its children (Spark's JVM) die too
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)

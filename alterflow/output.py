@@ -1,4 +1,5 @@
-"""Printing result sets: text tables for people, JSON lines for programs (SPEC §8)."""
+"""Printing result sets (text tables for people, JSON lines for programs) and failures (one line
+on stderr) for the `alterflow` commands (SPEC §8)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,24 @@ import datetime as dt
 import decimal
 import json
 import math
+import sys
 
+from alterflow.errors import UserError, first_line, internal_error_line
 from alterflow.results import ResultSet
+
+
+def report_failure(exc: Exception) -> int:
+    """Print a command's failure as one line on stderr; the exit status (1). A refusal
+    (`UserError`) prints its own message; anything else is an internal error, whose line names
+    the exception's type and the log file under `$ALTERFLOW_HOME/logs/` that holds its traceback."""
+    if isinstance(exc, UserError):
+        line = first_line(exc)  # at most MAX_LINE characters, escaped
+    else:
+        from alterflow.settings import home_from_env
+
+        line = internal_error_line(exc, home_from_env())
+    print(f"error: {line}", file=sys.stderr)
+    return 1
 
 
 def json_value(value):

@@ -539,6 +539,48 @@ class Catalog:
             job = self.active_job_row(s, table.id)
             return AlterContext(_table(table), current, base, job_from_row(job) if job is not None else None, self._view_uses(s, table.id))
 
+    def alter_contexts(self, names: Iterable[str]) -> dict[str, AlterContext]:
+        """`alter_context` of each named table that exists, by name key, at its current version:
+        three queries per 500 tables instead of three per table (`migrate lint` plans hundreds)."""
+        keys = sorted({name_key(n) for n in names})
+        contexts: dict[str, AlterContext] = {}
+        for start in range(0, len(keys), 500):  # a bounded IN list (SQLite limits bound parameters)
+            contexts.update(self._alter_contexts(keys[start : start + 500]))
+        return contexts
+
+    def _alter_contexts(self, keys: list[str]) -> dict[str, AlterContext]:
+        with self.db_session() as s:
+            found = s.execute(
+                select(TableRow, SchemaVersionRow)
+                .join(
+                    SchemaVersionRow, and_(SchemaVersionRow.table_id == TableRow.id, SchemaVersionRow.version == TableRow.current_version)
+                )
+                .where(TableRow.name_key.in_(keys))
+            ).all()
+            ids = [table.id for table, _version_row in found]
+            jobs: dict[int, AlterJobRow] = {}
+            for job in s.scalars(
+                select(AlterJobRow).where(AlterJobRow.table_id.in_(ids), AlterJobRow.state.in_(ACTIVE_JOB_STATES)).order_by(AlterJobRow.id)
+            ):
+                jobs.setdefault(job.table_id, job)  # the first, as `active_job_row` reads it
+            uses: dict[int, dict[int, set[str]]] = {}
+            for table_id, view_name, column_ids in s.execute(
+                select(ViewDependencyRow.table_id, ViewRow.name, ViewDependencyRow.column_ids)
+                .join(ViewDependencyRow, ViewDependencyRow.view_id == ViewRow.id)
+                .where(ViewDependencyRow.table_id.in_(ids), ViewRow.name_key.is_not(None))
+            ):
+                for cid in json.loads(column_ids):
+                    uses.setdefault(table_id, {}).setdefault(cid, set()).add(view_name)
+            contexts = {}
+            for table, version_row in found:
+                current = _version(version_row)
+                job = jobs.get(table.id)
+                view_uses = {cid: tuple(sorted(views)) for cid, views in uses.get(table.id, {}).items()}
+                contexts[table.name_key] = AlterContext(
+                    _table(table), current, current, job_from_row(job) if job is not None else None, view_uses
+                )
+            return contexts
+
     def job_by_request(self, request_id: str) -> AlterJob | None:
         with self.db_session() as s:
             row = s.scalar(_JOB_BY_REQUEST, {"request_id": request_id})
@@ -902,6 +944,11 @@ class Catalog:
             for d in s.scalars(select(ViewDependencyRow).where(ViewDependencyRow.view_id == row.id).order_by(ViewDependencyRow.id))
         )
         return ViewInfo(row.id, row.name, row.query, deps)
+
+    def views_reading_table(self, table_id: int) -> list[str]:
+        """Names of the live views that read the table (DROP TABLE is refused while there are any)."""
+        with self.db_session() as s:
+            return self._views_reading_table(s, table_id)
 
     def _views_reading_table(self, s: Session, table_id: int) -> list[str]:
         return sorted(

@@ -7,14 +7,26 @@ apply continues it), APPLIED, FAILED (a statement failed: `repair` clears it), B
 catalog adopted migrations up to this version without running them), DELETED (its file left the
 directory after it ran; `repair` marked it so, and it is no longer drift). Of a statement: RUNNING
 (recorded before it runs, with its request id), DONE, FAILED.
+
+A statement's RUNNING and DONE records are committed without waiting for the disk (`_unsynced`:
+SQLite `synchronous=NORMAL` in WAL mode, PostgreSQL `synchronous_commit = off`). They survive a
+killed process as any commit does; after a power cut or an OS crash the last of them may be gone,
+but never one that a later durable commit follows, since both databases make their log durable
+in commit order. The statement's own effect is such a commit (its job, table, view or load), so
+a RUNNING record is on disk whenever what the statement did is; a DONE record that is lost leaves
+the statement RUNNING, and the next apply finds its effect by its request id (as after a kill).
+Apply makes two of these per statement, and waiting for the disk twice more would cost a light
+ALTER about half again.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from alterflow.catalog.catalog import Catalog, utcnow
@@ -33,6 +45,31 @@ from alterflow.catalog.models import (
 APPLYING, APPLIED, FAILED, BASELINE, DELETED = "APPLYING", "APPLIED", "FAILED", "BASELINE", "DELETED"
 RUNNING, DONE = "RUNNING", "DONE"
 LEASE_NAME = "apply"
+
+# The two writes apply makes around every statement, as Core statements built once and run on a
+# connection: through an ORM session each cost a millisecond or more of Python, as much as the
+# durable commit itself, and a light ALTER costs little more than both together.
+_DELETE_FAILED_STATEMENT = delete(MigrationStatementRow).where(
+    MigrationStatementRow.migration_id == bindparam("migration_id"),
+    MigrationStatementRow.position == bindparam("position"),
+    MigrationStatementRow.state == FAILED,
+)
+_INSERT_STATEMENT = insert(MigrationStatementRow)
+_FINISH_STATEMENT = (
+    update(MigrationStatementRow)
+    .where(MigrationStatementRow.migration_id == bindparam("of_migration"), MigrationStatementRow.position == bindparam("at_position"))
+    .values(
+        state=DONE,
+        table_name=bindparam("made_table_name"),
+        table_id=bindparam("made_table_id"),
+        job_id=bindparam("made_job_id"),
+        schema_version=bindparam("made_version"),
+        finished_at=bindparam("finished"),
+    )
+)
+_JOB_OF_REQUEST = select(AlterJobRow.id, AlterJobRow.table_id, AlterJobRow.table_name, AlterJobRow.to_version).where(
+    AlterJobRow.request_id == bindparam("request_id")
+)
 
 
 class MigrationLeaseHeld(CatalogError):
@@ -113,6 +150,26 @@ class MigrationHistory:
 
     def _session(self):
         return self.catalog.db_session()
+
+    @contextlib.contextmanager
+    def _unsynced(self) -> Iterator[Connection]:
+        """A transaction committed without waiting for the disk (see the module's docstring)."""
+        with self.catalog.engine.connect() as conn:
+            if conn.dialect.name != "sqlite":
+                with conn.begin():
+                    conn.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
+                    yield conn
+                return
+            raw = conn.connection.driver_connection  # autocommit: the pragma is outside any transaction
+            raw.execute("PRAGMA synchronous=NORMAL")
+            try:
+                with conn.begin():
+                    yield conn
+            finally:
+                try:
+                    raw.execute("PRAGMA synchronous=FULL")  # back to the pool as it came
+                except Exception:  # noqa: BLE001 - then never back to the pool: closed instead
+                    conn.invalidate()
 
     # -- reading ----------------------------------------------------------------------------
     def migrations(self) -> list[RecordedMigration]:
@@ -202,25 +259,20 @@ class MigrationHistory:
     def start_statement(self, migration_id: int, position: int, line: int, text_hash: str, request_id: str) -> None:
         """Record a statement as RUNNING under `request_id`, before it runs (a FAILED record of the
         same statement, cleared by repair, is replaced)."""
-        with self._session() as s, s.begin():
-            s.execute(
-                delete(MigrationStatementRow).where(
-                    MigrationStatementRow.migration_id == migration_id,
-                    MigrationStatementRow.position == position,
-                    MigrationStatementRow.state == FAILED,
-                )
-            )
-            s.add(
-                MigrationStatementRow(
-                    migration_id=migration_id,
-                    position=position,
-                    line=line,
-                    text_hash=text_hash,
-                    request_id=request_id,
-                    state=RUNNING,
-                    started_at=utcnow(),
-                    error="",
-                )
+        with self._unsynced() as conn:
+            conn.execute(_DELETE_FAILED_STATEMENT, {"migration_id": migration_id, "position": position})
+            conn.execute(
+                _INSERT_STATEMENT,
+                {
+                    "migration_id": migration_id,
+                    "position": position,
+                    "line": line,
+                    "text_hash": text_hash,
+                    "request_id": request_id,
+                    "state": RUNNING,
+                    "started_at": utcnow(),
+                    "error": "",
+                },
             )
 
     def finish_statement(
@@ -232,18 +284,18 @@ class MigrationHistory:
         job_id: int | None,
         schema_version: int | None,
     ) -> None:
-        with self._session() as s, s.begin():
-            s.execute(
-                update(MigrationStatementRow)
-                .where(MigrationStatementRow.migration_id == migration_id, MigrationStatementRow.position == position)
-                .values(
-                    state=DONE,
-                    table_name=table_name,
-                    table_id=table_id,
-                    job_id=job_id,
-                    schema_version=schema_version,
-                    finished_at=utcnow(),
-                )
+        with self._unsynced() as conn:
+            conn.execute(
+                _FINISH_STATEMENT,
+                {
+                    "of_migration": migration_id,
+                    "at_position": position,
+                    "made_table_name": table_name,
+                    "made_table_id": table_id,
+                    "made_job_id": job_id,
+                    "made_version": schema_version,
+                    "finished": utcnow(),
+                },
             )
 
     def fail(self, migration_id: int, position: int | None, error: str) -> None:
@@ -296,9 +348,9 @@ class MigrationHistory:
     # -- effects of a statement an apply was killed in ----------------------------------------
     def job_of_request(self, request_id: str) -> tuple[int, int, str, int] | None:
         """(job id, table id, table name, version it makes) of the ALTER job run under `request_id`."""
-        with self._session() as s:
-            row = s.scalars(select(AlterJobRow).where(AlterJobRow.request_id == request_id)).first()
-            return None if row is None else (row.id, row.table_id, row.table_name, row.to_version)
+        with self.catalog.engine.connect() as conn:
+            row = conn.execute(_JOB_OF_REQUEST, {"request_id": request_id}).first()
+            return None if row is None else (row[0], row[1], row[2], row[3])
 
     def table_created_since(self, name_key: str, since: datetime) -> tuple[int, str] | None:
         """(id, name) of the live table of that name when it was created at or after `since`."""

@@ -188,7 +188,9 @@ def validate_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int) 
             [(f.path, _file_in_order(absolute(warehouse, f.path), sort_names)) for f in files],
             columns=["file", "in_order"],
         )
-        unordered = order[~order["in_order"]]["file"].tolist()
+        # .loc with a bool mask: on an empty table (no file) `order[mask]` would read the empty
+        # object-typed mask as a list of column names and drop the columns.
+        unordered = order.loc[~order["in_order"].astype(bool), "file"].tolist()
         _run(schema_change.sort_order_suite(new), order, "pandas", report, samples=lambda _config: unordered)
     report.success = not report.failures
     return report

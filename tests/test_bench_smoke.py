@@ -35,6 +35,8 @@ def test_quick_benchmarks_run_and_print_the_results_table(tmp_path):
         "lease cost",
         "heavy ALTER, CLI process",
         "light ALTER, CLI process",
+        "migrate lint, CLI process",
+        "migrate apply, CLI process",
         "evolved read",
         "heavy conversion",
         "load during dual write",

@@ -44,6 +44,7 @@ from alterflow.catalog.migration_history import (
     RecordedStatement,
 )
 from alterflow.catalog.schema import name_key
+from alterflow.crash_points import crash_point
 from alterflow.errors import UserError, first_line
 from alterflow.leases import Renewal, new_holder
 from alterflow.migrate.files import MigrationFile, version_key
@@ -256,8 +257,10 @@ class MigrationApply:
                 message = self._resume(parsed, statement.text, running)
             except Exception as exc:
                 self._failed(migration_id, position, f"{where}: {first_line(exc)}", cause=exc)
+        crash_point("migrate_statement_ran")
         table, table_id, job_id, version = self._made(parsed, request_id)
         self.history.finish_statement(migration_id, position, table, table_id, job_id, version)
+        crash_point("migrate_statement_recorded")
         if table is not None:
             self.result.tables.add(table)
         self.on_line(f"{where} {message}")
@@ -320,8 +323,10 @@ class MigrationApply:
             return f"ALTER TABLE {job.table_name}: job {job.id} FINISHED, schema version {job.to_version} (found done)"
         if job is not None and job.state == JobState.CANCELLED:
             raise MigrationFailed(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
-        if job is None or self.session.settings.airflow_url:
-            return self._execute(parsed, request_id)  # never started (or its DAG run is found by its id)
+        if job is None:  # never started (through Airflow: a trigger again finds its DAG run by the id)
+            return self._execute(parsed, request_id)
+        if self.session.settings.airflow_url:  # its DAG run drives it: wait for that run
+            return self._wait_for_run(job.id, request_id)
         request = AlterRequest(parsed.table, text, request_id=request_id)
         while True:  # the killed apply's runner lease on the job runs out first, as RESUME waits
             try:
@@ -331,6 +336,22 @@ class MigrationApply:
                 self._ensure_lease()
                 self.on_line(f"waiting: {first_line(exc)}")
                 time.sleep(POLL_S * 2)
+
+    def _wait_for_run(self, job_id: int, request_id: str) -> str:
+        from alterflow.airflow_client import AirflowClient
+        from alterflow.catalog.states import JobState
+
+        client = AirflowClient.from_env(self.session.settings.airflow_url)
+        try:
+            client.wait(request_id)
+        finally:
+            client.close()
+        job = self.catalog.job_by_request(request_id)
+        if job.state != JobState.FINISHED:
+            raise MigrationFailed(
+                f"ALTER TABLE {job.table_name}: job {job_id} is {job.state} after its Airflow run {request_id}: {job.msg}"
+            )
+        return f"ALTER TABLE {job.table_name}: job {job.id} FINISHED, schema version {job.to_version} (its Airflow run ended)"
 
 
 def baseline(catalog: Catalog, directory: pathlib.Path, version: str, who: str | None = None) -> str:

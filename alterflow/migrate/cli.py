@@ -1,5 +1,5 @@
 """`alterflow migrate status|lint|apply|baseline|repair|new|diff` (SPEC §10). Every refusal is one
-line on stderr and exit status 1 (`alterflow.cli._failed`); `lint` also exits 1 when a finding is
+line on stderr and exit status 1 (`alterflow.output.report_failure`); `lint` also exits 1 when a finding is
 an error."""
 
 from __future__ import annotations
@@ -44,13 +44,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    from alterflow.cli import _failed
+    from alterflow.output import report_failure
 
     try:
         args = parser().parse_args(argv)
         return _run(args)
     except Exception as exc:
-        return _failed(exc)
+        return report_failure(exc)
 
 
 def _run(args) -> int:

@@ -1,6 +1,7 @@
 """Every pending statement planned in order, changing nothing (SPEC §10, `migrate lint`).
 
-The catalog is read once per table a statement names; what the statements before change is kept in
+The catalog is read once for all the tables the statements name (`Catalog.alter_contexts`), and
+a table's size only when a rewrite of it is planned; what the statements before change is kept in
 memory (`NextSchema`): each ALTER is planned by the same planner as `alterflow sql` against the
 version the pending statements before it leave, a CREATE TABLE adds a table, a DROP removes it,
 views are tracked with the columns they use. Column ids carry over as the catalog would give them,
@@ -31,8 +32,7 @@ class _Table:
     table_id: int | None  # None: created by a pending statement
     context: TableContext  # its current version and next column id after the pending statements so far
     catalog_version: SchemaVersion | None  # today's version in the catalog (what its files are read as)
-    rows: int = 0
-    bytes: int = 0
+    stats: tuple[int, int] | None = None  # (rows, bytes) today, read when a rewrite of it is planned
     changed_types: bool = False  # a pending statement before rewrote it
 
 
@@ -64,7 +64,8 @@ class NextSchema:
     catalog: Catalog
     warehouse: pathlib.Path | None = None
     tables: dict[str, _Table | None] = field(default_factory=dict)  # name key -> table, None: absent
-    views: dict[str, set[tuple[str, int]] | None] = field(default_factory=dict)  # name key -> (table key, column id) it uses
+    # name key -> (table key, column id) it reads (column id None: the table itself); None: absent
+    views: dict[str, set[tuple[str, int | None]] | None] = field(default_factory=dict)
     _next_new_id: int = -1
 
     def table(self, name: str) -> _Table | None:
@@ -74,15 +75,31 @@ class NextSchema:
         return self.tables[key]
 
     def _read_table(self, name: str) -> _Table | None:
-        from alterflow.workflow.steps import _planner_context
-
         try:
-            context = self.catalog.alter_context(name)
+            return self._table_of(self.catalog.alter_context(name))
         except UnknownObject:
             return None
-        planner = _planner_context(self.catalog, context, context.current, self.warehouse)
-        rows, nbytes = self.catalog.table_stats(context.table.id)
-        return _Table(context.table.name, context.table.id, planner, context.current, rows, nbytes)
+
+    def read_tables(self, names: set[str]) -> None:
+        """Read the named tables not read yet, all at once (what `table` reads one at a time)."""
+        wanted = {name_key(n) for n in names} - set(self.tables)
+        contexts = self.catalog.alter_contexts(wanted)
+        for key in wanted:
+            self.tables[key] = self._table_of(contexts[key]) if key in contexts else None
+
+    def _table_of(self, context) -> _Table:
+        from alterflow.workflow.steps import planner_context
+
+        planner = planner_context(self.catalog, context, context.current, self.warehouse)
+        return _Table(context.table.name, context.table.id, planner, context.current)
+
+    def _stats(self, table: _Table) -> tuple[int, int]:
+        """(rows, bytes) a rewrite of `table` reads today; read once, and only for a rewrite."""
+        if table.table_id is None:
+            return 0, 0
+        if table.stats is None:
+            table.stats = self.catalog.table_stats(table.table_id)
+        return table.stats
 
     def view_exists(self, name: str) -> bool:
         key = name_key(name)
@@ -98,7 +115,7 @@ class NextSchema:
         uses: dict[int, list[str]] = {}
         for view, columns in self.views.items():
             for key, column_id in columns or ():
-                if key == table_key:
+                if key == table_key and column_id is not None:
                     uses.setdefault(column_id, []).append(view)
         return {cid: tuple(names) for cid, names in uses.items()}
 
@@ -147,7 +164,10 @@ class NextSchema:
             if stmt.if_exists:
                 return result(LIGHT, f"table {stmt.name} does not exist, skipped", table=stmt.name)
             return result(REJECTED, f"DROP TABLE {stmt.name}: unknown table {stmt.name}", table=stmt.name)
-        views = sorted({v for names in {**table.context.view_uses, **self.views_of(name_key(stmt.name))}.values() for v in names})
+        key = name_key(stmt.name)
+        pending = {view for view, reads in self.views.items() if reads and any(k == key for k, _cid in reads)}
+        existing = set(self.catalog.views_reading_table(table.table_id)) if table.table_id is not None else set()
+        views = sorted(pending | {v for v in existing if self.view_exists(v)})
         if views:
             return result(REJECTED, f"cannot drop table {table.name}: view {', '.join(views)} uses it", table=table.name)
         self.tables[name_key(stmt.name)] = None
@@ -192,13 +212,13 @@ class NextSchema:
         )
         heavy = plan.kind is Verdict.HEAVY
         reason = "; ".join(f"{c.text}: {c.reason}" for c in plan.clauses)
-        plan_rows = table.rows if heavy and table.table_id is not None else 0
+        rows, nbytes = self._stats(table) if heavy else (0, 0)
         made = result(
             HEAVY if heavy else LIGHT,
             reason,
             table=table.name,
-            rows=plan_rows,
-            bytes=table.bytes if heavy and table.table_id is not None else 0,
+            rows=rows,
+            bytes=nbytes,
             dropped_columns=dropped,
             guarded=guarded,
             alter=plan,
@@ -214,10 +234,11 @@ class NextSchema:
 
         if self.object_exists(stmt.name):
             return result(REJECTED, f"CREATE VIEW {stmt.name}: a table or view named {stmt.name} already exists")
-        uses: set[tuple[str, int]] = set()
+        uses: set[tuple[str, int | None]] = set()
         for name in stmt.tables:
             table = self.table(name)
             if table is not None:
+                uses.add((name_key(name), None))
                 uses.update((name_key(name), cid) for cid in columns_used(stmt.query, table.context.current))
             elif not self.view_exists(name):
                 return result(REJECTED, f"CREATE VIEW {stmt.name}: unknown table or view {name}")
@@ -263,6 +284,22 @@ def plan_pending(
     """Every statement of `files` not in `done` ((version, position) of statements a partly
     applied file already ran), in order, planned against the schema the ones before leave."""
     schema = NextSchema(catalog, warehouse)
-    return [
-        schema.plan(file, statement) for file in files for statement in file.statements if (file.version, statement.position) not in done
-    ]
+    pending = [(file, statement) for file in files for statement in file.statements if (file.version, statement.position) not in done]
+    schema.read_tables(_tables_named(statement.text for _file, statement in pending))
+    return [schema.plan(file, statement) for file, statement in pending]
+
+
+def _tables_named(texts) -> set[str]:
+    """The tables the statements name (a statement that does not parse names none: `plan` says why)."""
+    names = set()
+    for text in texts:
+        try:
+            parsed = ast.parse_statements(text)
+        except ast.SqlError:
+            continue
+        for stmt in parsed:
+            if isinstance(stmt, ast.AlterTable | ast.Insert):
+                names.add(stmt.table)
+            elif isinstance(stmt, ast.CreateTable | ast.DropTable):
+                names.add(stmt.name)
+    return names

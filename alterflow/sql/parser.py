@@ -59,7 +59,7 @@ from alterflow.sql.ast import (
     Statement,
 )
 
-__all__ = ["SqlError", "parse_statements", "split_statements"]
+__all__ = ["SqlError", "Token", "parse_statements", "split_statements", "statement_spans", "tokenize"]
 
 
 class SqlError(UserError):
@@ -174,6 +174,13 @@ def split_statements(text: str) -> list[str]:
         return split_statements(text[:cut]) + [text[cut:]]
 
 
+def tokenize(text: str) -> list[Token]:
+    """Every token of `text` with its span in it, as the parser reads them: comments and white space
+    are not tokens (they are what lies between two). SqlError, with its line, when it cannot be
+    read (an unterminated string). `alterflow migrate diff` finds its `-- renamed from` marks so."""
+    return _tokenize(text)
+
+
 def statement_spans(text: str) -> list[tuple[int, str]]:
     """(offset where it starts, text) of each non-empty statement, without parsing it. Text that
     cannot be tokenized (an unterminated string) raises SqlError."""
@@ -222,6 +229,9 @@ class _Tok:
     def key(self) -> str | None:
         """What keywords and punctuation are matched against (None: never a keyword)."""
         return self.text.upper() if self.kind in ("word", "punct") else None
+
+
+Token = _Tok  # the public name of a token (`tokenize`)
 
 
 def _tokenize(text: str) -> list[_Tok]:

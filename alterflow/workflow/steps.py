@@ -63,7 +63,7 @@ def table_context(
     """What the planner needs to know about a table (at its current version unless given).
     Without the `warehouse` the files' statistics are unknown (a REVERT of a widening rewrites)."""
     context = _alter_context(catalog, table)
-    return _planner_context(catalog, context, version or context.current, warehouse)
+    return planner_context(catalog, context, version or context.current, warehouse)
 
 
 def same_statement(a: str, b: str) -> bool:
@@ -105,7 +105,7 @@ def _file_ranges(warehouse: pathlib.Path) -> FileRanges:
     return FileRanges(warehouse)
 
 
-def _planner_context(
+def planner_context(
     catalog: Catalog,
     context: AlterContext,
     version: SchemaVersion,
@@ -174,7 +174,7 @@ def validate(catalog: Catalog, request: AlterRequest, group: str | None = None, 
             "clauses": [],
             "job_id": job.id,
         }
-    result = plan_alter(_planner_context(catalog, context, context.current, warehouse), parse_alter(request))
+    result = plan_alter(planner_context(catalog, context, context.current, warehouse), parse_alter(request))
     result.raise_if_rejected()
     if result.kind is Verdict.HEAVY and warehouse is not None:  # a rewrite writes files: refused before its job exists
         from alterflow.store.warehouse import Warehouse
@@ -205,7 +205,7 @@ def replan(
     process, and the compare-and-set on that version refuses it if the table moved meanwhile."""
     # One catalog read: the table, the version validated against and the planner's context.
     context = catalog.alter_context(request.table, validated["from_version"])
-    result = plan_alter(_planner_context(catalog, context, context.base, warehouse, ranges), parse_alter(request))
+    result = plan_alter(planner_context(catalog, context, context.base, warehouse, ranges), parse_alter(request))
     result.raise_if_rejected()
     if result.kind is not kind:
         # The plan can only change kind with the files (a REVERT of a widening): run it again.

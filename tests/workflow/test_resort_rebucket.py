@@ -63,6 +63,18 @@ def test_a_new_sort_key_sorts_every_file_of_the_new_index(session, spark, engine
     assert Counter(sql(session, "SELECT id, k, v FROM r")) == Counter(ROWS + EXTRA)
 
 
+def test_a_new_sort_key_on_an_empty_table_finishes(session, spark, engine):
+    """No file to check the order of: the validation's sort-order suite sees an empty frame."""
+    sql(session, TABLE)
+    job_id = start(session, "ALTER TABLE r ORDER BY (v)", engine=engine)
+    wait(session, job_id)
+    convert(session, spark, job_id)
+    check(session, spark, job_id)
+    assert swap(session, job_id) == {"state": "FINISHED"}
+    load(session, EXTRA)
+    assert Counter(sql(session, "SELECT id, k, v FROM r")) == Counter(EXTRA)
+
+
 def test_a_new_distribution_puts_every_row_in_the_bucket_bucket_of_says(session, spark, engine):
     # No sort key here: a table with one fails the same way as the test above (its rewritten files
     # are not in sort-key order when the new version has more than one bucket).
