@@ -178,13 +178,21 @@ def _plain(text: str) -> str:
     return "".join(f"\\{c}" if c in "\\`*_[]<#|" else c for c in one_line)
 
 
+def _code(text: str) -> str:
+    """Text as a Markdown code span (nothing inside one is escaped), on one line."""
+    one_line = " ".join(str(text).split())
+    longest = max((len(run) for run in _backtick_runs(one_line)), default=0)
+    fence = "`" * (longest + 1)
+    return f"{fence} {one_line} {fence}" if longest else f"`{one_line}`"
+
+
 def approval_body(report: dict, summary: dict) -> str:
     """The approval's Markdown: what applying would do, statement by statement (plan, analysis on
     today's data, findings), then the drift the lint saw."""
     statements = report["statements"]
     scope = f"up to version {summary['to']}" if summary["to"] else "every pending file"
     lines = [
-        f"**{len(statements)} pending statement(s)** in `{_plain(summary['directory'])}` ({scope}, "
+        f"**{len(statements)} pending statement(s)** in {_code(summary['directory'])} ({scope}, "
         f"{len(summary['files'])} file(s)): **{report['approvals']} to approve**, {report['errors']} error(s), "
         f"{report['warnings']} warning(s). Rules: {_plain(report['rules_from'])}.",
         "",
