@@ -490,6 +490,26 @@ def test_under_a_url_path_the_cli_and_the_schema_changes_page_work(airflow_under
     rows = sql(live, "SELECT id, name, qty FROM items")[0]["rows"]
     assert rows == [[1, "a", 1]], rows
 
+    # migrate apply through the same Airflow, killed (-9) after the ALTER's DAG run ended but before
+    # its statement was recorded: the next apply finds the run's job by the run id and runs nothing again.
+    migrations = live.base / "kill-migrations"
+    migrations.mkdir()
+    (migrations / "V1__price.sql").write_text("ALTER TABLE items ADD COLUMN price INT;\n")
+    command = [str(BIN / "alterflow"), "migrate", "--dir", str(migrations), "apply"]
+    killed = subprocess.run(
+        command, env={**cli_env, "ALTERFLOW_CRASH_AT": "migrate_statement_ran"}, capture_output=True, text=True, timeout=300
+    )
+    assert killed.returncode == -9, killed
+    again = subprocess.run(command, env=cli_env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "V1__price.sql:1 ALTER TABLE items: job 2 FINISHED, schema version 3 (found done)" in again.stdout, again.stdout
+    runs = live.call("GET", f"/api/v2/dags/{DAG}/dagRuns", headers=headers).json()["dag_runs"]
+    assert sorted(r["conf"]["statement"] for r in runs) == [
+        "ALTER TABLE items ADD COLUMN price INT",
+        "ALTER TABLE items ADD COLUMN qty INT DEFAULT 1",
+    ]
+    assert [s["state"] for s in migrate_status(live, migrations)["migrations"]] == ["APPLIED"]
+
     signed_out = live.call("GET", "/alterflow/")
     assert signed_out.status_code == 401
     assert 'href="/af/auth/login?next=%2Faf%2Fplugin%2Fschema-changes"' in signed_out.text, signed_out.text
