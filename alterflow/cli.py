@@ -14,6 +14,7 @@ import sys
 
 from alterflow.errors import UserError, shown
 from alterflow.output import report_failure, to_json, to_table
+from alterflow.text_files import read_utf8
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -192,15 +193,7 @@ class _FileError(UserError):
 def _read_sql_file(name: str) -> str:
     """The text of a statements file, or one line saying why not (missing, a directory, not
     readable, not UTF-8)."""
-    path = pathlib.Path(name)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise _FileError(f"cannot read {shown(name, 200)}: {exc.strerror or type(exc).__name__}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _FileError(f"{shown(name, 200)} is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}") from None
+    return read_utf8(pathlib.Path(name), shown(name, 200), _FileError)
 
 
 def _load(args) -> int:

@@ -58,6 +58,7 @@ from alterflow.migrate.status import migration_status
 from alterflow.planner import CreateTableRejected, plan_create_table
 from alterflow.planner.statement_parts import literal_sql, quote_string
 from alterflow.sql.parser import SqlError, Token, tokenize
+from alterflow.text_files import read_utf8
 
 MARK = re.compile(r"--\s*renamed\s+from\b(?P<rest>.*)", re.IGNORECASE)
 MARK_NAME = re.compile(r"\s*(?:`(?P<quoted>[^`]*)`|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))")
@@ -100,16 +101,7 @@ def read_desired(path: pathlib.Path) -> list[DesiredTable]:
         raise DiffError(f"desired schema file {label} does not exist")
     if not path.is_file():
         raise DiffError(f"desired schema file {label} is not a file")
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise DiffError(f"{label} is over {MAX_FILE_BYTES >> 20} MB; the desired schema is CREATE TABLE statements")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DiffError(f"cannot read {label}: {exc.strerror or type(exc).__name__}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DiffError(f"{label} is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}") from None
+    text = read_utf8(path, label, DiffError, MAX_FILE_BYTES, "the desired schema is CREATE TABLE statements")
     try:
         tokens = tokenize(text)
     except SqlError as exc:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from alterflow.errors import UserError, shown
+from alterflow.text_files import read_utf8
 
 DEFAULT_DIR = "migrations"
 NAME = re.compile(r"V(?P<version>[0-9]+(?:\.[0-9]+)*)__(?P<words>[A-Za-z0-9][A-Za-z0-9_]*)\.sql")
@@ -127,16 +128,7 @@ def read_directory(directory: pathlib.Path, allow_empty_files: bool = False) -> 
 
 
 def _read_text(path: pathlib.Path) -> str:
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise MigrationFileError(f"{path.name} is over {MAX_FILE_BYTES >> 20} MB; a migration file is SQL text")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise MigrationFileError(f"cannot read {path.name}: {exc.strerror or type(exc).__name__}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise MigrationFileError(f"{path.name} is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}") from None
+    return read_utf8(path, path.name, MigrationFileError, MAX_FILE_BYTES, "a migration file is SQL text")
 
 
 def new_file(directory: pathlib.Path, words: str) -> pathlib.Path:
