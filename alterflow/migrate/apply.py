@@ -129,6 +129,7 @@ class MigrationApply:
         who: str | None = None,
         on_line: Callable[[str], None] = print,
         lease_s: float | None = None,
+        approve_rules=None,
     ):
         self.session = session
         self.catalog: Catalog = session.catalog
@@ -140,6 +141,7 @@ class MigrationApply:
         self.holder = new_holder()
         self._renewal: Renewal | None = None
         self.result = ApplyResult()
+        self.approve_rules = approve_rules  # LintRules: print the findings this apply approves
 
     # -- entry -------------------------------------------------------------------------------
     def run(self, to: str | None = None, dry_run: bool = False) -> ApplyResult:
@@ -165,11 +167,27 @@ class MigrationApply:
                 raise MigrationRefused(
                     f"migrate apply: {rejected.script} line {rejected.statement.line}: {rejected.reason}; nothing was applied"
                 )
+            self._say_approved(plans)
             for file in files:
                 self._apply_file(file, status, result)
         finally:
             self._release_lease()
         return result
+
+    def _say_approved(self, plans: list[StatementPlan]) -> None:
+        """With `approve_rules` (the CLI): the person running apply is the approver of what the
+        rules say needs one; each such finding is printed before anything runs, not asked."""
+        if self.approve_rules is None:
+            return
+        from alterflow.migrate.lint import findings_of
+
+        for plan in plans:
+            for finding in findings_of(plan, self.approve_rules):
+                if finding.level == "approve":
+                    self.on_line(
+                        f"{plan.script}:{plan.statement.line} approve {finding.rule}: {finding.message} "
+                        f"(approved by {self.who}, who runs this apply)"
+                    )
 
     # -- the lease ---------------------------------------------------------------------------
     def _take_lease(self) -> None:

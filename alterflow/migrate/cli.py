@@ -109,10 +109,10 @@ def _apply(session, directory: pathlib.Path, args) -> int:
     from alterflow.migrate.lint import findings_of
     from alterflow.migrate.rules import load_rules
 
-    apply = MigrationApply(session, directory, on_line=lambda line: print(line, flush=True))
+    rules = load_rules(directory)
+    apply = MigrationApply(session, directory, on_line=lambda line: print(line, flush=True), approve_rules=rules)
     result = apply.run(to=args.to, dry_run=args.dry_run)
     if args.dry_run:
-        rules = load_rules(directory)
         for plan in result.planned:
             print(f"would run {plan.script}:{plan.statement.line}  {' '.join(plan.statement.text.split())[:160]}")
             print(f"  {plan.kind:<8} {plan.reason}")

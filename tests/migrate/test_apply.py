@@ -220,3 +220,17 @@ def test_one_apply_at_a_time(catalog_session, migrations):
     assert len(_apply(catalog_session, migrations, lines=lines).applied) == 3
     assert lines[0].startswith("waiting for the apply lease of ")
     assert history.lease().holder is None  # released at the end
+
+
+def test_in_the_cli_the_person_running_apply_approves_and_is_told_so(catalog_session, migrations):
+    from alterflow.migrate.rules import LintRules
+
+    migrations.write("V1__orders.sql", ORDERS + "INSERT INTO orders VALUES (1, 10, 'a');")
+    migrations.write("V2__text.sql", "ALTER TABLE orders MODIFY COLUMN amount VARCHAR(10);")
+    lines = []
+    MigrationApply(catalog_session, migrations.path, who="tester", on_line=lines.append, approve_rules=LintRules()).run()
+    approved = [line for line in lines if " approve " in line]
+    assert approved == [
+        "V2__text.sql:1 approve rewrite: rewrites the data of orders (0 rows today) into a new index (approved by tester, who runs this apply)"
+    ], lines
+    assert lines.index(approved[0]) < lines.index("V1__orders.sql:1 CREATE TABLE orders")  # told before anything runs
