@@ -230,12 +230,14 @@ def assert_no_unknown_files(session: Session) -> None:
 
 def test_a_runner_killed_anywhere_is_resumed_and_the_table_equals_the_model(session, monkeypatch):
     monkeypatch.setenv("ALTERFLOW_LEASE_S", str(LEASE_S))
-    outcomes = run_kill_loop(session, random_kills=8)
+    # Every step boundary, then four kills at seeded random moments (two per engine) that land
+    # inside a step rather than between two. With the 6 on PostgreSQL, the race's, GC's and the
+    # load tests': well over 16 SIGKILLs in all.
+    outcomes = run_kill_loop(session, random_kills=4)
     kills = [o for o in outcomes if "finished first" not in o]
-    # With the 6 on PostgreSQL, the race's, GC's and the load tests': well over 20 SIGKILLs in all.
-    assert len(kills) >= 12, outcomes
+    assert len(kills) >= 7, outcomes  # the 6 at the boundaries and at least one random one
     orphans = [o for o in kills if o.endswith(("RUNNING", "WAITING_TXN", "PENDING", "VALIDATING"))]
-    assert len(orphans) >= 10, outcomes
+    assert len(orphans) >= 7, outcomes  # ... that left an orphan to resume
     assert_no_unknown_files(session)
 
 
