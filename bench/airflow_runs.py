@@ -91,12 +91,14 @@ def run(quick: bool = False) -> list[ResultRow]:
 
     sizes = QUICK if quick else FULL
     runs, count = sizes["runs"], sizes["rows"]
+    warm_up = 0 if quick else 1  # a first run of each warms Airflow's and the OS's caches; --quick judges nothing
+    last = runs + warm_up - 1
     with tempfile.TemporaryDirectory(prefix="alterflow-bench-airflow-") as base:
         live = LiveAirflow(pathlib.Path(base))
         live.start()
         try:
             session = Session(Settings.from_env(live.cli_env()))
-            for i in range(runs + 1):  # +1: a first run of each warms Airflow's and the OS's caches
+            for i in range(runs + warm_up):
                 for kind in ("heavy", "light"):
                     list(session.run(TABLE.format(name=f"{kind}{i}")))
                     session.load(f"{kind}{i}", _rows(count), label="bench", by_name=True)
@@ -104,15 +106,15 @@ def run(quick: bool = False) -> list[ResultRow]:
             headers = {"Authorization": f"Bearer {live.token()}"}
             _wait_for_dag(live, headers)
             light, heavy = [], []
-            for i in range(runs + 1):
+            for i in range(runs + warm_up):
                 light_s = _timed_run(live, headers, f"bench_light_{i}", f"light{i}", f"ALTER TABLE light{i} ADD COLUMN n INT")
                 heavy_s = _timed_run(live, headers, f"bench_heavy_{i}", f"heavy{i}", f"ALTER TABLE heavy{i} MODIFY COLUMN v BIGINT")
-                print(f"  run {i}: light {light_s:.1f} s, heavy {heavy_s:.1f} s{' (warm-up)' if i == 0 else ''}", flush=True)
-                if i:
+                print(f"  run {i}: light {light_s:.1f} s, heavy {heavy_s:.1f} s{' (warm-up)' if i < warm_up else ''}", flush=True)
+                if i >= warm_up:
                     light.append(light_s), heavy.append(heavy_s)
-            print(f"  last light run: {_timeline(live, headers, f'bench_light_{runs}')}", flush=True)
-            print(f"  last heavy run: {_timeline(live, headers, f'bench_heavy_{runs}')}", flush=True)
-            jobs = session.catalog.jobs(session.catalog.table(f"heavy{runs}").id)
+            print(f"  last light run: {_timeline(live, headers, f'bench_light_{last}')}", flush=True)
+            print(f"  last heavy run: {_timeline(live, headers, f'bench_heavy_{last}')}", flush=True)
+            jobs = session.catalog.jobs(session.catalog.table(f"heavy{last}").id)
             assert jobs and jobs[-1].state == "FINISHED" and jobs[-1].kind == "HEAVY", jobs
         except BaseException:
             print(live.diagnostics(), file=sys.stderr)

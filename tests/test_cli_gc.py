@@ -1,5 +1,6 @@
 """`alterflow gc` (SPEC §6, §8): garbage collection and compaction on the embedded default, one line
-per step; bad flags and a bad environment give one error line and change nothing."""
+per step; bad flags and a bad environment give one error line and change nothing. The rows are
+read back in this process (`select`: the test run's SparkSession, not a JVM started per check)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ import sys
 
 import pytest
 
+from alterflow.session import Session
+from alterflow.settings import Settings
 from alterflow.store.warehouse import MARKER
+from tests.support.statements import sql
 
 ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"
 TIMEOUT = 300
@@ -49,13 +53,18 @@ def versions(home: pathlib.Path) -> list[int]:
     return [row[0] for row in json.loads(out)["rows"]]
 
 
+def select(home: pathlib.Path, query: str) -> list[list]:
+    """The rows of `query` through a Session of this process on the CLI's catalog and warehouse under `home`."""
+    return [list(row) for row in sql(Session(Settings.from_env({"ALTERFLOW_HOME": str(home)})), query)]
+
+
 def files(home: pathlib.Path) -> list[str]:
     root = home / "warehouse"
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.name != MARKER)
 
 
 @pytest.mark.spark
-def test_gc_compacts_and_collects(tmp_path):
+def test_gc_compacts_and_collects(tmp_path, spark):
     home = tmp_path / "home"
     ok(
         run(
@@ -68,8 +77,8 @@ def test_gc_compacts_and_collects(tmp_path):
         )
     )
     assert versions(home) == [1, 2, 3]
-    before = ok(run(home, "sql", "--format", "json", "-e", "SELECT * FROM t ORDER BY id"))
-    assert json.loads(before)["rows"] == [[1, 3], [2, 4]]
+    before = select(home, "SELECT * FROM t ORDER BY id")
+    assert before == [[1, 3], [2, 4]]
     old = files(home)
 
     # Within the retention (the default hour) compaction runs, versions stay.
@@ -104,7 +113,7 @@ def test_gc_compacts_and_collects(tmp_path):
     assert out.splitlines()[5] == "delete_files: 2 files that left their tables deleted, 0 unreferenced files deleted", out
     assert versions(home) == [3]
     assert not set(old) & set(files(home)) and len(files(home)) == 1
-    assert ok(run(home, "sql", "--format", "json", "-e", "SELECT * FROM t ORDER BY id")) == before
+    assert select(home, "SELECT * FROM t ORDER BY id") == before
 
     out = ok(run(home, "gc", ALTERFLOW_GC_RETENTION="0"))
     assert out.splitlines() == [

@@ -4,7 +4,8 @@ The mistake this guards against: a worker whose ALTERFLOW_CATALOG_URL is missing
 catalog, and `alterflow gc` there, against the real warehouse, deleted every committed file of the
 real catalog as unreferenced. Now every command that writes or deletes files is refused in one
 line naming both catalogs, before anything is touched; `alterflow db bind-warehouse` re-binds on
-purpose; a warehouse moved with its catalog keeps working."""
+purpose; a warehouse moved with its catalog keeps working. The owner's rows are read back in this
+process (`select`: the test run's SparkSession, not a JVM started by a CLI run per check)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ import sys
 
 import pytest
 
+from alterflow.session import Session
+from alterflow.settings import Settings
 from alterflow.store.warehouse import MARKER
+from tests.support.statements import sql
 
 ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"
 OWNER_LINE = re.compile(
@@ -49,6 +53,12 @@ def refused(proc: subprocess.CompletedProcess) -> str:
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
     return lines[0][len("error: ") :]
+
+
+def select(home: pathlib.Path, catalog_url: str, warehouse: pathlib.Path, query: str) -> list[list]:
+    """The rows of `query` through a Session of this process on that catalog and warehouse."""
+    settings = Settings.from_env({"ALTERFLOW_HOME": str(home), "ALTERFLOW_CATALOG_URL": catalog_url, "ALTERFLOW_WAREHOUSE": str(warehouse)})
+    return [list(row) for row in sql(Session(settings), query)]
 
 
 def snapshot(warehouse: pathlib.Path) -> dict[str, int]:
@@ -88,7 +98,7 @@ def catalogs(request, tmp_path):
 
 
 @pytest.mark.spark
-def test_a_catalog_that_does_not_own_the_warehouse_deletes_and_writes_nothing(tmp_path, catalogs):
+def test_a_catalog_that_does_not_own_the_warehouse_deletes_and_writes_nothing(tmp_path, catalogs, spark):
     owner_url, fresh_url = catalogs
     home, warehouse = tmp_path / "home", tmp_path / "warehouse"
     home.mkdir()
@@ -135,11 +145,11 @@ def test_a_catalog_that_does_not_own_the_warehouse_deletes_and_writes_nothing(tm
     assert json.loads(jobs)["rows"] == [], "no job was recorded"
 
     # The owner goes on as before, GC included, and its data is whole.
-    out = ok(run(home, owner_url, warehouse, "sql", "--format", "json", "-e", "SELECT id, v, n FROM t ORDER BY id"))
-    assert json.loads(out)["rows"] == [[1, "a", 3], [2, "b", 3]]
+    assert select(home, owner_url, warehouse, "SELECT id, v, n FROM t ORDER BY id") == [[1, "a", 3], [2, "b", 3]]
 
 
-def test_an_unmarked_warehouse_is_claimed_only_by_a_catalog_that_knows_it(tmp_path, catalogs):
+@pytest.mark.spark
+def test_an_unmarked_warehouse_is_claimed_only_by_a_catalog_that_knows_it(tmp_path, catalogs, spark):
     """A warehouse written before owners were recorded (no marker): a fresh catalog is refused the
     same way; the catalog whose tables are there claims it on its next write."""
     owner_url, fresh_url = catalogs
@@ -160,11 +170,11 @@ def test_an_unmarked_warehouse_is_claimed_only_by_a_catalog_that_knows_it(tmp_pa
 
     ok(run(home, owner_url, warehouse, "sql", "-e", "INSERT INTO t VALUES (2)"))
     assert (warehouse / MARKER).exists()
-    out = ok(run(home, owner_url, warehouse, "sql", "--format", "json", "-e", "SELECT id FROM t ORDER BY id"))
-    assert json.loads(out)["rows"] == [[1], [2]]
+    assert select(home, owner_url, warehouse, "SELECT id FROM t ORDER BY id") == [[1], [2]]
 
 
-def test_bind_warehouse_rebinds_on_purpose_and_a_moved_warehouse_keeps_working(tmp_path, catalogs):
+@pytest.mark.spark
+def test_bind_warehouse_rebinds_on_purpose_and_a_moved_warehouse_keeps_working(tmp_path, catalogs, spark):
     owner_url, fresh_url = catalogs
     home, warehouse = tmp_path / "home", tmp_path / "warehouse"
     home.mkdir()
@@ -176,8 +186,7 @@ def test_bind_warehouse_rebinds_on_purpose_and_a_moved_warehouse_keeps_working(t
     moved = tmp_path / "moved"
     shutil.move(warehouse, moved)
     ok(run(home, owner_url, moved, "sql", "-e", "INSERT INTO t VALUES (2)"))
-    out = ok(run(home, owner_url, moved, "sql", "--format", "json", "-e", "SELECT id FROM t ORDER BY id"))
-    assert json.loads(out)["rows"] == [[1], [2]]
+    assert select(home, owner_url, moved, "SELECT id FROM t ORDER BY id") == [[1], [2]]
 
     # A deliberate re-bind to the fresh catalog: refused while the owner's files are there, then
     # forced; after it the old owner is the one refused.

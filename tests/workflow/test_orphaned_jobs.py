@@ -171,9 +171,14 @@ def run_kill_loop(session: Session, random_kills: int) -> list[str]:
     rng = random.Random(SEED)
     outcomes = []
     # One run to the end on each engine first: how long a runner lives, so the random kills land
-    # inside its life.
+    # inside its life. Without random kills nothing needs the measure: the same two ALTERs run in
+    # this process (the kills below are the runner processes under test).
     lives = {}
     for n in (0, 2):
+        if not random_kills:
+            assert "FINISHED" in sql(session, model.statement(n))
+            model.applied(n)
+            continue
         began = time.monotonic()
         proc = spawn(session, model.statement(n))
         out, err = proc.communicate(timeout=300)
@@ -183,11 +188,16 @@ def run_kill_loop(session: Session, random_kills: int) -> list[str]:
     plan = [("boundary", point) for point in BOUNDARIES] + [("random", None)] * random_kills
     for n, (how, point) in enumerate(plan, start=3):
         statement = model.statement(n)
+        began = time.monotonic()
         if how == "boundary":
             proc = spawn(session, statement, crash_at=point)
             _out, err = proc.communicate(timeout=300)
             assert proc.returncode == -signal.SIGKILL, f"{point}: the runner was not killed there ({proc.returncode}): {err}"
             label = point
+            if point == "before_swap" and model.engine(n) in lives:
+                # A whole life but the swap, measured after the first runner (the coldest one, its
+                # JVM's first start): the random kills' window follows the shorter of the two.
+                lives[model.engine(n)] = min(lives[model.engine(n)], time.monotonic() - began)
         else:
             delay = rng.uniform(0.3, 0.95 * lives[model.engine(n)])
             proc = spawn(session, statement)
@@ -196,6 +206,7 @@ def run_kill_loop(session: Session, random_kills: int) -> list[str]:
                 _out, err = proc.communicate()
                 assert proc.returncode == 0, err
                 label = f"random {delay:.1f} s (finished first)"
+                lives[model.engine(n)] = min(lives[model.engine(n)], time.monotonic() - began)  # a shorter life seen
             except subprocess.TimeoutExpired:
                 kill_group(proc)
                 label = f"random {delay:.1f} s"
@@ -219,12 +230,14 @@ def assert_no_unknown_files(session: Session) -> None:
 
 def test_a_runner_killed_anywhere_is_resumed_and_the_table_equals_the_model(session, monkeypatch):
     monkeypatch.setenv("ALTERFLOW_LEASE_S", str(LEASE_S))
-    outcomes = run_kill_loop(session, random_kills=8)
+    # Every step boundary, then four kills at seeded random moments (two per engine) that land
+    # inside a step rather than between two. With the 6 on PostgreSQL, the race's, GC's and the
+    # load tests': well over 16 SIGKILLs in all.
+    outcomes = run_kill_loop(session, random_kills=4)
     kills = [o for o in outcomes if "finished first" not in o]
-    # With the 6 on PostgreSQL, the race's, GC's and the load tests': well over 20 SIGKILLs in all.
-    assert len(kills) >= 12, outcomes
+    assert len(kills) >= 7, outcomes  # the 6 at the boundaries and at least one random one
     orphans = [o for o in kills if o.endswith(("RUNNING", "WAITING_TXN", "PENDING", "VALIDATING"))]
-    assert len(orphans) >= 10, outcomes
+    assert len(orphans) >= 7, outcomes  # ... that left an orphan to resume
     assert_no_unknown_files(session)
 
 
