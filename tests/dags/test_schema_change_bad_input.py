@@ -5,11 +5,19 @@ task, `validate`, with one clear line, and nothing changes. A plan the planner r
 
 from __future__ import annotations
 
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
 import pytest
 from airflow.sdk.exceptions import AirflowFailException
 
 from alterflow.airflow import tasks
 from alterflow.session import Session
+from tests.support import child_pythonpath
+from tests.support.dag_test_process import RUN_MARKER
 from tests.support.dags import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions
 
 TABLE = "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))"
@@ -64,17 +72,60 @@ def test_validate_refuses_bad_conf_with_one_line(alterflow, conf, message):
     assert snapshot(alterflow) == before
 
 
-def test_bad_runs_fail_at_validate_and_change_nothing(alterflow, airflow_db, capfd):
+def start_runs(confs: list[dict], folder: pathlib.Path) -> tuple[subprocess.Popen, pathlib.Path]:
+    """`dag.test()` of each conf, one after the other, in a process of its own (dag_test_process);
+    what it prints goes to a file (a pipe nobody reads while this process runs its own could fill)."""
+    folder.mkdir()
+    (folder / "confs.json").write_text(json.dumps(confs))
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), PYTHONUNBUFFERED="1")
+    with open(folder / "confs.json") as stdin, open(folder / "out", "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.dag_test_process", SCHEMA_CHANGE],
+            env=env,
+            stdin=stdin,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+    return proc, folder / "out"
+
+
+def results_of(proc: subprocess.Popen, out: pathlib.Path) -> list[tuple[dict, str]]:
+    """Each run's RESULT and what it printed."""
+    proc.wait(timeout=600)
+    printed = out.read_text(errors="replace")
+    assert proc.returncode == 0, printed[-6000:]
+    results = []
+    for part in printed.split(f"{RUN_MARKER} ")[1:]:
+        logs, _, result = part.rpartition("\nRESULT ")
+        results.append((json.loads(result.splitlines()[0]), logs))
+    return results
+
+
+def check_failed_at_validate(conf: dict, message: str, state: str, states: dict, printed: str) -> None:
+    assert state == "failed", (conf, states)
+    assert states["validate"] == "failed", (conf, states)
+    assert all(s in ("upstream_failed", None) for t, s in states.items() if t != "validate"), (conf, states)
+    assert message in printed, conf  # the task log says why
+
+
+def test_bad_runs_fail_at_validate_and_change_nothing(alterflow, airflow_db, capfd, tmp_path):
+    """Each run is mostly dag.test() waiting (a second for each level of the DAG that
+    upstream_failed reaches), so a third of them run here and the rest in two processes at once."""
     before = snapshot(alterflow)
-    for conf, message in BAD_CONF:
+    others = [(BAD_CONF[i::3], *start_runs([conf for conf, _ in BAD_CONF[i::3]], tmp_path / f"runs{i}")) for i in (1, 2)]
+    for conf, message in BAD_CONF[0::3]:
         # A fresh DAG per run: dag.test() runs every task in this process on the same operator
         # objects, and the task runner merges a run's conf into them (a worker parses anew).
         state, states, _run = run_dag(load_dag(SCHEMA_CHANGE), conf)
-        assert state == "failed", (conf, states)
-        assert states["validate"] == "failed", (conf, states)
-        assert all(s in ("upstream_failed", None) for t, s in states.items() if t != "validate"), (conf, states)
-        assert message in capfd.readouterr().out, conf  # the task log says why
+        check_failed_at_validate(conf, message, state, states, capfd.readouterr().out)
         assert snapshot(alterflow) == before, conf
+    for cases, proc, out in others:
+        results = results_of(proc, out)
+        assert len(results) == len(cases), results
+        for (conf, message), (result, printed) in zip(cases, results):
+            check_failed_at_validate(conf, message, result["state"], result["tasks"], printed)
+    assert snapshot(alterflow) == before
 
 
 def test_a_rejected_plan_fails_at_plan_and_changes_nothing(alterflow, airflow_db):
