@@ -305,9 +305,11 @@ class MigrationApply:
             except UserError:
                 return parsed.name, None, None, None
             return info.name, info.id, None, 1 if info.current_version == 1 else None
-        if isinstance(parsed, ast.DropTable | ast.Insert):
-            return getattr(parsed, "name", None) or getattr(parsed, "table", None), None, None, None
-        return None, None, None, None
+        if isinstance(parsed, ast.DropTable):
+            return parsed.name, None, None, None
+        if isinstance(parsed, ast.Insert):
+            return parsed.table, None, None, None
+        return None, None, None, None  # a view
 
     def _resume(self, parsed: ast.Statement, text: str, running: RecordedStatement) -> str:
         """What a statement left RUNNING by a killed apply did; run it only if it never ran."""
