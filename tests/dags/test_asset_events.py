@@ -11,25 +11,9 @@ import pytest
 
 from alterflow.session import Session
 from tests.support import REPO
-from tests.support.dags import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql
+from tests.support.dags import SCHEMA_CHANGE, alterflow_env, asset_events, jobs, load_dag, run_dag, sql
 
 pytestmark = pytest.mark.spark
-
-
-def asset_events(uri: str) -> list[tuple[dict, str]]:
-    """(extra, source run id) of every event on the asset `uri`, oldest first."""
-    from airflow.models.asset import AssetEvent, AssetModel
-    from airflow.utils.session import create_session
-    from sqlalchemy import select
-
-    with create_session() as s:
-        rows = s.execute(
-            select(AssetEvent.extra, AssetEvent.source_run_id)
-            .join(AssetModel, AssetModel.id == AssetEvent.asset_id)
-            .where(AssetModel.uri == uri)
-            .order_by(AssetEvent.id)
-        ).all()
-    return [(dict(extra), run_id) for extra, run_id in rows]
 
 
 @pytest.fixture

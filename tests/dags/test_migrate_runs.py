@@ -17,7 +17,7 @@ from alterflow.migrate.apply import MigrationApply
 from alterflow.migrate.status import migration_status
 from alterflow.session import Session
 from tests.support.airflow_rest import airflow_rest_api
-from tests.support.dags import alterflow_env, jobs, load_dag, run_dag, sql, versions
+from tests.support.dags import alterflow_env, asset_events, jobs, load_dag, run_dag, sql, versions
 
 MIGRATE = "alterflow_migrate"
 V1 = "CREATE TABLE orders (id INT NOT NULL, amount STRING, PRIMARY KEY (id));\nINSERT INTO orders VALUES (1, '10'), (2, '25'), (3, '-7');\n"
@@ -49,22 +49,6 @@ def write(directory, **files) -> None:
 
 def states(session: Session, directory) -> dict[str, str]:
     return {s.script: s.state for s in migration_status(session.catalog, directory).states}
-
-
-def asset_events(uri: str) -> list[tuple[dict, str]]:
-    """(extra, source run id) of every event on the asset `uri`, oldest first."""
-    from airflow.models.asset import AssetEvent, AssetModel
-    from airflow.utils.session import create_session
-    from sqlalchemy import select
-
-    with create_session() as s:
-        rows = s.execute(
-            select(AssetEvent.extra, AssetEvent.source_run_id)
-            .join(AssetModel, AssetModel.id == AssetEvent.asset_id)
-            .where(AssetModel.uri == uri)
-            .order_by(AssetEvent.id)
-        ).all()
-    return [(dict(extra), run_id) for extra, run_id in rows]
 
 
 class Approver(threading.Thread):

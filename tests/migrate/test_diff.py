@@ -41,8 +41,7 @@ def desired(tmp_path: pathlib.Path, text: str, name: str = "desired.sql") -> pat
 
 
 def run(session, text: str) -> None:
-    for _result in session.run(text):
-        pass
+    list(session.run(text))  # every statement run, in order
 
 
 def apply(session, migrations: pathlib.Path) -> None:

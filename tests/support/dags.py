@@ -16,6 +16,22 @@ DAGS = REPO / "dags"
 SCHEMA_CHANGE = "alterflow_schema_change"
 
 
+def asset_events(uri: str) -> list[tuple[dict, str]]:
+    """(extra, source run id) of every event on the asset `uri`, oldest first."""
+    from airflow.models.asset import AssetEvent, AssetModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as s:
+        rows = s.execute(
+            select(AssetEvent.extra, AssetEvent.source_run_id)
+            .join(AssetModel, AssetModel.id == AssetEvent.asset_id)
+            .where(AssetModel.uri == uri)
+            .order_by(AssetEvent.id)
+        ).all()
+    return [(dict(extra), run_id) for extra, run_id in rows]
+
+
 def alterflow_env(monkeypatch, tmp_path: pathlib.Path) -> Settings:
     """ALTERFLOW_* for the tasks (and the spark-submit they start) pointing under tmp_path."""
     home = tmp_path / "home"
