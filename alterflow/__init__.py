@@ -1,3 +1,64 @@
-"""alterflow: online schema changes for tablet-based analytic tables."""
+"""alterflow: online schema changes for tablet-based analytic tables.
+
+The Python API (docs/python.md) is what this module exports; every other module may change:
+
+    import alterflow
+
+    with alterflow.connect() as af:
+        orders = af.table("orders")
+        orders.append(arrow_table)
+        rows = orders.scan(columns=["id", "amount"], where="amount > 10").to_arrow()
+        job = orders.alter("MODIFY COLUMN amount BIGINT")
+        job.wait(timeout=600)
+
+The names below are imported on first use (PEP 562), so `import alterflow` stays free: the CLI's
+lightweight statements import neither the catalog's database driver nor Arrow before they need it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "connect": "alterflow.connection",
+    "Connection": "alterflow.connection",
+    "ConnectionClosed": "alterflow.connection",
+    "Table": "alterflow.table",
+    "Scan": "alterflow.table",
+    "AppendResult": "alterflow.table",
+    "AlterJobHandle": "alterflow.alter_job_handle",
+    "SchemaVersion": "alterflow.catalog.schema",
+    "Column": "alterflow.catalog.schema",
+    "AlterJob": "alterflow.catalog.catalog",
+    "ResultSet": "alterflow.results",
+    "Done": "alterflow.results",
+    "AlterflowError": "alterflow.errors",
+    "UserError": "alterflow.errors",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from alterflow.alter_job_handle import AlterJobHandle
+    from alterflow.catalog.catalog import AlterJob
+    from alterflow.catalog.schema import Column, SchemaVersion
+    from alterflow.connection import Connection, ConnectionClosed, connect
+    from alterflow.errors import AlterflowError, UserError
+    from alterflow.results import Done, ResultSet
+    from alterflow.table import AppendResult, Scan, Table
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'alterflow' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
