@@ -147,6 +147,11 @@ def test_write_table_matches_columns_by_name_and_converts_as_a_load(af, spark):
         labels = [r[0] for r in s.query(TransactionRow.label).order_by(TransactionRow.id)]
     assert labels[-2:] == ["write_table w", "the last four"]
 
+    # A key twice in one write: the later row in the DataFrame's order (its later partition) wins.
+    af.sql("CREATE TABLE k (id BIGINT NOT NULL, n BIGINT, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
+    write_table(spark.range(0, 12, 1, 3).select((F.col("id") % 4).alias("id"), F.col("id").alias("n")), "k", connection=af)
+    assert select(af, "SELECT id, n FROM k") == [(0, 8), (1, 9), (2, 10), (3, 11)]
+
 
 def one_line(exc: UserError) -> str:
     message = str(exc)

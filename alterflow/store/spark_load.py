@@ -239,6 +239,27 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.R
         yield pa.RecordBatch.from_pylist(files.written, schema=_result_arrow_schema())
 
 
+def run_partition_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """One Spark task over a query's partition (INSERT ... SELECT, `alterflow.spark.write_table`):
+    the partition is one split, numbered by the task, so no column naming the split crosses from
+    the JVM with every row (turning rows into Arrow is most of the JVM's share of a load)."""
+    from pyspark import TaskContext
+
+    files = _SplitFiles(plan)
+    try:
+        files.start_split("", TaskContext.get().partitionId())
+        for batch in batches:
+            if batch.num_rows:
+                files.add(pa.Table.from_batches([batch]))
+        files.flush()
+        if files.nulled:
+            files.written.append(_note(nulled=files.nulled))
+    except BadRows as exc:
+        files.written.append(_note(error=str(exc)))
+    if files.written:
+        yield pa.RecordBatch.from_pylist(files.written, schema=_result_arrow_schema())
+
+
 def _note(nulled: int = 0, error: str | None = None) -> dict:
     """A result row that names no file: a task's error, or its count of values set to NULL."""
     return {
@@ -302,7 +323,8 @@ def _parallelism(spark) -> int:
 
 @dataclass(frozen=True)
 class SparkInput:
-    """What a Spark load reads: a DataFrame whose rows carry their split (PATH_COLUMN, BLOCK_COLUMN),
+    """What a Spark load reads: a DataFrame and the task that writes its rows (`run_task`: rows that
+    carry their split, PATH_COLUMN and BLOCK_COLUMN; `run_partition_task`: a query's partitions),
     the places of its input files in the load, and how to find the first bad row when a task
     reports one (the local conversion, so the error line is a local load's)."""
 
@@ -332,16 +354,13 @@ def input_files(spark, table: TableInfo, source: LoadInput) -> SparkInput:
 def query_result(table: TableInfo, frame, names: list[str]) -> SparkInput:
     """INSERT ... SELECT: the query's columns named `names`; each Spark partition is one split, in
     partition order (a SELECT without ORDER BY has no other order)."""
-    from pyspark.sql import functions as F
-
     if len(names) != len(frame.columns):
         raise BadRows(f"INSERT INTO {table.name}: {len(names)} columns are named but the query returns {len(frame.columns)}")
-    renamed = frame.toDF(*names).select("*", F.lit("").alias(PATH_COLUMN), F.spark_partition_id().cast("long").alias(BLOCK_COLUMN))
 
     def first_bad_row(version: SchemaVersion, target: DualWriteTarget | None) -> BadRows | None:
         return _first_bad_row(table, version, [frame.toDF(*names).toArrow()], target)
 
-    return SparkInput(renamed, {"": 0}, first_bad_row)
+    return SparkInput(frame.toDF(*names), {"": 0}, first_bad_row, run_partition_task)
 
 
 def spark_load(
