@@ -18,6 +18,7 @@ import alterflow
 from alterflow.catalog.models import TransactionRow
 from alterflow.errors import UserError
 from alterflow.spark import FIELD_ID_READ, SparkConfError, ensure_conf, read_table, write_table
+from alterflow.store.spark_load import ARROW_CONF
 
 pytestmark = pytest.mark.spark
 
@@ -133,8 +134,10 @@ def test_write_table_matches_columns_by_name_and_converts_as_a_load(af, spark):
             F.expr("CAST('2024-01-01 08:00:00' AS TIMESTAMP_NTZ)").alias("local"),  # stored as it is
             F.lit(None).alias("n"),  # a NULL column: NULL, not the default
         )
+        arrow = {key: spark.conf.get(key) for key in ARROW_CONF}
         result = write_table(frame, "w", connection=af)
         later = write_table(spark.range(998, 1002).select("id"), "w", connection=af, label="the last four")
+        assert {key: spark.conf.get(key) for key in ARROW_CONF} == arrow  # the load's batch settings were for its job only
     assert (result.table, result.rows, later.rows) == ("w", 1000, 4) and later.txn_id == result.txn_id + 1
     assert select(af, "SELECT count(*), count(DISTINCT id), sum(amount), min(label), max(label) FROM w") == [
         (1002, 1002, decimal.Decimal("124375.75"), "r0", "r997")
