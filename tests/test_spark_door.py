@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import decimal
+import sys
 
 import pytest
 from pyspark.sql import functions as F
@@ -264,3 +265,47 @@ def test_a_setting_the_session_will_not_take_is_named_in_one_line(spark):
     message = one_line(caught.value)
     assert message.startswith("read_table: the SparkSession needs spark.sql.warehouse.dir=/elsewhere and did not take it (")
     assert message.endswith("); start it with --conf spark.sql.warehouse.dir=/elsewhere")
+
+
+BLOCKER = '''
+import sys
+
+
+class NoAlterflow:
+    """Executors without alterflow: its import fails as in a Python where it is not installed."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "alterflow" or name.startswith("alterflow."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NoAlterflow())
+'''
+
+
+def test_executors_without_alterflow_are_named_in_one_line(af, spark, tmp_path):
+    """The tasks' functions are alterflow's: a worker Python that cannot import it is the user's
+    set-up to fix, said in one line. The workers of this one write run a Python whose
+    sitecustomize hides alterflow (Spark starts workers per Python executable)."""
+    af.sql("CREATE TABLE x (id BIGINT NOT NULL, PRIMARY KEY (id))")
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(BLOCKER)
+    python = tmp_path / "python-without-alterflow"
+    python.write_text(f'#!/bin/sh\nPYTHONPATH={blocker}${{PYTHONPATH:+:$PYTHONPATH}} exec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    context = spark.sparkContext
+    before = context.pythonExec
+    context.pythonExec = str(python)
+    try:
+        with pytest.raises(SparkConfError) as caught:
+            write_table(spark.range(10), "x", connection=af)
+    finally:
+        context.pythonExec = before
+    assert one_line(caught.value) == (
+        "write_table: the Spark executors' Python cannot import alterflow; give them a Python with alterflow installed "
+        "(spark.pyspark.python, or PYSPARK_PYTHON)"
+    )
+    assert select(af, "SELECT count(*) FROM x") == [(0,)]
+    assert write_table(spark.range(10), "x", connection=af).rows == 10  # the usual workers write it
