@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from alterflow.arrow_schema import arrow_schema
+from alterflow.arrow_schema import arrow_field
 from alterflow.catalog.catalog import DataFile, TableSnapshot
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.conversion.arrow_convert import convert_array, default_array
@@ -89,8 +89,8 @@ def _chosen(target: SchemaVersion, columns: list[str] | None) -> list:
 
 
 def _fields(target: SchemaVersion, chosen: list) -> list[pa.Field]:
-    ids = {c.id for c in chosen}
-    return [f for f, c in zip(arrow_schema(target), target.columns) if c.id in ids]
+    """The Arrow fields of `chosen`, in its order (the order `read_file` builds the arrays in)."""
+    return [arrow_field(c) for c in chosen]
 
 
 def read_snapshot_arrow(
