@@ -37,8 +37,8 @@ from alterflow.errors import UserError, shown
 from alterflow.settings import Settings
 
 if TYPE_CHECKING:  # pragma: no cover
+    from alterflow import Connection
     from alterflow.catalog.catalog import Catalog
-    from alterflow.connection import Connection
 
 __all__ = ["AlterflowHook", "AlterflowConnectionError", "DEFAULT_CONN_ID", "CONN_TYPE", "settings_with"]
 
@@ -155,11 +155,11 @@ class AlterflowHook(BaseHook):
 
     def get_conn(self) -> Connection:
         """`alterflow.connect(catalog_url=..., warehouse=...)` with the connection's settings."""
-        from alterflow.connection import connect
+        import alterflow
 
         settings = self.get_settings()
         try:
-            return connect(catalog_url=settings.catalog_url, warehouse=settings.warehouse)
+            return alterflow.connect(catalog_url=settings.catalog_url, warehouse=settings.warehouse)
         except CatalogUnavailable as exc:
             raise self._unavailable(exc) from None
 

@@ -306,6 +306,7 @@ def made_events(session, directory: pathlib.Path, done_before: set[str]) -> list
                 file = files.get(version_key(migration.version))
                 text = file.statements[s.position - 1].text if file and s.position <= len(file.statements) else ""
                 extra = {
+                    "event": events.SCHEMA_CHANGE,
                     "from_version": None,
                     "to_version": s.schema_version,
                     "statement": " ".join(text.split()),

@@ -1,4 +1,13 @@
-"""The schema-change DAG's operators that are more than a TaskFlow function:
+"""alterflow's operators. For a DAG of your own:
+
+AlterflowLoadOperator          a path (a file or folder, as `alterflow load` takes it) or data from
+                               an upstream task (a pandas DataFrame, rows, columns) loaded into a
+                               table as one transaction, once (a retry finds its earlier try's
+                               load); emits a `load` event on the table's asset.
+AlterflowSchemaChangeOperator  one ALTER TABLE as one task, through the schema-change DAG's own
+                               steps, its waits deferred; emits the `schema_change` event.
+
+The schema-change DAG's operators that are more than a TaskFlow function:
 
 WaitForBoundaryOperator  one look at the boundary; if loads below it are still open, defers to a
                          `BoundaryTrigger` (no worker slot is held while waiting).
@@ -23,15 +32,17 @@ import sys
 from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import BaseHook, BaseOperator
+from airflow.sdk import Asset, AssetAlias, BaseHook, BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException
 
-from alterflow.airflow import tasks
+from alterflow.airflow import load_tasks, tasks
+from alterflow.airflow.assets import table_asset
 from alterflow.airflow.hooks import DEFAULT_CONN_ID, AlterflowHook
 from alterflow.airflow.triggers import POLL_SECONDS, BoundaryTrigger, ResumeTrigger
-from alterflow.catalog.states import JobState
+from alterflow.catalog.states import JobKind, JobState
 from alterflow.leases import JobLease
 from alterflow.rewrite.spark_submit import application_path, spark_submit_binary
+from alterflow.schema_change_events import SCHEMA_CHANGES_ALIAS
 from alterflow.spark_session import application_conf
 from alterflow.workflow.runner import preload_expectations
 
@@ -260,3 +271,140 @@ class ConvertHistoryOperator(SparkSubmitOperator):
         except AirflowException:
             tasks.alive_job(job_id, self.alterflow_conn_id)  # cancelled meanwhile: fail with the job's Msg, no retry
             raise
+
+
+def _outlets(given: Any, *more) -> list:
+    if given is None:
+        given = []
+    elif not isinstance(given, list | tuple):
+        given = [given]
+    return [*given, *more]
+
+
+class AlterflowLoadOperator(BaseOperator):
+    """Load `path` (templated: a file or a folder of Parquet, CSV or JSON-lines files, as `alterflow
+    load` takes it) or `data` (templated: an upstream task's XCom, e.g. `data=extract()`) into
+    `table` as one transaction: all rows or none, converted by the table's types, dual-written while
+    a heavyweight ALTER of the table runs. `data` is a pandas DataFrame, a list of rows (dicts), a
+    dict of column lists, or Arrow data handed over by an XCom backend that keeps it.
+
+    The task declares the table's asset (`alterflow://<catalog name>/<table>`, `catalog_name`
+    defaulting to ALTERFLOW_CATALOG_NAME when the DAG is parsed) as an outlet, and its event's extra
+    is `{"event": "load", "kind": "load", "table", "rows", "transaction"}`, which is also the task's
+    return value. The transaction is labelled with the task instance: a retry after the load
+    committed finds it and writes nothing again. An unknown table, a missing path or a column the
+    table lacks fails the task with one line, and nothing is written."""
+
+    template_fields = ("path", "data", "file_format")
+    ui_color = "#e4f4ff"
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        path: Any = None,
+        data: Any = None,
+        file_format: str | None = None,
+        engine: str = "auto",
+        alterflow_conn_id: str = DEFAULT_CONN_ID,
+        catalog_name: str | None = None,
+        **kwargs,
+    ):
+        if (path is None) == (data is None):
+            raise load_tasks.BadLoadInput(f"AlterflowLoadOperator: give path or data to load into {table}, one of them")
+        if path is None and engine != "auto":
+            raise load_tasks.BadLoadInput(f"AlterflowLoadOperator: engine {engine} applies to a path; data from a task loads in the worker")
+        self.asset = table_asset(table, catalog_name)
+        super().__init__(outlets=_outlets(kwargs.pop("outlets", None), self.asset), **kwargs)
+        self.table = table
+        self.path = path
+        self.data = data
+        self.file_format = file_format
+        self.engine = engine
+        self.alterflow_conn_id = alterflow_conn_id
+
+    def execute(self, context) -> dict:
+        ti = context["ti"]
+        label = load_tasks.task_label(ti.dag_id, ti.run_id, ti.task_id, getattr(ti, "map_index", None))
+        extra = load_tasks.load(
+            self.table,
+            label,
+            path=self.path,
+            data=self.data if self.path is None else None,
+            file_format=self.file_format,
+            engine=self.engine,
+            conn_id=self.alterflow_conn_id,
+        )
+        context["outlet_events"][self.asset].extra.update(extra)
+        return extra
+
+
+class AlterflowSchemaChangeOperator(_DrivesInWorker, BaseOperator):
+    """One ALTER TABLE as one task of your DAG: `statement` (templated) on `table` (templated), with
+    `properties` (templated; a dict or JSON text, over the statement's PROPERTIES). It runs the
+    `alterflow_schema_change` DAG's steps in order (validate, plan, then commit for a lightweight
+    change, or start, the boundary wait, the conversion in this worker on the local engine or on
+    Spark in this process, the check and the swap), deferring its waits to the same triggers (no
+    worker slot held while loads below the boundary finish, or while `postpone_swap` waits for
+    RESUME). Its request id is made from the task instance, so a retried task resumes the same
+    job, and a cleared one finds it done.
+
+    Returns the job as JSON, and emits the table's `schema_change` asset event (through the asset
+    alias `alterflow_schema_changes`, as the DAG does). A refusal (a rejected plan, a failed check,
+    a cancel) fails the task with one line, without retries."""
+
+    template_fields = ("table", "statement", "properties")
+    ui_color = "#fff0e4"
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        statement: str,
+        properties: Any = None,
+        alterflow_conn_id: str = DEFAULT_CONN_ID,
+        parallelism: int = 2,
+        poll_seconds: float = POLL_SECONDS,
+        **kwargs,
+    ):
+        super().__init__(outlets=_outlets(kwargs.pop("outlets", None), AssetAlias(SCHEMA_CHANGES_ALIAS)), **kwargs)
+        self.table = table
+        self.statement = statement
+        self.properties = properties
+        self.alterflow_conn_id = alterflow_conn_id
+        self.parallelism = parallelism
+        self.poll_seconds = poll_seconds
+
+    def request(self, context) -> dict:
+        """The ALTER's request, checked (one line for a bad one), its id that of the task instance."""
+        ti = context["ti"]
+        params = {"table": self.table, "statement": self.statement, "properties": self.properties}
+        return tasks.validate(
+            params, tasks.task_request_id(ti.dag_id, ti.run_id, ti.task_id, getattr(ti, "map_index", None)), self.alterflow_conn_id
+        )
+
+    def execute(self, context) -> dict:
+        request, conn_id = self.request(context), self.alterflow_conn_id
+        self.log.info("ALTER TABLE %s: request %s", request["table"], request["request_id"])
+        validated = tasks.plan(request, conn_id)
+        if validated["kind"] == JobKind.LIGHT:
+            tasks.commit(request, validated, conn_id)
+        else:
+            started = tasks.start(request, validated, conn_id)
+            self.drive(int(started["job_id"]), request["request_id"])
+        return self.finish(context, request, validated)
+
+    def boundary_reached(self, context, event: dict | None = None) -> dict:
+        _event_or_fail(event)
+        return self.execute(context)  # every step again: each finds what is done and goes on
+
+    def swapped(self, context, event: dict | None = None) -> dict:
+        _event_or_fail(event)
+        return self.finish(context, self.request(context))
+
+    def finish(self, context, request: dict, validated: dict | None = None) -> dict:
+        job = tasks.done(request, validated, self.alterflow_conn_id)
+        event = tasks.schema_change_event(job, self.alterflow_conn_id)
+        if event is not None:  # DAGs scheduled on the table's asset run
+            context["outlet_events"][AssetAlias(SCHEMA_CHANGES_ALIAS)].add(Asset(event.uri), extra=event.extra)
+        return job

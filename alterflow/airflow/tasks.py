@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 from collections.abc import Iterator, Mapping
 
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
@@ -57,6 +58,13 @@ def open_catalog(conn_id: str = DEFAULT_CONN_ID) -> tuple[Settings, Catalog]:
     settings = hook.get_settings()
     settings.ensure_dirs()
     return settings, hook.catalog(settings)
+
+
+def task_request_id(dag_id: str, run_id: str, task_id: str, map_index: int | None = None) -> str:
+    """The request id of an ALTER run by one task instance (`AlterflowSchemaChangeOperator`): the
+    same for every try of it, and at most the catalog's 64 characters whatever the names' lengths."""
+    key = "\x00".join((dag_id, run_id, task_id, str(map_index if map_index is not None else -1)))
+    return "airflow_task_" + hashlib.sha256(key.encode()).hexdigest()[:40]
 
 
 def run_group(run_id: str) -> str:
