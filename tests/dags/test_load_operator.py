@@ -157,3 +157,23 @@ def test_the_example_listener_goes_on_for_loads_only(monkeypatch, airflow_db):
     assert first(triggering_asset_events={sales: [change, load]}) is True
     counted = dag.get_task("count_loaded_rows").python_callable(triggering_asset_events={sales: [change, load, load]})
     assert counted == {"loads": 2, "rows": 10, "transactions": [9, 9]}
+
+
+def test_the_example_dag_loads_while_a_heavy_alter_runs_every_row_once(alterflow_t, tmp_path):
+    """examples/dags/load_during_alter.py in dag.test(): its tasks run one at a time here (under a
+    scheduler the loads and the ALTER run side by side, as the live test runs them)."""
+    sales = "alterflow://default/alterflow_example_sales"
+    before = asset_events(sales)
+    dag = load_dag_from(EXAMPLE_DAGS, "alterflow_example_load_during_alter")
+
+    state, tasks, run = run_dag(dag, {"rows": 300, "drop_folder": str(tmp_path)})
+
+    assert state == "success", tasks
+    counted = run.get_task_instance("count_rows").xcom_pull(task_ids="count_rows")
+    assert counted == {"rows": 602, "distinct_ids": 602, "amount": "INT"}
+    events = [extra for extra, source in asset_events(sales)[len(before) :] if source == run.run_id]
+    assert sorted((e["event"], e["kind"], e.get("rows")) for e in events) == [
+        ("load", "load", 300),
+        ("load", "load", 300),
+        ("schema_change", "HEAVY", None),
+    ]
