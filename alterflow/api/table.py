@@ -154,10 +154,13 @@ class Table:
         if not isinstance(text, str) or not text.strip():
             raise UserError(f"{what} of {self.name}: give an ALTER TABLE statement or its clauses")
         stripped = text.strip().rstrip(";").strip()
+        one = f"{what} of {self.name}: give one ALTER TABLE statement or its clauses"
+        if len(ast.split_statements(stripped)) != 1 or stripped.split(None, 1)[0].upper() == "EXPLAIN":
+            raise UserError(one)
         whole = stripped if stripped[:5].upper() == "ALTER" else f"ALTER TABLE {self.name} {stripped}"
         statements = ast.parse_statements(whole)
         if len(statements) != 1 or not isinstance(statements[0], ast.AlterTable) or statements[0].explain:
-            raise UserError(f"{what} of {self.name}: give one ALTER TABLE statement or its clauses")
+            raise UserError(one)
         named = self._connection.catalog.table(statements[0].table).name
         if named != self.name:
             raise UserError(f"{what} of {self.name}: the statement alters {named}, not {self.name}")
