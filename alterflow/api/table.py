@@ -27,9 +27,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow.compute as pc
 
     from alterflow.api.alter_job_handle import AlterJobHandle
+    from alterflow.api.connection import Connection
     from alterflow.catalog.catalog import AlterJob, TableSnapshot
     from alterflow.catalog.schema import SchemaVersion
-    from alterflow.api.connection import Connection
     from alterflow.results import ResultSet
 
 
@@ -277,7 +277,9 @@ def _checked(batches: Iterable, table: str) -> Iterator:
     pa = _pa()
     for number, batch in enumerate(batches, start=1):
         if not isinstance(batch, pa.Table | pa.RecordBatch):
-            raise AppendError(f"append into {table}: item {number} of the data is a {type(batch).__name__}, not a pyarrow Table or RecordBatch")
+            raise AppendError(
+                f"append into {table}: item {number} of the data is a {type(batch).__name__}, not a pyarrow Table or RecordBatch"
+            )
         yield batch
 
 

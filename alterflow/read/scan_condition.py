@@ -119,7 +119,9 @@ class ScanCondition:
         for side in (left, right):
             if not isinstance(side, exp.Literal | exp.Null | exp.Boolean | exp.Neg | exp.Cast | exp.TryCast | exp.Paren):
                 raise self._unsupported(side)
-        raise ScanConditionError(f"{self.context}: {shown(left.sql('spark'))} and {shown(right.sql('spark'))}: a comparison needs a column; {SUPPORTED}")
+        raise ScanConditionError(
+            f"{self.context}: {shown(left.sql('spark'))} and {shown(right.sql('spark'))}: a comparison needs a column; {SUPPORTED}"
+        )
 
     def _typed_column(self, node: exp.Expression) -> tuple[pc.Expression, pa.DataType]:
         column = self._resolve(node)

@@ -39,7 +39,14 @@ def test_a_closed_connection_refuses_every_call(api):
     api.sql("CREATE TABLE a (x INT)")
     table = api.table("a")
     api.close()
-    for call in (api.tables, lambda: api.table("a"), lambda: api.sql("SHOW ALTER TABLE COLUMN"), table.schema, table.scan, lambda: table.append([])):
+    for call in (
+        api.tables,
+        lambda: api.table("a"),
+        lambda: api.sql("SHOW ALTER TABLE COLUMN"),
+        table.schema,
+        table.scan,
+        lambda: table.append([]),
+    ):
         with pytest.raises(ConnectionClosed, match="^the alterflow connection is closed; open another with alterflow.connect"):
             call()
 

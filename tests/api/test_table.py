@@ -123,7 +123,10 @@ def test_append_takes_every_kind_of_data_in_one_transaction(api, make):
         (pa.table({"id": ["x"]}), "INSERT INTO t: column id: value 'x' is not a valid INT (row 1)"),
         (pa.table({"v": ["a"]}), "column id"),
         (pd.DataFrame({"id": [1, 2**40]}), "(row 2)"),
-        (5, "append into t: data is a pyarrow Table, RecordBatch or RecordBatchReader, an iterable of them, or a pandas DataFrame, not int"),
+        (
+            5,
+            "append into t: data is a pyarrow Table, RecordBatch or RecordBatchReader, an iterable of them, or a pandas DataFrame, not int",
+        ),
         ("id\n1", "not str"),
         ([pa.table({"id": [1]}), {"id": 2}], "append into t: item 2 of the data is a dict, not a pyarrow Table or RecordBatch"),
         (pd.DataFrame({"id": [1, "x"]}), "append into t: the DataFrame does not convert to Arrow"),
