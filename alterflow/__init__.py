@@ -39,16 +39,32 @@ _EXPORTS = {
     "UserError": "alterflow.errors",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "__version__",
+    "connect",
+    "Connection",
+    "ConnectionClosed",
+    "Table",
+    "Scan",
+    "AppendResult",
+    "AlterJobHandle",
+    "SchemaVersion",
+    "Column",
+    "AlterJob",
+    "ResultSet",
+    "Done",
+    "AlterflowError",
+    "UserError",
+]
 
 if TYPE_CHECKING:  # pragma: no cover
     from alterflow.api.alter_job_handle import AlterJobHandle
+    from alterflow.api.connection import Connection, ConnectionClosed, connect
+    from alterflow.api.table import AppendResult, Scan, Table
     from alterflow.catalog.catalog import AlterJob
     from alterflow.catalog.schema import Column, SchemaVersion
-    from alterflow.api.connection import Connection, ConnectionClosed, connect
     from alterflow.errors import AlterflowError, UserError
     from alterflow.results import Done, ResultSet
-    from alterflow.api.table import AppendResult, Scan, Table
 
 
 def __getattr__(name: str):

@@ -25,8 +25,8 @@ from alterflow.errors import UserError
 from alterflow.workflow.request import AlterRequest
 
 if TYPE_CHECKING:  # pragma: no cover
-    from alterflow.catalog.catalog import AlterJob
     from alterflow.api.connection import Connection
+    from alterflow.catalog.catalog import AlterJob
 
 ENDED = (JobState.FINISHED, JobState.CANCELLED, JobState.READY_TO_SWAP)
 POLL_SECONDS = 0.2
@@ -126,7 +126,9 @@ class AlterJobHandle:
             raise job_control.JobControlRefused(f"ALTER TABLE {self.table}: the job does not exist yet; nothing was cancelled")
         self._cancelled_here = True
         try:
-            cancelled = job_control.cancel_job(self._connection.catalog, self._connection.warehouse, job.id, "cancelled through the Python API")
+            cancelled = job_control.cancel_job(
+                self._connection.catalog, self._connection.warehouse, job.id, "cancelled through the Python API"
+            )
         except BaseException:
             self._cancelled_here = False
             raise

@@ -20,10 +20,10 @@ from alterflow.errors import UserError, shown
 from alterflow.settings import Settings
 
 if TYPE_CHECKING:  # pragma: no cover
+    from alterflow.api.table import Table
     from alterflow.catalog.catalog import Catalog
     from alterflow.results import Result
     from alterflow.session import Session
-    from alterflow.api.table import Table
 
 
 class ConnectionClosed(UserError):

@@ -27,9 +27,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow.compute as pc
 
     from alterflow.api.alter_job_handle import AlterJobHandle
+    from alterflow.api.connection import Connection
     from alterflow.catalog.catalog import AlterJob, TableSnapshot
     from alterflow.catalog.schema import SchemaVersion
-    from alterflow.api.connection import Connection
     from alterflow.results import ResultSet
 
 
@@ -154,10 +154,13 @@ class Table:
         if not isinstance(text, str) or not text.strip():
             raise UserError(f"{what} of {self.name}: give an ALTER TABLE statement or its clauses")
         stripped = text.strip().rstrip(";").strip()
+        one = f"{what} of {self.name}: give one ALTER TABLE statement or its clauses"
+        if len(ast.split_statements(stripped)) != 1 or stripped.split(None, 1)[0].upper() == "EXPLAIN":
+            raise UserError(one)
         whole = stripped if stripped[:5].upper() == "ALTER" else f"ALTER TABLE {self.name} {stripped}"
         statements = ast.parse_statements(whole)
         if len(statements) != 1 or not isinstance(statements[0], ast.AlterTable) or statements[0].explain:
-            raise UserError(f"{what} of {self.name}: give one ALTER TABLE statement or its clauses")
+            raise UserError(one)
         named = self._connection.catalog.table(statements[0].table).name
         if named != self.name:
             raise UserError(f"{what} of {self.name}: the statement alters {named}, not {self.name}")
@@ -274,7 +277,9 @@ def _checked(batches: Iterable, table: str) -> Iterator:
     pa = _pa()
     for number, batch in enumerate(batches, start=1):
         if not isinstance(batch, pa.Table | pa.RecordBatch):
-            raise AppendError(f"append into {table}: item {number} of the data is a {type(batch).__name__}, not a pyarrow Table or RecordBatch")
+            raise AppendError(
+                f"append into {table}: item {number} of the data is a {type(batch).__name__}, not a pyarrow Table or RecordBatch"
+            )
         yield batch
 
 

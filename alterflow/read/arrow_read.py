@@ -24,10 +24,16 @@ from alterflow.arrow_schema import arrow_field
 from alterflow.catalog.catalog import DataFile, TableSnapshot
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.conversion.arrow_convert import convert_array, default_array
+from alterflow.errors import UserError
 from alterflow.store.layout import absolute
 from alterflow.store.tablets import TXN_COLUMN, dedupe_primary_key
 
 FIELD_ID = b"PARQUET:field_id"
+
+
+class VersionReadError(UserError, ValueError):
+    """A stored value that does not read as the target version's type (a read of an older, narrower
+    version of a column widened since)."""
 
 
 def _field_ids(schema: pa.Schema) -> dict[int, int]:
@@ -71,7 +77,7 @@ def read_file(
         if found.type != column.type:
             values, failed = convert_array(values, found.type, column.type)
             if failed:
-                raise ValueError(
+                raise VersionReadError(
                     f"data file {data_file.path}: column {column.name} does not read as {column.type.sql()} (written as {found.type.sql()})"
                 )
         arrays.append(values)

@@ -47,14 +47,17 @@ class ScanCondition:
         self.columns: list[str] = []  # the version's names of the columns the condition reads
         try:
             tree = parse_condition(text, self.context)
-        except ScanConditionError:
-            raise
         except UserError as exc:
-            raise ScanConditionError(str(exc)) from None
+            message = str(exc)
+            raise ScanConditionError(message if self.context in message else f"{self.context}: {message}") from None
         self.expression: pc.Expression = self._condition(tree)
 
     # -- boolean structure ------------------------------------------------------------------------
     def _condition(self, node: exp.Expression) -> pc.Expression:
+        found = self._predicate(node)
+        return ~found if node.args.get("negate") else found  # `x NOT LIKE ..` and the like
+
+    def _predicate(self, node: exp.Expression) -> pc.Expression:
         if isinstance(node, exp.Paren):
             return self._condition(node.this)
         if isinstance(node, exp.And):
@@ -116,7 +119,9 @@ class ScanCondition:
         for side in (left, right):
             if not isinstance(side, exp.Literal | exp.Null | exp.Boolean | exp.Neg | exp.Cast | exp.TryCast | exp.Paren):
                 raise self._unsupported(side)
-        raise ScanConditionError(f"{self.context}: {shown(left.sql('spark'))} and {shown(right.sql('spark'))}: a comparison needs a column; {SUPPORTED}")
+        raise ScanConditionError(
+            f"{self.context}: {shown(left.sql('spark'))} and {shown(right.sql('spark'))}: a comparison needs a column; {SUPPORTED}"
+        )
 
     def _typed_column(self, node: exp.Expression) -> tuple[pc.Expression, pa.DataType]:
         column = self._resolve(node)
@@ -176,7 +181,10 @@ def _scalar(value, dtype: pa.DataType) -> pc.Expression:
         return pc.scalar(pa.scalar(None, dtype))
     if isinstance(value, decimal.Decimal) and not pa.types.is_decimal(dtype):
         return pc.scalar(float(value))  # a fraction compared with an integer or floating column
-    return pc.scalar(pa.scalar(value, dtype) if not isinstance(value, int | decimal.Decimal) else value)
+    try:
+        return pc.scalar(pa.scalar(value, dtype) if not isinstance(value, int | decimal.Decimal) else value)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        raise ScanConditionError(f"where: {shown(value)} does not compare with a column of type {dtype}") from None
 
 
 def _as_type(value, dtype: pa.DataType, context: str):
@@ -187,6 +195,8 @@ def _as_type(value, dtype: pa.DataType, context: str):
             raise ScanConditionError(f"{context}: {str(value).upper()} compared with a {dtype} column")
         return value
     if isinstance(value, int | decimal.Decimal):
+        if pa.types.is_decimal(dtype):  # compared as decimals: an int64 would widen past 38 digits
+            return decimal.Decimal(value)
         if pa.types.is_integer(dtype) or pa.types.is_floating(dtype) or pa.types.is_decimal(dtype):
             return value
         raise ScanConditionError(f"{context}: the number {value} compared with a {dtype} column")
