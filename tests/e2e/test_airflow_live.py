@@ -398,15 +398,6 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
         answer = live.call("GET", f"/api/v2/dags/{DAG}/dagRuns/{HEAVY_RUN}", headers=headers)
         assert answer.status_code == 200 and answer.json()["conf"] == conf, f"{answer.status_code} {answer.text}"
     assert answer.status_code == 200, f"trigger: {answer.status_code} {answer.text}"
-    # A lightweight ALTER of SALES: its schema-change event must not make the load listener go on.
-    sales_conf = {"table": SALES, "statement": f"ALTER TABLE {SALES} ADD COLUMN note STRING", "properties": {}}
-    answer = live.call(
-        "POST",
-        f"/api/v2/dags/{DAG}/dagRuns",
-        headers=headers,
-        json={"dag_run_id": SALES_NOTE_RUN, "logical_date": None, "conf": sales_conf},
-    )
-    assert answer.status_code in (200, 409), f"trigger: {answer.status_code} {answer.text}"
 
     # A lightweight ALTER of another table through the CLI, submitted to the same Airflow.
     cli_env = live.cli_env()
@@ -423,9 +414,8 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
 
     runs = live.call("GET", f"/api/v2/dags/{DAG}/dagRuns", headers=headers, params={"limit": 100}).json()
     by_table = {(r.get("conf") or {}).get("table"): r for r in runs["dag_runs"]}
-    assert set(by_table) == {"orders", "events", SALES}, f"expected one run per ALTER: {runs}"
+    assert set(by_table) == {"orders", "events"}, f"expected one run per ALTER: {runs}"
     assert by_table["events"]["state"] == "success", by_table["events"]
-    wait_for_run(live, headers, SALES_NOTE_RUN)
 
     # The catalog, seen by the CLI: both changes committed; the rewrite passed its validation
     # (row counts per tablet, no value lost to the cast, ...), so every row was converted.
@@ -462,6 +452,17 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
     phase("the downstream DAG ran on the asset event")
 
     phase("catalog checked")
+    # A lightweight ALTER of SALES (waited for before the page): its schema-change event must not
+    # make the load listener go on. Not at the start beside the first runs, the SQLite metadata
+    # database's busiest moment (with a third run there, every component once stalled 60 s on its lock).
+    sales_conf = {"table": SALES, "statement": f"ALTER TABLE {SALES} ADD COLUMN note STRING", "properties": {}}
+    answer = live.call(
+        "POST",
+        f"/api/v2/dags/{DAG}/dagRuns",
+        headers=headers,
+        json={"dag_run_id": SALES_NOTE_RUN, "logical_date": None, "conf": sales_conf},
+    )
+    assert answer.status_code in (200, 409), f"trigger: {answer.status_code} {answer.text}"
     # Migrations: a run of alterflow_migrate up to V2, whose rewrite waits for a person's approval.
     conf = {"migrations_dir": str(migrations), "to": "2"}
     answer = live.call(
@@ -478,6 +479,8 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
         "PENDING",
     ]  # none before the answer
     phase("the migrate run waits for approval")
+    wait_for_run(live, headers, SALES_NOTE_RUN)
+    phase("the light ALTER of the example's table succeeded")
 
     # In a real browser: a lightweight ALTER triggered from the DAG's form, the migrate run's
     # approval on Airflow's Required Actions page (granted through the REST API), then the Schema
