@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.errors import TransactionStateError
-from alterflow.catalog.models import AlterJobRow, DataFileRow, TabletRow, TransactionRow
+from alterflow.catalog.models import DataFileRow, TabletRow, TransactionRow
 from alterflow.catalog.states import TransactionState
 
 __all__ = ["CommittedLoad", "committed_load", "abort_open_loads"]
@@ -20,31 +20,31 @@ __all__ = ["CommittedLoad", "committed_load", "abort_open_loads"]
 @dataclass(frozen=True)
 class CommittedLoad:
     txn_id: int
-    rows: int  # the rows the load wrote into the table (its files in a job's new index not counted twice)
+    rows: int  # the rows the load wrote into the table (a dual write's second copy not counted)
 
 
 def committed_load(catalog: Catalog, table_id: int, label: str) -> CommittedLoad | None:
     """The committed load of `table_id` labelled `label` (the first, should there be more)."""
     with catalog.db_session() as s:
-        txn = s.scalars(
-            select(TransactionRow)
+        txn_id = s.scalars(
+            select(TransactionRow.id)
             .where(TransactionRow.table_id == table_id, TransactionRow.label == label, TransactionRow.state == TransactionState.COMMITTED)
             .order_by(TransactionRow.id)
         ).first()
-        if txn is None:
+        if txn_id is None:
             return None
-        # A load during a heavyweight job also wrote its rows, converted, into the job's new (shadow)
-        # index, and values a quarantine took into the quarantine table: neither is a row of its own.
-        query = (
-            select(func.coalesce(func.sum(DataFileRow.row_count), 0))
+        # A load during a heavyweight job wrote every row into the table's index and, converted,
+        # into the job's new index (but those a quarantine took, which went to the quarantine
+        # table's files): the index with the most rows holds each row of the load once.
+        per_index = (
+            select(func.sum(DataFileRow.row_count).label("rows"))
             .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
-            .where(DataFileRow.txn_id == txn.id, DataFileRow.quarantine_job_id.is_(None))
+            .where(DataFileRow.txn_id == txn_id, DataFileRow.quarantine_job_id.is_(None))
+            .group_by(TabletRow.index_id)
+            .subquery()
         )
-        if txn.job_id is not None:
-            shadow = s.scalar(select(AlterJobRow.shadow_index_id).where(AlterJobRow.id == txn.job_id))
-            if shadow is not None:
-                query = query.where(TabletRow.index_id != shadow)
-        return CommittedLoad(txn.id, int(s.scalar(query)))
+        rows = s.scalar(select(func.coalesce(func.max(per_index.c.rows), 0)))
+        return CommittedLoad(txn_id, int(rows))
 
 
 def abort_open_loads(catalog: Catalog, table_id: int, label: str, reason: str) -> list[int]:
