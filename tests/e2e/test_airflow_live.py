@@ -536,7 +536,7 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
     assert set(loaded["tasks"].values()) == {"success"}, loaded["tasks"]
     counted = xcom(live, headers, LOADS, LOADS_RUN, "count_rows")
     assert counted == {"rows": 2 + 2 * ROWS_PER_LOAD, "distinct_ids": 2 + 2 * ROWS_PER_LOAD, "amount": "INT"}, counted
-    phase("loads landed while a heavy ALTER rewrote the table: every row once, converted")
+    phase("loads beside a heavy ALTER of the same table: every row once, converted")
     runs = wait_for_load_listener(live, headers, loads=2)
     for run in runs:
         loads = [e["extra"] for e in run["events"] if e["extra"].get("event") == "load"]
