@@ -205,6 +205,11 @@ class Session:
     def load_input(self, table: str, source: LoadInput, label: str, engine: str = "auto") -> Result:
         """`alterflow load`: one transaction loading every file of `source`, streamed through Arrow
         in this process or, for big inputs (`engine` auto) or on request (`spark`), through Spark."""
+        result = self.load_input_result(table, source, label, engine)
+        return Done(f"{result.rows} rows loaded into {self.catalog.table(table).name} (transaction {result.txn_id})")
+
+    def load_input_result(self, table: str, source: LoadInput, label: str, engine: str = "auto") -> LoadResult:
+        """`load_input`, returning what was written (the Airflow layer's `AlterflowLoadOperator`)."""
         if engine not in LOAD_ENGINES:
             raise StatementError(f"load: unknown engine {shown(engine)}; use one of {', '.join(LOAD_ENGINES)}")
         try:
@@ -228,9 +233,9 @@ class Session:
                 )
             except BadRows as exc:
                 raise StatementError(str(exc)) from None
-            return Done(f"{result.rows} rows loaded into {info.name} (transaction {result.txn_id})")
+            return result
         try:
-            return self.load_batches(table, source.batches(), label)
+            return self.load_result(table, source.batches(), label)
         except BadRows as exc:
             raise StatementError(str(exc)) from None
 
