@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "connect": "alterflow.connection",
-    "Connection": "alterflow.connection",
-    "ConnectionClosed": "alterflow.connection",
-    "Table": "alterflow.table",
-    "Scan": "alterflow.table",
-    "AppendResult": "alterflow.table",
-    "AlterJobHandle": "alterflow.alter_job_handle",
+    "connect": "alterflow.api.connection",
+    "Connection": "alterflow.api.connection",
+    "ConnectionClosed": "alterflow.api.connection",
+    "Table": "alterflow.api.table",
+    "Scan": "alterflow.api.table",
+    "AppendResult": "alterflow.api.table",
+    "AlterJobHandle": "alterflow.api.alter_job_handle",
     "SchemaVersion": "alterflow.catalog.schema",
     "Column": "alterflow.catalog.schema",
     "AlterJob": "alterflow.catalog.catalog",
@@ -39,16 +39,32 @@ _EXPORTS = {
     "UserError": "alterflow.errors",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "__version__",
+    "connect",
+    "Connection",
+    "ConnectionClosed",
+    "Table",
+    "Scan",
+    "AppendResult",
+    "AlterJobHandle",
+    "SchemaVersion",
+    "Column",
+    "AlterJob",
+    "ResultSet",
+    "Done",
+    "AlterflowError",
+    "UserError",
+]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from alterflow.alter_job_handle import AlterJobHandle
+    from alterflow.api.alter_job_handle import AlterJobHandle
+    from alterflow.api.connection import Connection, ConnectionClosed, connect
+    from alterflow.api.table import AppendResult, Scan, Table
     from alterflow.catalog.catalog import AlterJob
     from alterflow.catalog.schema import Column, SchemaVersion
-    from alterflow.connection import Connection, ConnectionClosed, connect
     from alterflow.errors import AlterflowError, UserError
     from alterflow.results import Done, ResultSet
-    from alterflow.table import AppendResult, Scan, Table
 
 
 def __getattr__(name: str):

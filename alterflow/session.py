@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
     from alterflow.loading import LoadInput
+    from alterflow.store.load import LoadResult
 
 
 class StatementError(UserError):
@@ -172,6 +173,11 @@ class Session:
     def load_batches(self, table: str, batches: Iterable[pa.Table | pa.RecordBatch], label: str, by_name: bool = True) -> Result:
         """One transaction writing a stream of batches into `table`, converted batch by batch
         (by_name: columns matched by name and converted to the table's types)."""
+        result = self.load_result(table, batches, label, by_name)
+        return Done(f"{result.rows} rows loaded into {self.catalog.table(table).name} (transaction {result.txn_id})")
+
+    def load_result(self, table: str, batches: Iterable[pa.Table | pa.RecordBatch], label: str, by_name: bool = True) -> LoadResult:
+        """`load_batches`, returning what was written (the Python API's `Table.append`)."""
         from alterflow.store.load import load_batches
         from alterflow.store.rows import rows_from_arrow
 
@@ -182,7 +188,7 @@ class Session:
             def conform(batch: pa.Table, first_row: int) -> pa.Table:
                 return rows_from_arrow(version, info.name, batch, first_row=first_row)
 
-        result = load_batches(
+        return load_batches(
             self.catalog,
             self.warehouse,
             info,
@@ -195,11 +201,15 @@ class Session:
             target_file_mb=self.settings.target_file_mb,
             buffer_mb=self.settings.load_buffer_mb,
         )
-        return Done(f"{result.rows} rows loaded into {info.name} (transaction {result.txn_id})")
 
     def load_input(self, table: str, source: LoadInput, label: str, engine: str = "auto") -> Result:
         """`alterflow load`: one transaction loading every file of `source`, streamed through Arrow
         in this process or, for big inputs (`engine` auto) or on request (`spark`), through Spark."""
+        result = self.load_input_result(table, source, label, engine)
+        return Done(f"{result.rows} rows loaded into {self.catalog.table(table).name} (transaction {result.txn_id})")
+
+    def load_input_result(self, table: str, source: LoadInput, label: str, engine: str = "auto") -> LoadResult:
+        """`load_input`, returning what was written (the Airflow layer's `AlterflowLoadOperator`)."""
         if engine not in LOAD_ENGINES:
             raise StatementError(f"load: unknown engine {shown(engine)}; use one of {', '.join(LOAD_ENGINES)}")
         try:
@@ -223,9 +233,9 @@ class Session:
                 )
             except BadRows as exc:
                 raise StatementError(str(exc)) from None
-            return Done(f"{result.rows} rows loaded into {info.name} (transaction {result.txn_id})")
+            return result
         try:
-            return self.load_batches(table, source.batches(), label)
+            return self.load_result(table, source.batches(), label)
         except BadRows as exc:
             raise StatementError(str(exc)) from None
 
@@ -291,12 +301,12 @@ class Session:
         if request_id is not None:
             request = dataclasses.replace(request, request_id=request_id)
         if self.settings.airflow_url:  # a DAG run of alterflow_schema_change, waited for
-            job = self._submit_to_airflow(request, keep_id=request_id is not None)
+            job = self.submit_to_airflow(request, keep_id=request_id is not None)
             return Done(f"ALTER TABLE {stmt.table}: job {job.id} {job.state}, schema version {job.to_version}")
         job = run_alter(self.catalog, request, self.warehouse, lambda: self.spark)
         return Done(f"ALTER TABLE {stmt.table}: job {job.id} {job.state}, schema version {job.to_version}")
 
-    def _submit_to_airflow(self, request: AlterRequest, keep_id: bool = False):
+    def submit_to_airflow(self, request: AlterRequest, keep_id: bool = False):
         """`request` as a DAG run of alterflow_schema_change (with its own run id, or with the
         request's id when `keep_id`: a migration's statement, found again by it), waited for."""
         from alterflow.airflow_client import AirflowClient, AirflowRequestError, new_run_id, submit_alter
@@ -380,7 +390,7 @@ class Session:
         try:
             job = job_control.table_job_to_resume(self.catalog, stmt.table)
             if job.state != JobState.READY_TO_SWAP and self.settings.airflow_url:
-                job = self._submit_to_airflow(AlterRequest(name, job.statement, resume_job_id=job.id))
+                job = self.submit_to_airflow(AlterRequest(name, job.statement, resume_job_id=job.id))
             else:
                 job = job_control.resume_job(self.catalog, self.warehouse, job.id, lambda: self.spark)
         except job_control.JobControlRefused as exc:

@@ -44,10 +44,10 @@ from alterflow.errors import UserError, first_line, shown
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
+    from alterflow.api.connection import Connection
     from alterflow.catalog.catalog import TableInfo
     from alterflow.catalog.heavy_jobs import DualWriteTarget
     from alterflow.catalog.schema import SchemaVersion
-    from alterflow.connection import Connection
     from alterflow.store.bad_rows import BadRows
 
 __all__ = ["read_table", "write_table", "WriteResult", "SparkConfError", "SparkTableError", "FIELD_ID_READ"]
@@ -310,7 +310,7 @@ def _partition_error(
 @contextlib.contextmanager
 def _opened(connection: Connection | None, caller: str) -> Iterator[Connection]:
     """The caller's connection, or one of the environment's settings closed afterwards."""
-    from alterflow.connection import Connection, connect
+    from alterflow.api.connection import Connection, connect
 
     if connection is None:
         owned = connect()

@@ -18,7 +18,18 @@ import traceback
 
 from bench import RESULTS_PATH, ResultRow, markdown_table
 
-BENCHMARKS = ("light_alter", "lease_cost", "cli_alter", "migrations", "evolved_read", "heavy_alter", "load_throughput", "spark_write", "airflow_runs")
+BENCHMARKS = (
+    "light_alter",
+    "lease_cost",
+    "cli_alter",
+    "migrations",
+    "evolved_read",
+    "heavy_alter",
+    "load_throughput",
+    "table_append",
+    "spark_write",
+    "airflow_runs",
+)
 
 
 README_PATH = pathlib.Path(__file__).resolve().parent.parent / "README.md"

@@ -70,12 +70,15 @@ def test_the_wheel_has_one_import_root(wheel):
 
 
 def test_the_wheel_registers_the_airflow_plugin_and_its_extra(wheel):
-    """`pip install alterflow[airflow]`: Airflow finds the plugin through the entry point; the
-    extra brings Airflow and the Spark provider, which the core does not need."""
+    """`pip install alterflow[airflow]`: Airflow finds the plugin and the provider (the connection
+    type alterflow) through the entry points; the extra brings Airflow and the Spark provider,
+    which the core does not need."""
     archive = zipfile.ZipFile(wheel)
     info = next(n for n in archive.namelist() if n.endswith(".dist-info/entry_points.txt"))
     entry_points = archive.read(info).decode()
     assert "[airflow.plugins]\nalterflow = alterflow.airflow.plugin:AlterflowPlugin" in entry_points
+    # As provider packages do: the connection type alterflow and its hook (ProvidersManager reads it).
+    assert "[apache_airflow_provider]\nprovider_info = alterflow.airflow.provider:get_provider_info" in entry_points
     metadata = archive.read(info.replace("entry_points.txt", "METADATA")).decode()
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist: ")]
     airflow = [line for line in requires if "apache-airflow" in line]

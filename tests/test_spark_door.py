@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import decimal
+import re
 import sys
 
 import pytest
@@ -20,6 +21,7 @@ from alterflow.catalog.models import TransactionRow
 from alterflow.errors import UserError
 from alterflow.spark import FIELD_ID_READ, SparkConfError, ensure_conf, read_table, write_table
 from alterflow.store.spark_load import ARROW_CONF
+from tests.support import REPO
 
 pytestmark = pytest.mark.spark
 
@@ -29,7 +31,6 @@ TIME_ZONE, ANSI = "spark.sql.session.timeZone", "spark.sql.ansi.enabled"
 @pytest.fixture
 def af(tmp_path, spark):
     """A connection to a SQLite catalog under tmp_path (its SELECTs run on the test run's session)."""
-    (tmp_path / "home").mkdir()
     with alterflow.connect(env={"ALTERFLOW_HOME": str(tmp_path / "home"), "ALTERFLOW_SPARK_MASTER": "local[2]"}) as connection:
         yield connection
 
@@ -309,3 +310,19 @@ def test_executors_without_alterflow_are_named_in_one_line(af, spark, tmp_path):
     )
     assert select(af, "SELECT count(*) FROM x") == [(0,)]
     assert write_table(spark.range(10), "x", connection=af).rows == 10  # the usual workers write it
+
+
+def test_the_spark_example_of_the_docs_runs(spark, tmp_path, monkeypatch, capsys):
+    """docs/python.md's Spark example, as written, on the test run's session (its getOrCreate)."""
+    text = (REPO / "docs" / "python.md").read_text(encoding="utf-8")
+    start = text.index("\n## Spark\n")
+    section = text[start : text.index("\n## ", start + 1)]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    for name in ("ALTERFLOW_CATALOG_URL", "ALTERFLOW_WAREHOUSE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ALTERFLOW_HOME", str(tmp_path / "home"))  # made by connect()
+    exec(compile(block, "docs/python.md (Spark)", "exec"), {"__name__": "example"})
+    printed = capsys.readouterr().out
+    assert "1000 rows in transaction 1" in printed
+    assert "|  0| 0.00|2024-05-01 09:00:00|none|" in printed  # the current version: total, note
+    assert "1000 ['id', 'amount', 'placed']" in printed  # version 1

@@ -1,5 +1,6 @@
 """The GC DAG's task bodies: each runs one step of `alterflow.gc.steps` (imported when the task
-runs, so the DAG parses without it) on the catalog and warehouse of `Settings.from_env()`.
+runs, so the DAG parses without it) on the catalog and warehouse of the alterflow connection
+(`AlterflowHook`: `alterflow_default`, else the ALTERFLOW_* environment).
 
 `resume_orphaned_jobs` is the one step the DAG runs differently from `alterflow gc`: a task
 (`find_orphaned_jobs`) lists the orphaned jobs, and one `alterflow_schema_change` run per job
@@ -9,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from alterflow.catalog.catalog import Catalog, utcnow
-from alterflow.settings import Settings
+from alterflow.airflow.tasks import open_catalog, refusals_fail_the_task
+from alterflow.catalog.catalog import utcnow
 
 # The order of alterflow.gc.steps.GC_STEPS (tests/dags checks they agree).
 STEP_ORDER = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions", "delete_files")
@@ -23,9 +24,8 @@ DAG_TASKS = tuple(task for step in STEP_ORDER for task in ((FIND_ORPHANS, step) 
 def run_step(name: str) -> dict:
     from alterflow.gc import steps as gc
 
-    settings = Settings.from_env()
-    settings.ensure_dirs()
-    catalog = Catalog(settings.catalog_url)
+    with refusals_fail_the_task():
+        settings, catalog = open_catalog()
     if name == "abort_expired_loads":
         return gc.abort_expired_loads(catalog, settings.warehouse)
     if name == "drop_origin_indexes":
@@ -65,12 +65,12 @@ def orphan_runs() -> list[dict]:
     """The kwargs of one TriggerDagRunOperator per orphaned job: its conf is the job's ALTER."""
     from alterflow.gc.steps import orphaned_jobs
 
-    settings = Settings.from_env()
-    settings.ensure_dirs()
+    with refusals_fail_the_task():
+        catalog = open_catalog()[1]
     return [
         {
             "trigger_run_id": resume_run_id(orphan["job_id"]),
             "conf": takeover_conf(orphan["job_id"], orphan["table"], orphan["statement"]),
         }
-        for orphan in orphaned_jobs(Catalog(settings.catalog_url))
+        for orphan in orphaned_jobs(catalog)
     ]

@@ -1,5 +1,6 @@
 """The bodies of the `alterflow_migrate` DAG's tasks (SPEC §10): each calls the Airflow-free core
-in `alterflow.migrate` with the catalog and warehouse of `Settings.from_env()` and passes small JSON
+in `alterflow.migrate` with the catalog and warehouse of the alterflow connection (`AlterflowHook`:
+`alterflow_default`, else the ALTERFLOW_* environment) and passes small JSON
 between tasks. A refusal of the core or of the run's params is one line, and fails the task for
 good (`AirflowFailException`, no retry), as in the schema-change DAG (`tasks.refusals_fail_the_task`).
 
@@ -24,7 +25,7 @@ import pathlib
 from collections.abc import Mapping
 
 from alterflow import schema_change_events as events
-from alterflow.airflow.tasks import refusals_fail_the_task
+from alterflow.airflow.tasks import refusals_fail_the_task, settings_of
 from alterflow.errors import UserError, capped, shown
 from alterflow.migrate.files import DEFAULT_DIR, MigrationFile, migrations_dir, version_key
 from alterflow.settings import Settings
@@ -42,11 +43,9 @@ def default_dir() -> str:
 
 
 def _settings() -> Settings:
-    """The environment's settings, never submitting to Airflow: inside a task every statement runs
-    in this process (the embedded runner), even where ALTERFLOW_AIRFLOW_URL is set."""
-    settings = dataclasses.replace(Settings.from_env(), airflow_url=None)
-    settings.ensure_dirs()
-    return settings
+    """The alterflow connection's settings, never submitting to Airflow: inside a task every
+    statement runs in this process (the embedded runner), even where ALTERFLOW_AIRFLOW_URL is set."""
+    return dataclasses.replace(settings_of(), airflow_url=None)
 
 
 # -- params -------------------------------------------------------------------------------------
@@ -307,6 +306,7 @@ def made_events(session, directory: pathlib.Path, done_before: set[str]) -> list
                 file = files.get(version_key(migration.version))
                 text = file.statements[s.position - 1].text if file and s.position <= len(file.statements) else ""
                 extra = {
+                    "event": events.SCHEMA_CHANGE,
                     "from_version": None,
                     "to_version": s.schema_version,
                     "statement": " ".join(text.split()),

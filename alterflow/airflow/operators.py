@@ -1,4 +1,13 @@
-"""The schema-change DAG's operators that are more than a TaskFlow function:
+"""alterflow's operators. For a DAG of your own:
+
+AlterflowLoadOperator          a path (a file or folder, as `alterflow load` takes it) or data from
+                               an upstream task (a pandas DataFrame, rows, columns) loaded into a
+                               table as one transaction, once (a retry finds its earlier try's
+                               load); emits a `load` event on the table's asset.
+AlterflowSchemaChangeOperator  one ALTER TABLE as one task, through the schema-change DAG's own
+                               steps, its waits deferred; emits the `schema_change` event.
+
+The schema-change DAG's operators that are more than a TaskFlow function:
 
 WaitForBoundaryOperator  one look at the boundary; if loads below it are still open, defers to a
                          `BoundaryTrigger` (no worker slot is held while waiting).
@@ -11,7 +20,8 @@ RewriteInWorkerOperator  a small table's job (the local engine): the boundary wa
                          WaitForBoundaryOperator's), the conversion, the check and the swap (deferred
                          like SwapOperator's) in one task, the embedded runner's steps in its order.
 
-`job_id` is templated (the `start` task's XCom)."""
+`job_id` is templated (the `start` task's XCom). Each takes `alterflow_conn_id` (default
+`alterflow_default`, else the ALTERFLOW_* environment: `AlterflowHook`), and hands it to its trigger."""
 
 from __future__ import annotations
 
@@ -22,16 +32,17 @@ import sys
 from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import BaseHook, BaseOperator
+from airflow.sdk import Asset, AssetAlias, BaseHook, BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException
 
-from alterflow.airflow import tasks
+from alterflow.airflow import load_tasks, tasks
+from alterflow.airflow.assets import table_asset
+from alterflow.airflow.hooks import DEFAULT_CONN_ID, AlterflowHook
 from alterflow.airflow.triggers import POLL_SECONDS, BoundaryTrigger, ResumeTrigger
-from alterflow.catalog.catalog import Catalog
-from alterflow.catalog.states import JobState
+from alterflow.catalog.states import JobKind, JobState
 from alterflow.leases import JobLease
 from alterflow.rewrite.spark_submit import application_path, spark_submit_binary
-from alterflow.settings import Settings
+from alterflow.schema_change_events import SCHEMA_CHANGES_ALIAS
 from alterflow.spark_session import application_conf
 from alterflow.workflow.runner import preload_expectations
 
@@ -53,18 +64,19 @@ class WaitForBoundaryOperator(BaseOperator):
     template_fields = ("job_id",)
     ui_color = "#f0e4ff"
 
-    def __init__(self, *, job_id: Any, poll_seconds: float = POLL_SECONDS, **kwargs):
+    def __init__(self, *, job_id: Any, poll_seconds: float = POLL_SECONDS, alterflow_conn_id: str = DEFAULT_CONN_ID, **kwargs):
         super().__init__(**kwargs)
         self.job_id = job_id
         self.poll_seconds = poll_seconds
+        self.alterflow_conn_id = alterflow_conn_id
 
     def execute(self, context) -> dict:
-        result = tasks.wait_for_boundary(int(self.job_id), context["run_id"])
+        result = tasks.wait_for_boundary(int(self.job_id), context["run_id"], self.alterflow_conn_id)
         if result["done"]:
             return result
         self.log.info("job %s waits for transactions %s; deferring", self.job_id, result["blocking"])
         self.defer(
-            trigger=BoundaryTrigger(int(self.job_id), self.poll_seconds, tasks.run_group(context["run_id"])),
+            trigger=BoundaryTrigger(int(self.job_id), self.poll_seconds, tasks.run_group(context["run_id"]), self.alterflow_conn_id),
             method_name="execute_complete",
         )
 
@@ -77,23 +89,56 @@ class SwapOperator(BaseOperator):
     template_fields = ("job_id",)
     ui_color = "#e4ffe8"
 
-    def __init__(self, *, job_id: Any, poll_seconds: float = POLL_SECONDS, **kwargs):
+    def __init__(self, *, job_id: Any, poll_seconds: float = POLL_SECONDS, alterflow_conn_id: str = DEFAULT_CONN_ID, **kwargs):
         super().__init__(**kwargs)
         self.job_id = job_id
         self.poll_seconds = poll_seconds
+        self.alterflow_conn_id = alterflow_conn_id
 
     def execute(self, context) -> dict:
-        result = tasks.swap(int(self.job_id), context["run_id"])
+        result = tasks.swap(int(self.job_id), context["run_id"], self.alterflow_conn_id)
         if result["state"] == JobState.READY_TO_SWAP:
             self.log.info("job %s is READY_TO_SWAP (postpone_swap); waiting for RESUME ALTER TABLE COLUMN", self.job_id)
-            self.defer(trigger=ResumeTrigger(int(self.job_id), self.poll_seconds), method_name="execute_complete")
+            self.defer(
+                trigger=ResumeTrigger(int(self.job_id), self.poll_seconds, conn_id=self.alterflow_conn_id), method_name="execute_complete"
+            )
         return result
 
     def execute_complete(self, context, event: dict | None = None) -> dict:
         return {"state": _event_or_fail(event)["state"]}
 
 
-class RewriteInWorkerOperator(BaseOperator):
+class _DrivesInWorker:
+    """The remaining steps of a started heavyweight job in this task (the embedded runner's order):
+    the boundary wait, deferred to a `BoundaryTrigger` while loads below it are open; the
+    conversion (the local engine, or Spark in this process); the check; the swap, deferred to a
+    `ResumeTrigger` while `postpone_swap` holds it. Every step is idempotent, so a retried task or
+    a deferred one coming back (`boundary_reached`) resumes where the job's record says."""
+
+    parallelism: int
+    poll_seconds: float
+    alterflow_conn_id: str
+
+    def drive(self, job_id: int, run_key: str) -> dict:
+        """The job's swap result; defers (raising TaskDeferred) while it waits. `run_key` names
+        the driver: every try of the task drives the job as the same lease group."""
+        conn_id = self.alterflow_conn_id
+        preload_expectations()  # Great Expectations takes a second or more to import: while the job converts
+        if not tasks.wait_for_boundary(job_id, run_key, conn_id)["done"]:
+            self.log.info("job %s waits for transactions below its boundary; deferring", job_id)
+            self.defer(
+                trigger=BoundaryTrigger(job_id, self.poll_seconds, tasks.run_group(run_key), conn_id), method_name="boundary_reached"
+            )
+        tasks.convert_in_worker(job_id, run_key, self.parallelism, conn_id)
+        tasks.check(job_id, run_key, conn_id)
+        result = tasks.swap(job_id, run_key, conn_id)
+        if result["state"] == JobState.READY_TO_SWAP:
+            self.log.info("job %s is READY_TO_SWAP (postpone_swap); waiting for RESUME ALTER TABLE COLUMN", job_id)
+            self.defer(trigger=ResumeTrigger(job_id, self.poll_seconds, conn_id=conn_id), method_name="swapped")
+        return result
+
+
+class RewriteInWorkerOperator(_DrivesInWorker, BaseOperator):
     """Every remaining step of a job on the local engine, in this task: each Airflow hand-off costs
     about a second, more than converting a small table. The steps are the same idempotent core
     steps the one-task-per-step path runs, so a retried task resumes where the job's record says.
@@ -102,25 +147,17 @@ class RewriteInWorkerOperator(BaseOperator):
     template_fields = ("job_id",)
     ui_color = "#fff4e0"
 
-    def __init__(self, *, job_id: Any, parallelism: int = 2, poll_seconds: float = POLL_SECONDS, **kwargs):
+    def __init__(
+        self, *, job_id: Any, parallelism: int = 2, poll_seconds: float = POLL_SECONDS, alterflow_conn_id: str = DEFAULT_CONN_ID, **kwargs
+    ):
         super().__init__(**kwargs)
         self.job_id = job_id
         self.parallelism = parallelism
         self.poll_seconds = poll_seconds
+        self.alterflow_conn_id = alterflow_conn_id
 
     def execute(self, context) -> dict:
-        job_id, run_id = int(self.job_id), context["run_id"]
-        preload_expectations()  # Great Expectations takes a second or more to import: while the job converts
-        if not tasks.wait_for_boundary(job_id, run_id)["done"]:
-            self.log.info("job %s waits for transactions below its boundary; deferring", job_id)
-            self.defer(trigger=BoundaryTrigger(job_id, self.poll_seconds, tasks.run_group(run_id)), method_name="boundary_reached")
-        tasks.convert_in_worker(job_id, run_id, self.parallelism)
-        tasks.check(job_id, run_id)
-        result = tasks.swap(job_id, run_id)
-        if result["state"] == JobState.READY_TO_SWAP:
-            self.log.info("job %s is READY_TO_SWAP (postpone_swap); waiting for RESUME ALTER TABLE COLUMN", job_id)
-            self.defer(trigger=ResumeTrigger(job_id, self.poll_seconds), method_name="swapped")
-        return result
+        return self.drive(int(self.job_id), context["run_id"])
 
     def boundary_reached(self, context, event: dict | None = None) -> dict:
         _event_or_fail(event)
@@ -171,10 +208,13 @@ class ConvertHistoryOperator(SparkSubmitOperator):
 
     template_fields = (*SparkSubmitOperator.template_fields, "job_id")
 
-    def __init__(self, *, job_id: Any, parallelism: int = 2, conn_id: str = "spark_default", **kwargs):
+    def __init__(
+        self, *, job_id: Any, parallelism: int = 2, conn_id: str = "spark_default", alterflow_conn_id: str = DEFAULT_CONN_ID, **kwargs
+    ):
         super().__init__(application=application_path(), conn_id=conn_id, name="alterflow-convert", **kwargs)
         self.job_id = job_id
         self.parallelism = parallelism
+        self.alterflow_conn_id = alterflow_conn_id
 
     def choose_connection(self) -> None:
         """Without its connection, the operator submits to `local[*]` through a connection of its
@@ -187,28 +227,33 @@ class ConvertHistoryOperator(SparkSubmitOperator):
         self._conn_id = LOCAL_CONN_ID
 
     def execute(self, context) -> dict:
-        job_id = int(self.job_id)
-        job = tasks.alive_job(job_id)
+        job_id, conn_id = int(self.job_id), self.alterflow_conn_id
+        job = tasks.alive_job(job_id, conn_id)
         if job.state != JobState.RUNNING:
             self.log.info("job %s is %s: nothing to convert", job_id, job.state)
             return {"skipped": job.state}
-        settings = Settings.from_env()
         group = tasks.run_group(context["run_id"])
-        if tasks.conversion_engine(job_id) == "local":  # a small table: converted in this worker, no spark-submit
+        if tasks.conversion_engine(job_id, conn_id) == "local":  # a small table: converted in this worker, no spark-submit
             self.log.info("job %s converts on the local engine, in the worker", job_id)
-            tasks.convert_in_worker(job_id, context["run_id"], self.parallelism)
+            tasks.convert_in_worker(job_id, context["run_id"], self.parallelism, conn_id)
         else:
-            self._submit(context, job_id, settings, group)
-        job = tasks.alive_job(job_id)
+            self._submit(context, job_id, group)
+        job = tasks.alive_job(job_id, conn_id)
         if job.state != JobState.VALIDATING:
             raise AirflowException(f"job {job_id} is {job.state} after the conversion; expected VALIDATING")
         return {"state": job.state, "progress": job.progress}
 
-    def _submit(self, context, job_id: int, settings: Settings, group: str) -> None:
-        """spark-submit of the conversion; returns once the application has ended."""
+    def _submit(self, context, job_id: int, group: str) -> None:
+        """spark-submit of the conversion; returns once the application has ended. The application
+        reads the catalog and warehouse of the alterflow connection from its environment."""
+        hook = AlterflowHook(self.alterflow_conn_id)
+        with tasks.refusals_fail_the_task():
+            settings = hook.get_settings()
+            catalog = hook.catalog(settings)
         self.name = f"alterflow-convert-job-{job_id}"
         self.conf = {**application_conf(), **(self.conf or {})}
-        self.env_vars = {**_submit_env(_local_master(self._conn_id)), **(self.env_vars or {})}
+        alterflow_env = {"ALTERFLOW_CATALOG_URL": settings.catalog_url, "ALTERFLOW_WAREHOUSE": str(settings.warehouse)}
+        self.env_vars = {**_submit_env(_local_master(self._conn_id)), **alterflow_env, **(self.env_vars or {})}
         self.choose_connection()
         self.application_args = [
             "--job-id",
@@ -221,8 +266,145 @@ class ConvertHistoryOperator(SparkSubmitOperator):
         try:
             # The task holds the run's lease while spark-submit starts; the application takes it
             # over (same group) once it runs, and renews it while it converts.
-            with tasks.refusals_fail_the_task(), JobLease(Catalog(settings.catalog_url), job_id, group):
+            with tasks.refusals_fail_the_task(), JobLease(catalog, job_id, group):
                 super().execute(context)
         except AirflowException:
-            tasks.alive_job(job_id)  # cancelled meanwhile: fail with the job's Msg, no retry
+            tasks.alive_job(job_id, self.alterflow_conn_id)  # cancelled meanwhile: fail with the job's Msg, no retry
             raise
+
+
+def _outlets(given: Any, *more) -> list:
+    if given is None:
+        given = []
+    elif not isinstance(given, list | tuple):
+        given = [given]
+    return [*given, *more]
+
+
+class AlterflowLoadOperator(BaseOperator):
+    """Load `path` (templated: a file or a folder of Parquet, CSV or JSON-lines files, as `alterflow
+    load` takes it) or `data` (templated: an upstream task's XCom, e.g. `data=extract()`) into
+    `table` as one transaction: all rows or none, converted by the table's types, dual-written while
+    a heavyweight ALTER of the table runs. `data` is a pandas DataFrame, a list of rows (dicts), a
+    dict of column lists, or Arrow data handed over by an XCom backend that keeps it.
+
+    The task declares the table's asset (`alterflow://<catalog name>/<table>`, `catalog_name`
+    defaulting to ALTERFLOW_CATALOG_NAME when the DAG is parsed) as an outlet, and its event's extra
+    is `{"event": "load", "kind": "load", "table", "rows", "transaction"}`, which is also the task's
+    return value. The transaction is labelled with the task instance: a retry after the load
+    committed finds it and writes nothing again. An unknown table, a missing path or a column the
+    table lacks fails the task with one line, and nothing is written."""
+
+    template_fields = ("path", "data", "file_format")
+    ui_color = "#e4f4ff"
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        path: Any = None,
+        data: Any = None,
+        file_format: str | None = None,
+        engine: str = "auto",
+        alterflow_conn_id: str = DEFAULT_CONN_ID,
+        catalog_name: str | None = None,
+        **kwargs,
+    ):
+        if (path is None) == (data is None):
+            raise load_tasks.BadLoadInput(f"AlterflowLoadOperator: give path or data to load into {table}, one of them")
+        if path is None and engine != "auto":
+            raise load_tasks.BadLoadInput(f"AlterflowLoadOperator: engine {engine} applies to a path; data from a task loads in the worker")
+        self.asset = table_asset(table, catalog_name)
+        super().__init__(outlets=_outlets(kwargs.pop("outlets", None), self.asset), **kwargs)
+        self.table = table
+        self.path = path
+        self.data = data
+        self.file_format = file_format
+        self.engine = engine
+        self.alterflow_conn_id = alterflow_conn_id
+
+    def execute(self, context) -> dict:
+        ti = context["ti"]
+        label = load_tasks.task_label(ti.dag_id, ti.run_id, ti.task_id, getattr(ti, "map_index", None))
+        extra = load_tasks.load(
+            self.table,
+            label,
+            path=self.path,
+            data=self.data if self.path is None else None,
+            file_format=self.file_format,
+            engine=self.engine,
+            conn_id=self.alterflow_conn_id,
+        )
+        context["outlet_events"][self.asset].extra.update(extra)
+        return extra
+
+
+class AlterflowSchemaChangeOperator(_DrivesInWorker, BaseOperator):
+    """One ALTER TABLE as one task of your DAG: `statement` (templated) on `table` (templated), with
+    `properties` (templated; a dict or JSON text, over the statement's PROPERTIES). It runs the
+    `alterflow_schema_change` DAG's steps in order (validate, plan, then commit for a lightweight
+    change, or start, the boundary wait, the conversion in this worker on the local engine or on
+    Spark in this process, the check and the swap), deferring its waits to the same triggers (no
+    worker slot held while loads below the boundary finish, or while `postpone_swap` waits for
+    RESUME). Its request id is made from the task instance, so a retried task resumes the same
+    job, and a cleared one finds it done.
+
+    Returns the job as JSON, and emits the table's `schema_change` asset event (through the asset
+    alias `alterflow_schema_changes`, as the DAG does). A refusal (a rejected plan, a failed check,
+    a cancel) fails the task with one line, without retries."""
+
+    template_fields = ("table", "statement", "properties")
+    ui_color = "#fff0e4"
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        statement: str,
+        properties: Any = None,
+        alterflow_conn_id: str = DEFAULT_CONN_ID,
+        parallelism: int = 2,
+        poll_seconds: float = POLL_SECONDS,
+        **kwargs,
+    ):
+        super().__init__(outlets=_outlets(kwargs.pop("outlets", None), AssetAlias(SCHEMA_CHANGES_ALIAS)), **kwargs)
+        self.table = table
+        self.statement = statement
+        self.properties = properties
+        self.alterflow_conn_id = alterflow_conn_id
+        self.parallelism = parallelism
+        self.poll_seconds = poll_seconds
+
+    def request(self, context) -> dict:
+        """The ALTER's request, checked (one line for a bad one), its id that of the task instance."""
+        ti = context["ti"]
+        params = {"table": self.table, "statement": self.statement, "properties": self.properties}
+        return tasks.validate(
+            params, tasks.task_request_id(ti.dag_id, ti.run_id, ti.task_id, getattr(ti, "map_index", None)), self.alterflow_conn_id
+        )
+
+    def execute(self, context) -> dict:
+        request, conn_id = self.request(context), self.alterflow_conn_id
+        self.log.info("ALTER TABLE %s: request %s", request["table"], request["request_id"])
+        validated = tasks.plan(request, conn_id)
+        if validated["kind"] == JobKind.LIGHT:
+            tasks.commit(request, validated, conn_id)
+        else:
+            started = tasks.start(request, validated, conn_id)
+            self.drive(int(started["job_id"]), request["request_id"])
+        return self.finish(context, request, validated)
+
+    def boundary_reached(self, context, event: dict | None = None) -> dict:
+        _event_or_fail(event)
+        return self.execute(context)  # every step again: each finds what is done and goes on
+
+    def swapped(self, context, event: dict | None = None) -> dict:
+        _event_or_fail(event)
+        return self.finish(context, self.request(context))
+
+    def finish(self, context, request: dict, validated: dict | None = None) -> dict:
+        job = tasks.done(request, validated, self.alterflow_conn_id)
+        event = tasks.schema_change_event(job, self.alterflow_conn_id)
+        if event is not None:  # DAGs scheduled on the table's asset run
+            context["outlet_events"][AssetAlias(SCHEMA_CHANGES_ALIAS)].add(Asset(event.uri), extra=event.extra)
+        return job

@@ -1,5 +1,7 @@
 """The bodies of the schema-change DAG's tasks: each calls one core step with the catalog and
-warehouse of `Settings.from_env()` and passes small JSON between tasks (through XCom). A refusal of
+warehouse of an alterflow connection (`AlterflowHook`: the Airflow connection `conn_id`, by default
+`alterflow_default`, else the ALTERFLOW_* environment) and passes small JSON between tasks (through
+XCom). `AlterflowSchemaChangeOperator` runs the same bodies, in one task of a user's DAG. A refusal of
 the core (a rejected plan, a cancelled job, bad run conf) becomes `AirflowFailException` with the
 core's one-line message, so Airflow fails the task without retrying it; anything else (a lost
 database connection, a killed worker) is an ordinary error and the task's retries resume the step,
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 from collections.abc import Iterator, Mapping
 
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
@@ -20,6 +23,7 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 from alterflow import schema_change_events as events
 from alterflow.airflow import conf
 from alterflow.airflow.conf import BadRunConf, alter_request
+from alterflow.airflow.hooks import DEFAULT_CONN_ID, AlterflowHook
 from alterflow.catalog.catalog import AlterJob, Catalog
 from alterflow.catalog.errors import UnknownObject
 from alterflow.catalog.heavy_jobs import HeavyJobs
@@ -41,14 +45,26 @@ def refusals_fail_the_task() -> Iterator[None]:
         raise AirflowFailException(str(exc)) from None
 
 
-def _settings() -> Settings:
-    settings = Settings.from_env()
+def settings_of(conn_id: str = DEFAULT_CONN_ID) -> Settings:
+    """The settings of the alterflow connection `conn_id` (the environment's without one)."""
+    settings = AlterflowHook(conn_id).get_settings()
     settings.ensure_dirs()
     return settings
 
 
-def _catalog(settings: Settings) -> Catalog:
-    return Catalog(settings.catalog_url)
+def open_catalog(conn_id: str = DEFAULT_CONN_ID) -> tuple[Settings, Catalog]:
+    """The settings and the catalog of the alterflow connection `conn_id`."""
+    hook = AlterflowHook(conn_id)
+    settings = hook.get_settings()
+    settings.ensure_dirs()
+    return settings, hook.catalog(settings)
+
+
+def task_request_id(dag_id: str, run_id: str, task_id: str, map_index: int | None = None) -> str:
+    """The request id of an ALTER run by one task instance (`AlterflowSchemaChangeOperator`): the
+    same for every try of it, and at most the catalog's 64 characters whatever the names' lengths."""
+    key = "\x00".join((dag_id, run_id, task_id, str(map_index if map_index is not None else -1)))
+    return "airflow_task_" + hashlib.sha256(key.encode()).hexdigest()[:40]
 
 
 def run_group(run_id: str) -> str:
@@ -64,22 +80,21 @@ def job_json(job: AlterJob) -> dict:
     return data
 
 
-def validate(params: Mapping, run_id: str) -> dict:
+def validate(params: Mapping, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
     """The run's params as the request (request_id = run id), or a failed task with one line."""
     with refusals_fail_the_task():
         request = alter_request(params, run_id)
         try:
-            _catalog(_settings()).table(request.table)
+            open_catalog(conn_id)[1].table(request.table)
         except UnknownObject:
             raise BadRunConf(f"param table: unknown table {request.table}") from None
     return request.to_json()
 
 
-def plan(request: dict) -> dict:
+def plan(request: dict, conn_id: str = DEFAULT_CONN_ID) -> dict:
     with refusals_fail_the_task():
         req = AlterRequest.from_json(request)
-        settings = _settings()
-        catalog = _catalog(settings)
+        settings, catalog = open_catalog(conn_id)
         job = catalog.job_by_request(req.request_id)
         if job is not None:  # a retry after the job was recorded: plan what it was planned as
             return {"kind": job.kind, "from_version": job.from_version, "to_version": job.to_version, "clauses": []}
@@ -95,7 +110,7 @@ def is_dry_run(params: Mapping) -> bool:
         return conf.dry_run(params)
 
 
-def dry_run(request: dict) -> dict:
+def dry_run(request: dict, conn_id: str = DEFAULT_CONN_ID) -> dict:
     """The `dry_run` param's run: EXPLAIN ANALYZE of the statement (it changes nothing), printed
     to the task's log as the CLI prints it and returned for the run's XCom."""
     from alterflow.output import to_table
@@ -104,9 +119,9 @@ def dry_run(request: dict) -> dict:
 
     with refusals_fail_the_task():
         req = AlterRequest.from_json(request)
-        settings = _settings()
+        settings, catalog = open_catalog(conn_id)
         stmt = dataclasses.replace(steps.parse_alter(req), explain=True, analyze=True)
-        result = explain_alter(_catalog(settings), settings.warehouse, stmt, lambda: get_spark(settings.spark_master))
+        result = explain_alter(catalog, settings.warehouse, stmt, lambda: get_spark(settings.spark_master))
     print(f"EXPLAIN ANALYZE {req.statement}\n{to_table(result)}")
     return {"kind": DRY_RUN, "columns": list(result.columns), "rows": [list(row) for row in result.rows]}
 
@@ -118,63 +133,60 @@ def branch(validated: dict) -> str | list[str]:
     return "commit" if validated["kind"] == JobKind.LIGHT else "start"
 
 
-def commit(request: dict, validated: dict) -> dict:
+def commit(request: dict, validated: dict, conn_id: str = DEFAULT_CONN_ID) -> dict:
     with refusals_fail_the_task():
-        settings = _settings()
-        return steps.commit(_catalog(settings), AlterRequest.from_json(request), validated, settings.warehouse)
+        settings, catalog = open_catalog(conn_id)
+        return steps.commit(catalog, AlterRequest.from_json(request), validated, settings.warehouse)
 
 
-def route(job_id: int) -> str:
+def route(job_id: int, conn_id: str = DEFAULT_CONN_ID) -> str:
     """Which task drives the started job on: `rewrite_in_worker` for a job the local engine
     converts (a small table: every remaining step in one task, no hand-offs, no Spark), else
     `wait_for_boundary` (one task per step, the conversion on Spark)."""
+    return "rewrite_in_worker" if conversion_engine(job_id, conn_id) == "local" else "wait_for_boundary"
+
+
+def start(request: dict, validated: dict, conn_id: str = DEFAULT_CONN_ID) -> dict:
     with refusals_fail_the_task():
-        local = heavy_steps.conversion_engine(_catalog(_settings()), job_id) == "local"
-    return "rewrite_in_worker" if local else "wait_for_boundary"
+        catalog = open_catalog(conn_id)[1]
+        return heavy_steps.start(catalog, AlterRequest.from_json(request), validated, group=run_group(request["request_id"]))
 
 
-def start(request: dict, validated: dict) -> dict:
+def wait_for_boundary(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
     with refusals_fail_the_task():
-        return heavy_steps.start(_catalog(_settings()), AlterRequest.from_json(request), validated, group=run_group(request["request_id"]))
+        settings, catalog = open_catalog(conn_id)
+        return heavy_steps.wait_for_boundary(catalog, settings.warehouse, job_id, group=run_group(run_id))
 
 
-def wait_for_boundary(job_id: int, run_id: str) -> dict:
-    with refusals_fail_the_task():
-        settings = _settings()
-        return heavy_steps.wait_for_boundary(_catalog(settings), settings.warehouse, job_id, group=run_group(run_id))
-
-
-def alive_job(job_id: int) -> AlterJob:
+def alive_job(job_id: int, conn_id: str = DEFAULT_CONN_ID) -> AlterJob:
     """The job, cancelled first if past its timeout; a cancelled job fails the task with its Msg."""
     with refusals_fail_the_task():
-        settings = _settings()
-        return heavy_steps.ensure_alive(_catalog(settings), settings.warehouse, job_id)
+        settings, catalog = open_catalog(conn_id)
+        return heavy_steps.ensure_alive(catalog, settings.warehouse, job_id)
 
 
-def conversion_engine(job_id: int) -> str:
+def conversion_engine(job_id: int, conn_id: str = DEFAULT_CONN_ID) -> str:
     with refusals_fail_the_task():
-        return heavy_steps.conversion_engine(_catalog(_settings()), job_id)
+        return heavy_steps.conversion_engine(open_catalog(conn_id)[1], job_id)
 
 
-def convert_in_worker(job_id: int, run_id: str, parallelism: int) -> dict:
+def convert_in_worker(job_id: int, run_id: str, parallelism: int, conn_id: str = DEFAULT_CONN_ID) -> dict:
     """The RUNNING step in this worker: on the local engine without Spark, as `route` expects; on
     Spark in this process when loads that committed below the boundary after `start` made the
     table too big for the local engine."""
     from alterflow.spark_session import get_spark
 
     with refusals_fail_the_task():
-        settings = _settings()
-        catalog = _catalog(settings)
+        settings, catalog = open_catalog(conn_id)
         spark = None if heavy_steps.conversion_engine(catalog, job_id) == "local" else get_spark(settings.spark_master)
         return heavy_steps.convert(spark, catalog, settings.warehouse, job_id, parallelism, group=run_group(run_id))
 
 
-def check(job_id: int, run_id: str) -> dict:
+def check(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
     from alterflow.spark_session import get_spark
 
     with refusals_fail_the_task():
-        settings = _settings()
-        catalog = _catalog(settings)
+        settings, catalog = open_catalog(conn_id)
         job = heavy_steps.ensure_alive(catalog, settings.warehouse, job_id)
         if job.state != JobState.VALIDATING or "check" in job.steps:
             return {"skipped": job.state}
@@ -184,24 +196,26 @@ def check(job_id: int, run_id: str) -> dict:
         )
 
 
-def swap(job_id: int, run_id: str) -> dict:
+def swap(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
     with refusals_fail_the_task():
-        settings = _settings()
-        return heavy_steps.swap(_catalog(settings), settings.warehouse, job_id, group=run_group(run_id))
+        settings, catalog = open_catalog(conn_id)
+        return heavy_steps.swap(catalog, settings.warehouse, job_id, group=run_group(run_id))
 
 
-def schema_change_event(job: dict) -> SchemaChangeEvent | None:
+def schema_change_event(job: dict, conn_id: str = DEFAULT_CONN_ID) -> SchemaChangeEvent | None:
     """The asset event a run's finished job emits (None once cancelled or not finished)."""
-    catalog = _catalog(_settings())
-    return events.schema_change_event(HeavyJobs(catalog).job(int(job["id"])), _settings().catalog_name)
+    with refusals_fail_the_task():
+        settings, catalog = open_catalog(conn_id)
+        return events.schema_change_event(HeavyJobs(catalog).job(int(job["id"])), settings.catalog_name)
 
 
-def done(request: dict, validated: dict | None = None) -> dict:
+def done(request: dict, validated: dict | None = None, conn_id: str = DEFAULT_CONN_ID) -> dict:
     """The run's job as JSON (whichever branch ran; the job it took over, if it took one over).
     Skipped after a dry run: no job, no asset event."""
     if validated and validated.get("kind") == DRY_RUN:
         raise AirflowSkipException("a dry run changes nothing: EXPLAIN ANALYZE is in the plan task's log and XCom")
-    catalog = _catalog(_settings())
+    with refusals_fail_the_task():
+        catalog = open_catalog(conn_id)[1]
     job = catalog.job_by_request(request["request_id"])
     if job is None and validated and validated.get("job_id") is not None:
         job = HeavyJobs(catalog).job(int(validated["job_id"]))

@@ -1,8 +1,10 @@
 """Triggers a heavyweight job's deferred tasks wait on, in the triggerer (no worker slot held).
 Each polls one core call in a thread (`asyncio.to_thread`: the catalog is synchronous SQLAlchemy)
 and fires one event: the payload of the look that ended the wait, or {"error": message} when the
-job was cancelled (by CANCEL ALTER, a failed check or its timeout). The catalog and warehouse come
-from the triggerer's ALTERFLOW_* environment, as in every task.
+job was cancelled (by CANCEL ALTER, a failed check or its timeout). The catalog and warehouse are
+those of the alterflow connection `conn_id` the deferring task used (`AlterflowHook`, read in the
+triggerer; without that connection, or for a trigger serialized before it had a `conn_id`, the
+triggerer's ALTERFLOW_* environment), as in every task.
 
 A trigger glances every `poll_seconds` (1 s: the wait ends within a second of what it waits for)
 with a read-only query; the full look, which writes (the job's lease and Msg), runs when the
@@ -18,8 +20,10 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+from alterflow.airflow.hooks import AlterflowHook
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.states import JobState
+from alterflow.errors import UserError
 from alterflow.settings import Settings
 from alterflow.workflow import heavy_steps
 from alterflow.workflow.heavy_steps import JobCancelled
@@ -31,18 +35,27 @@ REFRESH_SECONDS = 5.0
 class JobTrigger(BaseTrigger):
     """Polls `look(catalog, warehouse)` until it returns a payload or the job is cancelled."""
 
-    def __init__(self, job_id: int, poll_seconds: float = POLL_SECONDS, group: str | None = None):
+    def __init__(self, job_id: int, poll_seconds: float = POLL_SECONDS, group: str | None = None, conn_id: str | None = None):
         super().__init__()
         self.job_id = int(job_id)
         self.poll_seconds = float(poll_seconds)
         self.group = group  # the DAG run's lease group: a look that writes drives the job as the run
+        self.conn_id = conn_id  # the alterflow connection; None: the environment (triggers from before it)
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return f"{type(self).__module__}.{type(self).__qualname__}", {
             "job_id": self.job_id,
             "poll_seconds": self.poll_seconds,
             "group": self.group,
+            "conn_id": self.conn_id,
         }
+
+    def settings(self) -> Settings:
+        """The settings of the deferring task's alterflow connection (blocking: run it in a thread,
+        where Airflow lets a connection be read synchronously)."""
+        if self.conn_id is None:
+            return Settings.from_env()
+        return AlterflowHook(self.conn_id).get_settings()
 
     @abc.abstractmethod
     def look(self, catalog: Catalog, warehouse) -> dict | None:
@@ -53,8 +66,12 @@ class JobTrigger(BaseTrigger):
         return True
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        settings = Settings.from_env()
-        catalog = await asyncio.to_thread(Catalog, settings.catalog_url)
+        try:
+            settings = await asyncio.to_thread(self.settings)
+            catalog = await asyncio.to_thread(Catalog, settings.catalog_url)
+        except UserError as exc:  # the connection or the catalog refused: the task fails with the line
+            yield TriggerEvent({"error": str(exc)})
+            return
         looked = None  # monotonic time of the last full look
         try:
             while True:

@@ -60,6 +60,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from alterflow.airflow import page
+from alterflow.airflow.hooks import AlterflowConnectionError, AlterflowHook
 from alterflow.airflow.page_data import job_json, jobs_json, migrations_json, table_json, version_json
 from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
 from alterflow.catalog.errors import CatalogOutdated, CatalogUnavailable, UnknownObject
@@ -100,6 +101,12 @@ async def _catalog_not_opened(_request: Request, exc: CatalogUnavailable) -> JSO
     return JSONResponse({"detail": capped(f"the alterflow catalog cannot be reached: {reason}")}, status.HTTP_503_SERVICE_UNAVAILABLE)
 
 
+@app.exception_handler(AlterflowConnectionError)
+async def _connection_unusable(_request: Request, exc: AlterflowConnectionError) -> JSONResponse:
+    """The Airflow connection alterflow_default cannot be used (a bad URL, a password without a user): a 503."""
+    return JSONResponse({"detail": capped(f"the alterflow catalog cannot be reached: {exc}")}, status.HTTP_503_SERVICE_UNAVAILABLE)
+
+
 @app.exception_handler(CatalogOutdated)
 async def _catalog_outdated(_request: Request, exc: CatalogOutdated) -> JSONResponse:
     """A PostgreSQL catalog not at this release's migration (`alterflow db upgrade`), as a 503."""
@@ -136,10 +143,12 @@ def check_name(text: str) -> str:
 
 # -- the catalog ----------------------------------------------------------------------------------
 def open_catalog() -> tuple[Settings, Catalog]:
-    """The catalog and warehouse of the environment, as the CLI finds them (ALTERFLOW_*)."""
-    settings = Settings.from_env()
+    """The catalog and warehouse the DAGs use: the Airflow connection `alterflow_default`, else the
+    environment, as the CLI finds them (ALTERFLOW_*)."""
+    hook = AlterflowHook()
+    settings = hook.get_settings()
     settings.ensure_dirs()
-    return settings, Catalog(settings.catalog_url)
+    return settings, hook.catalog(settings)
 
 
 @contextmanager

@@ -20,14 +20,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from alterflow.arrow_schema import arrow_schema
+from alterflow.arrow_schema import arrow_field
 from alterflow.catalog.catalog import DataFile, TableSnapshot
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.conversion.arrow_convert import convert_array, default_array
+from alterflow.errors import UserError
 from alterflow.store.layout import absolute
 from alterflow.store.tablets import TXN_COLUMN, dedupe_primary_key
 
 FIELD_ID = b"PARQUET:field_id"
+
+
+class VersionReadError(UserError, ValueError):
+    """A stored value that does not read as the target version's type (a read of an older, narrower
+    version of a column widened since)."""
 
 
 def _field_ids(schema: pa.Schema) -> dict[int, int]:
@@ -71,7 +77,7 @@ def read_file(
         if found.type != column.type:
             values, failed = convert_array(values, found.type, column.type)
             if failed:
-                raise ValueError(
+                raise VersionReadError(
                     f"data file {data_file.path}: column {column.name} does not read as {column.type.sql()} (written as {found.type.sql()})"
                 )
         arrays.append(values)
@@ -89,8 +95,8 @@ def _chosen(target: SchemaVersion, columns: list[str] | None) -> list:
 
 
 def _fields(target: SchemaVersion, chosen: list) -> list[pa.Field]:
-    ids = {c.id for c in chosen}
-    return [f for f, c in zip(arrow_schema(target), target.columns) if c.id in ids]
+    """The Arrow fields of `chosen`, in its order (the order `read_file` builds the arrays in)."""
+    return [arrow_field(c) for c in chosen]
 
 
 def read_snapshot_arrow(

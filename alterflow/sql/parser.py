@@ -59,7 +59,7 @@ from alterflow.sql.ast import (
     Statement,
 )
 
-__all__ = ["SqlError", "Token", "parse_statements", "split_statements", "statement_spans", "tokenize"]
+__all__ = ["SqlError", "Token", "parse_condition", "parse_statements", "split_statements", "statement_spans", "tokenize"]
 
 
 class SqlError(UserError):
@@ -286,6 +286,24 @@ def check_name(name: str) -> str:
 
 # --------------------------------------------------------------------------------------------
 # Queries (sqlglot, Spark dialect)
+
+
+def parse_condition(text: str, context: str) -> exp.Expression:
+    """A boolean expression in Spark's dialect (a scan's `where`), under the same limits as a
+    statement's expressions: nesting and operation counts are checked before sqlglot parses it."""
+    tokens = _tokenize(text)
+    if not tokens:
+        raise SqlError(f"{context}: the condition is empty")
+    if any(t.kind == "punct" and t.text == ";" for t in tokens):
+        raise SqlError(f"{context}: a condition is one expression, without ';'")
+    _check_nesting(text, tokens)
+    _check_operations(text, tokens)
+    try:
+        return sqlglot.parse_one(text, read="spark", into=exp.Condition)
+    except SqlglotError as e:
+        raise SqlError(_sqlglot_message(e, context)) from None
+    except RecursionError:
+        raise SqlError(f"{context}: condition nested too deeply to parse") from None
 
 
 def _query_tables(sql: str, context: str) -> tuple[str, ...]:

@@ -32,6 +32,7 @@ import shutil
 import socket
 import uuid
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from alterflow.catalog.catalog import Catalog
@@ -39,6 +40,7 @@ from alterflow.catalog.errors import CatalogError
 from alterflow.store.layout import DATA_FILE, INDEX_DIR, TABLE_DIR, TABLET_DIR, absolute
 
 MARKER = "_alterflow_warehouse.json"
+SYNC_THREADS = 16  # flushes waited for at once (each thread mostly sleeps in the kernel)
 BIND_HINT = "check ALTERFLOW_CATALOG_URL and ALTERFLOW_WAREHOUSE; `alterflow db bind-warehouse` re-binds"
 
 
@@ -232,22 +234,30 @@ class Warehouse:
 
     def sync(self, relatives: Iterable[str]) -> int:
         """fsync each file and every folder from its own up to the warehouse's root (their
-        entries: a new file's name, a rename, a new folder), each folder once. Called before the
-        catalog commit that makes the files visible. Returns how many files were flushed."""
+        entries: a new file's name, a rename, a new folder), each folder once, all at once and all
+        done when this returns. Called before the catalog commit that makes the files visible (their
+        order does not matter: nothing is visible until that commit). Returns how many files were
+        flushed."""
         self.check_owner()
         folders: set[pathlib.Path] = set()
-        count = 0
+        files = []
         for relative in relatives:
             path = self.path(relative)
-            fsync_path(path)
-            count += 1
+            files.append(path)
             folder = path.parent
             while folder not in folders and (folder == self._real_root or self._real_root in folder.parents):
                 folders.add(folder)
                 folder = folder.parent
-        for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
-            fsync_path(folder, directory=True)
-        return count
+        # All at once: the filesystem's journal then commits the folders' entries together (one
+        # journal commit, not one per folder). Every flush is done before this returns.
+        flushes = [(path, False) for path in files] + [(folder, True) for folder in folders]
+        if len(flushes) <= 2:
+            for path, directory in flushes:
+                fsync_path(path, directory)
+        else:
+            with ThreadPoolExecutor(min(len(flushes), SYNC_THREADS), thread_name_prefix="fsync") as pool:
+                list(pool.map(lambda item: fsync_path(*item), flushes))
+        return len(files)
 
     def sync_transaction(self, txn_id: int) -> int:
         """`sync` every file of a PREPARE transaction, right before its commit makes them visible."""

@@ -34,11 +34,19 @@ def test_a_light_and_a_heavy_alter_each_emit_one_event_on_the_tables_asset(alter
     first, second = jobs(alterflow, "orders")
     assert asset_events(uri)[len(before) :] == [
         (
-            {"from_version": 1, "to_version": 2, "statement": "ALTER TABLE orders ADD COLUMN n INT", "kind": "LIGHT", "job_id": first.id},
+            {
+                "event": "schema_change",
+                "from_version": 1,
+                "to_version": 2,
+                "statement": "ALTER TABLE orders ADD COLUMN n INT",
+                "kind": "LIGHT",
+                "job_id": first.id,
+            },
             light.run_id,
         ),
         (
             {
+                "event": "schema_change",
                 "from_version": 2,
                 "to_version": 3,
                 "statement": "ALTER TABLE orders MODIFY COLUMN v INT",
@@ -76,7 +84,14 @@ def test_the_example_downstream_dag_is_scheduled_on_one_tables_asset_and_prints_
     dag = bag.dags["orders_schema_changed"]
     assert [asset.uri for asset in dag.timetable.asset_condition.objects] == ["alterflow://default/orders"]
     # Its task, given what the scheduler hands it: the events of the ALTER that triggered the run.
-    extra = {"from_version": 1, "to_version": 2, "statement": "ALTER TABLE orders ADD COLUMN n INT", "kind": "LIGHT", "job_id": 1}
+    extra = {
+        "event": "schema_change",
+        "from_version": 1,
+        "to_version": 2,
+        "statement": "ALTER TABLE orders ADD COLUMN n INT",
+        "kind": "LIGHT",
+        "job_id": 1,
+    }
     sql(alterflow, extra["statement"])
     (orders,) = dag.timetable.asset_condition.objects
     described = dag.get_task("print_new_schema").python_callable(triggering_asset_events={orders: [types.SimpleNamespace(extra=extra)]})

@@ -151,6 +151,7 @@ def test_a_rewrite_waits_for_approval_granted_through_the_rest_api_then_is_appli
     assert asset_events(ORDERS)[len(events_before) :] == [
         (
             {
+                "event": "schema_change",
                 "from_version": 1,
                 "to_version": 2,
                 "statement": "ALTER TABLE orders ADD COLUMN note STRING",
@@ -162,6 +163,7 @@ def test_a_rewrite_waits_for_approval_granted_through_the_rest_api_then_is_appli
         ),
         (
             {
+                "event": "schema_change",
                 "from_version": 2,
                 "to_version": 3,
                 "statement": "ALTER TABLE orders MODIFY COLUMN amount INT",
@@ -213,7 +215,7 @@ def test_without_an_approve_finding_the_run_applies_without_asking(project):
     assert described == {"id": ("INT", None), "amount": ("STRING", None), "note": ("STRING", "none")}, described
     assert session.catalog.table_stats(session.catalog.table("orders").id)[0] == 3  # V1's rows
     [light] = jobs(session, "orders")
-    created = {"from_version": None, "to_version": 1, "kind": "CREATE", "job_id": None}
+    created = {"event": "schema_change", "from_version": None, "to_version": 1, "kind": "CREATE", "job_id": None}
     assert asset_events(ORDERS)[len(events_before) :] == [
         (
             {**created, "statement": V1.split(";")[0], "migration": "V1__orders.sql", "migration_version": "1"},
@@ -221,6 +223,7 @@ def test_without_an_approve_finding_the_run_applies_without_asking(project):
         ),
         (
             {
+                "event": "schema_change",
                 "from_version": 1,
                 "to_version": 2,
                 "statement": "ALTER TABLE orders ADD COLUMN note STRING DEFAULT 'none'",

@@ -36,6 +36,13 @@ CHROMEDRIVER = pathlib.Path("/usr/bin/chromedriver")
 HEAVY_RUN = "e2e_orders_amount_to_int"
 MIGRATE = "alterflow_migrate"
 MIGRATE_RUN = "e2e_migrate_customers"
+# examples/dags: loads of SALES while a heavy ALTER rewrites it, and a DAG that runs on its loads only.
+SALES = "alterflow_example_sales"
+SALES_NOTE_RUN = "e2e_sales_note"  # a light ALTER of SALES: a schema change the load listener skips
+LOADS = "alterflow_example_load_during_alter"
+LOADS_RUN = "e2e_loads_during_alter"
+LOAD_LISTENER = "alterflow_example_sales_loaded"
+ROWS_PER_LOAD = 1000
 # The api-server's migrations directory (./migrations of its working directory): the run applies
 # up to V2 (a rewrite: the rules ask for approval); V3 stays pending, for the page's pending lint.
 MIGRATIONS = {
@@ -47,13 +54,13 @@ MIGRATIONS = {
 
 
 @contextlib.contextmanager
-def running_airflow(tmp_path: pathlib.Path, base_path: str = "", dags_folder: pathlib.Path | None = None):
+def running_airflow(tmp_path: pathlib.Path, base_path: str = "", dags_folder: pathlib.Path | None = None, connections: dict | None = None):
     if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
         message = "Debian's chromium and chromium-driver are not installed: run `make browser`"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    live = LiveAirflow(tmp_path, base_path=base_path, dags_folder=dags_folder)
+    live = LiveAirflow(tmp_path, base_path=base_path, dags_folder=dags_folder, connections=connections)
     live.start()
     try:
         yield live
@@ -66,13 +73,19 @@ def running_airflow(tmp_path: pathlib.Path, base_path: str = "", dags_folder: pa
 
 @pytest.fixture
 def airflow(tmp_path):
-    """A team's own DAG folder: the two-line DAG files of dags/ and the example listener of
-    examples/, scheduled on the asset of the table `orders`."""
+    """A team's own DAG folder: the two-line DAG files of dags/, the example listener of examples/
+    (scheduled on the asset of the table `orders`) and the DAGs of examples/dags (loads during a
+    heavy ALTER, and a listener of that table's loads). Every component has the Airflow connection
+    alterflow_default (type alterflow) with the catalog and warehouse the CLI finds in the run's
+    ALTERFLOW_HOME, so the tasks, the triggerer and the page read it through AlterflowHook."""
     dags = tmp_path / "team-dags"
     dags.mkdir()
-    for source in [*sorted((REPO / "dags").glob("*.py")), REPO / "examples" / "schema_change_listener.py"]:
+    examples = [REPO / "examples" / "schema_change_listener.py", *sorted((REPO / "examples" / "dags").glob("*.py"))]
+    for source in [*sorted((REPO / "dags").glob("*.py")), *examples]:
         shutil.copy(source, dags / source.name)
-    with running_airflow(tmp_path, dags_folder=dags) as live:
+    home = tmp_path / "alterflow"  # LiveAirflow's alterflow home
+    extra = {"catalog_url": f"sqlite:///{home / 'catalog.db'}", "warehouse": str(home / "warehouse")}
+    with running_airflow(tmp_path, dags_folder=dags, connections={"alterflow_default": {"conn_type": "alterflow", "extra": extra}}) as live:
         yield live
 
 
@@ -173,6 +186,38 @@ def wait_for_listener(live: LiveAirflow, headers: dict, timeout: float = 240) ->
         assert not failed, f"{LISTENER} failed: {failed}\n{live.task_logs(failed[0]['dag_run_id'])}"
         time.sleep(2)
     raise AssertionError(f"no successful run of {LISTENER} within {timeout} s: {runs}")
+
+
+def xcom(live: LiveAirflow, headers: dict, dag: str, run_id: str, task_id: str):
+    """The return value of a task of a run."""
+    path = f"/api/v2/dags/{dag}/dagRuns/{urllib.parse.quote(run_id, safe='')}/taskInstances/{task_id}/xcomEntries/return_value"
+    answer = live.call("GET", path, headers=headers)
+    assert answer.status_code == 200, f"{answer.status_code} {answer.text}"
+    value = answer.json()["value"]
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def wait_for_load_listener(live: LiveAirflow, headers: dict, loads: int, timeout: float = 240) -> list[dict]:
+    """The load listener's runs (each with its triggering events and task states), once every run
+    has ended and they took `loads` load events among them."""
+    deadline = time.monotonic() + timeout
+    found: list[dict] = []
+    while time.monotonic() < deadline:
+        live.check_running()
+        runs = live.call("GET", f"/api/v2/dags/{LOAD_LISTENER}/dagRuns", headers=headers, params={"limit": 100}).json().get("dag_runs", [])
+        failed = [r for r in runs if r["state"] == "failed"]
+        assert not failed, f"{LOAD_LISTENER} failed: {failed}\n{live.task_logs(failed[0]['dag_run_id'])}"
+        found = []
+        for run in runs:
+            run_id = urllib.parse.quote(run["dag_run_id"], safe="")
+            events = live.call("GET", f"/api/v2/dags/{LOAD_LISTENER}/dagRuns/{run_id}/upstreamAssetEvents", headers=headers).json()
+            found.append({**run, "events": events["asset_events"], "tasks": task_states(live, headers, run["dag_run_id"], LOAD_LISTENER)})
+        landed = sum(1 for run in found for e in run["events"] if e["extra"].get("event") == "load")
+        if found and landed == loads and all(run["state"] == "success" for run in found):
+            assert all(run["run_type"] == "asset_triggered" for run in found), found
+            return found
+        time.sleep(2)
+    raise AssertionError(f"{LOAD_LISTENER}: not {loads} loads in ended runs within {timeout} s: {found}")
 
 
 @contextlib.contextmanager
@@ -330,7 +375,8 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
         "CREATE TABLE orders (id INT NOT NULL, amount STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2; "
         "INSERT INTO orders VALUES (1, '10'), (2, '25'), (3, '-7'); "
         "CREATE TABLE events (id INT NOT NULL, kind STRING, PRIMARY KEY (id)); "
-        "INSERT INTO events VALUES (1, 'click')",
+        "INSERT INTO events VALUES (1, 'click'); "
+        f"CREATE TABLE {SALES} (id INT NOT NULL, amount STRING, PRIMARY KEY (id))",
     )
     migrate(live, migrations, "apply", "--to", "1")  # applied earlier, from the CLI: V2 and V3 pending
     phase("tables created")
@@ -406,6 +452,17 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
     phase("the downstream DAG ran on the asset event")
 
     phase("catalog checked")
+    # A lightweight ALTER of SALES (waited for before the page): its schema-change event must not
+    # make the load listener go on. Not at the start beside the first runs, the SQLite metadata
+    # database's busiest moment (with a third run there, every component once stalled 60 s on its lock).
+    sales_conf = {"table": SALES, "statement": f"ALTER TABLE {SALES} ADD COLUMN note STRING", "properties": {}}
+    answer = live.call(
+        "POST",
+        f"/api/v2/dags/{DAG}/dagRuns",
+        headers=headers,
+        json={"dag_run_id": SALES_NOTE_RUN, "logical_date": None, "conf": sales_conf},
+    )
+    assert answer.status_code in (200, 409), f"trigger: {answer.status_code} {answer.text}"
     # Migrations: a run of alterflow_migrate up to V2, whose rewrite waits for a person's approval.
     conf = {"migrations_dir": str(migrations), "to": "2"}
     answer = live.call(
@@ -422,6 +479,8 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
         "PENDING",
     ]  # none before the answer
     phase("the migrate run waits for approval")
+    wait_for_run(live, headers, SALES_NOTE_RUN)
+    phase("the light ALTER of the example's table succeeded")
 
     # In a real browser: a lightweight ALTER triggered from the DAG's form, the migrate run's
     # approval on Airflow's Required Actions page (granted through the REST API), then the Schema
@@ -451,7 +510,7 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
         phase("the migrate run was approved through the REST API and applied V2")
         found = open_schema_changes_page(driver, live, job["job_id"], screenshot)
     assert (found["state"], found["table"]) == ("FINISHED", "orders"), found
-    assert found["rows"] == 4, f"the heavy jobs of orders and customers and both light ones should be listed: {found}"
+    assert found["rows"] == 5, f"the heavy jobs of orders and customers and the three light ones should be listed: {found}"
     scripts = list(MIGRATIONS)
     assert found["migrations"] == [[scripts[0], "APPLIED"], [scripts[1], "APPLIED"], [scripts[2], "PENDING"]], found
     assert found["pending"] == [[scripts[2], "LIGHT", ""], [scripts[2], "LIGHT", "warning drop_column"]], found
@@ -465,6 +524,31 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
     events = {r["Field"]: r for r in rows_as_dicts(sql(live, "DESCRIBE events")[0])}
     assert (events["clicks"]["Type"], events["clicks"]["Default"]) == ("INT", "0"), events
     phase(f"page checked in Chromium, screenshots {screenshot} and {form_shot}")
+
+    # examples/dags: loads of SALES (a file and a DataFrame, AlterflowLoadOperator) side by side with
+    # a heavy ALTER of it (AlterflowSchemaChangeOperator), then the listener of its loads.
+    conf = {"rows": ROWS_PER_LOAD, "drop_folder": str(live.base)}
+    answer = live.call(
+        "POST", f"/api/v2/dags/{LOADS}/dagRuns", headers=headers, json={"dag_run_id": LOADS_RUN, "logical_date": None, "conf": conf}
+    )
+    assert answer.status_code in (200, 409), f"trigger {LOADS}: {answer.status_code} {answer.text}"
+    loaded = wait_for_run(live, headers, LOADS_RUN, dag=LOADS)
+    assert set(loaded["tasks"].values()) == {"success"}, loaded["tasks"]
+    counted = xcom(live, headers, LOADS, LOADS_RUN, "count_rows")
+    assert counted == {"rows": 2 + 2 * ROWS_PER_LOAD, "distinct_ids": 2 + 2 * ROWS_PER_LOAD, "amount": "INT"}, counted
+    phase("loads beside a heavy ALTER of the same table: every row once, converted")
+    runs = wait_for_load_listener(live, headers, loads=2)
+    for run in runs:
+        loads = [e["extra"] for e in run["events"] if e["extra"].get("event") == "load"]
+        if loads:
+            assert run["tasks"] == {"a_load_landed": "success", "count_loaded_rows": "success"}, run
+            counted = xcom(live, headers, LOAD_LISTENER, run["dag_run_id"], "count_loaded_rows")
+            assert counted["rows"] == sum(e["rows"] for e in loads), (counted, run)
+        else:  # schema changes only (the light ALTER of SALES, and the heavy one unless a load came with it)
+            assert {e["extra"]["event"] for e in run["events"]} == {"schema_change"}, run
+            assert run["tasks"] == {"a_load_landed": "success", "count_loaded_rows": "skipped"}, run
+    assert any(not any(e["extra"]["event"] == "load" for e in run["events"]) for run in runs), runs
+    phase(f"the load listener went on for the loads and stopped at the schema changes ({len(runs)} runs)")
 
 
 def test_under_a_url_path_the_cli_and_the_schema_changes_page_work(airflow_under_a_path: LiveAirflow):

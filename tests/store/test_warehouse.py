@@ -42,10 +42,11 @@ def test_sync_flushes_each_file_and_every_folder_up_to_the_root_once(catalog, tm
     assert store.sync(["t1/i1/b1/a.parquet", "t1/i1/b1/b.parquet", "t1/i1/b2/c.parquet"]) == 3
     files = [p.relative_to(real) for p, directory in flushed if not directory]
     folders = [p for p, directory in flushed if directory]
-    assert [str(p) for p in files] == ["t1/i1/b1/a.parquet", "t1/i1/b1/b.parquet", "t1/i1/b2/c.parquet"]
+    assert sorted(str(p) for p in files) == ["t1/i1/b1/a.parquet", "t1/i1/b1/b.parquet", "t1/i1/b2/c.parquet"]
     assert sorted(str(p.relative_to(real)) for p in folders) == [".", "t1", "t1/i1", "t1/i1/b1", "t1/i1/b2"]
     assert len(folders) == len(set(folders)), "each folder once"
-    assert folders.index(real / "t1/i1") < folders.index(real / "t1") < folders.index(real), "deepest first"
+    # In no particular order (they run at once, so the journal commits the entries together):
+    # nothing is visible before the catalog commit that follows, so only their completion counts.
 
 
 def test_nothing_outside_the_warehouse_is_touched(catalog, tmp_path):

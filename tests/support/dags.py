@@ -4,6 +4,7 @@ Airflow loads them)."""
 
 from __future__ import annotations
 
+import json
 import pathlib
 
 from alterflow.catalog.catalog import AlterJob
@@ -14,6 +15,10 @@ from tests.support.statements import sql, versions  # noqa: F401 (the tests impo
 
 DAGS = REPO / "dags"
 SCHEMA_CHANGE = "alterflow_schema_change"
+# A user's own DAG folders: the operator tests' DAGs and examples/dags (bundles of their own, see `add_bundles`).
+DOOR_DAGS = REPO / "tests" / "dags" / "door"
+EXAMPLE_DAGS = REPO / "examples" / "dags"
+LOCAL_BUNDLE = "airflow.dag_processing.bundles.local.LocalDagBundle"
 
 
 def asset_events(uri: str) -> list[tuple[dict, str]]:
@@ -78,3 +83,23 @@ def sync_dags_to_airflow() -> None:
             bundle.initialize()
         bag = BundleDagBag(dag_folder=bundle.path, bundle_path=bundle.path, bundle_name=bundle.name)
         sync_bag_to_db(bag, bundle.name, bundle.version)
+
+
+def add_bundles(monkeypatch, **folders: pathlib.Path) -> None:
+    """DAG bundles besides the project's dags/ (`name=folder`), so `dag.test()` of a DAG found in
+    one of those folders finds it serialized (it syncs the DAG's bundle first)."""
+    bundles = [{"name": "dags-folder", "classpath": LOCAL_BUNDLE, "kwargs": {}}]
+    bundles += [
+        {"name": name, "classpath": LOCAL_BUNDLE, "kwargs": {"path": str(folder), "refresh_interval": 0}}
+        for name, folder in folders.items()
+    ]
+    monkeypatch.setenv("AIRFLOW__DAG_PROCESSOR__DAG_BUNDLE_CONFIG_LIST", json.dumps(bundles))
+
+
+def load_dag_from(folder: pathlib.Path, dag_id: str):
+    """A DAG of a folder of `add_bundles`, parsed anew (dag.test() merges a run's conf into its operators)."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(folder))
+    assert not bag.import_errors, bag.import_errors
+    return bag.dags[dag_id]

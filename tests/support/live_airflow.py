@@ -9,6 +9,7 @@ processes that may have lost their parent).
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import signal
@@ -86,9 +87,12 @@ class LiveAirflow:
     """`base_path` (e.g. "/af") serves Airflow under that path, as behind a reverse proxy:
     `[api] base_url` is set to it and `url` includes it."""
 
-    def __init__(self, base: pathlib.Path, base_path: str = "", dags_folder: pathlib.Path | None = None):
+    def __init__(
+        self, base: pathlib.Path, base_path: str = "", dags_folder: pathlib.Path | None = None, connections: dict[str, dict] | None = None
+    ):
         self.base = base
         self.dags_folder = dags_folder  # None: the repository's dags/
+        self.connections = connections or {}  # Airflow connections every component sees (AIRFLOW_CONN_<ID>)
         self.port = free_port()
         self.base_path = base_path
         self.url = f"http://127.0.0.1:{self.port}{base_path}"
@@ -119,6 +123,8 @@ class LiveAirflow:
             env["AIRFLOW__API__BASE_URL"] = f"{self.url}/"
         if self.dags_folder is not None:
             env["ALTERFLOW_AIRFLOW_DAGS_FOLDER"] = str(self.dags_folder)
+        for conn_id, conn in self.connections.items():
+            env[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps(conn)
         command = [sys.executable, str(ENV_SCRIPT), "--home", str(self.airflow_home), "--port", str(self.port), "standalone"]
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(command, cwd=self.base, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

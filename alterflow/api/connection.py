@@ -20,10 +20,10 @@ from alterflow.errors import UserError, shown
 from alterflow.settings import Settings
 
 if TYPE_CHECKING:  # pragma: no cover
+    from alterflow.api.table import Table
     from alterflow.catalog.catalog import Catalog
     from alterflow.results import Result
     from alterflow.session import Session
-    from alterflow.table import Table
 
 
 class ConnectionClosed(UserError):
@@ -57,6 +57,7 @@ class Connection:
         from alterflow.session import Session
 
         self.settings = settings
+        settings.ensure_dirs()  # a SQLite catalog under ALTERFLOW_HOME needs its folder
         self._catalog = Catalog(settings.catalog_url)
         self._session = Session(settings, self._catalog)
         self._closed = False
@@ -83,7 +84,7 @@ class Connection:
 
     def table(self, name: str) -> Table:
         """The table `name` (case-insensitive). An unknown name is refused in one line."""
-        from alterflow.table import Table
+        from alterflow.api.table import Table
 
         if not isinstance(name, str):
             raise UserError(f"table: a table name is a string, not {type(name).__name__}")

@@ -1,0 +1,58 @@
+"""What Airflow's ProvidersManager reads of alterflow (the `apache_airflow_provider` entry point in
+pyproject.toml): the connection type `alterflow`, its hook, and the fields of its form.
+
+No Airflow import: Airflow calls `get_provider_info()` in every component when it lists providers,
+and the form is declared here (`conn-fields`, `ui-field-behaviour`) rather than by the hook's
+`get_connection_form_widgets` / `get_ui_field_behaviour`, which Airflow 3.2 deprecated."""
+
+from __future__ import annotations
+
+CONN_TYPE = "alterflow"
+DEFAULT_CONN_ID = "alterflow_default"
+HOOK_CLASS = "alterflow.airflow.hooks.AlterflowHook"
+
+# The connection's own fields, kept in its extra (encrypted by Airflow with the rest of the extra).
+CATALOG_URL_FIELD = "catalog_url"
+WAREHOUSE_FIELD = "warehouse"
+
+
+def get_provider_info() -> dict:
+    return {
+        "package-name": "alterflow",
+        "name": "alterflow",
+        "description": "Online schema changes for analytic tables: the alterflow connection type, its hook "
+        "(AlterflowHook), AlterflowLoadOperator and AlterflowSchemaChangeOperator.",
+        "hooks": [{"integration-name": "alterflow", "python-modules": ["alterflow.airflow.hooks"]}],
+        "operators": [{"integration-name": "alterflow", "python-modules": ["alterflow.airflow.operators"]}],
+        "triggers": [{"integration-name": "alterflow", "python-modules": ["alterflow.airflow.triggers"]}],
+        "connection-types": [
+            {
+                "hook-class-name": HOOK_CLASS,
+                "hook-name": "alterflow",
+                "connection-type": CONN_TYPE,
+                "ui-field-behaviour": {
+                    "hidden-fields": ["host", "schema", "login", "port", "extra"],
+                    "relabeling": {"password": "Catalog password"},
+                    "placeholders": {
+                        CATALOG_URL_FIELD: "postgresql+psycopg://alterflow@catalog-db:5432/alterflow",
+                        WAREHOUSE_FIELD: "/srv/alterflow/warehouse",
+                        "password": "the catalog database's password, if its URL names a user",
+                    },
+                },
+                "conn-fields": {
+                    CATALOG_URL_FIELD: {
+                        "label": "Catalog URL",
+                        "description": "SQLAlchemy URL of the catalog database (SQLite or PostgreSQL), without its password: "
+                        "put that in Catalog password. Empty: ALTERFLOW_CATALOG_URL of the worker.",
+                        "schema": {"type": ["string", "null"]},
+                    },
+                    WAREHOUSE_FIELD: {
+                        "label": "Warehouse",
+                        "description": "The folder of the data files, the same path on every worker, triggerer and "
+                        "api-server. Empty: ALTERFLOW_WAREHOUSE of the worker.",
+                        "schema": {"type": ["string", "null"]},
+                    },
+                },
+            }
+        ],
+    }

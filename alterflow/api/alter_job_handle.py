@@ -1,0 +1,174 @@
+"""`AlterJobHandle`: an ALTER started through the Python API (`Table.alter`), followed to its end.
+
+The statement is planned first, in the caller's thread, so a rejected change raises its one line
+before anything exists. Then:
+- a lightweight change is committed at once (metadata only): the handle is FINISHED;
+- a heavyweight change's job is created (PENDING) and driven through the same steps as
+  `alterflow sql` (`alterflow.workflow.runner.run_heavy`), in a thread of this process that holds
+  the job's runner lease; with ALTERFLOW_AIRFLOW_URL set, a DAG run of alterflow_schema_change
+  runs it instead and the thread follows the run.
+
+The driver thread is not a daemon: a script that ends without `wait()` still finishes its
+change before the interpreter exits. A process killed meanwhile leaves an orphaned job that the
+garbage-collection DAG or `RESUME ALTER TABLE COLUMN` takes over (SPEC §4), as for the CLI.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from typing import TYPE_CHECKING
+
+from alterflow.catalog.states import JobKind, JobState
+from alterflow.errors import UserError
+from alterflow.workflow.request import AlterRequest
+
+if TYPE_CHECKING:  # pragma: no cover
+    from alterflow.api.connection import Connection
+    from alterflow.catalog.catalog import AlterJob
+
+ENDED = (JobState.FINISHED, JobState.CANCELLED, JobState.READY_TO_SWAP)
+POLL_SECONDS = 0.2
+
+
+class JobWaitTimeout(UserError, TimeoutError):
+    """`wait(timeout)` ran out; the job goes on."""
+
+
+class AlterJobHandle:
+    """One ALTER's job: `state`, `progress`, `wait(timeout)`, `cancel()`. `job` is the job as the
+    catalog has it now (None while a DAG run has not created it yet)."""
+
+    def __init__(self, connection: Connection, request: AlterRequest, job_id: int | None, driver: threading.Thread | None = None):
+        self._connection = connection
+        self.request = request
+        self._job_id = job_id
+        self._driver = driver
+        self._error: BaseException | None = None
+        self._cancelled_here = False
+
+    def __repr__(self) -> str:
+        job = self.job
+        return f"<alterflow.AlterJobHandle {self.request.table} job {job.id if job else '?'} {job.state if job else 'SUBMITTED'}>"
+
+    @property
+    def table(self) -> str:
+        return self.request.table
+
+    @property
+    def job(self) -> AlterJob | None:
+        catalog = self._connection.catalog
+        if self._job_id is None:
+            found = catalog.job_by_request(self.request.request_id)
+            if found is None:
+                return None
+            self._job_id = found.id
+        from alterflow.catalog.heavy_jobs import HeavyJobs
+
+        return HeavyJobs(catalog).job(self._job_id)
+
+    @property
+    def id(self) -> int | None:
+        job = self.job
+        return job.id if job is not None else None
+
+    @property
+    def state(self) -> str:
+        """The job's state (SPEC §4): PENDING, WAITING_TXN, RUNNING, VALIDATING, READY_TO_SWAP,
+        FINISHED or CANCELLED; SUBMITTED while a DAG run has not created the job yet."""
+        job = self.job
+        return str(job.state) if job is not None else "SUBMITTED"
+
+    @property
+    def progress(self) -> str:
+        """The job's progress as SHOW ALTER TABLE COLUMN shows it (`rows converted / total`)."""
+        job = self.job
+        return job.progress if job is not None else ""
+
+    @property
+    def done(self) -> bool:
+        """Whether the job has ended (FINISHED or CANCELLED) or waits for RESUME (READY_TO_SWAP)."""
+        driving = self._driver is not None and self._driver.is_alive()
+        return not driving and self.state in ENDED
+
+    def wait(self, timeout: float | None = None) -> AlterJob:
+        """Wait until the job is FINISHED, CANCELLED or READY_TO_SWAP and return it. A job that
+        failed (a failed validation, a timeout, a cancel from elsewhere) raises the line the CLI
+        would print; one cancelled through this handle returns as CANCELLED. `timeout` (seconds)
+        running out raises `JobWaitTimeout` and the job goes on."""
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout < 0):
+            raise UserError(f"wait: timeout is a number of seconds, not {timeout!r}")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if self._driver is not None:
+            self._driver.join(timeout)
+            if self._driver.is_alive():
+                raise self._timed_out(timeout)
+        else:
+            while self.state not in ENDED:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise self._timed_out(timeout)
+                time.sleep(POLL_SECONDS)
+        job = self.job
+        if self._error is not None and not (self._cancelled_here and job is not None and job.state == JobState.CANCELLED):
+            raise self._error
+        if job is None:  # the driver ended without a job: its error was raised above
+            raise UserError(f"ALTER TABLE {self.table}: no job was created for request {self.request.request_id}")
+        return job
+
+    def cancel(self) -> AlterJob:
+        """Cancel the job (CANCEL ALTER TABLE COLUMN): its new index and pending version go, the
+        table stays as it was. A finished job is refused in one line."""
+        from alterflow.workflow import job_control
+
+        job = self.job
+        if job is None:
+            raise job_control.JobControlRefused(f"ALTER TABLE {self.table}: the job does not exist yet; nothing was cancelled")
+        self._cancelled_here = True
+        try:
+            cancelled = job_control.cancel_job(
+                self._connection.catalog, self._connection.warehouse, job.id, "cancelled through the Python API"
+            )
+        except BaseException:
+            self._cancelled_here = False
+            raise
+        if self._driver is not None:
+            self._driver.join()
+        return cancelled
+
+    def _timed_out(self, timeout) -> JobWaitTimeout:
+        return JobWaitTimeout(f"ALTER TABLE {self.table}: job {self.id} is still {self.state} after {timeout:g} s; it goes on")
+
+    def _drive(self, work) -> None:
+        try:
+            work()
+        except BaseException as exc:  # kept for wait(): the thread has no one else to tell
+            self._error = exc
+
+
+def start_alter(connection: Connection, table: str, statement: str, properties: dict[str, str]) -> AlterJobHandle:
+    """Plan the statement (a rejection raises here), then commit it or start its job."""
+    from alterflow.workflow import heavy_steps, steps
+    from alterflow.workflow.runner import run_heavy
+
+    catalog, warehouse, settings = connection.catalog, connection.warehouse, connection.settings
+    request = AlterRequest(table, statement, properties)
+    session = connection.session
+    validated = steps.validate(catalog, request, warehouse=warehouse)
+    if settings.airflow_url:
+        from alterflow.airflow_client import new_run_id
+
+        request = dataclasses.replace(request, request_id=new_run_id())
+        handle = AlterJobHandle(connection, request, validated.get("job_id"))
+        return _started(handle, lambda: session.submit_to_airflow(request, keep_id=True))
+    if validated["kind"] == JobKind.LIGHT:
+        return AlterJobHandle(connection, request, steps.commit_job(catalog, request, validated, warehouse).id)
+    job_id = int(validated["job_id"]) if validated.get("job_id") is not None else heavy_steps.start(catalog, request, validated)["job_id"]
+    handle = AlterJobHandle(connection, request, job_id)
+    return _started(handle, lambda: run_heavy(catalog, warehouse, job_id, lambda: session.spark))
+
+
+def _started(handle: AlterJobHandle, work) -> AlterJobHandle:
+    handle._driver = threading.Thread(target=handle._drive, args=(work,), name=f"alterflow-alter-{handle.table}", daemon=False)
+    handle._driver.start()
+    return handle

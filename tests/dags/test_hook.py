@@ -1,0 +1,141 @@
+"""The connection type `alterflow` and AlterflowHook: Airflow finds the type, its hook and its
+form's fields through the installed package's provider entry point; a configured connection
+alterflow_default is what the hook, the schema-change DAG and the Schema changes page use; without
+it, the ALTERFLOW_* environment, as before. Every refusal is one line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from airflow.sdk import BaseHook
+
+import alterflow
+from alterflow.airflow.hooks import AlterflowConnectionError, AlterflowHook
+from alterflow.airflow.provider import get_provider_info
+from alterflow.settings import Settings
+from tests.support.dags import SCHEMA_CHANGE, alterflow_env, load_dag, run_dag
+
+
+def connection(monkeypatch, conn_id: str = "alterflow_default", conn_type: str = "alterflow", password: str | None = None, **extra):
+    """An Airflow connection defined through the environment (AIRFLOW_CONN_<ID>), as JSON."""
+    conn = {"conn_type": conn_type, "extra": extra} | ({"password": password} if password is not None else {})
+    monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id.upper()}", json.dumps(conn))
+
+
+@pytest.fixture
+def env(monkeypatch, tmp_path, airflow_db) -> Settings:
+    """The environment's settings (a catalog nothing uses unless the hook falls back to it)."""
+    monkeypatch.delenv("AIRFLOW_CONN_ALTERFLOW_DEFAULT", raising=False)
+    return alterflow_env(monkeypatch, tmp_path / "env")
+
+
+def test_airflow_lists_the_connection_type_its_hook_and_its_form():
+    from airflow.providers_manager import ProvidersManager
+    from airflow.sdk.providers_manager_runtime import ProvidersManagerTaskRuntime
+
+    manager = ProvidersManager()  # the api-server's: the form
+    assert manager.providers["alterflow"].data == {**get_provider_info(), "documentation-url": None}
+    hook = ProvidersManagerTaskRuntime().hooks["alterflow"]  # a task's: BaseHook.get_hook of a connection
+    assert (hook.hook_class_name, hook.connection_id_attribute_name, hook.hook_name) == (
+        "alterflow.airflow.hooks.AlterflowHook",
+        "alterflow_conn_id",
+        "alterflow",
+    )
+    assert hook.connection_testable
+    fields = {
+        name: widget.field["schema"]["title"]
+        for name, widget in manager.connection_form_widgets.items()
+        if name.startswith("extra__alterflow__")
+    }
+    assert fields == {"extra__alterflow__catalog_url": "Catalog URL", "extra__alterflow__warehouse": "Warehouse"}
+    behaviour = manager.field_behaviours["alterflow"]
+    assert set(behaviour["hidden_fields"]) == {"host", "schema", "login", "port", "extra"}
+    assert behaviour["relabeling"] == {"password": "Catalog password"}
+
+
+def test_the_provider_info_is_what_airflows_schema_asks_for():
+    import importlib.resources
+
+    import jsonschema
+
+    schema = json.loads(importlib.resources.files("airflow").joinpath("provider_info.schema.json").read_text())
+    jsonschema.validate(get_provider_info(), schema)
+
+
+def test_without_a_connection_the_hook_uses_the_environment(env):
+    hook = AlterflowHook()
+    assert hook.get_settings() == env and "environment" in hook.source
+    with hook.get_conn() as af:
+        assert af.settings.catalog_url == env.catalog_url and af.warehouse == env.warehouse
+
+
+def test_a_configured_connection_is_used_and_its_password_goes_into_the_url(env, monkeypatch, tmp_path):
+    url, warehouse = f"sqlite:///{tmp_path / 'conn.db'}", tmp_path / "conn-warehouse"
+    connection(monkeypatch, catalog_url=url, warehouse=str(warehouse))
+    with AlterflowHook().get_conn() as af:
+        af.sql("CREATE TABLE from_the_connection (id INT NOT NULL, PRIMARY KEY (id))")
+        assert (af.settings.catalog_url, af.warehouse, af.tables()) == (url, warehouse, ["from_the_connection"])
+    with alterflow.connect() as af:  # the environment's catalog: untouched
+        assert af.tables() == []
+    found = BaseHook.get_hook("alterflow_default")  # Airflow's own way to a connection's hook
+    assert isinstance(found, AlterflowHook) and found.alterflow_conn_id == "alterflow_default"
+
+    connection(monkeypatch, catalog_url="postgresql+psycopg://alterflow@db:5432/catalog", password="p@ss/word")
+    settings = AlterflowHook().get_settings()
+    assert settings.catalog_url == "postgresql+psycopg://alterflow:p%40ss%2Fword@db:5432/catalog"
+    assert settings.warehouse == env.warehouse  # an empty field: the environment's
+
+    connection(monkeypatch, conn_id="sales_catalog", **{"extra__alterflow__catalog_url": url})  # the older forms' key
+    assert AlterflowHook("sales_catalog").get_settings().catalog_url == url
+
+
+@pytest.mark.parametrize(
+    ("conn_id", "conn", "message"),
+    [
+        ("nobody_made_it", None, "Airflow connection nobody_made_it is not defined"),
+        ("alterflow_default", {"conn_type": "postgres"}, "is of type 'postgres', not alterflow"),
+        ("alterflow_default", {"catalog_url": "not a url"}, "Catalog URL must be a database URL"),
+        ("alterflow_default", {"catalog_url": 42}, "Catalog URL must be a database URL"),
+        ("alterflow_default", {"catalog_url": "sqlite:////tmp/c.db", "password": "x"}, "needs a user name in the Catalog URL"),
+        ("alterflow_default", {"catalog_url": "postgresql://u:old@h/db", "password": "x"}, "keep only the field"),
+        ("alterflow_default", {"password": "x"}, "a Catalog password needs the Catalog URL"),
+        ("alterflow_default", {"warehouse": ["a"]}, "Warehouse must be a folder path"),
+    ],
+)
+def test_a_connection_that_cannot_be_used_is_refused_in_one_line(env, monkeypatch, conn_id, conn, message):
+    if conn is not None:
+        conn = dict(conn)
+        connection(monkeypatch, conn_id, conn.pop("conn_type", "alterflow"), conn.pop("password", None), **conn)
+    with pytest.raises(AlterflowConnectionError) as raised:
+        AlterflowHook(conn_id).get_settings()
+    text = str(raised.value)
+    assert message in text and "\n" not in text and len(text) <= 300, text
+
+
+def test_the_test_button_opens_the_catalog_or_says_why_not(env, monkeypatch, tmp_path):
+    connection(monkeypatch, catalog_url=f"sqlite:///{tmp_path / 'conn.db'}", warehouse=str(tmp_path / "w"))
+    assert AlterflowHook().test_connection() == (True, f"catalog open: 0 tables; warehouse {tmp_path / 'w'}")
+    connection(monkeypatch, catalog_url="sqlite:////no/such/folder/catalog.db")
+    ok, line = AlterflowHook().test_connection()
+    assert not ok and line.startswith("cannot open the catalog of Airflow connection alterflow_default (its Catalog URL)"), line
+
+
+def test_the_schema_change_dag_and_the_page_use_the_configured_connection(env, monkeypatch, tmp_path):
+    url, warehouse = f"sqlite:///{tmp_path / 'conn.db'}", tmp_path / "conn-warehouse"
+    connection(monkeypatch, catalog_url=url, warehouse=str(warehouse))
+    with alterflow.connect(catalog_url=url, warehouse=warehouse) as af:
+        af.sql("CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
+
+    state, tasks, run = run_dag(load_dag(SCHEMA_CHANGE), {"table": "t", "statement": "ALTER TABLE t ADD COLUMN n INT"})
+
+    assert state == "success", tasks
+    with alterflow.connect(catalog_url=url, warehouse=warehouse) as af:
+        [job] = af.table("t").jobs()
+        assert (job.request_id, job.state, job.to_version) == (run.run_id, "FINISHED", 2)
+    assert not env.warehouse.exists()  # the environment's catalog was never opened
+
+    from alterflow.airflow.web import open_catalog
+
+    settings, catalog = open_catalog()
+    assert (settings.catalog_url, [t.name for t in catalog.tables()]) == (url, ["t"])
