@@ -39,7 +39,7 @@ import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from alterflow.errors import UserError, first_line, shown
+from alterflow.errors import UserError, capped, first_line, shown
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -115,10 +115,10 @@ def ensure_conf(spark, key: str, value: str, caller: str) -> None:
         taken = str(spark.conf.get(key, None)).lower() == value
         reason = "the session kept its own value"
     except Exception as exc:  # AnalysisException (a static setting), a Connect server's refusal
-        taken, reason = False, first_line(exc)
+        taken, reason = False, first_line(exc, 120)
     if not taken:
         raise SparkConfError(
-            f"{caller}: the SparkSession needs {key}={value} and did not take it ({reason}); start it with --conf {key}={value}"
+            capped(f"{caller}: the SparkSession needs {key}={value} and did not take it ({reason}); start it with --conf {key}={value}")
         )
 
 
@@ -180,17 +180,17 @@ def check_columns(info: TableInfo, version: SchemaVersion, schema) -> None:
 
     from alterflow.store.rows import rows_from_arrow
 
-    types = []
-    for field in schema.fields:
-        arrow_type = _arrow_type(field.dataType)
+    types = [_arrow_type(field.dataType) for field in schema.fields]
+    # The load's own checks (names, defaults) and words, on no rows.
+    rows_from_arrow(version, info.name, pa.schema([(name, t or pa.null()) for name, t in zip(schema.names, types)]).empty_table())
+    for field, arrow_type in zip(schema.fields, types):
         if arrow_type is None:
             raise SparkTableError(
-                f"write_table {info.name}: column {shown(field.name)} is {field.dataType.simpleString()} in the DataFrame; "
-                "a column takes numbers, strings, booleans, dates and timestamps"
+                capped(
+                    f"write_table {info.name}: column {field.name} is {field.dataType.simpleString()} in the DataFrame; "
+                    "a column takes numbers, strings, booleans, dates and timestamps"
+                )
             )
-        types.append(arrow_type)
-    # The load's own checks (names, defaults) and words, on no rows.
-    rows_from_arrow(version, info.name, pa.schema(list(zip(schema.names, types))).empty_table())
     for field, arrow_type in zip(schema.fields, types):
         column = version.column(field.name)
         if not _converts(arrow_type, column.type):

@@ -208,7 +208,11 @@ def test_bad_input_is_one_line_and_writes_nothing(af, spark, tmp_path):
         ),
         "a nested column": (
             lambda: write_table(ids.select("id", F.array("id").alias("v")), "b", connection=af),
-            "write_table b: column 'v' is array<bigint> in the DataFrame; a column takes numbers, strings, booleans, dates and timestamps",
+            "write_table b: column v is array<bigint> in the DataFrame; a column takes numbers, strings, booleans, dates and timestamps",
+        ),
+        "an extra nested column": (
+            lambda: write_table(ids.select("id", F.array("id").alias("tags")), "b", connection=af),
+            "INSERT INTO b: unknown column tags",
         ),
         # Found by the tasks; named by its row in the DataFrame (collect()'s order), as a load names it.
         "a value that does not convert": (
