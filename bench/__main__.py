@@ -27,6 +27,7 @@ BENCHMARKS = (
     "heavy_alter",
     "load_throughput",
     "table_append",
+    "spark_write",
     "airflow_runs",
 )
 

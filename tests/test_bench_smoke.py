@@ -40,6 +40,7 @@ def test_quick_benchmarks_run_and_print_the_results_table(tmp_path):
         "evolved read",
         "heavy conversion",
         "load during dual write",
+        "write_table (Spark, local[2])",
         "Airflow DAG run",
     ):
         assert f"| {benchmark}" in done.stdout, done.stdout

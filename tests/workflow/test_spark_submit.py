@@ -6,101 +6,25 @@ swaps: the result is the same as the in-process conversion."""
 from __future__ import annotations
 
 import json
-import os
-import pathlib
-import signal
 import subprocess
-import time
 
 import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.rewrite.spark_submit import spark_submit_binary, submit_conversion
-from tests.support.heavy_jobs import check, job, sql, start, subprocess_env, swap, wait
-from tests.support.ports import free_port
+from alterflow.rewrite.spark_submit import submit_conversion
+from tests.support.heavy_jobs import check, job, sql, start, swap, wait
+from tests.support.spark_standalone import standalone_cluster
 
 pytestmark = pytest.mark.spark
 
 SUBMIT_TIMEOUT = 600
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    proc.wait(30)
-
-
-def _wait_for(path: pathlib.Path, text: str, procs, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while text not in path.read_text(errors="replace"):
-        for p in procs:
-            assert p.poll() is None, f"a Spark daemon exited: {path.read_text(errors='replace')[-3000:]}"
-        assert time.monotonic() < deadline, f"no {text!r} in {path}: {path.read_text(errors='replace')[-3000:]}"
-        time.sleep(0.2)
-
-
 @pytest.fixture(scope="module")
 def standalone(tmp_path_factory):
     """A Spark standalone master and one worker (1 core, 1g) on 127.0.0.1; both process groups
     are killed at the end."""
-    spark_class = spark_submit_binary().with_name("spark-class")
-    base = tmp_path_factory.mktemp("standalone")
-    port = free_port()
-    env = subprocess_env()
-    env["SPARK_WORKER_DIR"] = str(base / "work")
-    procs = []
-    logs = {name: base / f"{name}.log" for name in ("master", "worker")}
-    try:
-        with open(logs["master"], "w") as log:
-            procs.append(
-                subprocess.Popen(
-                    [
-                        str(spark_class),
-                        "org.apache.spark.deploy.master.Master",
-                        "--host",
-                        "127.0.0.1",
-                        "--port",
-                        str(port),
-                        "--webui-port",
-                        str(free_port()),
-                    ],
-                    env=env,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            )
-        _wait_for(logs["master"], "I have been elected leader", procs)
-        with open(logs["worker"], "w") as log:
-            procs.append(
-                subprocess.Popen(
-                    [
-                        str(spark_class),
-                        "org.apache.spark.deploy.worker.Worker",
-                        f"spark://127.0.0.1:{port}",
-                        "--cores",
-                        "1",
-                        "--memory",
-                        "1g",
-                        "--webui-port",
-                        str(free_port()),
-                        "--work-dir",
-                        str(base / "work"),
-                    ],
-                    env=env,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            )
-        _wait_for(logs["master"], "Registering worker", procs)
-        yield {"master": f"spark://127.0.0.1:{port}", "logs": logs}
-    finally:
-        for proc in reversed(procs):
-            _stop(proc)
+    yield from standalone_cluster(tmp_path_factory.mktemp("standalone"))
 
 
 def started_job(session) -> int:
