@@ -208,28 +208,25 @@ def run_csv_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], splits: list
     """One Spark task of a CSV load: its input is the numbers of its splits (`spark.range`); it reads
     each split with Arrow, converts and writes it; yields what it wrote (or its error)."""
     files = _SplitFiles(plan)
-    try:
+
+    def fill() -> None:
         for batch in batches:
             for number in batch.column(0).to_pylist():
                 split = splits[number]
                 files.start_split(split.path, split.start)
                 for rows in csv_split_batches(split, header):
                     files.add(pa.Table.from_batches([rows]))
-        files.flush()
-        if files.nulled:
-            files.written.append(_note(nulled=files.nulled))
-    except (BadRows, LoadInputError) as exc:  # the driver words the error as a local load does
-        files.written.append(_note(error=str(exc)))
-    if files.written:
-        yield pa.RecordBatch.from_pylist(files.written, schema=_result_arrow_schema())
+
+    return _task_result(files, fill, (BadRows, LoadInputError))
 
 
 def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """One Spark task over rows Spark read: every batch converted and written; yields what it wrote
     (or its error)."""
     files = _SplitFiles(plan)
-    current = None
-    try:
+
+    def fill() -> None:
+        current = None
         for batch in batches:
             paths, blocks = batch.column(PATH_COLUMN), batch.column(BLOCK_COLUMN)
             rows = pa.Table.from_batches([batch]).drop_columns([PATH_COLUMN, BLOCK_COLUMN])
@@ -239,13 +236,8 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.R
                     files.start_split(*split)
                     current = split
                 files.add(rows.slice(start, end - start))
-        files.flush()
-        if files.nulled:
-            files.written.append(_note(nulled=files.nulled))
-    except BadRows as exc:
-        files.written.append(_note(error=str(exc)))
-    if files.written:
-        yield pa.RecordBatch.from_pylist(files.written, schema=_result_arrow_schema())
+
+    return _task_result(files, fill)
 
 
 def run_partition_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -255,15 +247,25 @@ def run_partition_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Ite
     from pyspark import TaskContext
 
     files = _SplitFiles(plan)
-    try:
+
+    def fill() -> None:
         files.start_split("", TaskContext.get().partitionId())
         for batch in batches:
             if batch.num_rows:
                 files.add(pa.Table.from_batches([batch]))
+
+    return _task_result(files, fill)
+
+
+def _task_result(files: _SplitFiles, fill: Callable[[], None], reported: tuple = (BadRows,)) -> Iterator[pa.RecordBatch]:
+    """Run a task's `fill` (its input converted into `files`), flush, and yield what it wrote, or
+    the error the driver words as a local load does (a `reported` one)."""
+    try:
+        fill()
         files.flush()
         if files.nulled:
             files.written.append(_note(nulled=files.nulled))
-    except BadRows as exc:
+    except reported as exc:
         files.written.append(_note(error=str(exc)))
     if files.written:
         yield pa.RecordBatch.from_pylist(files.written, schema=_result_arrow_schema())
