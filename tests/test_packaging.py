@@ -65,6 +65,8 @@ def test_the_wheel_has_one_import_root(wheel):
         "alterflow/spark_jobs/convert_history.py",
         "alterflow/log4j2.properties",
         "alterflow/migrate/apply.py",  # alterflow.airflow.dags imports it
+        "alterflow/api/table.py",  # the Python API
+        "alterflow/py.typed",  # its types, for the users' type checkers
     ):
         assert expected in names, expected
 
