@@ -69,6 +69,10 @@ def test_the_wheel_has_one_import_root(wheel):
         "alterflow/py.typed",  # its types, for the users' type checkers
     ):
         assert expected in names, expected
+    # Every package of the checkout is in the wheel (pyproject.toml lists them by hand).
+    for init in (ROOT / "alterflow").rglob("__init__.py"):
+        packaged = f"alterflow/{init.relative_to(ROOT / 'alterflow').as_posix()}"
+        assert packaged in names, f"{init.parent.relative_to(ROOT)} is missing from pyproject.toml's packages"
 
 
 def test_the_wheel_registers_the_airflow_plugin_and_its_extra(wheel):
