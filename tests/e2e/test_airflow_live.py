@@ -594,6 +594,19 @@ def test_under_a_url_path_the_cli_and_the_schema_changes_page_work(airflow_under
     ]
     assert [s["state"] for s in migrate_status(live, migrations)["migrations"]] == ["APPLIED"]
 
+    # The Python API's alter through the same Airflow: a DAG run of its own, followed by the handle.
+    code = (
+        "import alterflow; t = alterflow.connect().table('items'); "
+        "job = t.alter('ADD COLUMN note STRING', timeout=600); done = job.wait(timeout=240); "
+        "print(done.state, done.to_version, job.request.request_id)"
+    )
+    api = subprocess.run([str(BIN / "python"), "-c", code], env=cli_env, capture_output=True, text=True, timeout=300)
+    assert api.returncode == 0, api.stderr
+    state, version, run_id = api.stdout.split()
+    assert (state, version) == ("FINISHED", "4"), api.stdout
+    run = live.call("GET", f"/api/v2/dags/{DAG}/dagRuns/{run_id}", headers=headers).json()
+    assert (run["state"], run["conf"]["statement"]) == ("success", "ALTER TABLE items ADD COLUMN note STRING"), run
+
     signed_out = live.call("GET", "/alterflow/")
     assert signed_out.status_code == 401
     assert 'href="/af/auth/login?next=%2Faf%2Fplugin%2Fschema-changes"' in signed_out.text, signed_out.text
