@@ -90,6 +90,7 @@ def airflow_environment(
             # New files in dags/ show up within 30 s instead of 5 min.
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "30",
             "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": env["ALTERFLOW_SPARK_MASTER"]}),
+            "AIRFLOW_CONN_ALTERFLOW_DEFAULT": alterflow_connection(env),
             "PATH": os.pathsep.join([str(bin_dir), base_env.get("PATH", os.defpath)]),
             "PYSPARK_PYTHON": str(sys.executable),
             "PYSPARK_DRIVER_PYTHON": str(sys.executable),
@@ -124,6 +125,23 @@ def prepare_home(env: dict[str, str], password: str) -> None:
     path = pathlib.Path(env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE"])
     path.write_text(json.dumps({ADMIN_USER: password}) + "\n")
     path.chmod(0o600)
+
+
+def alterflow_connection(env: dict[str, str]) -> str:
+    """The Airflow connection alterflow_default (type alterflow, docs/python.md) naming the CLI's
+    catalog and warehouse, as JSON for AIRFLOW_CONN_ALTERFLOW_DEFAULT: every component's
+    AlterflowHook reads it. A password in the catalog URL goes to the connection's password field
+    (Airflow masks it in task logs), not into the URL the extra shows."""
+    parts = urllib.parse.urlsplit(env["ALTERFLOW_CATALOG_URL"])
+    userinfo, at, hostport = parts.netloc.rpartition("@")
+    connection: dict = {"conn_type": "alterflow"}
+    url = env["ALTERFLOW_CATALOG_URL"]
+    if at and ":" in userinfo:
+        user, password = userinfo.split(":", 1)
+        connection["password"] = urllib.parse.unquote(password)
+        url = urllib.parse.urlunsplit(parts._replace(netloc=f"{user}@{hostport}"))
+    connection["extra"] = {"catalog_url": url, "warehouse": env["ALTERFLOW_WAREHOUSE"]}
+    return json.dumps(connection)
 
 
 def without_password(url: str) -> str:

@@ -115,6 +115,28 @@ def test_spark_default_resolves_to_the_clis_master(airflow_env, tmp_path, monkey
         assert SparkSubmitHook(conn_id="spark_default")._connection["master"] == master
 
 
+def test_alterflow_default_names_the_clis_catalog_and_warehouse(airflow_env, tmp_path, monkeypatch):
+    """`make airflow` defines the connection alterflow_default, as AlterflowHook resolves it (from
+    the environment); a catalog password travels in the connection's password field, not the URL."""
+    from alterflow.airflow.hooks import AlterflowHook
+
+    cases = {
+        f"sqlite:///{tmp_path / 'c.db'}": f"sqlite:///{tmp_path / 'c.db'}",
+        "postgresql+psycopg://af:p%40ss@db:5432/cat": "postgresql+psycopg://af:p%40ss@db:5432/cat",
+    }
+    for url, expected in cases.items():
+        env = airflow_env.airflow_environment(
+            {"ALTERFLOW_HOME": str(tmp_path / "home"), "ALTERFLOW_CATALOG_URL": url}, home=tmp_path / "af"
+        )
+        connection = json.loads(env["AIRFLOW_CONN_ALTERFLOW_DEFAULT"])
+        assert "p%40ss" not in connection["extra"]["catalog_url"] and "p@ss" not in connection["extra"]["catalog_url"]
+        monkeypatch.setenv("AIRFLOW_CONN_ALTERFLOW_DEFAULT", env["AIRFLOW_CONN_ALTERFLOW_DEFAULT"])
+        hook = AlterflowHook()
+        settings = hook.get_settings()
+        assert hook.source == "Airflow connection alterflow_default"
+        assert (settings.catalog_url, settings.warehouse) == (expected, tmp_path / "home" / "warehouse")
+
+
 def test_passwords_file_is_what_simple_auth_manager_reads(airflow_env, tmp_path):
     from airflow.api_fastapi.auth.managers.simple.simple_auth_manager import SimpleAuthManager
 
