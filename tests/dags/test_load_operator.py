@@ -177,3 +177,20 @@ def test_the_example_dag_loads_while_a_heavy_alter_runs_every_row_once(alterflow
         ("load", "load", 300),
         ("schema_change", "HEAVY", None),
     ]
+
+
+def test_a_path_through_the_spark_engine_is_loaded_once(alterflow_t, tmp_path, spark, capsys):
+    """engine="spark": the same load through Spark's tasks (the test run's SparkSession); a retry
+    with the same task-instance label finds it and writes nothing again."""
+    path = tmp_path / "big.parquet"
+    pq.write_table(pa.table({"id": list(range(1000, 3000)), "v": [f"s{n}" for n in range(2000)]}), path)
+    label = load_tasks.task_label("door_loads", "manual__spark", "load_path")
+
+    extra = load_tasks.load("t", label, path=str(path), engine="spark")
+    again = load_tasks.load("t", label, path=str(path), engine="spark")
+
+    assert (extra["event"], extra["rows"]) == ("load", 2000) and again == extra
+    assert "an earlier try of this task loaded it" in capsys.readouterr().out
+    got = rows_of_t()
+    assert len(got) == 2001 and got[-1] == (2999, "s1999")
+    assert [label for _txn, state, label in transactions(alterflow_t, "t") if state == "COMMITTED"].count(label) == 1
