@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import pathlib
-import threading
-import time
 import types
 
 import pytest
@@ -21,7 +19,7 @@ from alterflow.airflow import tasks as task_bodies
 from alterflow.airflow.operators import AlterflowSchemaChangeOperator
 from alterflow.schema_change_events import SCHEMA_CHANGES_ALIAS
 from alterflow.settings import Settings
-from tests.support.dags import DOOR_DAGS, add_bundles, alterflow_env, asset_events, load_dag_from, run_dag
+from tests.support.dags import DOOR_DAGS, LoadAbortedOnceWaitedFor, add_bundles, alterflow_env, asset_events, load_dag_from, run_dag
 
 T = "alterflow://default/t"
 
@@ -73,26 +71,12 @@ def test_a_light_change_commits_as_one_task_and_emits_its_event(connected):
 def test_a_heavy_change_waits_deferred_for_a_load_then_rewrites_and_swaps(connected):
     catalog = connected.catalog
     held = catalog.begin_transaction(catalog.table("t").id, "a slow load", 3600)
-    seen = {}
-
-    def abort_the_load_once_the_job_waits_for_it():
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            waiting = [j for j in connected.table("t").jobs() if j.state == "WAITING_TXN" and str(held) in j.msg]
-            if waiting:
-                seen["msg"] = waiting[0].msg
-                break
-            time.sleep(0.3)
-        catalog.abort_transaction(held, "given up by the test")
-
-    helper = threading.Thread(target=abort_the_load_once_the_job_waits_for_it, name="abort-load")
-    helper.start()
     before = asset_events(T)
-    state, tasks, run = run_dag(load_dag_from(DOOR_DAGS, "door_alter"), {"statement": "ALTER TABLE t MODIFY COLUMN v INT"})
-    helper.join(60)
+    with LoadAbortedOnceWaitedFor(catalog, catalog.table("t").id, held) as watcher:
+        state, tasks, run = run_dag(load_dag_from(DOOR_DAGS, "door_alter"), {"statement": "ALTER TABLE t MODIFY COLUMN v INT"})
 
     assert state == "success", tasks
-    assert "waiting for transactions" in seen.get("msg", ""), seen  # it deferred while the load was open
+    assert "waiting for transactions" in watcher.msg, watcher.msg  # it deferred while the load was open
     [job] = connected.table("t").jobs()
     assert (job.kind, job.state, job.from_version, job.to_version) == ("HEAVY", "FINISHED", 1, 2)
     assert connected.table("t").scan(columns=["id", "v"]).to_arrow().sort_by("id").to_pylist() == [

@@ -17,7 +17,7 @@ from alterflow.airflow import tasks as task_bodies
 from alterflow.airflow.operators import ConvertHistoryOperator
 from alterflow.session import Session
 from tests.support import child_pythonpath
-from tests.support.dags import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions
+from tests.support.dags import SCHEMA_CHANGE, LoadAbortedOnceWaitedFor, alterflow_env, jobs, load_dag, run_dag, sql, versions
 
 pytestmark = pytest.mark.spark
 
@@ -53,27 +53,13 @@ def test_heavy_change_waits_deferred_for_an_open_load_then_runs_every_step_and_s
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", '{"conn_type": "spark", "host": "local[2]"}')
     catalog = alterflow.catalog
     held = catalog.begin_transaction(catalog.table("t").id, "a slow load", 3600)
-    seen = {}
-
-    def abort_the_load_once_the_job_waits_for_it():
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline:
-            waiting = [j for j in jobs(alterflow, "t") if j.state == "WAITING_TXN" and str(held) in j.msg]
-            if waiting:
-                seen["msg"] = waiting[0].msg
-                break
-            time.sleep(0.5)
-        catalog.abort_transaction(held, "given up by the test")
-
-    helper = threading.Thread(target=abort_the_load_once_the_job_waits_for_it, name="abort-load")
-    helper.start()
-    state, tasks, run = run_dag(
-        load_dag(SCHEMA_CHANGE),
-        {"table": "t", "statement": "ALTER TABLE t MODIFY COLUMN v INT", "properties": {"engine": "spark"}},
-    )
-    helper.join(60)
+    with LoadAbortedOnceWaitedFor(catalog, catalog.table("t").id, held, within_s=600) as watcher:
+        state, tasks, run = run_dag(
+            load_dag(SCHEMA_CHANGE),
+            {"table": "t", "statement": "ALTER TABLE t MODIFY COLUMN v INT", "properties": {"engine": "spark"}},
+        )
     assert state == "success", tasks
-    assert "waiting for transactions" in seen.get("msg", ""), seen
+    assert "waiting for transactions" in watcher.msg, watcher.msg
     for task_id in ("validate", "plan", "branch", "start", "wait_for_boundary", "convert", "check", "swap", "done"):
         assert tasks[task_id] == "success", tasks
     assert tasks["commit"] == "skipped" and tasks["rewrite_in_worker"] == "skipped"

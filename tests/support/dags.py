@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import pathlib
+import threading
+import time
 
 from alterflow.catalog.catalog import AlterJob
 from alterflow.session import Session
@@ -103,3 +105,31 @@ def load_dag_from(folder: pathlib.Path, dag_id: str):
     bag = DagBag(dag_folder=str(folder))
     assert not bag.import_errors, bag.import_errors
     return bag.dags[dag_id]
+
+
+class LoadAbortedOnceWaitedFor:
+    """A thread that, once the table's job is WAITING_TXN on transaction `held` (a load left open
+    below its boundary), notes the job's message in `msg` and aborts the load, so the job goes on.
+    Use it as a context manager around the DAG run."""
+
+    def __init__(self, catalog, table_id: int, held: int, within_s: float = 300):
+        self.catalog, self.table_id, self.held, self.within_s = catalog, table_id, held, within_s
+        self.msg = ""
+        self._thread = threading.Thread(target=self._watch, name="abort-load")
+
+    def _watch(self) -> None:
+        deadline = time.monotonic() + self.within_s
+        while time.monotonic() < deadline:
+            waiting = [j for j in self.catalog.jobs(self.table_id) if j.state == "WAITING_TXN" and str(self.held) in j.msg]
+            if waiting:
+                self.msg = waiting[0].msg
+                break
+            time.sleep(0.3)
+        self.catalog.abort_transaction(self.held, "given up by the test")
+
+    def __enter__(self) -> LoadAbortedOnceWaitedFor:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._thread.join(60)
