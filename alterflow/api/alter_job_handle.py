@@ -88,9 +88,14 @@ class AlterJobHandle:
 
     @property
     def done(self) -> bool:
-        """Whether the job has ended (FINISHED or CANCELLED) or waits for RESUME (READY_TO_SWAP)."""
-        driving = self._driver is not None and self._driver.is_alive()
-        return not driving and self.state in ENDED
+        """Whether the job has ended (FINISHED or CANCELLED), waits for RESUME (READY_TO_SWAP), or
+        its driver failed (`wait()` raises the failure)."""
+        if self._driver is not None:
+            if self._driver.is_alive():
+                return False
+            if self._error is not None:  # its driver failed (wait() raises why), whatever the job's state
+                return True
+        return self.state in ENDED
 
     def wait(self, timeout: float | None = None) -> AlterJob:
         """Wait until the job is FINISHED, CANCELLED or READY_TO_SWAP and return it. A job that

@@ -95,3 +95,19 @@ def test_explain_changes_nothing(orders):
     assert plan.columns[:2] == ("Clause", "Kind") and plan.rows[0][:2] == ("MODIFY COLUMN code INT", "HEAVY")
     analyzed = orders.explain("MODIFY COLUMN code INT", analyze=True)
     assert analyzed.rows and orders.jobs() == [] and orders.schema().version == 1
+
+
+def test_a_job_cancelled_elsewhere_is_done_and_wait_raises_its_line(orders, api):
+    job = orders.alter("MODIFY COLUMN code INT")
+    while job.state == "PENDING":
+        time.sleep(0.01)
+    api.sql("CANCEL ALTER TABLE COLUMN FROM orders")  # another user's hand, not this handle's
+    deadline = time.monotonic() + 60
+    while not job.done:
+        assert time.monotonic() < deadline, job
+        time.sleep(0.02)
+    assert job.state == "CANCELLED"
+    with pytest.raises(alterflow.UserError) as caught:
+        job.wait()
+    assert "cancelled" in str(caught.value) and "\n" not in str(caught.value), str(caught.value)
+    assert orders.schema().version == 1
