@@ -4,6 +4,7 @@ tests/test_spark_door_submit.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import signal
@@ -18,10 +19,8 @@ from tests.support.ports import free_port
 
 def _stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
-        try:
+        with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     proc.wait(30)
 
 
