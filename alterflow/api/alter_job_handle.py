@@ -114,11 +114,24 @@ class AlterJobHandle:
                 if deadline is not None and time.monotonic() >= deadline:
                     raise self._timed_out(timeout)
                 time.sleep(POLL_SECONDS)
-        job = self.job
-        if self._error is not None and not (self._cancelled_here and job is not None and job.state == JobState.CANCELLED):
-            raise self._error
+        job = self._ended_job()
         if job is None:  # the driver ended without a job: its error was raised above
             raise UserError(f"ALTER TABLE {self.table}: no job was created for request {self.request.request_id}")
+        return job
+
+    def _ended_job(self) -> AlterJob | None:
+        """The job once its driver is done, or the line of why it did not finish: a job cancelled
+        elsewhere (CANCEL from SQL or the page, a failed validation, its timeout) raises that, in
+        one line, whatever its driver met as the job was taken from under it."""
+        from alterflow.workflow.heavy_steps import JobCancelled
+
+        job = self.job
+        if job is not None and job.state == JobState.CANCELLED:
+            if self._cancelled_here:
+                return job
+            raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
+        if self._error is not None:
+            raise self._error
         return job
 
     def cancel(self) -> AlterJob:
