@@ -12,7 +12,7 @@ from alterflow.errors import UserError, shown
 from alterflow.planner import AlterRejected
 from alterflow.planner.statement_parts import MAX_NAME, valid_name
 from alterflow.workflow import steps
-from alterflow.workflow.request import AlterRequest
+from alterflow.workflow.request import AlterRequest, property_text
 
 
 class BadRunConf(UserError):
@@ -50,11 +50,10 @@ def _properties(value) -> dict[str, str]:
         raise BadRunConf(f'param properties: expected a JSON object such as {{"postpone_swap": "true"}}, got {type(value).__name__}')
     properties = {}
     for key, item in value.items():
-        if isinstance(item, bool):
-            item = "true" if item else "false"
-        elif item is None or isinstance(item, (dict, list)):
+        text = property_text(item)
+        if text is None:
             raise BadRunConf(f"param properties: {shown(key)} must be a string, number or boolean")
-        properties[str(key)] = str(item)
+        properties[str(key)] = text
     return properties
 
 

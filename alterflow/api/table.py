@@ -285,14 +285,14 @@ def _checked(batches: Iterable, table: str) -> Iterator:
 
 def _properties(properties: dict[str, Any]) -> dict[str, str]:
     """Keyword properties as the statement's PROPERTIES take them: text, booleans as true/false."""
+    from alterflow.workflow.request import property_text
+
     out = {}
     for key, value in properties.items():
-        if isinstance(value, bool):
-            out[key] = "true" if value else "false"
-        elif isinstance(value, int | float | str):
-            out[key] = str(value)
-        else:
+        text = property_text(value)
+        if text is None:
             raise UserError(f"alter: property {key} takes text, a number or a boolean, not {type(value).__name__}")
+        out[key] = text
     return out
 
 

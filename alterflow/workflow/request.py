@@ -6,6 +6,16 @@ import uuid
 from dataclasses import dataclass, field
 
 
+def property_text(value: object) -> str | None:
+    """A property's value as a statement's PROPERTIES hold it: text, a number as written, a boolean
+    as true/false; None for anything else (the caller refuses it in its own words)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float | str):
+        return str(value)
+    return None
+
+
 @dataclass(frozen=True)
 class AlterRequest:
     table: str
