@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export PYTHONUNBUFFERED := 1
 
-.PHONY: install demo test test-compose test-fast bench lock clean airflow browser lint format
+.PHONY: install demo test test-compose test-fast bench spark-answers lock clean airflow browser lint format
 
 install: $(STAMP)
 
@@ -77,6 +77,11 @@ browser:
 	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
 	        chromium chromium-driver fonts-liberation >/dev/null; \
 	fi
+
+# Spark's answers to the query corpus of tests/query/test_differential.py, recorded again (about
+# 5 minutes): after a change of the corpus, its tables or Spark's version.
+spark-answers: install
+	$(BIN)/python -m tests.query.spark_answers
 
 bench: install
 	$(BIN)/python -m bench

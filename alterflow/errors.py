@@ -88,10 +88,19 @@ def capped(line: str, limit: int = MAX_LINE) -> str:
     return line[: max(limit - len(tail), 0)] + tail
 
 
+# Py4J's first line names the JVM call ("An error occurred while calling o158.collectToPython."); the
+# next one is the Java exception, class first: the message is after the class.
+_PY4J_CALL = re.compile(r"An error occurred while calling \S+")
+_JAVA_CLASS = re.compile(r"^:?\s*(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error):\s*")
+
+
 def first_line(exc: BaseException, limit: int = MAX_LINE) -> str:
     """The first non-empty line of an error's message (its type's name if it has none), escaped
-    and capped at `limit` characters (see `capped`)."""
+    and capped at `limit` characters (see `capped`). Of an error raised in Spark's JVM, the Java
+    exception's message."""
     lines = [line for line in re.split(r"\r\n|\r|\n", str(exc).strip()) if line.strip()]
+    if len(lines) > 1 and _PY4J_CALL.match(lines[0].strip()):
+        lines = [_JAVA_CLASS.sub("", lines[1].strip()) or lines[0]]
     return capped(lines[0].strip() if lines else type(exc).__name__, limit)
 
 

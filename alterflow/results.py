@@ -3,7 +3,7 @@ the session, so that printing them (`alterflow.output`) imports nothing else."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["Done", "Result", "ResultSet"]
 
@@ -12,6 +12,9 @@ __all__ = ["Done", "Result", "ResultSet"]
 class ResultSet:
     columns: tuple[str, ...]
     rows: tuple[tuple, ...]
+    # A query's column types as Spark names them (int, decimal(10,2), timestamp_ntz...), whichever
+    # engine ran it; None for other statements.
+    types: tuple[str, ...] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,7 @@ class Session:
         self.settings.ensure_dirs()
         self.catalog = catalog or Catalog(self.settings.catalog_url)
         self.warehouse: pathlib.Path = self.settings.warehouse
+        self.query_engine = self.settings.query_engine  # SET engine = ... changes it
 
     # -- entry points -------------------------------------------------------------------------
     def run(self, text: str) -> Iterator[Result]:
@@ -145,11 +146,20 @@ class Session:
 
             data = rows_from_literals(version, info.name, stmt.columns, stmt.rows)
             return self.load(info.name, data, label=label)
-        # INSERT ... SELECT: Spark tasks convert and write the result; nothing is collected here.
-        from alterflow.store.spark_load import query_result, spark_load
-
         select = ast.parse_statements(stmt.query)[0]
         names = list(stmt.columns if stmt.columns is not None else (c.name for c in version.columns))
+        local = self._local_query(select.sql, select.tables)
+        if local is not None:  # converted and written as a load of the query's rows
+            if len(names) != len(local.names):
+                raise StatementError(f"INSERT INTO {info.name}: {len(names)} columns are named but the query returns {len(local.names)}")
+            from alterflow.store.bad_rows import BadRows
+
+            try:
+                return self.load(info.name, local.table.rename_columns(names), label, by_name=True)
+            except BadRows as exc:
+                raise StatementError(str(exc)) from None
+        # On Spark, Spark tasks convert and write the result; nothing is collected here.
+        from alterflow.store.spark_load import query_result, spark_load
 
         def write(frame):
             return spark_load(
@@ -240,6 +250,36 @@ class Session:
             raise StatementError(str(exc)) from None
 
     # -- queries and views --------------------------------------------------------------------
+    def engine_choice(self, sql: str, names: tuple[str, ...]):
+        """Which engine runs the query, and why (`alterflow.query.engine_choice`)."""
+        from alterflow.query.engine_choice import choose_query_engine
+
+        return choose_query_engine(self.catalog, sql, names, self.query_engine)
+
+    def _local_query(self, sql: str, names: tuple[str, ...]):
+        """The query's rows from the local engine (`LocalResult`), or None where Spark runs it.
+        Files a snapshot read are deleted only after the retention period; a file compaction
+        replaced and GC deleted meanwhile makes the query plan again, as on Spark."""
+        from alterflow.query.local_engine import LocalQueryError, SparkNeeded, run_local
+
+        attempt = 1
+        while True:
+            choice = self.engine_choice(sql, names)
+            if choice.engine != "local":
+                return None
+            try:
+                return run_local(self.warehouse, choice.plan)
+            except LocalQueryError as exc:
+                raise StatementError(str(exc)) from None
+            except SparkNeeded as exc:
+                if self.query_engine == "local":
+                    raise StatementError(f"engine = local cannot run this query: {exc}; SET engine = auto lets Spark run it") from None
+                return None
+            except FileNotFoundError:
+                if attempt >= READ_ATTEMPTS:
+                    raise
+            attempt += 1
+
     def _query(self, sql: str, names: tuple[str, ...]):
         from alterflow.read.query_binding import run_query
 
@@ -260,12 +300,25 @@ class Session:
             attempt += 1
 
     def _Select(self, stmt: ast.Select) -> Result:
-        frame, collected = self._read(stmt.sql, stmt.tables, lambda f: f.collect())
+        local = self._local_query(stmt.sql, stmt.tables)
+        if local is not None:
+            columns = [_python_values(column) for column in local.table.columns]
+            return ResultSet(local.names, tuple(zip(*columns)), tuple(str(t) for t in local.types))
+        frame, collected = self._read(stmt.sql, stmt.tables, _collect)
         # LARGEINT is a DECIMAL(38,0) inside Spark; columns read straight from a table say so in
         # their metadata, and come back as integers.
         integral = [f.metadata.get("alterflow.type") == "LARGEINT" for f in frame.schema.fields]
         rows = tuple(tuple(int(v) if flag and v is not None else v for v, flag in zip(row, integral)) for row in collected)
-        return ResultSet(tuple(frame.columns), rows)
+        types = tuple(f.dataType.simpleString() for f in frame.schema.fields)
+        return ResultSet(tuple(frame.columns), rows, types)
+
+    def _ExplainSelect(self, stmt: ast.ExplainSelect) -> Result:
+        choice = self.engine_choice(stmt.sql, stmt.tables)
+        return ResultSet(("Engine", "Reason"), ((choice.engine, choice.reason),))
+
+    def _SetOption(self, stmt: ast.SetOption) -> Result:
+        self.query_engine = stmt.value
+        return Done(f"SET {stmt.name} = {stmt.value}")
 
     def _CreateView(self, stmt: ast.CreateView) -> Result:
         dependencies = []
@@ -280,8 +333,9 @@ class Session:
                 raise StatementError(f"CREATE VIEW {stmt.name}: unknown table or view {name}")
         if self.catalog.object_kind(stmt.name) is not None:
             raise StatementError(f"CREATE VIEW {stmt.name}: a table or view named {stmt.name} already exists")
-        try:
-            _ = self._query(stmt.query, stmt.tables).schema  # analyse now: a broken query never becomes a view
+        try:  # analyse now: a broken query never becomes a view (one the local engine binds is sound)
+            if self.engine_choice(stmt.query, stmt.tables).engine != "local":
+                _ = self._query(stmt.query, stmt.tables).schema
         except Exception as exc:
             if not _is_spark_error(exc):
                 raise
@@ -400,6 +454,32 @@ class Session:
 
 READ_ATTEMPTS = 3
 LOAD_ENGINES = ("auto", "local", "spark")
+
+
+DATE_RANGE_ERROR = "a DATE or DATETIME of the result is outside the years 1 to 9999, which a result holds"
+
+
+def _is_date_range_error(exc: BaseException) -> bool:
+    """Python's dates end at year 9999: a query computing a later (or an earlier) one."""
+    return isinstance(exc, ValueError) and "year" in str(exc) and "out of range" in str(exc)
+
+
+def _collect(frame) -> list:
+    try:
+        return frame.collect()
+    except ValueError as exc:
+        if _is_date_range_error(exc):
+            raise StatementError(DATE_RANGE_ERROR) from None
+        raise
+
+
+def _python_values(column) -> list:
+    try:
+        return column.to_pylist()
+    except ValueError as exc:
+        if _is_date_range_error(exc):
+            raise StatementError(DATE_RANGE_ERROR) from None
+        raise
 
 
 def _file_vanished(exc: BaseException) -> bool:

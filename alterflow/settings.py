@@ -64,6 +64,19 @@ def lease_seconds(env=None) -> float:
     return float(text.strip())
 
 
+QUERY_ENGINES = ("auto", "local", "spark")
+
+
+def query_engine(env=None) -> str:
+    """ALTERFLOW_QUERY_ENGINE: which engine runs queries (`auto`, the default, `local` or `spark`);
+    `SET engine = ...` changes it for one session."""
+    env = os.environ if env is None else env
+    text = (env.get("ALTERFLOW_QUERY_ENGINE") or "auto").strip()
+    if text.lower() not in QUERY_ENGINES:
+        raise _bad("ALTERFLOW_QUERY_ENGINE", "one of auto, local, spark", text)
+    return text.lower()
+
+
 _MEMORY = re.compile(r"[1-9][0-9]{0,6}[kmgt]?b?", re.IGNORECASE)
 
 
@@ -113,6 +126,7 @@ class Settings:
     spark_load_mb: int = SPARK_LOAD_MB
     catalog_name: str = DEFAULT_CATALOG_NAME
     spark_driver_memory: str = "2g"
+    query_engine: str = "auto"
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -134,6 +148,7 @@ class Settings:
             spark_load_mb=_megabytes(env, "ALTERFLOW_SPARK_LOAD_MB", SPARK_LOAD_MB, least=0),
             catalog_name=catalog_name(env),
             spark_driver_memory=spark_driver_memory(env),
+            query_engine=query_engine(env),
         )
 
     def ensure_dirs(self) -> None:

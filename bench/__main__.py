@@ -22,6 +22,7 @@ BENCHMARKS = (
     "light_alter",
     "lease_cost",
     "cli_alter",
+    "query_cli",
     "migrations",
     "evolved_read",
     "heavy_alter",

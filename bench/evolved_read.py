@@ -173,6 +173,9 @@ def run(quick: bool = False, sizes: dict | None = None) -> list[ResultRow]:
             used = sorted({f.schema_version for f in snapshot.files})
             assert used == list(range(1, versions + 1)), f"every version must have files, got {used}"
             print(f"  loaded {rows_text(rows)} twice ({files[0]} + {files[1]} files) in {time.perf_counter() - started:.1f} s")
+            choice = session.engine_choice("SELECT * FROM t_evolved", ("t_evolved",))
+            print(f"  a SELECT of it under engine auto: {choice.reason}")
+            assert choice.engine == "spark" or not judged, choice.reason  # over the local engine's threshold
 
             spark = get_spark("local[2]")
             evolved_sum, final_sum = _checksum(_read(spark, session, "t_evolved")), _checksum(_read(spark, session, "t_final"))
@@ -202,7 +205,7 @@ def run(quick: bool = False, sizes: dict | None = None) -> list[ResultRow]:
     return [
         ResultRow(
             "evolved read (Spark local[2], noop sink)",
-            f"{rows_text(rows)}, {versions} versions ({files[0]} files)",
+            f"{rows_text(rows)}, {versions} versions ({files[0]} files); a SELECT under auto: {choice.engine}",
             f"median {wall(evolved):.3f} s{cpu_text(evolved)} ({sizes['runs']} runs)",
             baseline=f"same rows, 1 version ({files[1]} files): median {wall(baseline):.3f} s{cpu_text(baseline)}",
             ratio=f"{ratio:.3f} (evolved/baseline)" + (f"; JVM CPU {cpu_ratio:.3f}" if cpu_ratio else ""),

@@ -233,6 +233,32 @@ ABSURD = [
 ]
 
 
+QUERY_ENGINE = [
+    pytest.param("SET engine = fast", "SET engine: unknown value 'fast'; use one of auto, local, spark", id="set-engine-value"),
+    pytest.param(f"SET engine = {HUGE}", "SET engine: unknown value 'xxx", id="set-engine-huge"),
+    pytest.param("SET speed = 1", "SET: unknown setting 'speed'; the settings are engine", id="set-unknown"),
+    pytest.param("SET engine local", "expected '=' after the setting's name", id="set-no-equals"),
+    pytest.param(
+        "SET engine = local; SELECT regexp_extract(s, 'a', 0) AS r FROM t",
+        "engine = local cannot run this query: function regexp_extract",
+        id="local-unsupported",
+    ),
+    pytest.param("EXPLAIN SELECT * FROM nope", "unknown table or view nope", id="explain-unknown"),
+    pytest.param("EXPLAIN DROP TABLE t", "only these can be explained", id="explain-other"),
+]
+
+
+@pytest.mark.parametrize(("sql", "fragment"), QUERY_ENGINE)
+def test_a_bad_engine_setting_or_explain_is_one_line(unchanged, sql, fragment):
+    message = refused(run(unchanged, "sql", "-e", sql))
+    assert fragment in message, message
+
+
+def test_a_bad_query_engine_variable_is_one_line(unchanged):
+    message = refused(run(unchanged, "sql", "-e", "SELECT 1 AS one", ALTERFLOW_QUERY_ENGINE="fast"))
+    assert message == "ALTERFLOW_QUERY_ENGINE must be one of auto, local, spark, not 'fast'", message
+
+
 @pytest.mark.parametrize(("sql", "fragment"), ABSURD)
 def test_an_absurd_number_in_a_statement_is_one_line(unchanged, sql, fragment):
     message = refused(run(unchanged, "sql", "-e", sql))

@@ -159,3 +159,18 @@ def test_an_internal_error_with_a_huge_message_is_capped_and_keeps_its_log(home,
     found = re.search(r"… \(shortened from 100007 characters\) \(details in (/\S+\.log)\)$", line)
     assert found, line
     assert pathlib.Path(found[1]).read_text().rstrip().endswith("z" * 1000)
+
+
+def test_first_line_of_an_error_from_spark_s_jvm_is_the_java_exception_s_message():
+    from alterflow.errors import first_line
+
+    raised = Exception(
+        "An error occurred while calling o158.collectToPython.\n"
+        ": org.apache.spark.SparkException: [SCALAR_SUBQUERY_TOO_MANY_ROWS] More than one row returned by a subquery used as an expression. SQLSTATE: 21000\n"
+        "\tat org.apache.spark.sql.errors.QueryExecutionErrors$.scalarSubqueryTooManyRows(QueryExecutionErrors.scala:1)"
+    )
+    assert (
+        first_line(raised)
+        == "[SCALAR_SUBQUERY_TOO_MANY_ROWS] More than one row returned by a subquery used as an expression. SQLSTATE: 21000"
+    )
+    assert first_line(Exception("An error occurred while calling o1.sql.")) == "An error occurred while calling o1.sql."

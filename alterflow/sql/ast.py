@@ -104,6 +104,22 @@ class Select:
 
 
 @dataclass(frozen=True)
+class ExplainSelect:
+    """EXPLAIN SELECT ...: which engine would run the query, and why."""
+
+    sql: str  # Spark SQL text of the query (without EXPLAIN)
+    tables: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SetOption:
+    """SET name = value: a setting of this session (only `engine`: auto, local or spark)."""
+
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
 class CreateView:
     name: str
     query: str  # Spark SQL text of the SELECT
@@ -218,6 +234,8 @@ Statement = (
     | DropTable
     | Insert
     | Select
+    | ExplainSelect
+    | SetOption
     | CreateView
     | DropView
     | Describe

@@ -44,6 +44,7 @@ from alterflow.sql.ast import (
     DropDefault,
     DropTable,
     DropView,
+    ExplainSelect,
     Insert,
     Literal,
     ModifyColumn,
@@ -54,6 +55,7 @@ from alterflow.sql.ast import (
     RevertToVersion,
     Select,
     SetDefault,
+    SetOption,
     ShowAlter,
     ShowSchemaVersions,
     Statement,
@@ -70,6 +72,8 @@ class SqlError(UserError):
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_NAME_LENGTH = 128
 MAX_INT = 2**31 - 1  # the largest number a type parameter or BUCKETS is read as
+# SET name = value: the settings a session takes, and their values.
+SESSION_OPTIONS = {"engine": ("auto", "local", "spark")}
 MAX_BIGINT = 2**63 - 1  # the largest version number (the catalog's columns are 64-bit)
 MAX_LITERAL_DIGITS = 80  # LARGEINT has 39 digits, DECIMAL 38; a DOUBLE's shortest text fewer than 30
 # Type name -> the parameters it may take: 0 (none), 1 (n), 2 (p[,s]).
@@ -683,9 +687,12 @@ class _Parser:
         self.expect(")", what="',' or ')' in a VALUES row")
         return tuple(row)
 
-    def explain(self) -> AlterTable:
+    def explain(self) -> AlterTable | ExplainSelect:
+        if self.at("SELECT") or self.at("WITH") or self.at("("):
+            sql = self.rest()
+            return ExplainSelect(sql=sql, tables=_query_tables(sql, "EXPLAIN SELECT"))
         analyze = self.accept("ANALYZE")
-        self.expect("ALTER", "TABLE", what="ALTER TABLE (only ALTER TABLE can be explained)")
+        self.expect("ALTER", "TABLE", what="ALTER TABLE or a SELECT (only these can be explained)")
         self.context = "EXPLAIN ANALYZE ALTER TABLE" if analyze else "EXPLAIN ALTER TABLE"
         return self.alter_table(explain=True, analyze=analyze)
 
@@ -747,6 +754,22 @@ class _Parser:
             return ShowSchemaVersions(self.name("a table name"))
         raise self.unsupported()
 
+    def set_option(self) -> SetOption:
+        """(after SET) name = value, the value a word or a quoted string."""
+        self.context = "SET"
+        name = self.name("a setting's name").lower()
+        if name not in SESSION_OPTIONS:
+            raise SqlError(f"SET: unknown setting {shown(name)}; the settings are {', '.join(SESSION_OPTIONS)}")
+        self.expect("=", what="'=' after the setting's name")
+        tok = self.peek()
+        if tok is None or tok.kind not in ("word", "string", "quoted"):
+            raise self.error(f"a value for {name}")
+        self.i += 1
+        value = tok.text.lower()
+        if value not in SESSION_OPTIONS[name]:
+            raise SqlError(f"SET {name}: unknown value {shown(tok.text)}; use one of {', '.join(SESSION_OPTIONS[name])}")
+        return SetOption(name, value)
+
     def job_table(self) -> str:
         """(after CANCEL / RESUME) ALTER TABLE COLUMN FROM t."""
         self.expect("ALTER", "TABLE", "COLUMN", "FROM", what="ALTER TABLE COLUMN FROM table")
@@ -763,6 +786,7 @@ class _Parser:
         (("ALTER", "TABLE"), alter_table),
         (("SHOW",), show),
         (("EXPLAIN",), explain),
+        (("SET",), set_option),
         (("CANCEL",), lambda self: CancelAlter(self.job_table())),
         (("RESUME",), lambda self: ResumeAlter(self.job_table())),
     )

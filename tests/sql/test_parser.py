@@ -445,7 +445,7 @@ def test_alter_sql_is_the_original_text_of_each_statement():
         ("GRANT ALL ON t TO u", ["unsupported statement: GRANT"]),
         ("CREATE DATABASE d", ["unsupported statement: CREATE DATABASE d"]),
         ("SHOW TABLES", ["unsupported statement: SHOW TABLES"]),
-        ("EXPLAIN SELECT 1", ["'SELECT'", "only ALTER TABLE"]),
+        ("EXPLAIN DROP TABLE t", ["'DROP'", "ALTER TABLE or a SELECT (only these can be explained)"]),
         ("ALTER TABLE t ADD COLUMNN c INT", ["'COLUMNN'", "ALTER TABLE", "COLUMN"]),
         ("ALTER TABLE t CHANGE COLUMN a b", ["'CHANGE'", "ADD COLUMN"]),
         ("ALTER TABLE t", ["end of statement", "ADD COLUMN"]),
@@ -509,3 +509,12 @@ def test_split_statements_keeps_each_statement_text_without_parsing():
         "not sql at all",
     ]
     assert split_statements(" ; -- nothing\n ;") == []
+
+
+def test_explain_select_and_set_engine_parse():
+    from alterflow.sql.ast import ExplainSelect, SetOption
+
+    assert parse_statements("EXPLAIN WITH c AS (SELECT a FROM t) SELECT * FROM c JOIN u ON c.a = u.a") == [
+        ExplainSelect("WITH c AS (SELECT a FROM t) SELECT * FROM c JOIN u ON c.a = u.a", ("t", "u"))
+    ]
+    assert parse_statements("SET engine = spark; set ENGINE = 'Local'") == [SetOption("engine", "spark"), SetOption("engine", "local")]

@@ -1,0 +1,169 @@
+"""Queries run in this process: DuckDB over the evolved Arrow reads (SPEC §7, "Engines").
+
+`plan_local` binds every name a query reads as Spark's binding does (`read/query_binding.py`): a
+table at its current version, a view as its own query over the table versions it pinned, nested
+views recursively, each under a DuckDB name of its own so that a view's pinned `t` and the query's
+current `t` never meet. It translates the query (`translation.py`) and counts the rows and bytes of
+the files it would read. `run_local` reads those snapshots with `arrow_read` and runs the DuckDB
+query. No pyspark here.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from dataclasses import dataclass, field
+
+import sqlglot
+
+from alterflow.catalog.catalog import Catalog, TableSnapshot, ViewInfo
+from alterflow.catalog.errors import UnknownObject
+from alterflow.catalog.schema import SchemaVersion
+from alterflow.query.expressions import FALLBACK, NotLocal
+from alterflow.query.sql_types import SqlType, from_column_type
+from alterflow.query.translation import QueryTranslation, Relation, RelationColumn, Translated
+
+MAX_VIEW_DEPTH = 32
+
+
+class LocalQueryError(Exception):
+    """An error the query raises at run time, worded as Spark words it (one line)."""
+
+
+class SparkNeeded(Exception):
+    """A value met at run time whose answer only Spark gives (a guarded expression); the query
+    runs on Spark instead."""
+
+
+@dataclass(frozen=True)
+class _Source:
+    name: str  # the DuckDB table it is registered as
+    snapshot: TableSnapshot
+    version: SchemaVersion
+
+
+@dataclass
+class LocalPlan:
+    translated: Translated
+    sources: list[_Source] = field(default_factory=list)
+    views: list[tuple[str, str]] = field(default_factory=list)  # (DuckDB name, query), inner first
+    used: set[tuple[str, str]] = field(default_factory=set)  # (relation, column) pairs read
+
+    def columns(self, source: _Source) -> list[int]:
+        """Positions of the source's columns the query reads (at least one: it counts rows)."""
+        read = [i for i in range(len(source.version.columns)) if (f'"{source.name}"', f"c{i}") in self.used]
+        return read or [0]
+
+    @property
+    def rows(self) -> int:
+        return sum(f.row_count for s in self.sources for f in s.snapshot.files)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(f.byte_size for s in self.sources for f in s.snapshot.files)
+
+
+@dataclass(frozen=True)
+class LocalResult:
+    names: tuple[str, ...]
+    types: tuple[SqlType, ...]
+    table: object  # pa.Table, its columns named c0, c1, ...
+
+
+class _Binding:
+    def __init__(self, catalog: Catalog):
+        self.catalog = catalog
+        self.sources: list[_Source] = []
+        self.views: list[tuple[str, str]] = []
+        self.used: set[tuple[str, str]] = set()
+
+    def translate(self, relations: dict[str, Relation], sql: str) -> Translated:
+        translation = QueryTranslation(relations)
+        translated = translation.query(parse_query(sql))
+        self.used |= translation.used
+        return translated
+
+    def table(self, snapshot: TableSnapshot, version: SchemaVersion) -> Relation:
+        name = f"t{len(self.sources)}"
+        self.sources.append(_Source(name, snapshot, version))
+        columns = tuple(RelationColumn(c.name, from_column_type(c.type), f"c{i}") for i, c in enumerate(version.columns))
+        return Relation(f'"{name}"', columns)
+
+    def view(self, view: ViewInfo, depth: int = 0) -> Relation:
+        if depth > MAX_VIEW_DEPTH:
+            raise NotLocal("views nested too deeply")
+        relations = {}
+        for dep in view.dependencies:
+            if dep.dep_view_id is not None:
+                relations[dep.ref_name] = self.view(self.catalog.view_by_id(dep.dep_view_id), depth + 1)
+            else:
+                snapshot = self.catalog.snapshot_by_id(dep.table_id)
+                relations[dep.ref_name] = self.table(snapshot, self.catalog.schema_version(dep.table_id, dep.table_version))
+        translated = self.translate(relations, view.query)
+        name = f'"v{len(self.views)}"'
+        self.views.append((name, translated.sql))
+        columns = tuple(RelationColumn(n, t, f"c{i}") for i, (n, t) in enumerate(zip(translated.names, translated.types)))
+        return Relation(name, columns)
+
+
+def parse_query(sql: str):
+    try:
+        return sqlglot.parse_one(sql, read="spark")
+    except sqlglot.errors.SqlglotError:
+        raise NotLocal("a query the translation cannot parse") from None
+
+
+def plan_local(catalog: Catalog, sql: str, names: tuple[str, ...]) -> LocalPlan:
+    """The query bound and translated; NotLocal when it must run on Spark."""
+    binding = _Binding(catalog)
+    relations = {}
+    for name in names:
+        kind = catalog.object_kind(name)
+        if kind is None:
+            raise UnknownObject(f"unknown table or view {name}")
+        if kind == "view":
+            relations[name] = binding.view(catalog.view(name))
+        else:
+            snapshot = catalog.snapshot(name)
+            relations[name] = binding.table(snapshot, snapshot.current)
+    translated = binding.translate(relations, sql)
+    return LocalPlan(translated, binding.sources, binding.views, binding.used)
+
+
+def run_local(warehouse: pathlib.Path, plan: LocalPlan) -> LocalResult:
+    """The query's rows, as an Arrow table whose columns are named c0, c1, ..."""
+    import duckdb
+
+    from alterflow.read.arrow_read import read_snapshot_arrow
+
+    connection = duckdb.connect(config={"threads": 2})
+    try:
+        for source in plan.sources:  # only the columns the query reads: a pinned view never reads the rest
+            positions = plan.columns(source)
+            names = [source.version.columns[i].name for i in positions]
+            rows = read_snapshot_arrow(warehouse, source.snapshot, source.version, columns=names)
+            connection.register(source.name, rows.rename_columns([f"c{i}" for i in positions]))
+        for name, query in plan.views:
+            connection.execute(f"CREATE TEMP VIEW {name} AS {query}")
+        try:
+            table = connection.sql(plan.translated.sql).to_arrow_table()
+        except duckdb.Error as exc:
+            raise _run_time_error(exc) from None
+    finally:
+        connection.close()
+    return LocalResult(plan.translated.names, plan.translated.types, table)
+
+
+_SPARK_ERRORS = {
+    "More than one row returned by a subquery": "[SCALAR_SUBQUERY_TOO_MANY_ROWS] More than one row returned by a subquery used as an expression. SQLSTATE: 21000",
+}
+
+
+def _run_time_error(exc: Exception) -> Exception:
+    text = str(exc)
+    for needle, spark_line in _SPARK_ERRORS.items():
+        if needle in text:
+            return LocalQueryError(spark_line)
+    if FALLBACK in text:
+        return SparkNeeded("a value whose answer only Spark gives")
+    # Anything else is a translation the engine's tests did not meet: Spark answers instead.
+    return SparkNeeded(f"DuckDB: {text.splitlines()[0]}")

@@ -1,0 +1,433 @@
+"""A Spark SQL query as a DuckDB query with Spark's answers: FROM, joins, WHERE, GROUP BY, HAVING,
+SELECT lists, DISTINCT, ORDER BY, LIMIT, CTEs, subqueries and set operations, over named relations
+whose columns carry their Spark types.
+
+The translation resolves every name itself, as Spark's analyzer would: a name it cannot resolve to
+exactly one column, a column neither grouped nor aggregated, anything outside the set the rules of
+`alterflow.query.expressions` reproduce, raises `NotLocal`, and Spark runs the query (and words
+its own error, where there is one). The DuckDB query names its output columns c0, c1, ...; the
+Spark names and types travel beside it in `Translated`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from alterflow.query import sql_types as st
+from alterflow.query.expressions import ExpressionContext, NotLocal, Value, cast, normalized_zero, ordering, translate
+from alterflow.query.sql_types import SqlType
+
+
+@dataclass(frozen=True)
+class RelationColumn:
+    name: str
+    type: SqlType | None  # None: a column the local engine does not read (LARGEINT)
+    ref: str  # its column in the DuckDB relation
+
+
+@dataclass(frozen=True)
+class Relation:
+    sql: str  # the DuckDB relation: a registered table, a view, a CTE
+    columns: tuple[RelationColumn, ...]
+
+
+@dataclass(frozen=True)
+class Translated:
+    sql: str  # a DuckDB query whose columns are c0, c1, ...
+    names: tuple[str, ...]  # Spark's names of them
+    types: tuple[SqlType, ...]
+
+
+@dataclass(frozen=True)
+class _Item:
+    """A relation of a FROM clause, under its qualifier."""
+
+    qualifier: str
+    alias: str  # its DuckDB alias
+    columns: tuple[RelationColumn, ...]
+    relation: str = ""  # the named relation it reads (a table, a view, a CTE), if any
+
+
+# Clauses of a SELECT the local engine does not run.
+_UNSUPPORTED = (
+    "laterals",
+    "pivots",
+    "qualify",
+    "windows",
+    "sort",
+    "cluster",
+    "distribute",
+    "hint",
+    "into",
+    "kind",
+    "prewhere",
+    "connect",
+    "match",
+    "locks",
+    "sample",
+    "settings",
+    "format",
+    "options",
+)
+
+
+def output(index: int) -> str:
+    return f'"c{index}"'
+
+
+class QueryTranslation:
+    """Translates the queries of one statement; `relations` are the catalog names it may read."""
+
+    def __init__(self, relations: dict[str, Relation]):
+        self.relations = {name.lower(): rel for name, rel in relations.items()}
+        self._ids = itertools.count()
+        self.used: set[tuple[str, str]] = set()  # (relation, column) pairs the query reads
+
+    def query(self, node: exp.Expression, ctes: dict[str, Relation] | None = None) -> Translated:
+        ctes = dict(ctes or {})
+        prefix = ""
+        with_ = node.args.get("with_")
+        if with_ is not None:
+            prefix, ctes = self._with(with_, ctes)
+        if isinstance(node, exp.Subquery):
+            if node.alias:
+                raise NotLocal("an aliased parenthesised query")
+            inner = self.query(node.this, ctes)
+            return self._finish(node, inner, ctes, prefix)
+        if isinstance(node, exp.Select):
+            return self._prefixed(prefix, self._select(node, ctes))
+        if isinstance(node, exp.Union | exp.Intersect | exp.Except):
+            return self._prefixed(prefix, self._set_operation(node, ctes))
+        raise NotLocal(f"a {type(node).__name__} query")
+
+    @staticmethod
+    def _prefixed(prefix: str, translated: Translated) -> Translated:
+        if not prefix:
+            return translated
+        return Translated(f"{prefix} {translated.sql}", translated.names, translated.types)
+
+    def _with(self, with_: exp.With, ctes: dict[str, Relation]) -> tuple[str, dict[str, Relation]]:
+        if with_.args.get("recursive"):
+            raise NotLocal("WITH RECURSIVE")
+        parts = []
+        for cte in with_.expressions:
+            alias = cte.args.get("alias")
+            if alias is not None and alias.columns:
+                raise NotLocal("a CTE with a column list")
+            inner = self.query(cte.this, ctes)
+            name = f'"w{next(self._ids)}"'
+            parts.append(f"{name} AS ({inner.sql})")
+            columns = tuple(RelationColumn(n, t, f"c{i}") for i, (n, t) in enumerate(zip(inner.names, inner.types)))
+            ctes[cte.alias.lower()] = Relation(name, columns)
+        return f"WITH {', '.join(parts)}", ctes
+
+    # -- FROM ------------------------------------------------------------------------------------
+
+    def _relation(self, node: exp.Expression, ctes: dict[str, Relation]) -> tuple[_Item, str]:
+        alias = f'"s{next(self._ids)}"'
+        if isinstance(node, exp.Table):
+            if not isinstance(node.this, exp.Identifier) or node.args.get("joins") or node.args.get("pivots"):
+                raise NotLocal("a table function or a pivot")
+            if node.args.get("alias") is not None and node.args["alias"].columns:
+                raise NotLocal("a table alias with a column list")
+            name = node.name.lower()
+            relation = ctes.get(name) or self.relations.get(name)
+            if relation is None:
+                raise NotLocal(f"the relation {node.name}")
+            return _Item((node.alias or node.name).lower(), alias, relation.columns, relation.sql), relation.sql
+        if isinstance(node, exp.Subquery):
+            if not node.alias:
+                raise NotLocal("a subquery in FROM without an alias")
+            if node.args["alias"].columns:
+                raise NotLocal("a subquery alias with a column list")
+            inner = self.query(node.this, ctes)
+            columns = tuple(RelationColumn(n, t, f"c{i}") for i, (n, t) in enumerate(zip(inner.names, inner.types)))
+            return _Item(node.alias.lower(), alias, columns), f"({inner.sql})"
+        raise NotLocal(f"{type(node).__name__} in FROM")
+
+    def _from(self, node: exp.Select, ctes: dict[str, Relation]) -> tuple[list[_Item], str]:
+        from_ = node.args.get("from_")
+        if from_ is None:
+            if node.args.get("joins"):
+                raise NotLocal("joins without FROM")
+            return [], ""
+        item, sql = self._relation(from_.this, ctes)
+        items, text = [item], f"{sql} AS {item.alias}"
+        for join in node.args.get("joins") or []:
+            items, text = self._join(join, items, text, ctes)
+        return items, f" FROM {text}"
+
+    def _join(self, join: exp.Join, items: list[_Item], text: str, ctes) -> tuple[list[_Item], str]:
+        if join.args.get("using") or join.args.get("method") or join.args.get("global_") or join.args.get("match_condition"):
+            raise NotLocal("JOIN USING, NATURAL or another join method")
+        item, sql = self._relation(join.this, ctes)
+        side = (join.args.get("side") or "").upper()
+        kind = (join.args.get("kind") or "").upper()
+        on = join.args.get("on")
+        both = items + [item]
+        if kind in ("SEMI", "ANTI"):
+            if side not in ("", "LEFT"):
+                raise NotLocal(f"{side} {kind} JOIN")
+            keyword, visible = f"{kind} JOIN", items
+        elif kind == "CROSS" or (not side and not kind and on is None):
+            if on is not None:
+                raise NotLocal("CROSS JOIN with ON")
+            return both, f"{text} CROSS JOIN {sql} AS {item.alias}"
+        elif kind in ("", "INNER", "OUTER"):
+            keyword, visible = f"{side or 'INNER'} JOIN".replace("FULL", "FULL OUTER"), both
+        else:
+            raise NotLocal(f"{kind} JOIN")
+        if on is None:
+            if kind in ("SEMI", "ANTI") or side:
+                raise NotLocal(f"{keyword} without ON")
+            return both, f"{text} CROSS JOIN {sql} AS {item.alias}"
+        condition = translate(on, self._context(both, {}))
+        if condition.type != st.BOOLEAN or condition.aggregate:
+            raise NotLocal("a join condition that is not a boolean expression")
+        return visible, f"{text} {keyword} {sql} AS {item.alias} ON {condition.sql}"
+
+    # -- names -----------------------------------------------------------------------------------
+
+    def _context(self, items: list[_Item], ctes: dict[str, Relation], aliases: dict | None = None, **flags) -> ExpressionContext:
+        return ExpressionContext(
+            resolve=lambda column: self._resolve(column, items, aliases or {}),
+            subquery=lambda node: self._subquery(node, ctes),
+            **flags,
+        )
+
+    def _resolve(self, column: exp.Column, items: list[_Item], aliases: dict) -> Value:
+        name = column.name.lower()
+        qualifier = column.table.lower() if column.table else None
+        if column.args.get("db") or column.args.get("catalog"):
+            raise NotLocal("a column qualified by more than a table")
+        found = [
+            (item, c) for item in items if qualifier is None or item.qualifier == qualifier for c in item.columns if c.name.lower() == name
+        ]
+        if len(found) == 1:
+            item, c = found[0]
+            if c.type is None:
+                raise NotLocal(f"column {c.name} (LARGEINT)")
+            self.used.add((item.relation, c.ref))
+            return Value(f'{item.alias}."{c.ref}"', c.type, c.name, free=True)
+        if not found and qualifier is None and name in aliases:
+            return aliases[name]()
+        raise NotLocal(f"column {column.sql('spark')} ({'ambiguous' if found else 'not found'})")
+
+    def _subquery(self, node: exp.Expression, ctes: dict[str, Relation]) -> tuple[str, list[SqlType]]:
+        inner = self.query(node, ctes)
+        if any(t.name == "void" for t in inner.types):
+            raise NotLocal("a subquery of untyped NULLs")
+        return inner.sql, list(inner.types)
+
+    # -- SELECT ----------------------------------------------------------------------------------
+
+    def _select(self, node: exp.Select, ctes: dict[str, Relation]) -> Translated:
+        for key in _UNSUPPORTED:
+            if node.args.get(key):
+                raise NotLocal(f"the {key.upper()} clause")
+        distinct = node.args.get("distinct")
+        if distinct is not None and distinct.args.get("on") is not None:
+            raise NotLocal("DISTINCT ON")
+        items, from_sql = self._from(node, ctes)
+        plain = self._context(items, ctes)
+        where = ""
+        if node.args.get("where") is not None:
+            condition = translate(node.args["where"].this, plain)
+            if condition.type != st.BOOLEAN:
+                raise NotLocal("a WHERE condition that is not boolean")
+            where = f" WHERE {condition.sql}"
+        selected = node.expressions
+        aliased = {e.alias.lower(): e.this for e in selected if isinstance(e, exp.Alias)}
+        grouped = self._group(node, selected, aliased, items, ctes)
+        aggregate_query = bool(node.args.get("group")) or _has_aggregate(node)
+        if aggregate_query and any(isinstance(w, exp.Window) for e in selected for w in e.find_all(exp.Window)):
+            raise NotLocal("window functions in an aggregate query")
+        context = self._context(items, ctes, aggregates=True, windows=not aggregate_query, grouped=self._grouped(grouped))
+        values, names = self._select_list(selected, items, context)
+        if aggregate_query and any(v.free for v in values):
+            raise NotLocal("a column neither grouped nor aggregated")
+        output_aliases = {n.lower(): (lambda v=v: v) for v, n in zip(values, names)}
+        having = ""
+        if node.args.get("having") is not None:
+            having_context = self._context(items, ctes, output_aliases, aggregates=True, grouped=context.grouped)
+            condition = translate(node.args["having"].this, having_context)
+            if condition.type != st.BOOLEAN or condition.free:
+                raise NotLocal("a HAVING condition that is not a boolean over groups")
+            having = f" HAVING {condition.sql}"
+        shown = [normalized_zero(v) for v in values] if distinct else values
+        listed = ", ".join(f"{v.sql} AS {output(i)}" for i, v in enumerate(shown))
+        group_sql = f" GROUP BY {', '.join(normalized_zero(g).sql for g in grouped)}" if grouped else ""
+        order = self._order(node, names, values, items, ctes, context, bool(distinct), aggregate_query)
+        sql = f"SELECT {'DISTINCT ' if distinct else ''}{listed}{from_sql}{where}{group_sql}{having}{order}{_limit(node)}"
+        return Translated(sql, tuple(names), tuple(v.type for v in values))
+
+    def _group(self, node: exp.Select, selected, aliased, items, ctes) -> list[Value]:
+        group = node.args.get("group")
+        if group is None:
+            return []
+        if any(group.args.get(k) for k in ("grouping_sets", "cube", "rollup", "totals", "all")):
+            raise NotLocal("GROUPING SETS, CUBE, ROLLUP or GROUP BY ALL")
+        plain_aliases = {name: (lambda e=e: translate(e, self._context(items, ctes))) for name, e in aliased.items()}
+        context = self._context(items, ctes, plain_aliases)
+        grouped = []
+        for expression in group.expressions:
+            if isinstance(expression, exp.Literal) and not expression.is_string and expression.this.isdigit():
+                position = int(expression.this)
+                if not 1 <= position <= len(selected) or isinstance(selected[position - 1], exp.Star):
+                    raise NotLocal("a GROUP BY position outside the SELECT list")
+                target = selected[position - 1]
+                expression = target.this if isinstance(target, exp.Alias) else target
+            value = translate(expression, context)
+            if value.aggregate or value.type.name == "void":
+                raise NotLocal("GROUP BY an aggregate or a NULL")
+            grouped.append(value)
+        return grouped
+
+    @staticmethod
+    def _grouped(grouped: list[Value]) -> dict[str, Value]:
+        """GROUP BY keys by their text, each as the group's value (-0.0 grouped with 0.0)."""
+        return {g.sql: normalized_zero(g) for g in grouped}
+
+    def _select_list(self, selected, items: list[_Item], context: ExpressionContext) -> tuple[list[Value], list[str]]:
+        values, names = [], []
+        for expression in selected:
+            if isinstance(expression, exp.Star) or isinstance(expression, exp.Column) and isinstance(expression.this, exp.Star):
+                star = expression if isinstance(expression, exp.Star) else expression.this
+                if any(star.args.values()):
+                    raise NotLocal("* EXCEPT / REPLACE")
+                qualifier = expression.table.lower() if isinstance(expression, exp.Column) and expression.table else None
+                chosen = [i for i in items if qualifier is None or i.qualifier == qualifier]
+                if not chosen:
+                    raise NotLocal("a * without a relation")
+                for item in chosen:
+                    for c in item.columns:
+                        value = self._resolve(exp.column(c.name, table=item.qualifier), [item], {})
+                        values.append(translate_grouped(value, context))
+                        names.append(c.name)
+                continue
+            if isinstance(expression, exp.Alias):
+                value = translate(expression.this, context)
+                name = expression.alias
+            else:
+                value = translate(expression, context)
+                name = value.name
+                if isinstance(expression, exp.Cast) and isinstance(expression.this, exp.Column):
+                    name = value.name and translate(expression.this, context).name  # Spark names it after the column
+                if name is None:
+                    raise NotLocal(f"an expression without a name: {expression.sql('spark')[:60]} (add AS name)")
+            if value.type.name == "void":
+                raise NotLocal("a column of untyped NULLs")
+            values.append(value)
+            names.append(name)
+        return values, names
+
+    def _order(self, node, names, values, items, ctes, context, distinct: bool, aggregate_query: bool) -> str:
+        order = node.args.get("order")
+        if order is None:
+            return ""
+        by_name: dict[str, list[int]] = {}
+        for i, n in enumerate(names):
+            by_name.setdefault(n.lower(), []).append(i)
+        keys = []
+        for key in order.expressions:
+            this = key.this
+            if isinstance(this, exp.Literal) and not this.is_string and this.this.isdigit():
+                position = int(this.this)
+                if not 1 <= position <= len(values):
+                    raise NotLocal("an ORDER BY position outside the SELECT list")
+                keys.append(ordering(key, Value(output(position - 1), values[position - 1].type, None)))
+                continue
+            if isinstance(this, exp.Column) and not this.table and this.name.lower() in by_name:
+                matches = by_name[this.name.lower()]
+                if len(matches) > 1:
+                    raise NotLocal("ORDER BY an ambiguous output name")
+                keys.append(ordering(key, Value(output(matches[0]), values[matches[0]].type, None)))
+                continue
+            if distinct:
+                raise NotLocal("SELECT DISTINCT ordered by an expression")
+            value = translate(this, context)
+            if aggregate_query and value.free:
+                raise NotLocal("ORDER BY a column neither grouped nor aggregated")
+            keys.append(ordering(key, value))
+        return f" ORDER BY {', '.join(keys)}"
+
+    # -- set operations --------------------------------------------------------------------------
+
+    def _set_operation(self, node: exp.Union | exp.Intersect | exp.Except, ctes) -> Translated:
+        left = self.query(node.left, ctes)
+        right = self.query(node.right, ctes)
+        if len(left.types) != len(right.types):
+            raise NotLocal("set operation sides of different widths")
+        types = []
+        for a, b in zip(left.types, right.types):
+            common = st.common_type([a, b])
+            if common is None or common.name == "void":
+                raise NotLocal(f"set operation over {a} and {b}")
+            types.append(common)
+        keyword = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}[type(node)]
+        if not node.args.get("distinct"):
+            keyword += " ALL"
+        sides = [_recast(side, types, bool(node.args.get("distinct"))) for side in (left, right)]
+        combined = Translated(f"SELECT * FROM (({sides[0]}) {keyword} ({sides[1]}))", left.names, tuple(types))
+        return self._finish(node, combined, ctes, "")
+
+    def _finish(self, node, inner: Translated, ctes, prefix: str) -> Translated:
+        """ORDER BY and LIMIT of a set operation or a parenthesised query: over its outputs only."""
+        order, limit = node.args.get("order"), _limit(node)
+        if order is None and not limit:
+            return self._prefixed(prefix, inner)
+        values = [Value(output(i), t, n) for i, (n, t) in enumerate(zip(inner.names, inner.types))]
+        items = [_Item("", '"u"', tuple(RelationColumn(n, t, f"c{i}") for i, (n, t) in enumerate(zip(inner.names, inner.types))))]
+        context = self._context(items, ctes)
+        keys = self._order(node, list(inner.names), values, items, ctes, context, True, False) if order is not None else ""
+        listed = ", ".join(f'"u".{output(i)} AS {output(i)}' for i in range(len(inner.types)))
+        sql = f'SELECT {listed} FROM ({inner.sql}) AS "u"{keys}{limit}'
+        return self._prefixed(prefix, Translated(sql, inner.names, inner.types))
+
+
+def translate_grouped(value: Value, context: ExpressionContext) -> Value:
+    """A column of `*`, free unless a GROUP BY expression is that column."""
+    if context.grouped and value.sql in context.grouped:
+        return Value(value.sql, value.type, value.name)
+    return value
+
+
+def _recast(side: Translated, types: list[SqlType], distinct: bool) -> str:
+    def column(i: int, t: SqlType, to: SqlType) -> str:
+        value = Value(cast(Value(output(i), t, None), to), to, None)
+        return (normalized_zero(value) if distinct else value).sql
+
+    listed = ", ".join(f"{column(i, t, to)} AS {output(i)}" for i, (t, to) in enumerate(zip(side.types, types)))
+    return f"SELECT {listed} FROM ({side.sql})"
+
+
+def _has_aggregate(node: exp.Select) -> bool:
+    """Whether the SELECT list, HAVING or ORDER BY calls an aggregate outside a window (and
+    outside a subquery, which is its own query)."""
+    for part in list(node.expressions) + [node.args.get("having"), node.args.get("order")]:
+        if part is None:
+            continue
+        for found in part.find_all(exp.AggFunc):
+            if found.find_ancestor(exp.Window, exp.Select) is node:
+                return True
+    return False
+
+
+def _limit(node: exp.Expression) -> str:
+    text = ""
+    limit = node.args.get("limit")
+    if limit is not None:
+        value = limit.args.get("expression")
+        if not (isinstance(value, exp.Literal) and value.this.isdigit()) or limit.args.get("offset"):
+            raise NotLocal("a LIMIT other than a number")
+        text += f" LIMIT {int(value.this)}"
+    offset = node.args.get("offset")
+    if offset is not None:
+        value = offset.args.get("expression")
+        if not (isinstance(value, exp.Literal) and value.this.isdigit()):
+            raise NotLocal("an OFFSET other than a number")
+        text += f" OFFSET {int(value.this)}"
+    return text

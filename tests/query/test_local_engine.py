@@ -1,0 +1,105 @@
+"""The local engine through the session: which engine runs a query and why (EXPLAIN SELECT, SET
+engine, the threshold), INSERT ... SELECT and CREATE VIEW on it, and a query that never starts a
+JVM. On both catalogs (SQLite, PostgreSQL)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from alterflow.query import engine_choice
+from alterflow.session import ResultSet, StatementError
+
+
+@pytest.fixture
+def sql(catalog_session):
+    def run(text: str):
+        results = list(catalog_session.run(text))
+        last = results[-1]
+        return last if isinstance(last, ResultSet) else last.message
+
+    run("CREATE TABLE t (id INT NOT NULL, v STRING, n BIGINT); INSERT INTO t VALUES (1, 'a', 10), (2, 'b', NULL), (3, NULL, 30)")
+    return run
+
+
+def test_explain_select_names_the_local_engine_and_the_sizes(sql):
+    result = sql("EXPLAIN SELECT v, count(*) AS c FROM t GROUP BY v")
+    assert result.columns == ("Engine", "Reason")
+    engine, reason = result.rows[0]
+    assert engine == "local" and reason.startswith("local: 3 rows in ") and reason.endswith("within 1000000 rows and 64 MiB"), reason
+
+
+def test_explain_select_names_the_construct_spark_runs(sql):
+    engine, reason = sql("EXPLAIN SELECT regexp_extract(v, 'a', 0) AS r FROM t").rows[0]
+    assert (engine, reason) == ("spark", "spark: function regexp_extract is not in the local engine's set, which runs on Spark only")
+
+
+def test_over_the_threshold_auto_picks_spark(sql, monkeypatch):
+    monkeypatch.setattr(engine_choice, "LOCAL_AUTO_ROWS", 2)
+    engine, reason = sql("EXPLAIN SELECT * FROM t").rows[0]
+    assert engine == "spark" and reason.endswith("over 2 rows and 64 MiB"), reason
+
+
+def test_set_engine_changes_the_choice_for_the_session(sql):
+    assert sql("SET engine = spark") == "SET engine = spark"
+    assert sql("EXPLAIN SELECT * FROM t").rows[0] == ("spark", "spark (engine = spark)")
+    sql("SET engine = 'LOCAL'")
+    engine, reason = sql("EXPLAIN SELECT * FROM t").rows[0]
+    assert engine == "local" and reason.startswith("local (engine = local): 3 rows")
+
+
+def test_a_local_select_gives_rows_names_and_spark_types(sql):
+    result = sql("SELECT id, v, n * 2 AS twice, count(*) OVER (PARTITION BY v IS NULL) AS c FROM t ORDER BY v DESC")
+    assert result.columns == ("id", "v", "twice", "c")
+    assert result.types == ("int", "string", "bigint", "bigint")
+    assert result.rows == ((2, "b", None, 2), (1, "a", 20, 2), (3, None, 60, 1))
+
+
+def test_insert_select_runs_locally_with_the_load_s_checks(sql):
+    sql("CREATE TABLE u (id INT NOT NULL, v VARCHAR(1))")
+    assert sql("INSERT INTO u SELECT id, v FROM t WHERE v IS NOT NULL").startswith("2 rows loaded into u")
+    assert sql("SELECT * FROM u ORDER BY id").rows == ((1, "a"), (2, "b"))
+    for engine in ("local", "spark"):  # the same line from both engines
+        sql(f"SET engine = {engine}")
+        with pytest.raises(StatementError, match=r"^INSERT INTO u: column id is NOT NULL but row 1 has NULL$"):
+            sql("INSERT INTO u SELECT CAST(NULL AS INT) AS id, v FROM t WHERE id = 1")
+        with pytest.raises(StatementError, match=r"^INSERT INTO u: column v: value 'long' does not fit VARCHAR\(1\) \(row 1\)$"):
+            sql("INSERT INTO u SELECT id, 'long' AS v FROM t WHERE id = 1")
+    sql("SET engine = auto")
+    with pytest.raises(StatementError, match="^INSERT INTO u: 2 columns are named but the query returns 3$"):
+        sql("INSERT INTO u SELECT id, v, n FROM t")
+    assert sql("SELECT count(*) FROM u").rows == ((2,),)
+
+
+def test_a_view_checked_and_read_locally_is_pinned(sql):
+    assert sql("CREATE VIEW w AS SELECT id, v FROM t WHERE n IS NOT NULL") == "CREATE VIEW w"
+    sql("ALTER TABLE t ADD COLUMN extra INT DEFAULT 5")
+    sql("ALTER TABLE t RENAME COLUMN v TO label")
+    result = sql("SELECT * FROM w ORDER BY id")
+    assert (result.columns, result.rows) == (("id", "v"), ((1, "a"), (3, None)))
+    assert sql("EXPLAIN SELECT * FROM w").rows[0][0] == "local"
+
+
+def test_a_date_beyond_year_9999_is_one_line(sql):
+    with pytest.raises(StatementError, match="^a DATE or DATETIME of the result is outside the years 1 to 9999"):
+        sql("SELECT date_add(DATE '9999-12-31', id) AS d FROM t")
+
+
+def test_a_small_select_never_starts_a_jvm(tmp_path):
+    code = textwrap.dedent(
+        """
+        from alterflow.session import Session
+        from alterflow.settings import Settings
+        from alterflow.spark_session import spark_started
+        session = Session(Settings.from_env({"ALTERFLOW_HOME": HOME_PATH}))
+        for r in session.run("CREATE TABLE t (a INT); INSERT INTO t VALUES (1), (2); CREATE VIEW v AS SELECT a FROM t;"
+                             " CREATE TABLE u (a INT); INSERT INTO u SELECT a + 1 AS a FROM v; SELECT sum(a) AS s FROM u"):
+            last = r
+        print(last.rows, spark_started())
+        """
+    ).replace("HOME_PATH", repr(str(tmp_path / "home")))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "((5,),) False", "")
