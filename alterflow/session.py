@@ -1,7 +1,9 @@
 """`Session`: runs parsed statements against the catalog, the tablet store and Spark.
 
-Spark is started only by statements that need it (SELECT, INSERT ... SELECT, CREATE VIEW); DDL,
-INSERT ... VALUES, ALTER, DESCRIBE and SHOW are catalog work and Arrow writes only. Arrow itself is
+Spark is started only by statements that need it: a query (SELECT, INSERT ... SELECT, CREATE
+VIEW's check) that the local engine does not run (`alterflow.query`: over the threshold, or a
+construct only Spark answers), a heavyweight ALTER that converts on Spark; DDL, INSERT ... VALUES,
+ALTER, DESCRIBE and SHOW are catalog work and Arrow writes only. Arrow itself is
 imported by the statements that write or convert rows only: a lightweight ALTER, DESCRIBE or SHOW
 imports neither pyarrow nor pandas (tests/test_cli_imports.py pins what it imports).
 """

@@ -12,6 +12,7 @@ import pathlib
 import subprocess
 import sys
 import time
+from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
@@ -43,7 +44,7 @@ def _rows(count: int) -> pa.Table:
             "id": ids,
             "grp": (ids % 7).astype(np.int32),
             "v": pa.array((ids * 31).astype(str)),
-            "amount": pa.array(ids * 100 + 25, pa.int64()).cast(pa.decimal128(12, 0)).cast(pa.decimal128(12, 2)),
+            "amount": pa.array([Decimal(int(i) * 100 + 25).scaleb(-2) for i in ids], pa.decimal128(10, 2)),
         }
     )
 

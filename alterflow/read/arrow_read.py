@@ -23,7 +23,6 @@ import pyarrow.parquet as pq
 from alterflow.arrow_schema import arrow_field
 from alterflow.catalog.catalog import DataFile, TableSnapshot
 from alterflow.catalog.schema import SchemaVersion
-from alterflow.conversion.arrow_convert import convert_array, default_array
 from alterflow.errors import UserError
 from alterflow.store.layout import absolute
 from alterflow.store.tablets import TXN_COLUMN, dedupe_primary_key
@@ -73,10 +72,14 @@ def read_file(
     for column in chosen:
         found = source.column_by_id(column.id)
         if found is None or column.id not in by_id:
+            from alterflow.conversion.arrow_convert import default_array  # pyarrow.compute: imported when needed
+
             arrays.append(default_array(column, table.num_rows))
             continue
         values = table.column(schema.field(by_id[column.id]).name)
         if found.type != column.type:
+            from alterflow.conversion.arrow_convert import convert_array
+
             values, failed = convert_array(values, found.type, column.type)
             if failed:
                 raise VersionReadError(
