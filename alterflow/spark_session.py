@@ -11,11 +11,12 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
+import re
 import sys
 import threading
 from datetime import UTC, datetime
 
-from alterflow.errors import UserError, capped, first_line
+from alterflow.errors import MAX_LINE, UserError, capped, escaped, first_line
 
 LOG_CONFIG = pathlib.Path(__file__).with_name("log4j2.properties")
 LOG_NAME = "spark.log"
@@ -81,6 +82,7 @@ def get_spark(master: str | None = None, log_path: pathlib.Path | None = None):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         from pyspark import SparkContext
+
         master = master or os.environ.get("ALTERFLOW_SPARK_MASTER", "local[*]")
         conf = session_conf()
         if SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
@@ -124,8 +126,8 @@ def _start_session(master: str, conf: dict[str, str], log_path: pathlib.Path):
                 context.stop()
         if gateway is not None:  # a JVM that started but runs no session: gone, so a later call starts afresh
             _stop_gateway(gateway)
-        reason = _jvm_said(log_path, start) or first_line(exc)
-        raise SparkStartError(capped(f"Spark did not start on {master}: {reason} (details in {log_path})")) from None
+        reason = capped(_jvm_said(log_path, start) or first_line(exc), MAX_LINE // 2)  # never cuts the log's path
+        raise SparkStartError(f"Spark did not start on {master}: {reason} (details in {escaped(str(log_path))})") from None
     finally:
         log.close()  # the JVM holds its own descriptors
 
@@ -183,4 +185,7 @@ def _jvm_said(log_path: pathlib.Path, start: int) -> str | None:
     errors = [line for line in lines if " ERROR " in line]
     if errors:
         return errors[-1].split(" ERROR ", 1)[1]
-    return lines[0] if lines else None
+    return _SCRIPT_LINE.sub("", lines[0]) if lines else None
+
+
+_SCRIPT_LINE = re.compile(r"^\S*spark-\w+(\.cmd)?: line \d+: ")  # Spark's launch scripts prefix their complaints so
