@@ -5,7 +5,9 @@ Approach:
 * sqlglot's Doris tokenizer reads the whole input once (quotes, escapes, backquoted names and
   comments are its business, not ours). Statements are split at its `;` tokens, and every piece of
   SQL text we keep (`Select.sql`, `CreateView.query`, `Insert.query`, `AlterTable.sql`) is a slice
-  of the user's original text between token positions.
+  of the user's original text between token positions. Plain text (names, numbers, strings without
+  escapes, one-character punctuation: most statements people type) is read into the same tokens
+  without importing sqlglot (`_plain_tokens`), so a light ALTER's process never loads it.
 * Queries (SELECT / WITH, the body of CREATE VIEW, INSERT ... SELECT) are parsed by sqlglot's
   Spark parser; the resulting tree gives the catalog tables the query reads.
 * Everything else is alterflow's own DDL, which sqlglot parses only in part (it rejects LARGEINT
