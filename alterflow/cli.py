@@ -11,6 +11,7 @@ import argparse
 import pathlib
 import re
 import sys
+from typing import NoReturn
 
 from alterflow.errors import UserError, shown
 from alterflow.output import report_failure, to_json, to_table
@@ -222,5 +223,60 @@ def main(argv: list[str] | None = None) -> int:
     return {"sql": _sql, "load": _load, "db": _db}[args.command](args)
 
 
+def command() -> NoReturn:
+    """The `alterflow` console script: `main`, then `exit_now`. `alterflow sql` imports the session
+    beforehand, with the garbage collector paused (`_import_paused`)."""
+    if sys.argv[1:2] == ["sql"]:
+        _import_paused("alterflow.session")
+    exit_now(main())
+
+
+def _import_paused(name: str) -> None:
+    """Import module `name` with Python's cyclic garbage collector paused, then freeze what exists
+    (modules, classes, functions: they live as long as the process) and resume it. An import makes
+    hundreds of thousands of objects and no garbage, and each collection while it runs walks them
+    again: about a fifth of a light ALTER's imports on this host (docs/benchmarks.md)."""
+    import gc
+    import importlib
+
+    gc.disable()
+    try:
+        importlib.import_module(name)
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the process with `code`. When nothing is left running (no other thread, no Spark JVM),
+    it ends at once: the catalog's connections closed, the atexit handlers run, stdout and stderr
+    flushed, then `os._exit`. Python's own exit would then only free every object of every module
+    (SQLAlchemy's, sqlglot's) one by one, which costs more than a light ALTER's whole work
+    (docs/benchmarks.md). Otherwise, and if a stream cannot be flushed, Python's ordinary exit."""
+    import threading
+
+    if threading.active_count() == 1 and not _jvm_started():
+        import atexit
+        import os
+
+        database = sys.modules.get("alterflow.catalog.database")
+        try:
+            if database is not None:
+                database.close_engines()
+            atexit._run_exitfuncs()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001 - the ordinary exit reports it as it always has
+            sys.exit(code)
+        os._exit(code)
+    sys.exit(code)
+
+
+def _jvm_started() -> bool:
+    pyspark = sys.modules.get("pyspark")
+    context = getattr(pyspark, "SparkContext", None)
+    return getattr(context, "_gateway", None) is not None
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    command()

@@ -8,13 +8,13 @@ the view, so we never guess in that direction.
 
 from __future__ import annotations
 
-import sqlglot
-from sqlglot import exp
-
 from alterflow.catalog.schema import SchemaVersion, name_key
 
 
 def columns_used(query: str, version: SchemaVersion) -> tuple[int, ...]:
+    import sqlglot  # here, not at the top: the session imports this module for every statement
+    from sqlglot import exp
+
     tree = sqlglot.parse_one(query, read="spark")
     named = {name_key(col.name) for col in tree.find_all(exp.Column) if not isinstance(col.this, exp.Star)}
     star = any(isinstance(col.this, exp.Star) for col in tree.find_all(exp.Column)) or any(

@@ -160,6 +160,16 @@ def close_engine(url: str) -> None:
         engine.dispose()
 
 
+def close_engines() -> None:
+    """Close every engine this process opened (see `close_engine`): a SQLite catalog's last
+    connection checkpoints its write-ahead log into the database file as it closes."""
+    with _lock:
+        engines = list(_engines.values())
+        _engines.clear()
+    for engine in engines:
+        engine.dispose()
+
+
 def upgrade_catalog(url: str) -> tuple[str | None, str]:
     """`alterflow db upgrade`: migrate the catalog at `url` to this release's schema. Returns the
     migration it was at (None: no alterflow tables) and the one it is at now."""

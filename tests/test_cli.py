@@ -1,7 +1,9 @@
 """The `alterflow` command (SPEC §8), run as a subprocess with ALTERFLOW_HOME under tmp_path.
 
-Only one invocation starts Spark (the JSON rendering of every column type); everything else uses
-statements that do not start Spark, and checks the catalog in-process where that is cheaper."""
+Few invocations start Spark (the JSON rendering of every column type, a load and a heavy ALTER
+through Spark, whose terminal must stay quiet); everything else uses statements that do not start
+Spark, and checks the catalog in-process where that is cheaper. A run that succeeds writes nothing
+on stderr (`ok`): no JVM or library warnings, whatever engine a statement ran on (SPEC §7)."""
 
 from __future__ import annotations
 
@@ -79,7 +81,7 @@ def error_of(proc: subprocess.CompletedProcess) -> str:
 
 def ok(proc: subprocess.CompletedProcess) -> str:
     assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
-    assert "error:" not in proc.stderr
+    assert proc.stderr == "", f"a run that succeeded wrote on stderr: {proc.stderr[:2000]!r}"
     return proc.stdout
 
 
@@ -254,6 +256,49 @@ def test_json_largeint_is_a_number(select_json):
     first, second, _nulls = rows_result["rows"]
     assert (first[8], second[8]) == (12345678901234567890123, -7)
     assert type(first[8]) is int and type(second[8]) is int
+
+
+SPARK_LOG_LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (WARN|ERROR) \S+: ", re.MULTILINE)  # log4j2.properties' pattern
+
+
+def test_spark_statements_keep_the_terminal_quiet_and_log_to_the_home(tmp_path):
+    """SPEC §7: no statement prints JVM or library warnings on the user's terminal. A heavy ALTER
+    on Spark, then queries, then a query Spark refuses: stderr holds that refusal's one line and
+    nothing else; the JVM's output and Spark's log went to $ALTERFLOW_HOME/logs/spark.log."""
+    home = tmp_path / "home"
+    proc = cli(
+        home,
+        "sql",
+        "-e",
+        "CREATE TABLE h (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2;"
+        " INSERT INTO h VALUES (1, '10'), (2, '20'), (3, '30');"
+        ' ALTER TABLE h MODIFY COLUMN v INT PROPERTIES ("engine" = "spark");'
+        " CREATE TABLE g (id INT, v INT); INSERT INTO g SELECT id, v + 1 FROM h;"
+        " SELECT sum(v) AS total FROM g;"
+        " SELECT nope FROM h",
+    )
+    message = error_of(proc)  # exactly one line on stderr: the refusal of the last statement
+    assert "nope" in message, message
+    assert re.search(r"ALTER TABLE h: job \d+ FINISHED", proc.stdout), proc.stdout
+    assert re.search(r"\| 63 +\|", proc.stdout), proc.stdout  # 11 + 21 + 31: the SELECT's answer
+    catalog = Catalog(settings(home).catalog_url)
+    job = catalog.jobs(catalog.table("h").id)[-1]
+    assert (job.kind, job.state) == ("HEAVY", "FINISHED"), job
+    log = (home / "logs" / "spark.log").read_text(errors="replace")
+    assert "alterflow's Spark session starts (master local[2])" in log, log[:2000]
+    assert SPARK_LOG_LINE.search(log), log[:2000]  # Spark's own log, at WARN and up
+
+
+def test_a_jvm_that_does_not_start_is_one_line_naming_the_log(tmp_path):
+    home = tmp_path / "home"
+    ok(cli(home, "sql", "-e", "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)); INSERT INTO t VALUES (1, '2')"))
+    env = {**_env(home), "JAVA_HOME": str(tmp_path / "no java here")}
+    alter = 'ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ("engine" = "spark")'
+    proc = subprocess.run([str(ALTERFLOW), "sql", "-e", alter], env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    message = error_of(proc)
+    log = home / "logs" / "spark.log"
+    assert message.startswith("Spark did not start on local[2]: ") and message.endswith(f"(details in {log})"), message
+    assert "no java here" in message and "no java here" in log.read_text()
 
 
 def test_first_failing_statement_stops_the_run(tmp_path):

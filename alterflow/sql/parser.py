@@ -5,7 +5,9 @@ Approach:
 * sqlglot's Doris tokenizer reads the whole input once (quotes, escapes, backquoted names and
   comments are its business, not ours). Statements are split at its `;` tokens, and every piece of
   SQL text we keep (`Select.sql`, `CreateView.query`, `Insert.query`, `AlterTable.sql`) is a slice
-  of the user's original text between token positions.
+  of the user's original text between token positions. Plain text (names, numbers, strings without
+  escapes, one-character punctuation: most statements people type) is read into the same tokens
+  without importing sqlglot (`_plain_tokens`), so a light ALTER's process never loads it.
 * Queries (SELECT / WITH, the body of CREATE VIEW, INSERT ... SELECT) are parsed by sqlglot's
   Spark parser; the resulting tree gives the catalog tables the query reads.
 * Everything else is alterflow's own DDL, which sqlglot parses only in part (it rejects LARGEINT
@@ -21,12 +23,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-
-import sqlglot
-from sqlglot import exp
-from sqlglot.dialects.doris import Doris
-from sqlglot.errors import SqlglotError
-from sqlglot.tokens import TokenType
+from typing import TYPE_CHECKING
 
 from alterflow.errors import MAX_NESTING, MAX_OPERATIONS, UserError, escaped, shown
 from alterflow.sql.ast import (
@@ -60,6 +57,10 @@ from alterflow.sql.ast import (
     ShowSchemaVersions,
     Statement,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
 
 __all__ = ["SqlError", "Token", "parse_condition", "parse_statements", "split_statements", "statement_spans", "tokenize"]
 
@@ -193,6 +194,10 @@ def statement_spans(text: str) -> list[tuple[int, str]]:
 
 def _last_complete_statement_end(text: str) -> int:
     """The offset just after the last `;` that sqlglot's tokenizer reads before failing (0: none)."""
+    from sqlglot.dialects.doris import Doris
+    from sqlglot.errors import SqlglotError
+    from sqlglot.tokens import TokenType
+
     tokenizer = Doris().tokenizer_class()
     try:
         tokens = tokenizer.tokenize(text)
@@ -239,7 +244,82 @@ Token = _Tok  # the public name of a token (`tokenize`)
 
 
 def _tokenize(text: str) -> list[_Tok]:
-    """sqlglot's tokens, reduced to `_Tok`. Multi-word keyword tokens ('ORDER BY') become words."""
+    """sqlglot's tokens, reduced to `_Tok`. Multi-word keyword tokens ('ORDER BY') become words.
+    Plain text (`_plain_tokens`: what people type most) is read without sqlglot, the same way."""
+    plain = _plain_tokens(text)
+    if plain is not None:
+        return plain
+    return _sqlglot_tokens(text)
+
+
+# The text `_plain_tokens` reads: ASCII names, whole numbers and decimals, quoted strings without
+# escapes (no quote of either kind, backslash or line break inside: the Doris tokenizer reads `"`
+# before `'` in a '...' string as an escape), white space and single-character punctuation. Anything else (comments, backquotes,
+# backslashes, operators of two characters, exponents, prefixed strings, non-ASCII) is sqlglot's.
+_PLAIN_TEXT = re.compile(r"[A-Za-z0-9_ \t\r\n(),;=.*+\-/<>%'\"]*")
+_PLAIN_TOKEN = re.compile(
+    r"(?P<space>[ \t\r\n]+)|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<number>[0-9]+(?:\.[0-9]+)?)"
+    r"|(?P<string>'[^'\"\\\r\n]*'|\"[^'\"\\\r\n]*\")|(?P<punct>[(),;=.*+\-/<>%])"
+)
+_OPERATOR_CHARS = frozenset("=*+-/<>%.")  # two of them side by side may be one token (<=, --, /*, ...)
+# sqlglot reads the rest of a statement that one of these starts as one string token (a command),
+# and a BEGIN or START before one makes it start a statement (tests/sql/test_plain_tokens.py
+# derives both sets from sqlglot's tokenizer).
+_COMMAND_WORDS = frozenset({"CALL", "EXECUTE", "FETCH", "LOCK", "UNLOCK", "OPTIMIZE", "PREPARE", "RENAME", "REPLACE", "VACUUM"})
+_PREFIX_WORDS = frozenset({"BEGIN", "START"})
+
+
+def _plain_tokens(text: str) -> list[_Tok] | None:
+    """The tokens of `text` as `_sqlglot_tokens` gives them, read without importing sqlglot, or None
+    when the text is not plain (then sqlglot reads it). tests/sql/test_plain_tokens.py checks the
+    two agree on every plain text."""
+    if not _PLAIN_TEXT.fullmatch(text):
+        return None
+    tokens: list[_Tok] = []
+    pos, size = 0, len(text)
+    while pos < size:
+        match = _PLAIN_TOKEN.match(text, pos)
+        if match is None:  # an unterminated string, or one holding a quote, a backslash or a line break
+            return None
+        kind, start, end = match.lastgroup, match.start(), match.end()
+        after = text[end : end + 1]
+        if kind == "word":
+            if after in ("'", '"'):  # a prefixed string: x'41', b'01', N'text', _utf8mb4'text'
+                return None
+            tokens.append(_Tok("word", match.group(), start, end))
+        elif kind == "number":
+            if after and (after.isalnum() or after in "_.'\""):  # 1e5, 0x1F, 1_000, 1.2.3
+                return None
+            tokens.append(_Tok("number", match.group(), start, end))
+        elif kind == "string":
+            if after in ("'", '"'):  # a doubled quote, or strings side by side
+                return None
+            tokens.append(_Tok("string", match.group()[1:-1], start, end))
+        elif kind == "punct":
+            char = match.group()
+            if char in _OPERATOR_CHARS and (after in _OPERATOR_CHARS or text[start - 1 : start] in _OPERATOR_CHARS):
+                return None
+            if char == "." and (after.isdigit() or text[start - 1 : start].isdigit()):  # .5, 5., t.5
+                return None
+            tokens.append(_Tok("punct", char, start, end))
+        pos = end
+    for i, tok in enumerate(tokens):
+        if tok.kind != "word":
+            continue
+        key = tok.text.upper()
+        if key in _PREFIX_WORDS or (key in _COMMAND_WORDS and (i == 0 or tokens[i - 1].key == ";")):
+            return None
+        if key == "USER" and text[tok.end : tok.end + 1] == "-":  # the keyword USER-DEFINED
+            return None
+    return tokens
+
+
+def _sqlglot_tokens(text: str) -> list[_Tok]:
+    """sqlglot's Doris tokenizer's tokens, reduced to `_Tok`."""
+    from sqlglot.dialects.doris import Doris
+    from sqlglot.errors import SqlglotError
+    from sqlglot.tokens import TokenType
+
     tokenizer = Doris().tokenizer_class()
     try:
         raw = tokenizer.tokenize(text)
@@ -302,6 +382,10 @@ def parse_condition(text: str, context: str) -> exp.Expression:
         raise SqlError(f"{context}: a condition is one expression, without ';'")
     _check_nesting(text, tokens)
     _check_operations(text, tokens)
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
     try:
         return sqlglot.parse_one(text, read="spark", into=exp.Condition)
     except SqlglotError as e:
@@ -313,6 +397,10 @@ def parse_condition(text: str, context: str) -> exp.Expression:
 def _query_tables(sql: str, context: str) -> tuple[str, ...]:
     """Parse a Spark query; the catalog tables it reads, in order of first appearance, without
     the names its own CTEs define."""
+    import sqlglot  # here, not at the top: statements other than queries never need it
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
     try:
         tree = sqlglot.parse_one(sql, read="spark")
     except SqlglotError as e:
@@ -335,6 +423,8 @@ def _query_tables(sql: str, context: str) -> tuple[str, ...]:
 def _is_cte(table: exp.Table) -> bool:
     """Whether a WITH in scope defines the table's name (in a CTE's own body, only the CTEs
     before it are in scope, unless the WITH is RECURSIVE)."""
+    from sqlglot import exp
+
     name = table.name.lower()
     child, node = table, table.parent
     while node is not None:
