@@ -40,11 +40,12 @@ def airflow_db():
 
 
 @pytest.fixture(scope="session")
-def spark():
-    """The one SparkSession of the test run (local mode, small and quiet)."""
+def spark(tmp_path_factory):
+    """The one SparkSession of the test run (local mode, small and quiet). Its JVM writes to
+    spark.log in a folder of the run's temporary directory, not under the working directory."""
     from alterflow.spark_session import get_spark
 
-    return get_spark("local[2]")
+    return get_spark("local[2]", log_path=tmp_path_factory.mktemp("spark") / "spark.log")
 
 
 PG_ADMIN_URL = os.environ.get("ALTERFLOW_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
