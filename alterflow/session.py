@@ -21,17 +21,13 @@ from alterflow.catalog.catalog import Catalog, ViewDependency, utcnow
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.states import JobState
 from alterflow.errors import UserError, first_line, shown
-from alterflow.planner import plan_create_table
 from alterflow.planner.statement_parts import quote_string
 from alterflow.results import Done, Result, ResultSet
 from alterflow.settings import Settings
 from alterflow.sql.parser import check_name
 from alterflow.store.bad_rows import BadRows
 from alterflow.types import format_value
-from alterflow.view_columns import columns_used
-from alterflow.workflow import job_control
 from alterflow.workflow.request import AlterRequest
-from alterflow.workflow.runner import run_alter
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -108,6 +104,8 @@ class Session:
 
     # -- tables -------------------------------------------------------------------------------
     def _CreateTable(self, stmt: ast.CreateTable) -> Result:
+        from alterflow.planner import plan_create_table  # each statement imports what it runs: a query none of this
+
         def build(table_id: int):
             version, next_id = plan_create_table(stmt, table_id)
             return dataclasses.replace(version, statement=_statement_text(stmt)), next_id
@@ -323,6 +321,8 @@ class Session:
         return Done(f"SET {stmt.name} = {stmt.value}")
 
     def _CreateView(self, stmt: ast.CreateView) -> Result:
+        from alterflow.view_columns import columns_used
+
         dependencies = []
         for name in stmt.tables:
             kind = self.catalog.object_kind(name)
@@ -351,6 +351,8 @@ class Session:
 
     # -- ALTER --------------------------------------------------------------------------------
     def _AlterTable(self, stmt: ast.AlterTable, request_id: str | None = None) -> Result:
+        from alterflow.workflow.runner import run_alter
+
         if stmt.explain:
             return self._explain(stmt)
         request = AlterRequest(stmt.table, stmt.sql or _statement_text(stmt))
@@ -432,6 +434,8 @@ class Session:
         return ResultSet(("Version", "CreateTime", "Statement", "Columns"), rows)
 
     def _CancelAlter(self, stmt: ast.CancelAlter) -> Result:
+        from alterflow.workflow import job_control
+
         name = self.catalog.table(stmt.table).name
         try:
             job = job_control.cancel_table_job(self.catalog, self.warehouse, stmt.table, "cancelled by CANCEL ALTER TABLE COLUMN")
@@ -442,6 +446,8 @@ class Session:
     def _ResumeAlter(self, stmt: ast.ResumeAlter) -> Result:
         """A postponed swap, or an orphaned job taken over and driven to its end: in this process,
         or, with ALTERFLOW_AIRFLOW_URL, as a DAG run of the same statement (which takes it over)."""
+        from alterflow.workflow import job_control
+
         name = self.catalog.table(stmt.table).name
         try:
             job = job_control.table_job_to_resume(self.catalog, stmt.table)

@@ -81,3 +81,15 @@ def test_the_pin_notices_a_statement_that_writes_rows(home):
     """The same check sees Arrow come in with an INSERT: the pin above is not vacuous."""
     modules = _modules(home, "INSERT INTO t (id) VALUES (1)")
     assert "pyarrow" in modules
+
+
+@pytest.mark.parametrize(
+    "statement", ["SELECT * FROM t", "SELECT w, count(*) AS n FROM t GROUP BY w ORDER BY w", "EXPLAIN SELECT * FROM t"]
+)
+def test_a_small_query_imports_duckdb_and_no_spark_expectations_or_pandas(home, statement):
+    """The local engine answers it: DuckDB, Arrow and sqlglot's Spark dialect, nothing heavier."""
+    modules = _modules(home, statement)
+    assert not [m for m in modules if m.split(".")[0] in ("pyspark", "py4j", "great_expectations", "pandas", "alembic", "httpx")], statement
+    assert ("duckdb" in modules) == (not statement.startswith("EXPLAIN")), statement
+    loaded = {m.split(".")[2] for m in modules if m.startswith("sqlglot.dialects.") and m.count(".") >= 2}
+    assert loaded <= {"dialect", "spark", "spark2", "hive"}, f"{statement}: sqlglot dialects {loaded}"

@@ -10,7 +10,10 @@ query. No pyspark here.
 
 from __future__ import annotations
 
+import contextlib
 import pathlib
+import sys
+import threading
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -133,17 +136,9 @@ def run_local(warehouse: pathlib.Path, plan: LocalPlan) -> LocalResult:
     """The query's rows, as an Arrow table whose columns are named c0, c1, ..."""
     import duckdb
 
-    from alterflow.read.arrow_read import read_snapshot_arrow
-
     connection = duckdb.connect(config={"threads": 2})
     try:
-        for source in plan.sources:  # only the columns the query reads: a pinned view never reads the rest
-            positions = plan.columns(source)
-            names = [source.version.columns[i].name for i in positions]
-            rows = read_snapshot_arrow(warehouse, source.snapshot, source.version, columns=names)
-            connection.register(source.name, rows.rename_columns([f"c{i}" for i in positions]))
-        for name, query in plan.views:
-            connection.execute(f"CREATE TEMP VIEW {name} AS {query}")
+        _register(connection, warehouse, plan)
         try:
             table = connection.sql(plan.translated.sql).to_arrow_table()
         except duckdb.Error as exc:
@@ -151,6 +146,38 @@ def run_local(warehouse: pathlib.Path, plan: LocalPlan) -> LocalResult:
     finally:
         connection.close()
     return LocalResult(plan.translated.names, plan.translated.types, table)
+
+
+@contextlib.contextmanager
+def _pandas_hidden():
+    """DuckDB's register() imports pandas (0.4 s, most of a small query's time) to ask whether the
+    object is a DataFrame; an Arrow table is not one. While pandas is not loaded and no other
+    thread could import it meanwhile, it is hidden for that call (DuckDB keeps no memory of it)."""
+    if "pandas" in sys.modules or threading.active_count() > 1:
+        yield
+        return
+    sys.modules["pandas"] = None  # import pandas raises ImportError: DuckDB takes it as absent
+    try:
+        yield
+    finally:
+        if sys.modules.get("pandas", 0) is None:
+            del sys.modules["pandas"]
+
+
+def _register(connection, warehouse: pathlib.Path, plan: LocalPlan) -> None:
+    from alterflow.read.arrow_read import read_snapshot_arrow
+
+    tables = []
+    for source in plan.sources:  # only the columns the query reads: a pinned view never reads the rest
+        positions = plan.columns(source)
+        names = [source.version.columns[i].name for i in positions]
+        rows = read_snapshot_arrow(warehouse, source.snapshot, source.version, columns=names)
+        tables.append((source.name, rows.rename_columns([f"c{i}" for i in positions])))
+    with _pandas_hidden():
+        for name, rows in tables:
+            connection.register(name, rows)
+    for name, query in plan.views:
+        connection.execute(f"CREATE TEMP VIEW {name} AS {query}")
 
 
 _SPARK_ERRORS = {

@@ -24,8 +24,7 @@ from alterflow.arrow_schema import arrow_field
 from alterflow.catalog.catalog import DataFile, TableSnapshot
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.errors import UserError
-from alterflow.store.layout import absolute
-from alterflow.store.tablets import TXN_COLUMN, dedupe_primary_key
+from alterflow.store.layout import TXN_COLUMN, absolute
 
 FIELD_ID = b"PARQUET:field_id"
 
@@ -130,7 +129,7 @@ def read_snapshot_arrow(
     parts = [read_file(warehouse, f, snapshot.versions[f.schema_version], target, keyed, names) for f in files]
     if not parts:
         fields = _fields(target, chosen) + ([pa.field(TXN_COLUMN, pa.int64())] if keyed and keep_txn else [])
-        rows = pa.schema(fields).empty_table()
+        rows = pa.Table.from_batches([], schema=pa.schema(fields))  # not empty_table(): it imports pandas
     else:
         rows = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         if merge and rows.num_rows > 1:
@@ -158,4 +157,6 @@ def _latest_per_key(rows: pa.Table, target: SchemaVersion, commit_seqs: dict[int
     order = np.argsort(rank, kind="stable")  # commit order; read order among equals
     if not np.array_equal(order, np.arange(len(order))):
         rows = rows.take(pa.array(order))
+    from alterflow.store.tablets import dedupe_primary_key  # its kernels: for primary-key tables only
+
     return dedupe_primary_key(rows, target)

@@ -15,6 +15,8 @@ import pathlib
 import re
 import uuid
 
+TXN_COLUMN = "af$txn"  # hidden column of primary-key tables: the transaction that wrote the row
+
 CONVERSION_STAGING = "_staging"  # alterflow.rewrite.tablet_conversion
 COMPACTION_STAGING = "_compact"  # alterflow.gc.compaction
 LOAD_STAGING = "_load"  # alterflow.store.spark_load

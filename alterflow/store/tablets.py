@@ -17,11 +17,10 @@ import pyarrow.parquet as pq
 
 from alterflow.bucketing import bucket_array
 from alterflow.catalog.schema import SchemaVersion
-from alterflow.store.layout import absolute
+from alterflow.store.layout import TXN_COLUMN, absolute
 from alterflow.types import format_value
 
 # Hidden columns carry a "$", which no user-typed name can (SPEC §9), so they never collide.
-TXN_COLUMN = "af$txn"  # hidden column of primary-key tables: the transaction that wrote the row
 _ROW_COLUMN = "af$row"  # scratch column of dedupe_primary_key: the row's position in the load
 
 
