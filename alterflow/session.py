@@ -275,9 +275,9 @@ class Session:
                 if self.query_engine == "local":
                     raise StatementError(f"engine = local cannot run this query: {exc}; SET engine = auto lets Spark run it") from None
                 return None
-            except FileNotFoundError:
+            except FileNotFoundError as exc:
                 if attempt >= READ_ATTEMPTS:
-                    raise
+                    raise StatementError(f"a data file the query read is gone: {first_line(exc)}") from None
             attempt += 1
 
     def _query(self, sql: str, names: tuple[str, ...]):

@@ -16,6 +16,7 @@ pytestmark = pytest.mark.spark
 
 
 def test_reads_planned_before_a_compaction_finish_after_it(session: Session, spark, monkeypatch):
+    session.query_engine = "spark"  # Spark plans (_query) and reads (collect) in two steps
     sql(session, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
     sql(session, "INSERT INTO t VALUES (1, 'a'), (2, 'b')")
     sql(session, "ALTER TABLE t ADD COLUMN n INT DEFAULT 5")  # the file is now under an old version
@@ -49,8 +50,32 @@ def test_reads_planned_before_a_compaction_finish_after_it(session: Session, spa
     assert gc_steps.delete_files(session.catalog, session.warehouse, 0)["files_deleted"] >= 2
 
 
-def test_a_file_that_is_simply_gone_is_still_an_error(session: Session, spark):
+def test_a_local_read_planned_before_a_compaction_finishes_after_it(session: Session, spark, monkeypatch):
+    """The local engine plans (the snapshot) and reads (arrow_read) in two steps too."""
+    from alterflow.query import local_engine
+
+    sql(session, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
+    sql(session, "INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+    sql(session, "ALTER TABLE t ADD COLUMN n INT DEFAULT 5")
+    real_run = local_engine.run_local
+    runs = []
+
+    def compact_then_run(warehouse, plan):
+        runs.append(plan)
+        if len(runs) == 1:
+            assert gc_steps.compact(session.catalog, session.warehouse, lambda: spark)["tablets_compacted"] == 1
+        return real_run(warehouse, plan)
+
+    monkeypatch.setattr(local_engine, "run_local", compact_then_run)
+    assert sql(session, "EXPLAIN SELECT id, v, n FROM t")[0][0] == "local"
+    assert sql(session, "SELECT id, v, n FROM t ORDER BY id") == ((1, "a", 5), (2, "b", 5))
+    assert len(runs) == 1, "one plan: the replaced files were still there"
+
+
+@pytest.mark.parametrize("engine", ["spark", "local"])
+def test_a_file_that_is_simply_gone_is_still_an_error(session: Session, spark, engine):
     """Not compaction: a data file deleted by hand. Three plans, then one clear error."""
+    session.query_engine = engine
     sql(session, "CREATE TABLE t (id INT NOT NULL, v STRING)")
     sql(session, "INSERT INTO t VALUES (1, 'a')")
     for f in session.catalog.snapshot("t").files:
