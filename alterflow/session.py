@@ -302,9 +302,9 @@ class Session:
     def _Select(self, stmt: ast.Select) -> Result:
         local = self._local_query(stmt.sql, stmt.tables)
         if local is not None:
-            columns = [_python_values(column) for column in local.table.columns]
+            columns = [_in_date_range(column.to_pylist) for column in local.table.columns]
             return ResultSet(local.names, tuple(zip(*columns)), tuple(str(t) for t in local.types))
-        frame, collected = self._read(stmt.sql, stmt.tables, _collect)
+        frame, collected = self._read(stmt.sql, stmt.tables, lambda f: _in_date_range(f.collect))
         # LARGEINT is a DECIMAL(38,0) inside Spark; columns read straight from a table say so in
         # their metadata, and come back as integers.
         integral = [f.metadata.get("alterflow.type") == "LARGEINT" for f in frame.schema.fields]
@@ -472,18 +472,10 @@ def _is_date_range_error(exc: BaseException) -> bool:
     return isinstance(exc, ValueError) and "year" in str(exc) and "out of range" in str(exc)
 
 
-def _collect(frame) -> list:
+def _in_date_range(fetch):
+    """fetch() (a result's values), with Python's date range as one line when a value is past it."""
     try:
-        return frame.collect()
-    except ValueError as exc:
-        if _is_date_range_error(exc):
-            raise StatementError(DATE_RANGE_ERROR) from None
-        raise
-
-
-def _python_values(column) -> list:
-    try:
-        return column.to_pylist()
+        return fetch()
     except ValueError as exc:
         if _is_date_range_error(exc):
             raise StatementError(DATE_RANGE_ERROR) from None

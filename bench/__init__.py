@@ -93,3 +93,17 @@ def ms(seconds: float) -> str:
 
 def rows_text(n: int) -> str:
     return f"{n:,} rows"
+
+
+def timed_process(command: list[str], env: dict, quiet: bool = False) -> float:
+    """Seconds one whole process takes, start to exit; it must succeed (and, when `quiet`, print
+    nothing on stderr)."""
+    import subprocess
+    import time
+
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0 or (quiet and done.stderr):
+        raise RuntimeError(f"{command[:3]} failed or printed on stderr: {(done.stderr or done.stdout).strip()[-500:]}")
+    return elapsed

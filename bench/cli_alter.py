@@ -16,14 +16,12 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
-import subprocess
 import sys
-import time
 
 import numpy as np
 import pyarrow as pa
 
-from bench import ResultRow, fresh_home, markdown_table, median, rows_text, settings_for, verdict
+from bench import ResultRow, fresh_home, markdown_table, median, rows_text, settings_for, timed_process, verdict
 
 FULL = {"rows": 10_000, "runs": 5}
 QUICK = {"rows": 1_000, "runs": 1}
@@ -53,15 +51,6 @@ def _rows(count: int) -> pa.Table:
     return pa.table({"id": ids, "grp": (ids % 7).astype(np.int32), "v": pa.array(ids.astype(str))})
 
 
-def _timed(command: list[str], env: dict) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise RuntimeError(f"{command[:3]} failed: {(done.stderr or done.stdout).strip()[-500:]}")
-    return elapsed
-
-
 def run(quick: bool = False) -> list[ResultRow]:
     from alterflow.session import Session
     from alterflow.store.layout import absolute
@@ -81,10 +70,10 @@ def run(quick: bool = False) -> list[ResultRow]:
         files = [str(absolute(session.warehouse, f.path)) for f in session.catalog.snapshot("heavy0").files]
         heavy, pyarrow_s, light, sqlalchemy_s = [], [], [], []
         for i in range(runs + 1):
-            ours = _timed([cli, "sql", "-e", f"ALTER TABLE heavy{i} MODIFY COLUMN v BIGINT"], env)
-            base = _timed([sys.executable, "-c", PYARROW_CONVERSION, *files, str(home / f"out{i}.parquet")], env)
-            ours_light = _timed([cli, "sql", "-e", f"ALTER TABLE light{i} ADD COLUMN n INT"], env)
-            base_light = _timed([sys.executable, "-c", SQLALCHEMY_COMMIT, str(home / "plain.db")], env)
+            ours = timed_process([cli, "sql", "-e", f"ALTER TABLE heavy{i} MODIFY COLUMN v BIGINT"], env)
+            base = timed_process([sys.executable, "-c", PYARROW_CONVERSION, *files, str(home / f"out{i}.parquet")], env)
+            ours_light = timed_process([cli, "sql", "-e", f"ALTER TABLE light{i} ADD COLUMN n INT"], env)
+            base_light = timed_process([sys.executable, "-c", SQLALCHEMY_COMMIT, str(home / "plain.db")], env)
             if i:  # run 0 warms the file cache
                 heavy.append(ours), pyarrow_s.append(base), light.append(ours_light), sqlalchemy_s.append(base_light)
         job = session.catalog.jobs(session.catalog.table("heavy1" if runs else "heavy0").id)[-1]

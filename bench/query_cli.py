@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import os
 import pathlib
-import subprocess
 import sys
-import time
 from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
 
-from bench import ResultRow, fresh_home, median, rows_text, settings_for, verdict
+from bench import ResultRow, fresh_home, median, rows_text, settings_for, timed_process, verdict
 
 FULL = {"rows": 1_000, "runs": 5}
 QUICK = {"rows": 1_000, "runs": 1}
@@ -49,15 +47,6 @@ def _rows(count: int) -> pa.Table:
     )
 
 
-def _timed(command: list[str], env: dict) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0 or done.stderr:
-        raise RuntimeError(f"{command[:3]} failed or printed on stderr: {(done.stderr or done.stdout).strip()[-500:]}")
-    return elapsed
-
-
 def run(quick: bool = False) -> list[ResultRow]:
     from alterflow.session import Session
     from alterflow.store.layout import absolute
@@ -79,8 +68,8 @@ def run(quick: bool = False) -> list[ResultRow]:
             plain_sql = duckdb_sql.format(files=repr(files))
             ours, plain = [], []
             for i in range(runs + 1):
-                mine = _timed([cli, "sql", "-e", ours_sql], env)
-                base = _timed([sys.executable, "-c", DUCKDB_QUERY, plain_sql], env)
+                mine = timed_process([cli, "sql", "-e", ours_sql], env, quiet=True)
+                base = timed_process([sys.executable, "-c", DUCKDB_QUERY, plain_sql], env, quiet=True)
                 if i:
                     ours.append(mine), plain.append(base)
             ratio = median(ours) / median(plain)
