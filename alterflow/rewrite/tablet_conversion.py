@@ -89,6 +89,19 @@ def reading_version(old: SchemaVersion, new: SchemaVersion, stored: Iterable[Sch
     return dataclasses.replace(old, columns=old.columns + back) if back else old
 
 
+def _observed_metrics(observation) -> dict:
+    """An observation's metrics; {} (no rows) when Spark never ran its node: a write whose rows
+    are all filtered out can be planned as an empty relation (adaptive execution), and PySpark's
+    `Observation.get` then fails on the empty metrics row ("assertion failed" in toPyRow). The
+    counts are checked again against the origin's before the swap."""
+    try:
+        return observation.get
+    except Exception as exc:
+        if "toPyRow" in str(exc) and "assertion failed" in str(exc):
+            return {}
+        raise
+
+
 def _flag_column_id(flag: str) -> int:
     """The column id of a failure flag column ("af$failed_<column id>")."""
     return int(flag.rsplit("_", 1)[1])
@@ -220,19 +233,24 @@ class TabletConverter:
             origin = origin.select("*", *[F.col(f"`{c.name}`").cast("string").alias(originals[c.id]) for c in self.old.columns])
         converted, flags = convert_frame(origin, self.read_as, self.new, self.cast_mode)
         checked = [_flag_column_id(flag) for flag in flags]
-        if keyed or quarantine is not None:  # counted in the query
-            observed = Observation(f"job{self.job.id}_tablet{tablet_id}")
-            metrics = [F.count(F.lit(1)).alias("rows")] + [F.sum(F.col(flag).cast("long")).alias(flag) for flag in flags]
-            converted = converted.observe(observed, *metrics)
-        else:  # every stored row is read: counted from the files' footers (footer_counts)
-            observed = None
+        observations = []  # each watches the one write that runs its frame
+
+        def observed(frame, part: str):
+            observation = Observation(f"job{self.job.id}_tablet{tablet_id}_{part}")
+            observations.append(observation)
+            metrics = [F.sum(F.col(flag).cast("long")).alias(flag) for flag in flags]
+            return frame.observe(observation, F.count(F.lit(1)).alias("rows"), *metrics)
+
+        if quarantine is None and keyed:  # counted in the query
+            converted = observed(converted, "converted")
+        elif quarantine is None:  # every stored row is read: counted from the files' footers (footer_counts)
             origin_counts = self._origin_counts(snapshot, checked)
-        if quarantine is not None:
+        if quarantine is not None:  # two writes, two observations: the rows kept and the rows quarantined
             failed_any = F.lit(False)
             for flag in flags:
                 failed_any = failed_any | F.col(flag)
-            quarantined = self._quarantine_frame(converted.where(failed_any), flags, originals, quarantine)
-            converted = converted.where(~failed_any).drop(*originals.values())
+            quarantined = self._quarantine_frame(observed(converted.where(failed_any), "quarantined"), flags, originals, quarantine)
+            converted = observed(converted.where(~failed_any), "converted").drop(*originals.values())
         converted = converted.drop(*flags)
         sort_names = [F.col(f"`{n}`") for n in self.new.names(self.new.sort_key)]
         if self.new.distributed_by and self.new.buckets > 1:
@@ -254,10 +272,10 @@ class TabletConverter:
 
         if quarantine is not None:  # after the converted rows (whose write replaces the staging folder)
             quarantined.write.mode("overwrite").parquet(str(staging / QUARANTINE_DIR))
-        if observed is not None:
-            metrics_row = observed.get
-            rows_in = int(metrics_row.get("rows", 0) or 0)
-            failed = sum(int(metrics_row.get(flag) or 0) for flag in flags)
+        if observations:
+            metrics = [_observed_metrics(observation) for observation in observations]
+            rows_in = sum(int(m.get("rows", 0) or 0) for m in metrics)
+            failed = sum(int(m.get(flag) or 0) for m in metrics for flag in flags)
         else:
             rows_in, source_nulls = origin_counts
             written_nulls = self._staged_nulls(staging, checked)

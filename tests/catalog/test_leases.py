@@ -114,10 +114,13 @@ def test_two_runners_racing_for_an_orphaned_job_exactly_one_wins(any_session):
 def test_the_renewal_keeps_a_lease_alive_and_notices_a_takeover(any_session, monkeypatch):
     s = any_session
     job_id = start_job(s)
-    lease = JobLease(s.catalog, job_id, "driver A", lease_s=0.6)  # renewed every 0.1 s
+    # Renewed every 0.5 s; watched for 4 s, longer than the lease, so only renewals keep it alive.
+    # (A 0.6 s lease renewed every 0.1 s expired on a loaded 2-core host: a commit of SQLite with
+    # synchronous=FULL, or the renewal thread's turn, can take longer than that.)
+    lease = JobLease(s.catalog, job_id, "driver A", lease_s=3.0)
     with lease:
-        for _ in range(10):
-            threading.Event().wait(0.1)
+        for _ in range(8):
+            threading.Event().wait(0.5)
             assert HeavyJobs(s.catalog).job(job_id).lease_expires_at > utcnow()
         JobLeases(s.catalog).acquire(job_id, "thief:1:t", "driver A", 30)  # same driver, new runner
         deadline = utcnow() + timedelta(seconds=5)
