@@ -782,7 +782,12 @@ class _Parser:
             sql = self.rest()
             return ExplainSelect(sql=sql, tables=_query_tables(sql, "EXPLAIN SELECT"))
         analyze = self.accept("ANALYZE")
-        self.expect("ALTER", "TABLE", what="ALTER TABLE or a SELECT (only these can be explained)")
+        what = (
+            "ALTER TABLE (EXPLAIN ANALYZE takes an ALTER TABLE only)"
+            if analyze
+            else "ALTER TABLE or a SELECT (only these can be explained)"
+        )
+        self.expect("ALTER", "TABLE", what=what)
         self.context = "EXPLAIN ANALYZE ALTER TABLE" if analyze else "EXPLAIN ALTER TABLE"
         return self.alter_table(explain=True, analyze=analyze)
 

@@ -93,7 +93,7 @@ def test_a_lightweight_or_rejected_statement_scans_nothing(catalog_session):
 @pytest.mark.parametrize(
     "statement,error",
     [
-        ("EXPLAIN ANALYZE SELECT 1", "EXPLAIN: expected ALTER TABLE (only ALTER TABLE can be explained)"),
+        ("EXPLAIN ANALYZE SELECT 1", "EXPLAIN: expected ALTER TABLE (EXPLAIN ANALYZE takes an ALTER TABLE only)"),
         ("EXPLAIN ANALYZE ALTER TABLE nope MODIFY COLUMN v INT", "unknown table nope"),
         ('EXPLAIN ANALYZE ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ("engine" = "gpu")', "engine"),
     ],
