@@ -304,8 +304,7 @@ class QueryTranslation:
                     raise NotLocal("a * without a relation")
                 for item in chosen:
                     for c in item.columns:
-                        value = self._resolve(exp.column(c.name, table=item.qualifier), [item], {})
-                        values.append(translate_grouped(value, context))
+                        values.append(translate(exp.column(c.name, table=item.qualifier), context))
                         names.append(c.name)
                 continue
             if isinstance(expression, exp.Alias):
@@ -386,13 +385,6 @@ class QueryTranslation:
         listed = ", ".join(f'"u".{output(i)} AS {output(i)}' for i in range(len(inner.types)))
         sql = f'SELECT {listed} FROM ({inner.sql}) AS "u"{keys}{limit}'
         return self._prefixed(prefix, Translated(sql, inner.names, inner.types))
-
-
-def translate_grouped(value: Value, context: ExpressionContext) -> Value:
-    """A column of `*`, free unless a GROUP BY expression is that column."""
-    if context.grouped and value.sql in context.grouped:
-        return Value(value.sql, value.type, value.name)
-    return value
 
 
 def _recast(side: Translated, types: list[SqlType], distinct: bool) -> str:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from alterflow.errors import MAX_NESTING, MAX_OPERATIONS, UserError, escaped, shown
+from alterflow.settings import QUERY_ENGINES
 from alterflow.sql.ast import (
     AddColumn,
     AddColumns,
@@ -74,7 +75,7 @@ NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_NAME_LENGTH = 128
 MAX_INT = 2**31 - 1  # the largest number a type parameter or BUCKETS is read as
 # SET name = value: the settings a session takes, and their values.
-SESSION_OPTIONS = {"engine": ("auto", "local", "spark")}
+SESSION_OPTIONS = {"engine": QUERY_ENGINES}
 MAX_BIGINT = 2**63 - 1  # the largest version number (the catalog's columns are 64-bit)
 MAX_LITERAL_DIGITS = 80  # LARGEINT has 39 digits, DECIMAL 38; a DOUBLE's shortest text fewer than 30
 # Type name -> the parameters it may take: 0 (none), 1 (n), 2 (p[,s]).
