@@ -10,7 +10,12 @@ export PYTHONUNBUFFERED := 1
 
 .PHONY: install demo test test-compose test-fast bench spark-answers lock clean airflow browser lint format
 
+# The project's own modules compiled ahead: this environment sets PYTHONDONTWRITEBYTECODE, so each
+# `alterflow` process would compile every module it imports (about 50 ms of a 0.2 s query).
+# compileall rewrites only what changed since.
+PROJECT_DIRS := alterflow catalog expectations spark_jobs dags plugins
 install: $(STAMP)
+	@$(BIN)/python -m compileall -q $(PROJECT_DIRS) >/dev/null
 
 # Rebuilt only when the lock or the project metadata changes, so a second run is instant.
 $(STAMP): requirements.lock pyproject.toml

@@ -17,8 +17,9 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from alterflow import sql as ast
-from alterflow.catalog.catalog import Catalog, ViewDependency, utcnow
+from alterflow.catalog.records import ViewDependency, utcnow
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.catalog.snapshot_reads import SnapshotReads, sqlite_snapshot_reads
 from alterflow.catalog.states import JobState
 from alterflow.errors import UserError, first_line, shown
 from alterflow.planner.statement_parts import quote_string
@@ -32,6 +33,7 @@ from alterflow.workflow.request import AlterRequest
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
+    from alterflow.catalog.catalog import Catalog
     from alterflow.loading import LoadInput
     from alterflow.store.load import LoadResult
 
@@ -60,9 +62,29 @@ class Session:
     def __init__(self, settings: Settings | None = None, catalog: Catalog | None = None):
         self.settings = settings or Settings.from_env()
         self.settings.ensure_dirs()
-        self.catalog = catalog or Catalog(self.settings.catalog_url)
+        self._catalog = catalog
+        # A query on a SQLite catalog binds its names through sqlite3 (`catalog/snapshot_reads.py`):
+        # the Catalog, with SQLAlchemy, is opened by the first statement that writes or plans. Any
+        # other URL (or a SQLite catalog that needs creating or migrating) opens it now, so that a
+        # bad URL is refused here as before.
+        self._reads = sqlite_snapshot_reads(self.settings.catalog_url) if catalog is None else None
+        if catalog is None and self._reads is None:
+            self._catalog = self.catalog
         self.warehouse: pathlib.Path = self.settings.warehouse
         self.query_engine = self.settings.query_engine  # SET engine = ... changes it
+
+    @property
+    def catalog(self) -> Catalog:
+        if self._catalog is None:
+            from alterflow.catalog.catalog import Catalog
+
+            self._catalog = Catalog(self.settings.catalog_url)
+        return self._catalog
+
+    @property
+    def reads(self) -> SnapshotReads:
+        """The catalog reads that bind a query's names: the Catalog once it is open, else sqlite3's."""
+        return self._catalog if self._catalog is not None else self._reads
 
     # -- entry points -------------------------------------------------------------------------
     def run(self, text: str) -> Iterator[Result]:
@@ -254,9 +276,9 @@ class Session:
         """Which engine runs the query, and why (`alterflow.query.engine_choice`)."""
         from alterflow.query.engine_choice import choose_query_engine
 
-        return choose_query_engine(self.catalog, sql, names, self.query_engine)
+        return choose_query_engine(self.reads, sql, names, self.query_engine)
 
-    def _local_query(self, sql: str, names: tuple[str, ...]):
+    def _local_query(self, sql: str, names: tuple[str, ...], as_rows: bool = False):
         """The query's rows from the local engine (`LocalResult`), or None where Spark runs it.
         Files a snapshot read are deleted only after the retention period; a file compaction
         replaced and GC deleted meanwhile makes the query plan again, as on Spark."""
@@ -268,7 +290,7 @@ class Session:
             if choice.engine != "local":
                 return None
             try:
-                return run_local(self.warehouse, choice.plan)
+                return run_local(self.warehouse, choice.plan, as_rows)
             except LocalQueryError as exc:
                 raise StatementError(str(exc)) from None
             except SparkNeeded as exc:
@@ -300,10 +322,9 @@ class Session:
             attempt += 1
 
     def _Select(self, stmt: ast.Select) -> Result:
-        local = self._local_query(stmt.sql, stmt.tables)
+        local = _in_date_range(lambda: self._local_query(stmt.sql, stmt.tables, as_rows=True))
         if local is not None:
-            columns = [_in_date_range(column.to_pylist) for column in local.table.columns]
-            return ResultSet(local.names, tuple(zip(*columns)), tuple(str(t) for t in local.types))
+            return ResultSet(local.names, local.rows, tuple(str(t) for t in local.types))
         frame, collected = self._read(stmt.sql, stmt.tables, lambda f: _in_date_range(f.collect))
         # LARGEINT is a DECIMAL(38,0) inside Spark; columns read straight from a table say so in
         # their metadata, and come back as integers.

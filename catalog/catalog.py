@@ -6,13 +6,13 @@ Callers get plain dataclasses back, never live ORM rows.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import threading
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+from datetime import datetime, timedelta
 
-from sqlalchemy import Engine, and_, bindparam, func, or_, select, update
+from sqlalchemy import Engine, and_, bindparam, func, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -30,7 +30,24 @@ from alterflow.catalog.models import (
     ViewDependencyRow,
     ViewRow,
 )
+from alterflow.catalog.records import (
+    AlterContext,
+    AlterJob,
+    NewFile,
+    OpenTransaction,
+    TableInfo,
+    TableSnapshot,
+    ViewDependency,
+    ViewInfo,
+    decode_version,
+    remember_version,
+    utcnow,
+)
+from alterflow.catalog.records import (
+    DataFile as DataFile,  # re-exported: the readers take it from here
+)
 from alterflow.catalog.schema import SchemaVersion, name_key
+from alterflow.catalog.snapshot_reads import Fetch, SnapshotReads, read_snapshot
 from alterflow.catalog.states import FileState, IndexState, JobKind, JobState, TransactionState, VersionState
 
 ACTIVE_JOB_STATES = (JobState.PENDING, JobState.WAITING_TXN, JobState.RUNNING, JobState.VALIDATING, JobState.READY_TO_SWAP)
@@ -55,10 +72,6 @@ _VIEW_USES = (
 )
 
 
-def utcnow() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
-
-
 LEASE_EXPIRED = "its lease expired"
 
 
@@ -79,119 +92,6 @@ def _abort_expired(s: Session, txn: TransactionRow, now: datetime) -> list[str]:
         f.state = FileState.DELETED
         paths.append(f.path)
     return paths
-
-
-# -- what callers get back --------------------------------------------------------------------
-@dataclass(frozen=True)
-class TableInfo:
-    id: int
-    name: str
-    current_version: int
-    next_column_id: int
-    current_index_id: int
-    created_at: datetime
-
-
-@dataclass(frozen=True)
-class DataFile:
-    id: int
-    tablet_id: int
-    txn_id: int
-    schema_version: int
-    path: str
-    row_count: int
-    byte_size: int
-    commit_seq: int | None = None
-
-
-@dataclass(frozen=True)
-class NewFile:
-    tablet_id: int
-    schema_version: int
-    path: str
-    row_count: int
-    byte_size: int
-    quarantine_job_id: int | None = None  # a quarantine table's file: the job whose rows it holds
-
-
-@dataclass(frozen=True)
-class OpenTransaction:
-    """A PREPARE transaction, as a job waiting on its boundary shows it."""
-
-    id: int
-    label: str
-    created_at: datetime
-    timeout_at: datetime
-    lease_expires_at: datetime | None
-
-
-@dataclass(frozen=True)
-class TableSnapshot:
-    """A consistent view of a table for one read: its current version and its live committed files."""
-
-    table: TableInfo
-    current: SchemaVersion
-    files: tuple[DataFile, ...]
-    versions: dict[int, SchemaVersion]  # every version some file was written under, plus the current one
-    # Transaction id -> commit order, for primary-key tables (rows name the load that wrote them).
-    commit_seqs: dict[int, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class AlterJob:
-    id: int
-    request_id: str
-    table_id: int
-    table_name: str
-    kind: str
-    state: str
-    statement: str
-    properties: dict
-    from_version: int
-    to_version: int
-    boundary_txn: int | None
-    msg: str
-    progress: str
-    steps: tuple[str, ...]
-    timeout_s: int
-    created_at: datetime
-    finished_at: datetime | None
-    origin_index_id: int | None = None
-    shadow_index_id: int | None = None
-    # The runner lease (catalog.leases): who drives the job and until when.
-    lease_holder: str | None = None
-    lease_group: str | None = None
-    lease_acquired_at: datetime | None = None
-    lease_renewed_at: datetime | None = None
-    lease_expires_at: datetime | None = None
-
-
-@dataclass(frozen=True)
-class ViewDependency:
-    ref_name: str
-    table_id: int | None = None
-    table_version: int | None = None
-    column_ids: tuple[int, ...] = ()
-    dep_view_id: int | None = None
-
-
-@dataclass(frozen=True)
-class AlterContext:
-    """What planning an ALTER reads from the catalog, read in one database transaction."""
-
-    table: TableInfo
-    current: SchemaVersion
-    base: SchemaVersion  # the version the ALTER is planned against (the current one unless asked)
-    active_job: AlterJob | None
-    view_uses: dict[int, tuple[str, ...]]  # column id -> names of the live views that use it
-
-
-@dataclass(frozen=True)
-class ViewInfo:
-    id: int
-    name: str
-    query: str
-    dependencies: tuple[ViewDependency, ...] = field(default=())
 
 
 def job_from_row(row: AlterJobRow) -> AlterJob:
@@ -231,53 +131,41 @@ def lock_job_row(s: Session, job_id: int) -> AlterJobRow:
     return row
 
 
+def _fetch(s: Session) -> Fetch:
+    """The snapshot reads' fetch, in `s`'s transaction."""
+    return lambda sql, params: s.execute(text(sql), params).all()
+
+
 def _table(row: TableRow) -> TableInfo:
     return TableInfo(row.id, row.name, row.current_version, row.next_column_id, row.current_index_id, row.created_at)
 
 
 def _version(row: SchemaVersionRow) -> SchemaVersion:
-    return _decode_version(row.table_id, row.version, row.spec, row.statement, row.created_at)
-
-
-_DECODED: dict[tuple, SchemaVersion] = {}
-_DECODED_LOCK = threading.Lock()
-_DECODED_MAX = 1024
-
-
-def _decode_version(table_id: int, version: int, spec: str, statement: str, created_at: datetime | None) -> SchemaVersion:
-    """A stored version, decoded once per process: the result is a pure function of the row's
-    values and immutable, so every statement that reads the same version shares it."""
-    key = (table_id, version, spec, statement, created_at)
-    found = _DECODED.get(key)
-    if found is None:
-        found = SchemaVersion.from_spec_json(table_id, version, spec, statement, created_at)
-        _remember_version(key, found)
-    return found
-
-
-def _remember_version(key: tuple, version: SchemaVersion) -> None:
-    with _DECODED_LOCK:
-        if len(_DECODED) >= _DECODED_MAX:
-            del _DECODED[next(iter(_DECODED))]  # the oldest entry
-        _DECODED[key] = version
+    return decode_version(row.table_id, row.version, row.spec, row.statement, row.created_at)
 
 
 def _remember_written_version(row: SchemaVersionRow, version: SchemaVersion) -> None:
     """The version a commit just wrote is the one the next statement reads: keep the planner's
     object under the row's values instead of decoding the JSON it was encoded to."""
-    _remember_version(
+    remember_version(
         (row.table_id, row.version, row.spec, row.statement, row.created_at),
         replace(version, table_id=row.table_id, created_at=row.created_at),
     )
 
 
-class Catalog:
-    """The versioned catalog on one database (SQLite or PostgreSQL)."""
+class Catalog(SnapshotReads):
+    """The versioned catalog on one database (SQLite or PostgreSQL). Its reads of a query's binding
+    (`object_kind`, `snapshot`, `view`, ...) are `SnapshotReads`', run through SQLAlchemy."""
 
     def __init__(self, url: str | None = None, engine: Engine | None = None):
         self.engine = engine if engine is not None else open_engine(url)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._id: str | None = None
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[Fetch]:
+        with self.db_session() as s, s.begin():
+            yield _fetch(s)
 
     def db_session(self) -> Session:
         """A database session, for the catalog package's own modules (heavy_jobs, garbage,
@@ -308,15 +196,6 @@ class Catalog:
 
     def _live_view(self, s: Session, name: str) -> ViewRow | None:
         return s.scalar(select(ViewRow).where(ViewRow.name_key == name_key(name)))
-
-    def object_kind(self, name: str) -> str | None:
-        """'table', 'view' or None."""
-        with self.db_session() as s:
-            if s.scalar(select(TableRow.id).where(TableRow.name_key == name_key(name))) is not None:
-                return "table"
-            if self._live_view(s, name) is not None:
-                return "view"
-        return None
 
     # -- tables -------------------------------------------------------------------------------
     def create_table(
@@ -404,13 +283,6 @@ class Catalog:
             rows = s.scalars(select(TableRow).where(TableRow.name_key.is_not(None)).order_by(TableRow.id))
             return [_table(r) for r in rows]
 
-    def schema_version(self, table_id: int, version: int) -> SchemaVersion:
-        with self.db_session() as s:
-            row = s.get(SchemaVersionRow, (table_id, version))
-            if row is None:
-                raise UnknownObject(f"table id {table_id} has no schema version {version}")
-            return _version(row)
-
     def current_schema(self, name: str) -> tuple[TableInfo, SchemaVersion]:
         with self.db_session() as s:
             table = self._live_table(s, name)
@@ -472,7 +344,7 @@ class Catalog:
                         f"(version {old_version} is no longer current); nothing was applied"
                     )
                 if check_files is not None:
-                    check_files(self._snapshot(s, s.get(TableRow, table_id), version=old_version))
+                    check_files(read_snapshot(_fetch(s), _table(s.get(TableRow, table_id)), version=old_version))
                 version_row = SchemaVersionRow(
                     table_id=table_id,
                     version=new.version,
@@ -807,61 +679,6 @@ class Catalog:
             return txn.state
 
     # -- reads --------------------------------------------------------------------------------
-    def snapshot(self, name: str) -> TableSnapshot:
-        """The table's current version and its visible files, read in one database transaction."""
-        with self.db_session() as s, s.begin():
-            table = self._live_table(s, name)
-            return self._snapshot(s, table)
-
-    def snapshot_by_id(self, table_id: int) -> TableSnapshot:
-        with self.db_session() as s, s.begin():
-            table = s.get(TableRow, table_id)
-            if table is None or table.name_key is None:
-                raise UnknownObject(f"unknown table id {table_id}")
-            return self._snapshot(s, table)
-
-    def index_snapshot(self, table_id: int, index_id: int, version: int) -> TableSnapshot:
-        """Like `snapshot`, for any index of the table (a shadow index) read as `version`."""
-        with self.db_session() as s, s.begin():
-            table = s.get(TableRow, table_id)
-            if table is None:
-                raise UnknownObject(f"unknown table id {table_id}")
-            return self._snapshot(s, table, index_id, version)
-
-    def _snapshot(self, s: Session, table: TableRow, index_id: int | None = None, version: int | None = None) -> TableSnapshot:
-        index_id = table.current_index_id if index_id is None else index_id
-        version = table.current_version if version is None else version
-        rows = s.execute(
-            select(DataFileRow, TransactionRow.commit_seq)
-            .join(TransactionRow, TransactionRow.id == DataFileRow.txn_id)
-            .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
-            .where(
-                TabletRow.index_id == index_id,
-                TransactionRow.state == TransactionState.COMMITTED,
-                DataFileRow.state == FileState.LIVE,
-            )
-            .order_by(DataFileRow.id)
-        )
-        files = tuple(DataFile(f.id, f.tablet_id, f.txn_id, f.schema_version, f.path, f.row_count, f.byte_size, seq) for f, seq in rows)
-        needed = {f.schema_version for f in files} | {version}
-        versions = {
-            v.version: _version(v)
-            for v in s.scalars(select(SchemaVersionRow).where(SchemaVersionRow.table_id == table.id, SchemaVersionRow.version.in_(needed)))
-        }
-        current = versions[version]
-        seqs: dict[int, int] = {}
-        if current.primary_key:
-            seqs = dict(
-                s.execute(
-                    select(TransactionRow.id, TransactionRow.commit_seq).where(
-                        TransactionRow.table_id == table.id,
-                        TransactionRow.state == TransactionState.COMMITTED,
-                        TransactionRow.commit_seq.is_not(None),
-                    )
-                ).all()
-            )
-        return TableSnapshot(_table(table), current, files, versions, seqs)
-
     def table_stats(self, table_id: int) -> tuple[int, int]:
         """(rows, bytes) of the live committed files of the table's current index."""
         with self.db_session() as s:
@@ -923,27 +740,6 @@ class Catalog:
             row.name_key = None
             row.dropped_at = utcnow()
             return True
-
-    def view(self, name: str) -> ViewInfo:
-        with self.db_session() as s:
-            row = self._live_view(s, name)
-            if row is None:
-                raise UnknownObject(f"unknown view {name}")
-            return self._view_info(s, row)
-
-    def view_by_id(self, view_id: int) -> ViewInfo:
-        with self.db_session() as s:
-            row = s.get(ViewRow, view_id)
-            if row is None or row.name_key is None:
-                raise UnknownObject(f"unknown view id {view_id}")
-            return self._view_info(s, row)
-
-    def _view_info(self, s: Session, row: ViewRow) -> ViewInfo:
-        deps = tuple(
-            ViewDependency(d.ref_name, d.table_id, d.table_version, tuple(json.loads(d.column_ids)), d.dep_view_id)
-            for d in s.scalars(select(ViewDependencyRow).where(ViewDependencyRow.view_id == row.id).order_by(ViewDependencyRow.id))
-        )
-        return ViewInfo(row.id, row.name, row.query, deps)
 
     def views_reading_table(self, table_id: int) -> list[str]:
         """Names of the live views that read the table (DROP TABLE is refused while there are any)."""

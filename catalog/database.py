@@ -9,7 +9,6 @@ with a line that names that command (`CatalogOutdated`)."""
 from __future__ import annotations
 
 import contextlib
-import pathlib
 import threading
 from collections.abc import Iterator
 
@@ -18,9 +17,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
 from alterflow.catalog.errors import CatalogOutdated, CatalogUnavailable
+from alterflow.catalog.revisions import MIGRATIONS, head_revision
 from alterflow.errors import first_line
 
-MIGRATIONS = pathlib.Path(__file__).parent / "migrations"
 _engines: dict[str, Engine] = {}
 _CANNOT_OPEN = "cannot open the catalog of ALTERFLOW_CATALOG_URL"
 _lock = threading.Lock()
@@ -68,11 +67,6 @@ def alembic_config(engine: Engine):
     config.set_main_option("script_location", str(MIGRATIONS))
     config.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%"))
     return config
-
-
-def head_revision() -> str:
-    """The newest migration, read from the file names (`NNNN_*.py`) without importing Alembic."""
-    return max(p.name.split("_", 1)[0] for p in (MIGRATIONS / "versions").glob("[0-9]*_*.py"))
 
 
 def current_revision(engine: Engine) -> str | None:

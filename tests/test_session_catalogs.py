@@ -47,8 +47,8 @@ def test_lightweight_alters_on_each_catalog(settings):
 def test_the_version_a_light_alter_remembers_is_the_one_its_row_decodes_to(settings, monkeypatch):
     """A committed light ALTER keeps the planner's SchemaVersion for the next read instead of
     decoding the row it wrote: that object must be exactly what decoding the row gives."""
-    from alterflow.catalog.catalog import _DECODED
     from alterflow.catalog.models import SchemaVersionRow
+    from alterflow.catalog.records import _DECODED
     from alterflow.catalog.schema import SchemaVersion
 
     session = Session(settings)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from alterflow.catalog.catalog import Catalog
+from alterflow.catalog.snapshot_reads import SnapshotReads
 from alterflow.errors import UserError
 from alterflow.query.expressions import NotLocal
 from alterflow.query.local_engine import LocalPlan, plan_local
@@ -32,7 +32,7 @@ def _size_text(rows: int, nbytes: int) -> str:
     return f"{rows} rows in {nbytes / (1 << 20):.1f} MiB of files"
 
 
-def choose_query_engine(catalog: Catalog, sql: str, names: tuple[str, ...], requested: str) -> EngineChoice:
+def choose_query_engine(catalog: SnapshotReads, sql: str, names: tuple[str, ...], requested: str) -> EngineChoice:
     if requested == "spark":
         return EngineChoice("spark", "spark (engine = spark)")
     try:

@@ -18,12 +18,15 @@ from dataclasses import dataclass, field
 
 import sqlglot
 
-from alterflow.catalog.catalog import Catalog, TableSnapshot, ViewInfo
 from alterflow.catalog.errors import UnknownObject
+from alterflow.catalog.records import TableSnapshot, ViewInfo
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.catalog.snapshot_reads import SnapshotReads
 from alterflow.query.expressions import FALLBACK, NotLocal
 from alterflow.query.sql_types import SqlType, from_column_type
 from alterflow.query.translation import QueryTranslation, Relation, RelationColumn, Translated
+from alterflow.store.layout import absolute
+from alterflow.types import format_value
 
 MAX_VIEW_DEPTH = 32
 
@@ -69,11 +72,12 @@ class LocalPlan:
 class LocalResult:
     names: tuple[str, ...]
     types: tuple[SqlType, ...]
-    table: object  # pa.Table, its columns named c0, c1, ...
+    table: object = None  # pa.Table, its columns named c0, c1, ... (run_local's default)
+    rows: tuple[tuple, ...] | None = None  # Python values (run_local's as_rows): no pyarrow imported
 
 
 class _Binding:
-    def __init__(self, catalog: Catalog):
+    def __init__(self, catalog: SnapshotReads):
         self.catalog = catalog
         self.sources: list[_Source] = []
         self.views: list[tuple[str, str]] = []
@@ -115,7 +119,7 @@ def parse_query(sql: str):
         raise NotLocal("a query the translation cannot parse") from None
 
 
-def plan_local(catalog: Catalog, sql: str, names: tuple[str, ...]) -> LocalPlan:
+def plan_local(catalog: SnapshotReads, sql: str, names: tuple[str, ...]) -> LocalPlan:
     """The query bound and translated; NotLocal when it must run on Spark."""
     binding = _Binding(catalog)
     relations = {}
@@ -132,20 +136,35 @@ def plan_local(catalog: Catalog, sql: str, names: tuple[str, ...]) -> LocalPlan:
     return LocalPlan(translated, binding.sources, binding.views, binding.used)
 
 
-def run_local(warehouse: pathlib.Path, plan: LocalPlan) -> LocalResult:
-    """The query's rows, as an Arrow table whose columns are named c0, c1, ..."""
+def run_local(warehouse: pathlib.Path, plan: LocalPlan, as_rows: bool = False) -> LocalResult:
+    """The query's rows, as an Arrow table whose columns are named c0, c1, ... or, `as_rows`, as
+    tuples of Python values (a DATE or TIMESTAMP past Python's years raises ValueError, as Arrow's
+    conversion does). FileNotFoundError when a data file of the plan is gone."""
     import duckdb
 
     connection = duckdb.connect(config={"threads": 2})
     try:
-        _register(connection, warehouse, plan)
         try:
-            table = connection.sql(plan.translated.sql).to_arrow_table()
+            _register(connection, warehouse, plan)
+            relation = connection.sql(plan.translated.sql)
+            if not as_rows:
+                return LocalResult(plan.translated.names, plan.translated.types, table=relation.to_arrow_table())
+            rows = relation.fetchall()
         except duckdb.Error as exc:
             raise _run_time_error(exc) from None
     finally:
         connection.close()
-    return LocalResult(plan.translated.names, plan.translated.types, table)
+    _check_dates(rows, plan.translated.types)
+    return LocalResult(plan.translated.names, plan.translated.types, rows=tuple(rows))
+
+
+def _check_dates(rows: list[tuple], types: tuple[SqlType, ...]) -> None:
+    """DuckDB returns a date outside Python's years 1-9999 as its text; Spark's collect fails."""
+    for i, t in enumerate(types):
+        if t.name in ("date", "timestamp_ntz"):
+            for row in rows:
+                if isinstance(row[i], str):
+                    raise ValueError(f"year {row[i]} is out of range")
 
 
 @contextlib.contextmanager
@@ -165,10 +184,56 @@ def _pandas_hidden():
 
 
 def _register(connection, warehouse: pathlib.Path, plan: LocalPlan) -> None:
+    """Each source as a DuckDB relation named after it: a scan of its Parquet files by DuckDB when
+    `parquet_scan` gives one, else the evolved Arrow read registered. Then the views' queries."""
+    arrow_sources = []
+    for source in plan.sources:  # only the columns the query reads: a pinned view never reads the rest
+        scan = parquet_scan(warehouse, source, plan.columns(source))
+        if scan is None:
+            arrow_sources.append(source)
+        else:
+            connection.execute(f'CREATE TEMP VIEW "{source.name}" AS {scan}')
+    if arrow_sources:
+        _register_arrow(connection, warehouse, plan, arrow_sources)
+    for name, query in plan.views:
+        connection.execute(f"CREATE TEMP VIEW {name} AS {query}")
+
+
+def parquet_scan(warehouse: pathlib.Path, source: _Source, positions: list[int]) -> str | None:
+    """DuckDB's own scan of the source's files, with the evolved read's semantics, where it has
+    them: each column found by its Parquet field id (under whatever name it was written), a column
+    a file lacks reading its initial default. None (the Arrow read runs instead) for a
+    primary-key table (merge-on-read), a table without files, or a column some file stores in
+    another type than the version's (a widening read)."""
+    snapshot, version = source.snapshot, source.version
+    if version.primary_key or not snapshot.files:
+        return None
+    file_versions = [snapshot.versions[v] for v in {f.schema_version for f in snapshot.files}]
+    entries = []
+    for i in positions:
+        column = version.columns[i]
+        if any(stored.type != column.type for v in file_versions if (stored := v.column_by_id(column.id)) is not None):
+            return None
+        duckdb_type = from_column_type(column.type).duckdb
+        default = (
+            "NULL"
+            if column.initial_default is None
+            else f"CAST({_text(format_value(column.initial_default, column.type))} AS {duckdb_type})"
+        )
+        entries.append(f"{column.id}: {{name: 'c{i}', type: '{duckdb_type}', default_value: {default}}}")
+    files = ", ".join(_text(str(absolute(warehouse, f.path))) for f in snapshot.files)
+    return f"SELECT * FROM read_parquet([{files}], schema = MAP {{{', '.join(entries)}}})"
+
+
+def _text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _register_arrow(connection, warehouse: pathlib.Path, plan: LocalPlan, sources: list[_Source]) -> None:
     from alterflow.read.arrow_read import read_snapshot_arrow
 
     tables = []
-    for source in plan.sources:  # only the columns the query reads: a pinned view never reads the rest
+    for source in sources:
         positions = plan.columns(source)
         names = [source.version.columns[i].name for i in positions]
         rows = read_snapshot_arrow(warehouse, source.snapshot, source.version, columns=names)
@@ -176,8 +241,6 @@ def _register(connection, warehouse: pathlib.Path, plan: LocalPlan) -> None:
     with _pandas_hidden():
         for name, rows in tables:
             connection.register(name, rows)
-    for name, query in plan.views:
-        connection.execute(f"CREATE TEMP VIEW {name} AS {query}")
 
 
 _SPARK_ERRORS = {
@@ -187,6 +250,8 @@ _SPARK_ERRORS = {
 
 def _run_time_error(exc: Exception) -> Exception:
     text = str(exc)
+    if "No files found that match" in text or "No such file or directory" in text:
+        return FileNotFoundError(text.splitlines()[0])
     for needle, spark_line in _SPARK_ERRORS.items():
         if needle in text:
             return LocalQueryError(spark_line)

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from alterflow.arrow_schema import arrow_field
-from alterflow.catalog.catalog import DataFile, TableSnapshot
+from alterflow.catalog.records import DataFile, TableSnapshot
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.errors import UserError
 from alterflow.store.layout import TXN_COLUMN, absolute

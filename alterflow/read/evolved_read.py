@@ -15,7 +15,7 @@ import pathlib
 from collections import defaultdict
 from functools import reduce
 
-from alterflow.catalog.catalog import DataFile, TableSnapshot
+from alterflow.catalog.records import DataFile, TableSnapshot
 from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.store.layout import absolute
 from alterflow.store.tablets import TXN_COLUMN

@@ -50,21 +50,23 @@ def test_reads_planned_before_a_compaction_finish_after_it(session: Session, spa
     assert gc_steps.delete_files(session.catalog, session.warehouse, 0)["files_deleted"] >= 2
 
 
-def test_a_local_read_planned_before_a_compaction_finishes_after_it(session: Session, spark, monkeypatch):
-    """The local engine plans (the snapshot) and reads (arrow_read) in two steps too."""
+@pytest.mark.parametrize("key", [", PRIMARY KEY (id)", ""], ids=["arrow read", "duckdb scan"])
+def test_a_local_read_planned_before_a_compaction_finishes_after_it(session: Session, spark, monkeypatch, key):
+    """The local engine plans (the snapshot) and reads (arrow_read, or DuckDB's scan for a table
+    without a primary key) in two steps too."""
     from alterflow.query import local_engine
 
-    sql(session, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
+    sql(session, f"CREATE TABLE t (id INT NOT NULL, v STRING{key})")
     sql(session, "INSERT INTO t VALUES (1, 'a'), (2, 'b')")
     sql(session, "ALTER TABLE t ADD COLUMN n INT DEFAULT 5")
     real_run = local_engine.run_local
     runs = []
 
-    def compact_then_run(warehouse, plan):
+    def compact_then_run(warehouse, plan, as_rows=False):
         runs.append(plan)
         if len(runs) == 1:
             assert gc_steps.compact(session.catalog, session.warehouse, lambda: spark)["tablets_compacted"] == 1
-        return real_run(warehouse, plan)
+        return real_run(warehouse, plan, as_rows)
 
     monkeypatch.setattr(local_engine, "run_local", compact_then_run)
     assert sql(session, "EXPLAIN SELECT id, v, n FROM t")[0][0] == "local"

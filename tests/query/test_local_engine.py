@@ -4,9 +4,11 @@ JVM. On both catalogs (SQLite, PostgreSQL)."""
 
 from __future__ import annotations
 
+import datetime
 import subprocess
 import sys
 import textwrap
+from decimal import Decimal
 
 import pytest
 
@@ -103,3 +105,62 @@ def test_a_small_select_never_starts_a_jvm(tmp_path):
     ).replace("HOME_PATH", repr(str(tmp_path / "home")))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "((5,),) False", "")
+
+
+def test_duckdb_scan_reads_an_evolved_table_as_the_arrow_read_does(catalog_session, monkeypatch):
+    """The Parquet scan (columns by field id, renamed, dropped, added with an initial default of
+    every kind) gives the rows the evolved Arrow read gives, and is the one that ran."""
+    from alterflow.query import local_engine
+
+    statements = [
+        "CREATE TABLE e (id INT, name STRING, gone INT, amount DECIMAL(10,2))",
+        "INSERT INTO e VALUES (1, 'a', 7, 1.50), (2, NULL, NULL, NULL)",
+        "ALTER TABLE e RENAME COLUMN name TO label",
+        "ALTER TABLE e DROP COLUMN gone",
+        "ALTER TABLE e ADD COLUMN s VARCHAR(20) DEFAULT 'it''s'",
+        "ALTER TABLE e ADD COLUMN d DATE DEFAULT '2024-02-29'",
+        "ALTER TABLE e ADD COLUMN ts DATETIME DEFAULT '2024-02-29 23:59:59.123456'",
+        "ALTER TABLE e ADD COLUMN f FLOAT DEFAULT 0.1",
+        "ALTER TABLE e ADD COLUMN x DOUBLE DEFAULT -2.5e-10",
+        "ALTER TABLE e ADD COLUMN b BOOLEAN DEFAULT true",
+        "ALTER TABLE e ADD COLUMN m DECIMAL(20,4) DEFAULT -12.3400",
+        "ALTER TABLE e ADD COLUMN n BIGINT",
+        "INSERT INTO e (id, label, s, n) VALUES (3, 'c', NULL, 9)",
+    ]
+    for statement in statements:
+        list(catalog_session.run(statement))
+    query = "SELECT * FROM e ORDER BY id"
+    scans = []
+    original = local_engine.parquet_scan
+
+    def counted(*args):
+        scans.append(original(*args))
+        return scans[-1]
+
+    monkeypatch.setattr(local_engine, "parquet_scan", counted)
+    scanned = list(catalog_session.run(query))[0]
+    assert scans and all(scan is not None for scan in scans)
+    monkeypatch.setattr(local_engine, "parquet_scan", lambda *args: None)
+    read = list(catalog_session.run(query))[0]
+    assert scanned == read and scanned.types == read.types
+    assert scanned.rows[0][1:] == (
+        "a",
+        Decimal("1.50"),
+        "it's",
+        datetime.date(2024, 2, 29),
+        datetime.datetime(2024, 2, 29, 23, 59, 59, 123456),
+        pytest.approx(0.1),
+        -2.5e-10,
+        True,
+        Decimal("-12.3400"),
+        None,
+    )
+    assert scanned.rows[2][:4] == (3, "c", None, None) and scanned.rows[2][-1] == 9  # written after the ADDs
+
+
+def test_a_data_file_deleted_under_the_duckdb_scan_is_one_line(catalog_session):
+    list(catalog_session.run("CREATE TABLE g (id INT); INSERT INTO g VALUES (1)"))
+    snapshot = catalog_session.catalog.snapshot("g")
+    (catalog_session.warehouse / snapshot.files[0].path).unlink()
+    with pytest.raises(StatementError, match=r"^a data file the query read is gone: IO Error: No files found"):
+        list(catalog_session.run("SELECT * FROM g"))
