@@ -15,7 +15,7 @@ quarantined    a tablet's quarantined rows are written and recorded under its co
 validating     the conversion is done: the job moved to VALIDATING
 before_swap    the validation passed; the swap is next
 
-and of a load through Spark (alterflow.store.spark_load):
+and of a load through Spark (alterflow.load.spark_load):
 
 load_tasks_done   every Spark task wrote its files into the transaction's staging folder
 load_files_moved  the files are recorded under the PREPARE transaction and moved into their tablets

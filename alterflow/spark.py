@@ -15,7 +15,7 @@ DataFrame written into a table as one transaction (the Python API's Spark door, 
   a wall-clock time, read and defaulted without a zone) nor on `spark.sql.ansi.enabled` (its casts
   are lossless widenings; a narrowing read is checked value by value on its own), and leaves them
   as the user set them.
-- `write_table` is a Spark load (alterflow.store.spark_load) of the DataFrame: the driver begins
+- `write_table` is a Spark load (alterflow.load.spark_load) of the DataFrame: the driver begins
   the transaction and holds its lease, each task converts its partition with the local load's
   code and writes Parquet files into the transaction's staging folder, the driver moves them into
   the tablets and commits; a heavyweight job between PENDING and its swap gets every row
@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from alterflow.catalog.catalog import TableInfo
     from alterflow.catalog.heavy_jobs import DualWriteTarget
     from alterflow.catalog.schema import SchemaVersion
-    from alterflow.store.bad_rows import BadRows
+    from alterflow.load.bad_rows import BadRows
 
 __all__ = ["read_table", "write_table", "WriteResult", "SparkConfError", "SparkTableError", "FIELD_ID_READ"]
 
@@ -137,7 +137,7 @@ def write_table(df, name: str, connection: Connection | None = None, label: str 
     if label is not None and (not isinstance(label, str) or not label.strip()):
         raise SparkTableError(f"write_table: label is a non-empty string, not {shown(label)}")
     with _opened(connection, "write_table") as conn:
-        from alterflow.store.spark_load import query_result, spark_load
+        from alterflow.load.spark_load import query_result, spark_load
 
         info, version = conn.catalog.current_schema(name)  # UnknownObject for an unknown table
         check_columns(info, version, df.schema)
@@ -178,7 +178,7 @@ def check_columns(info: TableInfo, version: SchemaVersion, schema) -> None:
     which converts (a boolean into INT)."""
     import pyarrow as pa
 
-    from alterflow.store.rows import rows_from_arrow
+    from alterflow.load.rows import rows_from_arrow
 
     types = [_arrow_type(field.dataType) for field in schema.fields]
     # The load's own checks (names, defaults) and words, on no rows.
@@ -224,7 +224,7 @@ def _converts(arrow_type: pa.DataType, column_type) -> bool:
     values: the tasks check those."""
     import pyarrow as pa
 
-    from alterflow.store.coercion import BadValue, coerce_array
+    from alterflow.load.coercion import BadValue, coerce_array
 
     if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_null(arrow_type):
         return True
@@ -255,7 +255,7 @@ def first_bad_row(info: TableInfo, frame, version: SchemaVersion, target: DualWr
     errors = [row for row in frame.mapInArrow(task, "partition int, error string").collect() if row.error]
     if not errors:
         return None
-    from alterflow.store.bad_rows import BadRows
+    from alterflow.load.bad_rows import BadRows
 
     return BadRows(min(errors, key=lambda row: row.partition).error)
 
@@ -281,9 +281,9 @@ def _partition_error(
     """The partition's first bad row, converted as a load's task converts it (`_SplitFiles.add`)."""
     import pyarrow as pa
 
-    from alterflow.store.bad_rows import BadRows
-    from alterflow.store.load import dual_write_rows
-    from alterflow.store.rows import rows_from_arrow
+    from alterflow.load.bad_rows import BadRows
+    from alterflow.load.local_load import dual_write_rows
+    from alterflow.load.rows import rows_from_arrow
     from alterflow.store.tablets import with_txn_column
 
     partition = _partition()

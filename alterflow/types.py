@@ -257,7 +257,7 @@ def _heavy_reason(old: DataType, new: DataType) -> str | None:
 # --------------------------------------------------------------------------------------------
 
 _DECIMAL_CONTEXT = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_EVEN, Emax=999999, Emin=-999999)
-# The grammar of loaded texts, shared with the vectorised coercion (alterflow.store.coercion) so
+# The grammar of loaded texts, shared with the vectorised coercion (alterflow.load.coercion) so
 # the two cannot drift apart: every pattern means the same as a Python `re` and as RE2 (the
 # engine of pyarrow.compute) and is matched against the whole text once TEXT_WHITESPACE is
 # stripped from both ends. Whitespace and digits are ASCII only, as in the conversion rules of

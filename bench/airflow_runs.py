@@ -85,7 +85,7 @@ def _wait_for_dag(live, headers: dict, timeout: float = 240) -> None:
 
 
 def run(quick: bool = False) -> list[ResultRow]:
-    from alterflow.session import Session
+    from alterflow.cli.session import Session
     from alterflow.settings import Settings
     from tests.support.live_airflow import LiveAirflow  # the e2e test's harness (`python -m bench` runs from the repository root)
 

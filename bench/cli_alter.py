@@ -52,7 +52,7 @@ def _rows(count: int) -> pa.Table:
 
 
 def run(quick: bool = False) -> list[ResultRow]:
-    from alterflow.session import Session
+    from alterflow.cli.session import Session
     from alterflow.store.layout import absolute
 
     sizes = QUICK if quick else FULL

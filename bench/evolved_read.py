@@ -85,7 +85,7 @@ def _final_rows(written_under, final, ids: np.ndarray) -> pa.Table:
 
 def build(session, sizes: dict) -> tuple[int, int]:
     """Load the evolved table `t_evolved` and the baseline `t_final`; returns (rows, versions)."""
-    from alterflow.session import column_text
+    from alterflow.cli.session import column_text
 
     versions, per_load = sizes["versions"], sizes["rows"] // sizes["versions"]
     catalog = session.catalog
@@ -154,7 +154,7 @@ def _timed_read(spark, session, table: str, cpu_clock) -> tuple[float, float | N
 def run(quick: bool = False, sizes: dict | None = None) -> list[ResultRow]:
     """The benchmark at FULL sizes (QUICK with `quick`), or at `sizes` (the goal is judged at the
     full row count and number of versions only)."""
-    from alterflow.session import Session
+    from alterflow.cli.session import Session
     from alterflow.spark_session import get_spark
 
     sizes = sizes or (QUICK if quick else FULL)

@@ -44,7 +44,7 @@ def _table(session, name: str, rows: int, batch: int) -> None:
 
 
 def conversion(sizes: dict, quick: bool, judged: bool | None = None) -> list[ResultRow]:
-    from alterflow.session import Session
+    from alterflow.cli.session import Session
     from alterflow.store.layout import absolute
     from alterflow.workflow import heavy_steps, steps
     from alterflow.workflow.request import AlterRequest
@@ -100,7 +100,7 @@ def conversion(sizes: dict, quick: bool, judged: bool | None = None) -> list[Res
 
 
 def dual_write(sizes: dict, quick: bool) -> list[ResultRow]:
-    from alterflow.session import Session
+    from alterflow.cli.session import Session
 
     def timed_loads(session, start: int) -> list[float]:
         times = []

@@ -35,9 +35,9 @@ def _batch(start: int, n: int) -> pa.Table:
 
 
 def load_cost(sizes: dict, quick: bool) -> ResultRow:
-    from alterflow.session import Session
-    from alterflow.store.load import load_table
-    from alterflow.store.rows import rows_from_arrow
+    from alterflow.cli.session import Session
+    from alterflow.load.local_load import load_table
+    from alterflow.load.rows import rows_from_arrow
 
     with fresh_home("lease-load") as home:
         session = Session(settings_for(home))
@@ -74,8 +74,8 @@ def load_cost(sizes: dict, quick: bool) -> ResultRow:
 
 
 def light_alter_cost(sizes: dict, quick: bool, lease_s: float) -> ResultRow:
+    from alterflow.cli.session import Session
     from alterflow.leases import JobLease
-    from alterflow.session import Session
     from alterflow.workflow import heavy_steps, steps
     from alterflow.workflow.request import AlterRequest
 

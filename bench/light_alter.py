@@ -75,7 +75,7 @@ class Case:
     """One table `t` of `rows` rows in its own catalog, ready to be ALTERed."""
 
     def __init__(self, home, rows: int, batch: int, catalog_url: str | None = None):
-        from alterflow.session import Session
+        from alterflow.cli.session import Session
 
         self.rows, self.catalog = rows, "PostgreSQL" if catalog_url else "SQLite"
         self.session = Session(settings_for(home, catalog_url))

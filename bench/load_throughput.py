@@ -69,7 +69,7 @@ def _pyarrow_step(csv: pathlib.Path, out: pathlib.Path) -> float:
 
 
 def _timed_load(session, table: str, csv: pathlib.Path, engine: str) -> float:
-    from alterflow.loading import open_input
+    from alterflow.load.inputs import open_input
 
     started = time.perf_counter()
     session.load_input(table, open_input(csv), label="bench", engine=engine)
@@ -77,7 +77,7 @@ def _timed_load(session, table: str, csv: pathlib.Path, engine: str) -> float:
 
 
 def local_load(sizes: dict, quick: bool) -> list[ResultRow]:
-    from alterflow.session import Session
+    from alterflow.cli.session import Session
 
     rows = sizes["rows"]
     with fresh_home("load") as home:
@@ -109,7 +109,7 @@ def local_load(sizes: dict, quick: bool) -> list[ResultRow]:
 
 
 def dual_write_load(sizes: dict, quick: bool) -> list[ResultRow]:
-    from alterflow.session import Session
+    from alterflow.cli.session import Session
 
     rows = sizes["rows"]
     with fresh_home("dual-load") as home:
@@ -154,7 +154,7 @@ def _cpu_seconds() -> float:
 
 
 def spark_load(sizes: dict, quick: bool) -> list[ResultRow]:
-    from alterflow.session import Session
+    from alterflow.cli.session import Session
 
     rows = sizes["spark_rows"]
     with fresh_home("spark-load") as home:
@@ -204,7 +204,7 @@ def peak_rss(sizes: dict, quick: bool) -> list[ResultRow]:
         env = dict(os.environ, ALTERFLOW_HOME=str(home / "home"))
         env.pop("ALTERFLOW_CATALOG_URL", None)
         env.pop("ALTERFLOW_WAREHOUSE", None)
-        alterflow = [sys.executable, "-m", "alterflow.cli"]
+        alterflow = [sys.executable, "-m", "alterflow.cli.command"]
         subprocess.run([*alterflow, "sql", "-e", TABLE.format(name="t")], env=env, check=True, capture_output=True)
         started = time.perf_counter()
         proc = subprocess.Popen([*alterflow, "load", "t", str(csv), "--engine", "local"], env=env, stdout=subprocess.PIPE)

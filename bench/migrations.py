@@ -6,7 +6,7 @@ processes, as CI and a deploy run them.
    ADD COLUMN, RENAME COLUMN, a widening MODIFY COLUMN). Goal: the process under 2 s. The ratio
    compares the plan inside lint (`lint_migrations` in this process) with what a team has without
    it: each of the same statements planned alone with `EXPLAIN ALTER TABLE ...` through
-   `alterflow.session.Session`, in this process, one after the other.
+   `alterflow.cli.session.Session`, in this process, one after the other.
 2. `migrate apply` of 50 light statements (ADD COLUMN on 10 tables, in 5 files) against the same 50
    statements run by `alterflow sql -f FILE`, both from start to exit on a fresh copy of the same
    catalog (10 tables of 100 rows). Goal: at most 1.2×. Runs of the two are interleaved, each
@@ -68,7 +68,7 @@ def write_files(directory: pathlib.Path, statements: list[str], files: int) -> N
 
 
 def make_catalog(home: pathlib.Path, tables: int) -> None:
-    from alterflow.session import Session
+    from alterflow.cli.session import Session
 
     session = Session(settings_for(home))
     rows = _rows()
@@ -104,9 +104,9 @@ def _timed(command: list[str], env: dict, cwd: pathlib.Path, ok=(0,)) -> Timed:
 
 
 def run_lint(sizes: dict, quick: bool) -> ResultRow:
+    from alterflow.cli.session import Session
     from alterflow.migrate.lint import lint_migrations
     from alterflow.migrate.rules import load_rules
-    from alterflow.session import Session
 
     count, runs = sizes["lint_tables"], sizes["lint_runs"]
     cli = str(pathlib.Path(sys.executable).parent / "alterflow")

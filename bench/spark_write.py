@@ -27,7 +27,7 @@ GOAL = 0.8
 
 def run(quick: bool = False) -> list[ResultRow]:
     import alterflow
-    from alterflow.session import Session
+    from alterflow.cli.session import Session
     from alterflow.spark import write_table
 
     sizes = QUICK if quick else FULL

@@ -12,12 +12,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from alterflow.sql.names import name_key
 from alterflow.types import DataType, decode_value, encode_value, parse_type
 
-
-def name_key(name: str) -> str:
-    """The form names are compared and indexed in."""
-    return name.lower()
+__all__ = ["Column", "SchemaVersion", "key_role", "name_key"]
 
 
 def key_role(column_id: int, primary_key, partition_by, distributed_by) -> str | None:

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from alterflow.airflow_client import DAG_ID, AirflowClient, AirflowRequestError, new_run_id, submit_alter
-from alterflow.session import Session, StatementError
+from alterflow.cli.session import Session, StatementError
 from alterflow.settings import Settings
 from alterflow.workflow.request import AlterRequest
 from tests.support.ports import free_port

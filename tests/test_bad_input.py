@@ -16,8 +16,8 @@ from sqlalchemy import select
 
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.models import AlterJobRow, DataFileRow, TransactionRow, ViewRow
+from alterflow.cli.session import ResultSet, Session, StatementError
 from alterflow.errors import UserError
-from alterflow.session import ResultSet, Session, StatementError
 
 pytestmark = pytest.mark.spark
 

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from alterflow import cli as cli_module
+from alterflow.cli import command as cli_module
 from alterflow.errors import MAX_LINE, MAX_NESTING, MAX_OPERATIONS, capped, escaped, first_line, shown
 from alterflow.settings import MAX_MEGABYTES, MAX_SECONDS
 

@@ -9,18 +9,18 @@ import re
 
 import pytest
 
-from alterflow import cli
 from alterflow.airflow_client import AirflowRequestError
 from alterflow.catalog import errors as catalog_errors
+from alterflow.cli import command as cli
+from alterflow.cli.session import Session, StatementError
 from alterflow.errors import AlterflowError, UserError
-from alterflow.loading import LoadInputError
+from alterflow.load.bad_rows import BadRows
+from alterflow.load.inputs import LoadInputError
 from alterflow.planner import AlterRejected, CreateTableRejected
 from alterflow.read.query_binding import QueryError
 from alterflow.rewrite.tablet_conversion import ConversionStopped
-from alterflow.session import Session, StatementError
 from alterflow.settings import SettingError
 from alterflow.sql import SqlError
-from alterflow.store.bad_rows import BadRows
 from alterflow.types import InvalidType, InvalidValue
 from alterflow.workflow.heavy_steps import JobCancelled
 from alterflow.workflow.job_control import JobControlRefused
@@ -95,11 +95,11 @@ def test_a_bug_is_an_internal_error_with_its_traceback_in_a_log(home, monkeypatc
 
 def test_a_bug_in_a_load_and_in_gc_is_an_internal_error_too(home, monkeypatch, capsys, tmp_path):
     import alterflow.gc.runner
-    import alterflow.loading
+    import alterflow.load.inputs
 
     csv = tmp_path / "rows.csv"
     csv.write_text("a\n1\n")
-    monkeypatch.setattr(alterflow.loading, "open_input", lambda *a: {}["no such thing"])
+    monkeypatch.setattr(alterflow.load.inputs, "open_input", lambda *a: {}["no such thing"])
     monkeypatch.setattr(alterflow.gc.runner, "run_gc", lambda *a, **k: {}["no such thing"])
     for argv in (["load", "t", str(csv)], ["gc"]):
         capsys.readouterr()

@@ -42,7 +42,7 @@ def _imports(path: pathlib.Path) -> list[tuple[str, list[str]]]:
 
 
 def _layer(module: str) -> str:
-    """`alterflow.store.load` -> `store`; a module at the package's top is a layer of its own."""
+    """`alterflow.load.local_load` -> `store`; a module at the package's top is a layer of its own."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
 

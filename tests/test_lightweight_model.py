@@ -41,8 +41,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, event, given, note, settings
 from hypothesis import strategies as st
 
+from alterflow.cli.session import ResultSet
 from alterflow.errors import UserError
-from alterflow.session import ResultSet
 
 pytestmark = pytest.mark.spark
 

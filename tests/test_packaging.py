@@ -18,7 +18,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 CHECK = """
 import importlib.util, pathlib, sys
-import alterflow.catalog.catalog, alterflow.expectations.schema_change, alterflow.cli
+import alterflow.catalog.catalog, alterflow.expectations.schema_change, alterflow.cli.command
 from alterflow.catalog.catalog import Catalog
 from alterflow.rewrite.spark_submit import application_path
 target = pathlib.Path(sys.argv[1])

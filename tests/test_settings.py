@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from alterflow import cli
+from alterflow.cli import command as cli
 from alterflow.settings import SettingError, Settings
 
 

@@ -19,8 +19,8 @@ from pyspark.sql import functions as F
 import alterflow
 from alterflow.catalog.models import TransactionRow
 from alterflow.errors import UserError
+from alterflow.load.spark_load import ARROW_CONF
 from alterflow.spark import FIELD_ID_READ, SparkConfError, ensure_conf, read_table, write_table
-from alterflow.store.spark_load import ARROW_CONF
 from tests.support import REPO
 
 pytestmark = pytest.mark.spark

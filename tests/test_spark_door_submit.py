@@ -26,9 +26,9 @@ from pyspark.sql import functions as F
 
 import alterflow
 from alterflow.catalog.models import DataFileRow, TransactionRow
+from alterflow.cli.session import Session
 from alterflow.gc.runner import run_gc
 from alterflow.rewrite.spark_submit import spark_submit_binary
-from alterflow.session import Session
 from alterflow.settings import Settings
 from alterflow.spark import write_table
 from tests.support import REPO

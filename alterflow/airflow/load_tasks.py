@@ -4,7 +4,7 @@ connection (`AlterflowHook`).
 
 The transaction's label names the task instance (`airflow <dag> <run> <task>[ map index]`), so a
 retried task finds the load its earlier try committed and writes nothing again
-(`alterflow.store.load_once`). A refusal (an unknown table, a missing path, a column the table
+(`alterflow.load.load_once`). A refusal (an unknown table, a missing path, a column the table
 lacks, a value that does not convert) is one line and writes nothing: the first batch is converted
 before the transaction begins, and a bad value later aborts it."""
 
@@ -18,7 +18,7 @@ from alterflow import schema_change_events as events
 from alterflow.airflow.hooks import DEFAULT_CONN_ID, AlterflowHook
 from alterflow.airflow.tasks import refusals_fail_the_task
 from alterflow.errors import UserError, shown
-from alterflow.store.load_once import MAX_LABEL, load_once
+from alterflow.load.load_once import MAX_LABEL, load_once
 
 __all__ = ["BadLoadInput", "load", "task_label", "as_appendable"]
 
@@ -80,7 +80,7 @@ def load(
             target = af.table(table)  # an unknown table: one line, nothing written
             table_id = af.catalog.table(target.name).id
             if path is not None:
-                from alterflow.loading import open_input
+                from alterflow.load.inputs import open_input
 
                 if not isinstance(path, str | pathlib.Path) or not str(path).strip():
                     raise BadLoadInput(f"load into {target.name}: path must be a file or folder path, not {shown(path)}")

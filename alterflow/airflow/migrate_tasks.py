@@ -95,11 +95,11 @@ def lint(params: Mapping) -> tuple[dict, dict, str]:
     The summary names the directory and each pending file's checksum: what `apply` checks that it
     still applies. What apply would refuse (a FAILED file, an edited or deleted applied one, a
     statement already done whose text changed) is refused here, before anyone is asked."""
+    from alterflow.cli.session import Session
     from alterflow.migrate.apply import MigrationApply
     from alterflow.migrate.lint import lint_migrations
     from alterflow.migrate.rules import load_rules
     from alterflow.migrate.status import migration_status
-    from alterflow.session import Session
     from alterflow.spark_session import get_spark
 
     with refusals_fail_the_task():
@@ -260,9 +260,9 @@ def apply(summary: Mapping, applied_by: str) -> dict:
     """`MigrationApply.run(to=...)` on the directory the lint read, with the embedded runner; the
     asset events of what it made (`events`: [{"uri", "extra"}])."""
     from alterflow.catalog.migration_history import DONE, MigrationHistory
+    from alterflow.cli.session import Session
     from alterflow.migrate.apply import MigrationApply
     from alterflow.migrate.status import migration_status
-    from alterflow.session import Session
 
     with refusals_fail_the_task():
         session = Session(_settings())

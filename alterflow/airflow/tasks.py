@@ -113,7 +113,7 @@ def is_dry_run(params: Mapping) -> bool:
 def dry_run(request: dict, conn_id: str = DEFAULT_CONN_ID) -> dict:
     """The `dry_run` param's run: EXPLAIN ANALYZE of the statement (it changes nothing), printed
     to the task's log as the CLI prints it and returned for the run's XCom."""
-    from alterflow.output import to_table
+    from alterflow.cli.output import to_table
     from alterflow.spark_session import get_spark
     from alterflow.workflow.explain import explain_alter
 

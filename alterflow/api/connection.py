@@ -22,8 +22,8 @@ from alterflow.settings import Settings
 if TYPE_CHECKING:  # pragma: no cover
     from alterflow.api.table import Table
     from alterflow.catalog.catalog import Catalog
+    from alterflow.cli.session import Session
     from alterflow.results import Result
-    from alterflow.session import Session
 
 
 class ConnectionClosed(UserError):
@@ -54,7 +54,7 @@ class Connection:
 
     def __init__(self, settings: Settings):
         from alterflow.catalog.catalog import Catalog
-        from alterflow.session import Session
+        from alterflow.cli.session import Session
 
         self.settings = settings
         settings.ensure_dirs()  # a SQLite catalog under ALTERFLOW_HOME needs its folder

@@ -8,7 +8,7 @@ data file at a time, a primary-key table one tablet at a time (a key lives in on
 partition and distribution columns are part of the key), so memory stays bounded by the largest
 file or tablet, not the table.
 
-An append is one load transaction, exactly as `alterflow load` makes it (`alterflow.store.load`):
+An append is one load transaction, exactly as `alterflow load` makes it (`alterflow.load.local_load`):
 columns matched by name, the same coercion and errors, a dual write into a running job's shadow.
 """
 
@@ -115,7 +115,7 @@ class Table:
         converted by the rules of `alterflow load`; a bad value is one line naming its row and
         column. While a heavyweight ALTER of the table runs, the rows are also written, converted,
         into its new index (dual write)."""
-        from alterflow.store.bad_rows import BadRows
+        from alterflow.load.bad_rows import BadRows
 
         batches = _batches_of(data, self.name)
         label = label if label is not None else f"append into {self.name}"

@@ -120,7 +120,7 @@ def _select_to(pending: list[MigrationFile], status: MigrationStatus, to: str | 
 
 
 class MigrationApply:
-    """One `migrate apply`. `session` runs the statements (an `alterflow.session.Session`)."""
+    """One `migrate apply`. `session` runs the statements (an `alterflow.cli.session.Session`)."""
 
     def __init__(
         self,

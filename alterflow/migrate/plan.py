@@ -11,6 +11,7 @@ so a later statement finds a column an earlier one renamed by its id.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import pathlib
 from dataclasses import dataclass, field
 
@@ -140,13 +141,19 @@ class NextSchema:
                 f"{what} is not allowed in a migration: use CREATE/DROP TABLE, ALTER TABLE, CREATE/DROP VIEW or INSERT",
             )
         try:
-            return getattr(self, f"_{type(stmt).__name__}")(stmt, result)
+            return self._plan_statement(stmt, result)
         except (AlterRejected, CreateTableRejected) as exc:
             return result(REJECTED, str(exc))
         except UserError as exc:
             return result(REJECTED, str(exc))
 
-    def _CreateTable(self, stmt: ast.CreateTable, result) -> StatementPlan:
+    @functools.singledispatchmethod
+    def _plan_statement(self, stmt, result) -> StatementPlan:
+        """The plan of one statement of an ALLOWED class: one method per AST class, registered below."""
+        raise TypeError(f"no plan for {type(stmt).__name__}")
+
+    @_plan_statement.register(ast.CreateTable)
+    def _create_table(self, stmt: ast.CreateTable, result) -> StatementPlan:
         if self.object_exists(stmt.name):
             if stmt.if_not_exists and self.table(stmt.name) is not None:
                 return result(LIGHT, f"table {stmt.name} exists, skipped", table=stmt.name)
@@ -158,7 +165,8 @@ class NextSchema:
         self._next_new_id -= 1
         return result(LIGHT, f"new table {stmt.name} ({len(version.columns)} columns): metadata only", table=stmt.name)
 
-    def _DropTable(self, stmt: ast.DropTable, result) -> StatementPlan:
+    @_plan_statement.register(ast.DropTable)
+    def _drop_table(self, stmt: ast.DropTable, result) -> StatementPlan:
         table = self.table(stmt.name)
         if table is None:
             if stmt.if_exists:
@@ -179,7 +187,8 @@ class NextSchema:
             table_id=table.table_id,
         )
 
-    def _AlterTable(self, stmt: ast.AlterTable, result) -> StatementPlan:
+    @_plan_statement.register(ast.AlterTable)
+    def _alter_table(self, stmt: ast.AlterTable, result) -> StatementPlan:
         table = self.table(stmt.table)
         if table is None:
             return result(REJECTED, f"ALTER TABLE {stmt.table}: unknown table {stmt.table}", table=stmt.table)
@@ -229,8 +238,9 @@ class NextSchema:
             table.changed_types = True
         return made
 
-    def _CreateView(self, stmt: ast.CreateView, result) -> StatementPlan:
-        from alterflow.view_columns import columns_used
+    @_plan_statement.register(ast.CreateView)
+    def _create_view(self, stmt: ast.CreateView, result) -> StatementPlan:
+        from alterflow.sql.view_columns import columns_used
 
         if self.object_exists(stmt.name):
             return result(REJECTED, f"CREATE VIEW {stmt.name}: a table or view named {stmt.name} already exists")
@@ -245,7 +255,8 @@ class NextSchema:
         self.views[name_key(stmt.name)] = uses
         return result(LIGHT, f"new view {stmt.name}: metadata only (its query is analysed when it is created)")
 
-    def _DropView(self, stmt: ast.DropView, result) -> StatementPlan:
+    @_plan_statement.register(ast.DropView)
+    def _drop_view(self, stmt: ast.DropView, result) -> StatementPlan:
         if not self.view_exists(stmt.name):
             if stmt.if_exists:
                 return result(LIGHT, f"view {stmt.name} does not exist, skipped")
@@ -253,7 +264,8 @@ class NextSchema:
         self.views[name_key(stmt.name)] = None
         return result(LIGHT, f"view {stmt.name} dropped: metadata only")
 
-    def _Insert(self, stmt: ast.Insert, result) -> StatementPlan:
+    @_plan_statement.register(ast.Insert)
+    def _insert(self, stmt: ast.Insert, result) -> StatementPlan:
         table = self.table(stmt.table)
         if table is None:
             return result(REJECTED, f"INSERT INTO {stmt.table}: unknown table {stmt.table}", table=stmt.table)

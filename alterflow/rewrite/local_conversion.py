@@ -18,9 +18,9 @@ import pyarrow as pa
 from alterflow.catalog.catalog import TableSnapshot
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.conversion.arrow_convert import convert_arrow
+from alterflow.load.tablet_buffers import sorted_rows
 from alterflow.read.arrow_read import read_snapshot_arrow
 from alterflow.store.quarantine import QuarantineTarget, split_quarantined
-from alterflow.store.tablet_buffers import sorted_rows
 from alterflow.store.tablets import tablet_rows, write_parquet_file
 from alterflow.types import format_value
 

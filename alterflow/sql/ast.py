@@ -19,6 +19,8 @@ __all__ = [
     "DropTable",
     "Insert",
     "Select",
+    "ExplainSelect",
+    "SetOption",
     "CreateView",
     "DropView",
     "Describe",

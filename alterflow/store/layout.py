@@ -19,7 +19,7 @@ TXN_COLUMN = "af$txn"  # hidden column of primary-key tables: the transaction th
 
 CONVERSION_STAGING = "_staging"  # alterflow.rewrite.tablet_conversion
 COMPACTION_STAGING = "_compact"  # alterflow.gc.compaction
-LOAD_STAGING = "_load"  # alterflow.store.spark_load
+LOAD_STAGING = "_load"  # alterflow.load.spark_load
 
 TABLE_DIR = re.compile(r"t(\d+)")
 INDEX_DIR = re.compile(r"i(\d+)")

@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import create_engine, text
 
-from alterflow import cli
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.database import head_revision, migrated_implicitly, normalise_url
 from alterflow.catalog.errors import CatalogOutdated
-from alterflow.session import Session, StatementError
+from alterflow.cli import command as cli
+from alterflow.cli.session import Session, StatementError
 
 pytestmark = pytest.mark.postgres
 

@@ -13,8 +13,8 @@ from alterflow.catalog.catalog import NewFile, utcnow
 from alterflow.catalog.errors import LeaseHeld, LeaseLost, TransactionStateError
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.leases import JobLeases, is_orphaned, runner_text
+from alterflow.cli.session import Session
 from alterflow.leases import JobLease, TransactionLease
-from alterflow.session import Session
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 

@@ -10,7 +10,7 @@ import pytest
 
 from alterflow.catalog.errors import UnknownObject
 from alterflow.catalog.snapshot_reads import SqliteSnapshotReads, sqlite_snapshot_reads
-from alterflow.session import Session
+from alterflow.cli.session import Session
 from alterflow.settings import Settings
 
 SETUP = """

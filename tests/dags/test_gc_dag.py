@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from alterflow.airflow.gc_tasks import DAG_TASKS, STEP_ORDER
+from alterflow.cli.session import Session
 from alterflow.gc.steps import GC_STEPS
-from alterflow.session import Session
 from tests.support.dags import alterflow_env, load_dag, run_dag, sql, versions
 
 pytestmark = pytest.mark.spark

@@ -10,8 +10,8 @@ import pytest
 from airflow.sdk.exceptions import AirflowFailException
 
 from alterflow.airflow import migrate_tasks
+from alterflow.cli.session import Session
 from alterflow.migrate.status import migration_status
-from alterflow.session import Session
 from tests.support.dags import alterflow_env
 
 V1 = "CREATE TABLE orders (id INT NOT NULL, amount STRING, PRIMARY KEY (id));\nINSERT INTO orders VALUES (1, '10');\n"

@@ -13,9 +13,9 @@ import urllib.parse
 
 import pytest
 
+from alterflow.cli.session import Session
 from alterflow.migrate.apply import MigrationApply
 from alterflow.migrate.status import migration_status
-from alterflow.session import Session
 from tests.support.airflow_rest import airflow_rest_api
 from tests.support.dags import alterflow_env, asset_events, jobs, load_dag, run_dag, sql, versions
 

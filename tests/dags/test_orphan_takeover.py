@@ -9,7 +9,7 @@ import time
 import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.session import Session
+from alterflow.cli.session import Session
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from tests.support.dags import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions

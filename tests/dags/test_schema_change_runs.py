@@ -15,7 +15,7 @@ import pytest
 
 from alterflow.airflow import tasks as task_bodies
 from alterflow.airflow.operators import ConvertHistoryOperator
-from alterflow.session import Session
+from alterflow.cli.session import Session
 from tests.support import child_pythonpath
 from tests.support.dags import SCHEMA_CHANGE, LoadAbortedOnceWaitedFor, alterflow_env, jobs, load_dag, run_dag, sql, versions
 

@@ -16,10 +16,10 @@ import pytest
 from alterflow.catalog.catalog import utcnow
 from alterflow.catalog.errors import ConcurrentChange
 from alterflow.catalog.garbage import GarbageCollection
+from alterflow.cli.session import Session
 from alterflow.gc import compaction
 from alterflow.gc import steps as gc_steps
 from alterflow.gc.runner import run_gc
-from alterflow.session import Session
 from tests.support import child_pythonpath
 from tests.support.gc import (
     LATER,

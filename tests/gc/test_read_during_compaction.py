@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from alterflow.cli.session import Session, StatementError
 from alterflow.gc import steps as gc_steps
-from alterflow.session import Session, StatementError
 from tests.support.gc import sql
 
 pytestmark = pytest.mark.spark

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.session import StatementError
+from alterflow.cli.session import StatementError
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from tests.support.gc import delete_dropped_files

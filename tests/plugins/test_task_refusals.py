@@ -10,7 +10,7 @@ from airflow.sdk.exceptions import AirflowFailException
 from alterflow.airflow import tasks
 from alterflow.airflow.conf import BadRunConf
 from alterflow.catalog.errors import UnknownObject
-from alterflow.loading import LoadInputError
+from alterflow.load.inputs import LoadInputError
 from alterflow.read.query_binding import QueryError
 from alterflow.types import InvalidValue
 

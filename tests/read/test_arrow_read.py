@@ -9,9 +9,9 @@ import dataclasses
 
 import pytest
 
-import alterflow.loading as loading
+import alterflow.load.inputs as loading
+from alterflow.cli.session import ResultSet, Session
 from alterflow.read.arrow_read import read_snapshot_arrow
-from alterflow.session import ResultSet, Session
 from tests.support.values import strict
 
 pytestmark = pytest.mark.spark
@@ -80,7 +80,7 @@ def test_a_streamed_load_and_a_spark_rewrite_merge_as_spark_merges_them(session,
     csv = tmp_path / "in.csv"
     lines = ["id,v,n"] + [f"{i % 20000},{'x' * 40}{i},{i % 100}" for i in range(60000)]  # every key three times
     csv.write_text("\n".join(lines) + "\n")
-    from alterflow.loading import open_input
+    from alterflow.load.inputs import open_input
 
     small.load_input("s", open_input(csv), label="streamed")
     files = small.catalog.snapshot("s").files

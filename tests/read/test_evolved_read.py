@@ -17,9 +17,9 @@ from decimal import Decimal
 
 import pytest
 
+from alterflow.cli.session import ResultSet
 from alterflow.errors import UserError
 from alterflow.read.evolved_read import read_snapshot
-from alterflow.session import ResultSet
 from tests.support.values import strict
 
 pytestmark = pytest.mark.spark

@@ -31,7 +31,7 @@ from alterflow.catalog.catalog import utcnow
 from alterflow.catalog.database import normalise_url
 from alterflow.gc import steps as gc_steps
 from alterflow.gc.runner import run_gc
-from alterflow.loading import open_input
+from alterflow.load.inputs import open_input
 from alterflow.store.layout import DATA_FILE
 from alterflow.store.warehouse import Warehouse
 from tests.support.gc import later, sql

@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from alterflow.session import Session
+from alterflow.cli.session import Session
 from alterflow.settings import Settings
 from alterflow.store.warehouse import MARKER
 from tests.support.statements import sql

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from alterflow.catalog.catalog import utcnow
 from alterflow.catalog.models import DataFileRow, SchemaVersionRow, TransactionRow
+from alterflow.cli.session import Session
 from alterflow.gc.runner import run_gc
-from alterflow.session import Session
 from alterflow.store.warehouse import MARKER
 from tests.support.catalog_rows import index_state, txn_state  # noqa: F401 (the tests import them from here too)
 from tests.support.heavy_jobs import start as start_heavy  # noqa: F401 (validate + start: the job stays PENDING)

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 from alterflow.catalog.catalog import AlterJob
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.models import SchemaVersionRow
-from alterflow.session import Session
+from alterflow.cli.session import Session
 from alterflow.store.layout import absolute, index_dir
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest

@@ -12,8 +12,8 @@ import pytest
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.database import make_engine
 from alterflow.catalog.errors import ConcurrentChange
+from alterflow.cli.session import Session
 from alterflow.planner import AlterRejected
-from alterflow.session import Session
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 

@@ -16,7 +16,7 @@ import pytest
 import alterflow.rewrite.tablet_conversion as tablet_conversion
 from alterflow.bucketing import bucket_of
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.session import Session, StatementError
+from alterflow.cli.session import Session, StatementError
 from tests.support.gc import delete_dropped_files
 from tests.support.heavy_jobs import (
     check,
@@ -38,7 +38,7 @@ ALTER = "ALTER TABLE t MODIFY COLUMN v INT"
 LOADER = textwrap.dedent(
     """
     import pathlib, re, sys, time
-    from alterflow.session import Session, StatementError
+    from alterflow.cli.session import Session, StatementError
     from alterflow.settings import Settings
 
     stop, key = pathlib.Path(sys.argv[1]), int(sys.argv[2])

@@ -11,9 +11,9 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
 
-import alterflow.loading as loading
-from alterflow.loading import open_input
-from alterflow.session import Session
+import alterflow.load.inputs as loading
+from alterflow.cli.session import Session
+from alterflow.load.inputs import open_input
 from tests.support.heavy_jobs import check, convert, job, sql, start, swap, wait
 
 TABLE = "CREATE TABLE t (id BIGINT NOT NULL, grp INT, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 4"

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
-from alterflow.session import StatementError
+from alterflow.cli.session import StatementError
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.heavy_steps import HEAVY_STEPS, JobCancelled
 from alterflow.workflow.runner import run_alter

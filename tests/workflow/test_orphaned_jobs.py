@@ -21,9 +21,9 @@ import pytest
 from alterflow.catalog.catalog import utcnow
 from alterflow.catalog.garbage import GarbageCollection
 from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.cli.session import Session, StatementError
 from alterflow.gc.files import sweep
 from alterflow.gc.steps import abort_expired_loads
-from alterflow.session import Session, StatementError
 from alterflow.settings import Settings
 from alterflow.store.warehouse import Warehouse
 from tests.support.heavy_jobs import show_alter, sql, subprocess_env

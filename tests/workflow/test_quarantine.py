@@ -12,7 +12,7 @@ import re
 import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.session import StatementError
+from alterflow.cli.session import StatementError
 from alterflow.workflow import heavy_steps
 from tests.support.heavy_jobs import check, job, one_line, sql, start, swap, to_validating
 
@@ -193,7 +193,7 @@ def test_dual_written_loads_on_both_engines_quarantine_their_bad_rows(session, s
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from alterflow.loading import open_input
+    from alterflow.load.inputs import open_input
 
     sql(session, "CREATE TABLE t (id BIGINT NOT NULL, v STRING) DISTRIBUTED BY HASH(id) BUCKETS 4")
     sql(session, "INSERT INTO t VALUES (-1, 'bad'), (-2, '2')")
@@ -269,7 +269,7 @@ def test_a_runner_killed_while_quarantining_resumes_and_every_row_is_in_exactly_
 def test_a_load_that_commits_across_the_swap_keeps_its_quarantined_rows(catalog_session):
     """A load that began while the job dual-wrote and commits after the swap: its good rows are in
     the swapped-in index, its bad rows stay in the quarantine table."""
-    from alterflow.store.load import load_batches
+    from alterflow.load.local_load import load_batches
 
     session = catalog_session
     sql(session, TABLE)
@@ -282,7 +282,7 @@ def test_a_load_that_commits_across_the_swap_keeps_its_quarantined_rows(catalog_
     def batches():
         import pyarrow as pa
 
-        from alterflow.store.rows import rows_from_arrow
+        from alterflow.load.rows import rows_from_arrow
 
         yield rows_from_arrow(version, "t", pa.table({"id": ["8", "9"], "v": ["8", "nine"], "d": [None, None]}))
         swap(session, job_id)  # the swap lands while the load is still writing

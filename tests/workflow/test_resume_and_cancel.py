@@ -16,10 +16,10 @@ import pytest
 import alterflow.rewrite.tablet_conversion as tablet_conversion
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
+from alterflow.cli.session import StatementError
 from alterflow.leases import process_group
 from alterflow.rewrite.progress import count_text
 from alterflow.rewrite.spark_submit import submit_command
-from alterflow.session import StatementError
 from alterflow.workflow import heavy_steps
 from alterflow.workflow.heavy_steps import JobCancelled
 from tests.support.gc import delete_dropped_files

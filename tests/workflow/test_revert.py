@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from alterflow.cli.session import StatementError
 from alterflow.gc.steps import collect_versions
-from alterflow.session import StatementError
 from tests.support.heavy_jobs import origin_state, sql
 
 pytestmark = pytest.mark.spark

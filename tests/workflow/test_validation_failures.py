@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.session import StatementError
+from alterflow.cli.session import StatementError
 from alterflow.store.layout import absolute
 from alterflow.workflow.heavy_steps import JobCancelled
 from tests.support.gc import delete_dropped_files

@@ -9,9 +9,9 @@ from datetime import timedelta
 
 import pytest
 
-import alterflow.store.load as load_module
+import alterflow.load.local_load as load_module
 from alterflow.catalog.catalog import NewFile
-from alterflow.session import Session
+from alterflow.cli.session import Session
 from alterflow.store.layout import absolute, data_file_path
 from alterflow.workflow import heavy_steps
 from tests.support.gc import delete_dropped_files

@@ -5,12 +5,13 @@ VIEW's check) that the local engine does not run (`alterflow.query`: over the th
 construct only Spark answers), a heavyweight ALTER that converts on Spark; DDL, INSERT ... VALUES,
 ALTER, DESCRIBE and SHOW are catalog work and Arrow writes only. Arrow itself is
 imported by the statements that write or convert rows only: a lightweight ALTER, DESCRIBE or SHOW
-imports neither pyarrow nor pandas (tests/test_cli_imports.py pins what it imports).
+imports neither pyarrow nor pandas (tests/cli/test_cli_imports.py pins what it imports).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import pathlib
 from collections.abc import Iterable, Iterator
@@ -22,11 +23,11 @@ from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.snapshot_reads import SnapshotReads, sqlite_snapshot_reads
 from alterflow.catalog.states import JobState
 from alterflow.errors import UserError, first_line, shown
+from alterflow.load.bad_rows import BadRows
 from alterflow.planner.statement_parts import quote_string
 from alterflow.results import Done, Result, ResultSet
 from alterflow.settings import Settings
 from alterflow.sql.parser import check_name
-from alterflow.store.bad_rows import BadRows
 from alterflow.types import format_value
 from alterflow.workflow.request import AlterRequest
 
@@ -34,8 +35,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
     from alterflow.catalog.catalog import Catalog
-    from alterflow.loading import LoadInput
-    from alterflow.store.load import LoadResult
+    from alterflow.load.inputs import LoadInput
+    from alterflow.load.local_load import LoadResult
 
 
 class StatementError(UserError):
@@ -100,13 +101,10 @@ class Session:
         """Run one statement. `request_id` (a migration's statement, `alterflow.migrate.apply`) is
         the idempotency key it runs under: an ALTER's job request (and DAG run id), an INSERT's
         transaction label, so a run that is killed can be found again."""
-        handler = getattr(self, f"_{type(statement).__name__}", None)
-        if handler is None:
-            raise StatementError(f"unsupported statement {type(statement).__name__}")
         try:
             if request_id is not None and isinstance(statement, ast.AlterTable | ast.Insert):
-                return handler(statement, request_id)
-            return handler(statement)
+                return self._run(statement, request_id)
+            return self._run(statement)
         except StatementError:
             raise
         except UserError as exc:  # every refusal, worded by the layer that refused
@@ -118,6 +116,11 @@ class Session:
                 raise StatementError(first_line(exc)) from None
             raise
 
+    @functools.singledispatchmethod
+    def _run(self, statement, *_request_id) -> Result:
+        """The statement's handler: one method per AST class, registered below."""
+        raise StatementError(f"unsupported statement {type(statement).__name__}")
+
     @property
     def spark(self):
         from alterflow.spark_session import get_spark
@@ -125,7 +128,8 @@ class Session:
         return get_spark(self.settings.spark_master)
 
     # -- tables -------------------------------------------------------------------------------
-    def _CreateTable(self, stmt: ast.CreateTable) -> Result:
+    @_run.register(ast.CreateTable)
+    def _create_table(self, stmt: ast.CreateTable) -> Result:
         from alterflow.planner import plan_create_table  # each statement imports what it runs: a query none of this
 
         def build(table_id: int):
@@ -135,7 +139,8 @@ class Session:
         created = self.catalog.create_table(stmt.name, build, _statement_text(stmt), stmt.if_not_exists)
         return Done(f"CREATE TABLE {stmt.name}" if created else f"table {stmt.name} exists, skipped")
 
-    def _DropTable(self, stmt: ast.DropTable) -> Result:
+    @_run.register(ast.DropTable)
+    def _drop_table(self, stmt: ast.DropTable) -> Result:
         dropped = self.catalog.drop_table(stmt.name, stmt.if_exists)
         if dropped is None:
             return Done(f"table {stmt.name} does not exist, skipped")
@@ -143,7 +148,8 @@ class Session:
         # reads them); GC then drops its retired indexes and deletes them (SPEC §6).
         return Done(f"DROP TABLE {stmt.name}")
 
-    def _Describe(self, stmt: ast.Describe) -> Result:
+    @_run.register(ast.Describe)
+    def _describe(self, stmt: ast.Describe) -> Result:
         if self.catalog.object_kind(stmt.table) == "view":
             raise StatementError(f"DESCRIBE {stmt.table}: {stmt.table} is a view; DESCRIBE takes a table")
         _info, version = self.catalog.current_schema(stmt.table)
@@ -160,11 +166,12 @@ class Session:
         return ResultSet(("Field", "Type", "Null", "Key", "Default"), rows)
 
     # -- loads --------------------------------------------------------------------------------
-    def _Insert(self, stmt: ast.Insert, label: str | None = None) -> Result:
+    @_run.register(ast.Insert)
+    def _insert(self, stmt: ast.Insert, label: str | None = None) -> Result:
         info, version = self.catalog.current_schema(stmt.table)
         label = label or f"insert into {info.name}"
         if stmt.rows is not None:
-            from alterflow.store.rows import rows_from_literals
+            from alterflow.load.rows import rows_from_literals
 
             data = rows_from_literals(version, info.name, stmt.columns, stmt.rows)
             return self.load(info.name, data, label=label)
@@ -174,14 +181,14 @@ class Session:
         if local is not None:  # converted and written as a load of the query's rows
             if len(names) != len(local.names):
                 raise StatementError(f"INSERT INTO {info.name}: {len(names)} columns are named but the query returns {len(local.names)}")
-            from alterflow.store.bad_rows import BadRows
+            from alterflow.load.bad_rows import BadRows
 
             try:
                 return self.load(info.name, local.table.rename_columns(names), label, by_name=True)
             except BadRows as exc:
                 raise StatementError(str(exc)) from None
         # On Spark, Spark tasks convert and write the result; nothing is collected here.
-        from alterflow.store.spark_load import query_result, spark_load
+        from alterflow.load.spark_load import query_result, spark_load
 
         def write(frame):
             return spark_load(
@@ -210,8 +217,8 @@ class Session:
 
     def load_result(self, table: str, batches: Iterable[pa.Table | pa.RecordBatch], label: str, by_name: bool = True) -> LoadResult:
         """`load_batches`, returning what was written (the Python API's `Table.append`)."""
-        from alterflow.store.load import load_batches
-        from alterflow.store.rows import rows_from_arrow
+        from alterflow.load.local_load import load_batches
+        from alterflow.load.rows import rows_from_arrow
 
         info, version = self.catalog.current_schema(table)
         conform = None
@@ -249,7 +256,7 @@ class Session:
         except ast.SqlError as exc:
             raise StatementError(f"load: {exc}") from None
         if engine == "spark" or (engine == "auto" and source.size >= self.settings.spark_load_mb << 20):
-            from alterflow.store.spark_load import input_files, spark_load
+            from alterflow.load.spark_load import input_files, spark_load
 
             info, version = self.catalog.current_schema(table)
             try:
@@ -321,7 +328,8 @@ class Session:
                     raise
             attempt += 1
 
-    def _Select(self, stmt: ast.Select) -> Result:
+    @_run.register(ast.Select)
+    def _select(self, stmt: ast.Select) -> Result:
         local = _in_date_range(lambda: self._local_query(stmt.sql, stmt.tables, as_rows=True))
         if local is not None:
             return ResultSet(local.names, local.rows, tuple(str(t) for t in local.types))
@@ -333,16 +341,19 @@ class Session:
         types = tuple(f.dataType.simpleString() for f in frame.schema.fields)
         return ResultSet(tuple(frame.columns), rows, types)
 
-    def _ExplainSelect(self, stmt: ast.ExplainSelect) -> Result:
+    @_run.register(ast.ExplainSelect)
+    def _explain_select(self, stmt: ast.ExplainSelect) -> Result:
         choice = self.engine_choice(stmt.sql, stmt.tables)
         return ResultSet(("Engine", "Reason"), ((choice.engine, choice.reason),))
 
-    def _SetOption(self, stmt: ast.SetOption) -> Result:
+    @_run.register(ast.SetOption)
+    def _set_option(self, stmt: ast.SetOption) -> Result:
         self.query_engine = stmt.value
         return Done(f"SET {stmt.name} = {stmt.value}")
 
-    def _CreateView(self, stmt: ast.CreateView) -> Result:
-        from alterflow.view_columns import columns_used
+    @_run.register(ast.CreateView)
+    def _create_view(self, stmt: ast.CreateView) -> Result:
+        from alterflow.sql.view_columns import columns_used
 
         dependencies = []
         for name in stmt.tables:
@@ -366,12 +377,14 @@ class Session:
         self.catalog.create_view(stmt.name, stmt.query, dependencies)
         return Done(f"CREATE VIEW {stmt.name}")
 
-    def _DropView(self, stmt: ast.DropView) -> Result:
+    @_run.register(ast.DropView)
+    def _drop_view(self, stmt: ast.DropView) -> Result:
         dropped = self.catalog.drop_view(stmt.name, stmt.if_exists)
         return Done(f"DROP VIEW {stmt.name}" if dropped else f"view {stmt.name} does not exist, skipped")
 
     # -- ALTER --------------------------------------------------------------------------------
-    def _AlterTable(self, stmt: ast.AlterTable, request_id: str | None = None) -> Result:
+    @_run.register(ast.AlterTable)
+    def _alter_table(self, stmt: ast.AlterTable, request_id: str | None = None) -> Result:
         from alterflow.workflow.runner import run_alter
 
         if stmt.explain:
@@ -405,7 +418,8 @@ class Session:
 
         return explain_alter(self.catalog, self.warehouse, stmt, lambda: self.spark)
 
-    def _ShowAlter(self, stmt: ast.ShowAlter) -> Result:
+    @_run.register(ast.ShowAlter)
+    def _show_alter(self, stmt: ast.ShowAlter) -> Result:
         from alterflow.catalog.leases import is_orphaned, runner_text
 
         table_id = self.catalog.table(stmt.table).id if stmt.table else None
@@ -449,12 +463,14 @@ class Session:
             rows,
         )
 
-    def _ShowSchemaVersions(self, stmt: ast.ShowSchemaVersions) -> Result:
+    @_run.register(ast.ShowSchemaVersions)
+    def _show_schema_versions(self, stmt: ast.ShowSchemaVersions) -> Result:
         info = self.catalog.table(stmt.table)
         rows = tuple((v.version, _time(v.created_at), v.statement, column_text(v)) for v in self.catalog.schema_versions(info.id))
         return ResultSet(("Version", "CreateTime", "Statement", "Columns"), rows)
 
-    def _CancelAlter(self, stmt: ast.CancelAlter) -> Result:
+    @_run.register(ast.CancelAlter)
+    def _cancel_alter(self, stmt: ast.CancelAlter) -> Result:
         from alterflow.workflow import job_control
 
         name = self.catalog.table(stmt.table).name
@@ -464,7 +480,8 @@ class Session:
             raise StatementError(f"CANCEL ALTER TABLE COLUMN FROM {name}: {exc}") from None
         return Done(f"CANCEL ALTER TABLE COLUMN FROM {name}: job {job.id} CANCELLED")
 
-    def _ResumeAlter(self, stmt: ast.ResumeAlter) -> Result:
+    @_run.register(ast.ResumeAlter)
+    def _resume_alter(self, stmt: ast.ResumeAlter) -> Result:
         """A postponed swap, or an orphaned job taken over and driven to its end: in this process,
         or, with ALTERFLOW_AIRFLOW_URL, as a DAG run of the same statement (which takes it over)."""
         from alterflow.workflow import job_control

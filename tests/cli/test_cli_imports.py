@@ -2,7 +2,7 @@
 DESCRIBE and SHOW import neither Spark, Great Expectations, pandas nor Arrow, nor sqlglot (the
 parser reads plain statements itself, tests/sql/test_plain_tokens.py), and of SQLAlchemy only what
 they use (SQLite's dialect for a SQLite catalog). Each statement runs in a fresh `alterflow sql` process that reports the
-modules it imported; `python -X importtime -m alterflow.cli ...` shows where a new one comes from."""
+modules it imported; `python -X importtime -m alterflow.cli.command ...` shows where a new one comes from."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ NEVER = ("pyspark", "py4j", "great_expectations", "pandas", "pyarrow", "numpy", 
 
 REPORT = """
 import json, sys
-from alterflow.cli import main
+from alterflow.cli.command import main
 code = main(sys.argv[1:])
 print("MODULES " + json.dumps(sorted(sys.modules)))
 sys.exit(code)
@@ -58,7 +58,7 @@ def home(tmp_path_factory) -> pathlib.Path:
         "CREATE TABLE t (id BIGINT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2;"
         "CREATE TABLE plain (id BIGINT, v STRING); INSERT INTO plain VALUES (1, 'a'), (2, NULL)"
     )
-    subprocess.run([sys.executable, "-m", "alterflow.cli", "sql", "-e", create], env=env, check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "alterflow.cli.command", "sql", "-e", create], env=env, check=True, timeout=120)
     return home
 
 

@@ -1,4 +1,4 @@
-"""The vectorised coercion of loaded values (alterflow.store.coercion) against its reference,
+"""The vectorised coercion of loaded values (alterflow.load.coercion) against its reference,
 `alterflow.types.coerce_value` applied value by value: for every column type and every kind of
 input (texts as CSV gives them, typed values as Parquet and JSON give them) both accept the same
 values with the same results, or both refuse, naming the same first row with the same message.
@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from alterflow.catalog.schema import Column, SchemaVersion
+from alterflow.load import coercion
+from alterflow.load.bad_rows import BadRows
+from alterflow.load.coercion import BadValue, coerce_array
+from alterflow.load.rows import rows_from_arrow, rows_from_literals
 from alterflow.sql.ast import Literal
-from alterflow.store import coercion
-from alterflow.store.bad_rows import BadRows
-from alterflow.store.coercion import BadValue, coerce_array
-from alterflow.store.rows import rows_from_arrow, rows_from_literals
 from alterflow.types import DataType, InvalidValue, coerce_value, parse_type, to_arrow
 
 T = parse_type

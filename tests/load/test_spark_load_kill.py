@@ -18,9 +18,9 @@ import pyarrow.csv as pacsv
 import pytest
 
 from alterflow.catalog.models import DataFileRow, TransactionRow
+from alterflow.cli.session import Session
 from alterflow.gc.runner import run_gc
-from alterflow.loading import open_input
-from alterflow.session import Session
+from alterflow.load.inputs import open_input
 from tests.support.statements import sql
 
 pytestmark = pytest.mark.spark

@@ -1,4 +1,4 @@
-"""Reading load inputs (alterflow.loading): a CSV cut into byte ranges for Spark tasks reads every
+"""Reading load inputs (alterflow.load.inputs): a CSV cut into byte ranges for Spark tasks reads every
 row exactly once, in order, whatever the cut points."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
 
-from alterflow.loading import CsvSplit, LoadInputError, csv_header, csv_split_batches, csv_splits, open_input, read_input
+from alterflow.load.inputs import CsvSplit, LoadInputError, csv_header, csv_split_batches, csv_splits, open_input, read_input
 
 
 def _rows_of(batches) -> list[dict]:

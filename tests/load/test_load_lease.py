@@ -19,8 +19,8 @@ import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.models import DataFileRow, TransactionRow
-from alterflow.loading import open_input
-from alterflow.session import Session
+from alterflow.cli.session import Session
+from alterflow.load.inputs import open_input
 from alterflow.store.layout import absolute
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest

@@ -14,11 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 from sqlalchemy import select
 
-import alterflow.loading as loading
-import alterflow.store.spark_load as spark_load
+import alterflow.load.inputs as loading
+import alterflow.load.spark_load as spark_load
 from alterflow.catalog.models import TransactionRow
-from alterflow.loading import open_input
-from alterflow.session import Session, StatementError
+from alterflow.cli.session import Session, StatementError
+from alterflow.load.inputs import open_input
 from alterflow.store.warehouse import MARKER
 from tests.support.gc import delete_dropped_files
 

@@ -8,10 +8,24 @@ the view, so we never guess in that direction.
 
 from __future__ import annotations
 
-from alterflow.catalog.schema import SchemaVersion, name_key
+from collections.abc import Sequence
+from typing import Protocol
+
+from alterflow.sql.names import name_key
 
 
-def columns_used(query: str, version: SchemaVersion) -> tuple[int, ...]:
+class NamedColumn(Protocol):
+    """What is read of a column here (a `catalog.schema.Column`: the SQL layer sits below it)."""
+
+    id: int
+    name: str
+
+
+class ColumnsOf(Protocol):
+    columns: Sequence[NamedColumn]
+
+
+def columns_used(query: str, version: ColumnsOf) -> tuple[int, ...]:
     import sqlglot  # here, not at the top: the session imports this module for every statement
     from sqlglot import exp
 

@@ -40,20 +40,20 @@ from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.errors import first_line, shown
 from alterflow.leases import TransactionLease, new_holder
+from alterflow.load.bad_rows import BadRows
+from alterflow.load.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
-from alterflow.store.bad_rows import BadRows
 from alterflow.store.column_splice import shadow_from_origin, write_with_shadow
 from alterflow.store.layout import absolute, data_file_path
 from alterflow.store.quarantine import QuarantineTarget, kept_row_numbers, register_and_write, split_quarantined
 from alterflow.store.quarantine_table import quarantine_target
-from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_tablets, tablet_rows, with_txn_column, write_parquet
 from alterflow.store.warehouse import Warehouse
 
 log = logging.getLogger(__name__)
 
 # conform(batch, first_row): the batch converted to the table's version, its rows numbered from
-# first_row in errors (alterflow.store.rows.rows_from_arrow).
+# first_row in errors (alterflow.load.rows.rows_from_arrow).
 Conform = Callable[[pa.Table, int], pa.Table]
 WRITERS = 2  # files written at once, beside the thread that reads and converts
 
@@ -348,7 +348,7 @@ def load_table(
     timeout_s: int = 3600,
     lease_s: float | None = DEFAULT_LEASE_S,
 ) -> LoadResult:
-    """Write `data` (already conformed to `version`, see alterflow.store.rows) as one transaction."""
+    """Write `data` (already conformed to `version`, see alterflow.load.rows) as one transaction."""
     return load_batches(catalog, warehouse, table, version, [data], label, timeout_s, lease_s)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from alterflow.session import ResultSet, Session, StatementError
+from alterflow.cli.session import ResultSet, Session, StatementError
 
 
 def rows(session: Session, text: str):

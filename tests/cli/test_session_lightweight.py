@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from alterflow.session import StatementError
+from alterflow.cli.session import StatementError
 
 pytestmark = pytest.mark.spark
 

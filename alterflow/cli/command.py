@@ -13,8 +13,8 @@ import re
 import sys
 from typing import NoReturn
 
+from alterflow.cli.output import report_failure, to_json, to_table
 from alterflow.errors import UserError, shown
-from alterflow.output import report_failure, to_json, to_table
 from alterflow.text_files import read_utf8
 
 
@@ -40,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
         "ALTERFLOW_SPARK_MASTER; auto (default): Spark from ALTERFLOW_SPARK_LOAD_MB (4096) of input up",
     )
 
-    # Listed for --help; their own arguments are parsed by _gc_parser and alterflow.migrate.cli (one-line errors).
+    # Listed for --help; their own arguments are parsed by _gc_parser and alterflow.cli.migrate_command (one-line errors).
     sub.add_parser("gc", help="garbage collection and compaction now", add_help=False)
     sub.add_parser("migrate", help="versioned migration files: status, lint, apply, baseline, repair, new, diff", add_help=False)
 
@@ -157,8 +157,8 @@ def _db(args) -> int:
 
 
 def _sql(args) -> int:
+    from alterflow.cli.session import Session
     from alterflow.results import ResultSet
-    from alterflow.session import Session
 
     if args.file is not None:
         try:
@@ -198,8 +198,8 @@ def _read_sql_file(name: str) -> str:
 
 
 def _load(args) -> int:
-    from alterflow.loading import open_input
-    from alterflow.session import Session
+    from alterflow.cli.session import Session
+    from alterflow.load.inputs import open_input
 
     try:
         source = open_input(pathlib.Path(args.path), args.format)
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "gc":
         return _gc(argv[1:])
     if argv and argv[0] == "migrate":
-        from alterflow.migrate.cli import main as migrate
+        from alterflow.cli.migrate_command import main as migrate
 
         return migrate(argv[1:])
     args = _parser().parse_args(argv)
@@ -227,7 +227,7 @@ def command() -> NoReturn:
     """The `alterflow` console script: `main`, then `exit_now`. `alterflow sql` imports the session
     beforehand, with the garbage collector paused (`_import_paused`)."""
     if sys.argv[1:2] == ["sql"]:
-        _import_paused("alterflow.session")
+        _import_paused("alterflow.cli.session")
     exit_now(main())
 
 

@@ -1,4 +1,4 @@
-"""A load its driver may run again writes its rows once (alterflow.store.load_once): a run that finds
+"""A load its driver may run again writes its rows once (alterflow.load.load_once): a run that finds
 its label committed writes nothing and reports that load's rows (a dual write's second copy, into
 a heavyweight job's new index, not counted); an earlier run's transaction still open is aborted
 first, so its writer can neither add a file nor commit. Both catalogs."""
@@ -13,7 +13,7 @@ from alterflow.api.connection import Connection
 from alterflow.catalog.errors import TransactionStateError
 from alterflow.catalog.labelled_loads import committed_load
 from alterflow.catalog.models import DataFileRow, TabletRow
-from alterflow.store.load_once import load_once
+from alterflow.load.load_once import load_once
 from tests.support.catalog_rows import txn_state
 from tests.support.heavy_jobs import start, wait
 

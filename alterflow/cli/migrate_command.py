@@ -1,5 +1,5 @@
 """`alterflow migrate status|lint|apply|baseline|repair|new|diff` (SPEC §10). Every refusal is one
-line on stderr and exit status 1 (`alterflow.output.report_failure`); `lint` also exits 1 when a finding is
+line on stderr and exit status 1 (`alterflow.cli.output.report_failure`); `lint` also exits 1 when a finding is
 an error."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    from alterflow.output import report_failure
+    from alterflow.cli.output import report_failure
 
     try:
         args = parser().parse_args(argv)
@@ -60,7 +60,7 @@ def _run(args) -> int:
     if args.action == "new":
         print(f"created {new_file(directory, ' '.join(args.words))}")
         return 0
-    from alterflow.session import Session
+    from alterflow.cli.session import Session
 
     session = Session()
     catalog = session.catalog

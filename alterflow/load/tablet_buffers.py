@@ -4,7 +4,7 @@ A streaming load adds batch after batch; a tablet whose buffer reaches the targe
 flushed at once, and the load flushes the largest buffer when all of them together pass its memory
 budget. A flush hands the tablet's rows to `on_file` as one file's content: primary keys
 deduplicated (the last row wins) and rows sorted by the sort key. The same buffers serve a local
-load (alterflow.store.load) and each task of a Spark load (alterflow.store.spark_load)."""
+load (alterflow.load.local_load) and each task of a Spark load (alterflow.load.spark_load)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Bulk loads through Spark (`alterflow load --engine spark`, and `--engine auto` for big inputs).
 
 Spark runs the load's tasks on the configured master, and in each task the very code of a local
-load converts the rows (alterflow.store.rows, alterflow.store.coercion), buckets them
+load converts the rows (alterflow.load.rows, alterflow.load.coercion), buckets them
 (alterflow.bucketing), converts them again for a running job's shadow index (dual write) and writes
 Parquet files with field ids. One definition of every rule serves both engines.
 
@@ -44,15 +44,15 @@ from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.crash_points import crash_point
 from alterflow.leases import TransactionLease, new_holder
-from alterflow.loading import CsvSplit, LoadInput, LoadInputError, csv_header, csv_split_batches, csv_splits
-from alterflow.store.bad_rows import BadRows
+from alterflow.load.bad_rows import BadRows
+from alterflow.load.inputs import CsvSplit, LoadInput, LoadInputError, csv_header, csv_split_batches, csv_splits
+from alterflow.load.local_load import LoadResult, abort_load, dual_write_rows, numbered
+from alterflow.load.rows import rows_from_arrow
+from alterflow.load.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.store.column_splice import shadow_from_origin, write_with_shadow
 from alterflow.store.layout import absolute, data_file_path, load_staging_path
-from alterflow.store.load import LoadResult, abort_load, dual_write_rows, numbered
 from alterflow.store.quarantine import QuarantineTarget
 from alterflow.store.quarantine_table import quarantine_target
-from alterflow.store.rows import rows_from_arrow
-from alterflow.store.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.store.tablets import same_tablets, tablet_rows, with_txn_column, write_parquet
 from alterflow.store.warehouse import Warehouse
 

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from alterflow.session import Session
+from alterflow.cli.session import Session
 from alterflow.settings import Settings
 from alterflow.store.warehouse import MARKER
 from tests.support.statements import sql
@@ -149,7 +149,7 @@ BAD = [
 
 
 def test_gc_bad_flags_and_environment_change_nothing(tmp_path, monkeypatch, capsys):
-    from alterflow.cli import main
+    from alterflow.cli.command import main
 
     home = tmp_path / "home"
     ok(run(home, "sql", "-e", "CREATE TABLE t (id INT NOT NULL, PRIMARY KEY (id)); ALTER TABLE t ADD COLUMN n INT"))

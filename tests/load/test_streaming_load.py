@@ -12,11 +12,11 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
 
-import alterflow.loading as loading
+import alterflow.load.inputs as loading
 import alterflow.store.column_splice as column_splice
 from alterflow.arrow_schema import arrow_schema
-from alterflow.loading import open_input
-from alterflow.session import Session, StatementError
+from alterflow.cli.session import Session, StatementError
+from alterflow.load.inputs import open_input
 from alterflow.store.warehouse import MARKER
 from tests.support.gc import delete_dropped_files
 from tests.support.heavy_jobs import index_files, read_file

@@ -22,7 +22,7 @@ How the kernels stay exact:
   value, and a type coerce_value refuses outright (bool into INT, int into STRING, ...) is
   refused here too.
 
-Every formulation here is checked against the reference by tests/store/test_coercion.py.
+Every formulation here is checked against the reference by tests/load/test_coercion.py.
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ def _arrow_text(array: pa.Array, index: int) -> str:
 
 def _rules():
     """alterflow.conversion.rules, imported on first use: importing it imports the conversion
-    package, whose arrow_convert imports alterflow.store.rows, which imports this module."""
+    package, whose arrow_convert imports alterflow.load.rows, which imports this module."""
     from alterflow.conversion import rules
 
     return rules
