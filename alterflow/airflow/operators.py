@@ -60,15 +60,25 @@ def _event_or_fail(event: dict | None) -> dict:
     return event
 
 
-class WaitForBoundaryOperator(BaseOperator):
+class _JobStepOperator(BaseOperator):
+    """A step of one alter job (its id templated from the DAG run) that may defer to a trigger
+    polling the catalog, and looks again when the trigger fires."""
+
     template_fields = ("job_id",)
-    ui_color = "#f0e4ff"
 
     def __init__(self, *, job_id: Any, poll_seconds: float = POLL_SECONDS, alterflow_conn_id: str = DEFAULT_CONN_ID, **kwargs):
         super().__init__(**kwargs)
         self.job_id = job_id
         self.poll_seconds = poll_seconds
         self.alterflow_conn_id = alterflow_conn_id
+
+    def execute_complete(self, context, event: dict | None = None) -> dict:
+        _event_or_fail(event)
+        return self.execute(context)  # one more look: it records the step's progress (or defers again)
+
+
+class WaitForBoundaryOperator(_JobStepOperator):
+    ui_color = "#f0e4ff"
 
     def execute(self, context) -> dict:
         result = tasks.wait_for_boundary(int(self.job_id), context["run_id"], self.alterflow_conn_id)
@@ -80,20 +90,9 @@ class WaitForBoundaryOperator(BaseOperator):
             method_name="execute_complete",
         )
 
-    def execute_complete(self, context, event: dict | None = None) -> dict:
-        _event_or_fail(event)
-        return self.execute(context)  # one more look: it records the move to RUNNING (or defers again)
 
-
-class SwapOperator(BaseOperator):
-    template_fields = ("job_id",)
+class SwapOperator(_JobStepOperator):
     ui_color = "#e4ffe8"
-
-    def __init__(self, *, job_id: Any, poll_seconds: float = POLL_SECONDS, alterflow_conn_id: str = DEFAULT_CONN_ID, **kwargs):
-        super().__init__(**kwargs)
-        self.job_id = job_id
-        self.poll_seconds = poll_seconds
-        self.alterflow_conn_id = alterflow_conn_id
 
     def execute(self, context) -> dict:
         result = tasks.swap(int(self.job_id), context["run_id"], self.alterflow_conn_id)

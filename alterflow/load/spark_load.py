@@ -435,30 +435,36 @@ def _write_and_commit(
     if errors:
         raise source.first_bad_row(version, target) or BadRows(errors[0])
     crash_point("load_tasks_done")
-    return _commit(catalog, store, table, version, target, txn_id, written, planned, heavy, quarantine)
+    commit = _LoadCommit(catalog, store, table, version, target, txn_id, planned, quarantine)
+    return _commit(commit, written, heavy)
 
 
-def _commit(
-    catalog: Catalog,
-    store: Warehouse,
-    table: TableInfo,
-    version: SchemaVersion,
-    target: DualWriteTarget | None,
-    txn_id: int,
-    written: list[dict],
-    planned: list[str],
-    heavy: HeavyJobs,
-    quarantine: QuarantineTarget | None = None,
-) -> LoadResult:
+@dataclass(frozen=True)
+class _LoadCommit:
+    """What the driver commits: the transaction, where its staged files go, and the list of the
+    paths it made (the caller's, appended to as files move, so a failure can remove them)."""
+
+    catalog: Catalog
+    store: Warehouse
+    table: TableInfo
+    version: SchemaVersion
+    target: DualWriteTarget | None
+    txn_id: int
+    planned: list[str]
+    quarantine: QuarantineTarget | None
+
+
+def _commit(commit: _LoadCommit, written: list[dict], heavy: HeavyJobs) -> LoadResult:
     """Record the staged files under the transaction, move them into their tablets, commit."""
     nulled = sum(w["nulled"] for w in written)
     written = [w for w in written if w["path"] is not None]
-    _register_and_move(catalog, store, table, version, target, txn_id, written, planned, quarantine)
+    _register_and_move(commit, written)
     crash_point("load_files_moved")
-    sizes = {path: store.path(path).stat().st_size for path in planned}
+    store, txn_id, target = commit.store, commit.txn_id, commit.target
+    sizes = {path: store.path(path).stat().st_size for path in commit.planned}
     store.sync_transaction(txn_id)  # durable before visible: what the tasks wrote, and the moves
     heavy.commit_load(txn_id, sizes, nulled, target.job_id if target is not None else None)
-    return LoadResult(txn_id, sum(w["rows"] for w in written if not w["shadow"] and not w["quarantine"]), len(planned))
+    return LoadResult(txn_id, sum(w["rows"] for w in written if not w["shadow"] and not w["quarantine"]), len(commit.planned))
 
 
 def _run_tasks(spark, source: SparkInput, plan: TaskPlan) -> list[dict]:
@@ -475,19 +481,10 @@ def _run_tasks(spark, source: SparkInput, plan: TaskPlan) -> list[dict]:
             spark.conf.set(key, value)
 
 
-def _register_and_move(
-    catalog: Catalog,
-    store: Warehouse,
-    table: TableInfo,
-    version: SchemaVersion,
-    target: DualWriteTarget | None,
-    txn_id: int,
-    written: list[dict],
-    planned: list[str],
-    quarantine: QuarantineTarget | None = None,
-) -> None:
+def _register_and_move(commit: _LoadCommit, written: list[dict]) -> None:
     """Record every staged file under the transaction, then move it into its tablet (the
     quarantined rows' into the quarantine table's)."""
+    table, version, target, quarantine, txn_id = commit.table, commit.version, commit.target, commit.quarantine, commit.txn_id
     indexes = {"origin": (table.id, table.current_index_id, version, None)}
     if target is not None:
         indexes["shadow"] = (table.id, target.shadow_index_id, target.version, None)
@@ -496,16 +493,16 @@ def _register_and_move(
     moves, files = [], []
     for kind, (table_id, index_id, index_version, job_id) in indexes.items():
         mine = [w for w in written if ("quarantine" if w["quarantine"] else "shadow" if w["shadow"] else "origin") == kind]
-        tablet_ids = catalog.ensure_tablets(index_id, {(w["partition_key"], w["bucket"]) for w in mine})
+        tablet_ids = commit.catalog.ensure_tablets(index_id, {(w["partition_key"], w["bucket"]) for w in mine})
         for w in mine:
             tablet_id = tablet_ids[(w["partition_key"], w["bucket"])]
             path = data_file_path(table_id, index_id, tablet_id, txn_id, int(w["seq"]))
             files.append(NewFile(tablet_id, index_version.version, path, w["rows"], 0, job_id))
             moves.append((pathlib.Path(w["path"]), path))
-    catalog.register_files(txn_id, files)
+    commit.catalog.register_files(txn_id, files)
     for staged, path in moves:
-        planned.append(path)
-        store.move(staged, path)
+        commit.planned.append(path)
+        commit.store.move(staged, path)
 
 
 def _first_bad_row(

@@ -19,6 +19,7 @@ statement the in-order plan rejects.
 
 from __future__ import annotations
 
+import functools
 import getpass
 import pathlib
 import socket
@@ -313,25 +314,40 @@ class MigrationApply:
 
     def _resume(self, parsed: ast.Statement, text: str, running: RecordedStatement) -> str:
         """What a statement left RUNNING by a killed apply did; run it only if it never ran."""
-        since = running.started_at
         if isinstance(parsed, ast.AlterTable):
             return self._resume_alter(parsed, text, running.request_id)
-        if isinstance(parsed, ast.CreateTable):
-            if self.history.table_created_since(name_key(parsed.name), since):
-                return f"CREATE TABLE {parsed.name} (found done)"
-        elif isinstance(parsed, ast.DropTable):
-            if self.history.table_dropped_since(name_key(parsed.name), since):
-                return f"DROP TABLE {parsed.name} (found done)"
-        elif isinstance(parsed, ast.CreateView):
-            if self.history.view_created_since(name_key(parsed.name), since):
-                return f"CREATE VIEW {parsed.name} (found done)"
-        elif isinstance(parsed, ast.DropView):
-            if self.history.view_dropped_since(name_key(parsed.name), since):
-                return f"DROP VIEW {parsed.name} (found done)"
-        elif isinstance(parsed, ast.Insert):
-            if self.history.load_committed(running.request_id):
-                return f"INSERT INTO {parsed.table} (found done: its transaction committed)"
-        return self._execute(parsed, running.request_id)  # it never took effect: run it now
+        done = self._found_done(parsed, running)
+        return done if done is not None else self._execute(parsed, running.request_id)  # it never took effect: run it now
+
+    @functools.singledispatchmethod
+    def _found_done(self, parsed: ast.Statement, running: RecordedStatement) -> str | None:
+        """The line of a statement that took effect since `running` started; None if it never did."""
+        return None
+
+    @_found_done.register(ast.CreateTable)
+    def _table_created(self, parsed: ast.CreateTable, running: RecordedStatement) -> str | None:
+        found = self.history.table_created_since(name_key(parsed.name), running.started_at)
+        return f"CREATE TABLE {parsed.name} (found done)" if found else None
+
+    @_found_done.register(ast.DropTable)
+    def _table_dropped(self, parsed: ast.DropTable, running: RecordedStatement) -> str | None:
+        found = self.history.table_dropped_since(name_key(parsed.name), running.started_at)
+        return f"DROP TABLE {parsed.name} (found done)" if found else None
+
+    @_found_done.register(ast.CreateView)
+    def _view_created(self, parsed: ast.CreateView, running: RecordedStatement) -> str | None:
+        found = self.history.view_created_since(name_key(parsed.name), running.started_at)
+        return f"CREATE VIEW {parsed.name} (found done)" if found else None
+
+    @_found_done.register(ast.DropView)
+    def _view_dropped(self, parsed: ast.DropView, running: RecordedStatement) -> str | None:
+        found = self.history.view_dropped_since(name_key(parsed.name), running.started_at)
+        return f"DROP VIEW {parsed.name} (found done)" if found else None
+
+    @_found_done.register(ast.Insert)
+    def _load_committed(self, parsed: ast.Insert, running: RecordedStatement) -> str | None:
+        found = self.history.load_committed(running.request_id)
+        return f"INSERT INTO {parsed.table} (found done: its transaction committed)" if found else None
 
     def _resume_alter(self, parsed: ast.AlterTable, text: str, request_id: str) -> str:
         from alterflow.catalog.states import JobState

@@ -64,6 +64,8 @@ class Position:
 
 @dataclass(frozen=True)
 class ColumnDef:
+    """A column as a statement defines it: CREATE TABLE's, ADD COLUMN's, MODIFY COLUMN's."""
+
     name: str
     type: str  # the type as written, normalised to upper case, e.g. "DECIMAL(10,2)", "VARCHAR(20)", "INT"
     nullable: bool | None = None  # None: not stated (CREATE TABLE treats as NULL; MODIFY keeps)
@@ -74,6 +76,8 @@ class ColumnDef:
 
 @dataclass(frozen=True)
 class CreateTable:
+    """CREATE TABLE [IF NOT EXISTS] name (columns) [keys, PARTITION BY, DISTRIBUTED BY, ORDER BY]."""
+
     name: str
     columns: tuple[ColumnDef, ...]
     primary_key: tuple[str, ...] = ()
@@ -87,12 +91,16 @@ class CreateTable:
 
 @dataclass(frozen=True)
 class DropTable:
+    """DROP TABLE [IF EXISTS] name."""
+
     name: str
     if_exists: bool = False
 
 
 @dataclass(frozen=True)
 class Insert:
+    """INSERT INTO table [(columns)] VALUES (...), ... or INSERT INTO table [(columns)] SELECT ..."""
+
     table: str
     columns: tuple[str, ...] | None  # None: all columns of the current version, in order
     rows: tuple[tuple[Literal, ...], ...] | None = None  # VALUES rows (literals only)
@@ -101,6 +109,8 @@ class Insert:
 
 @dataclass(frozen=True)
 class Select:
+    """A query (SELECT, WITH ..., set operations), run on one of two engines."""
+
     sql: str  # Spark SQL text of the whole query
     tables: tuple[str, ...]  # names of the tables/views it reads (catalog objects, CTE names excluded)
 
@@ -123,6 +133,8 @@ class SetOption:
 
 @dataclass(frozen=True)
 class CreateView:
+    """CREATE VIEW name AS SELECT ...: pinned to the table versions current now."""
+
     name: str
     query: str  # Spark SQL text of the SELECT
     tables: tuple[str, ...]
@@ -130,17 +142,23 @@ class CreateView:
 
 @dataclass(frozen=True)
 class DropView:
+    """DROP VIEW [IF EXISTS] name."""
+
     name: str
     if_exists: bool = False
 
 
 @dataclass(frozen=True)
 class Describe:
+    """DESCRIBE table: its current version's columns."""
+
     table: str
 
 
 @dataclass(frozen=True)
 class AddColumn:
+    """ADD COLUMN def [FIRST | AFTER col]."""
+
     column: ColumnDef
 
 
@@ -153,38 +171,52 @@ class AddColumns:
 
 @dataclass(frozen=True)
 class DropColumn:
+    """DROP COLUMN name."""
+
     name: str
 
 
 @dataclass(frozen=True)
 class ModifyColumn:
+    """MODIFY COLUMN def: a new type, nullability, default or comment."""
+
     column: ColumnDef  # attributes left None were not restated and are kept
 
 
 @dataclass(frozen=True)
 class RenameColumn:
+    """RENAME COLUMN old [TO] new (TO is optional, as in Doris)."""
+
     old: str
     new: str
 
 
 @dataclass(frozen=True)
 class SetDefault:
+    """ALTER COLUMN name SET DEFAULT literal."""
+
     name: str
     default: Literal
 
 
 @dataclass(frozen=True)
 class DropDefault:
+    """ALTER COLUMN name DROP DEFAULT."""
+
     name: str
 
 
 @dataclass(frozen=True)
 class OrderBy:
+    """ORDER BY (columns): a new sort key (a heavyweight change)."""
+
     columns: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class DistributeBy:
+    """DISTRIBUTED BY HASH(columns) BUCKETS n: a new bucketing (a heavyweight change)."""
+
     columns: tuple[str, ...]
     buckets: int
 
@@ -203,6 +235,8 @@ AlterClause = (
 
 @dataclass(frozen=True)
 class AlterTable:
+    """[EXPLAIN [ANALYZE]] ALTER TABLE table clause, ... [PROPERTIES (...)]."""
+
     table: str
     clauses: tuple[AlterClause, ...]
     properties: dict[str, str] = field(default_factory=dict)
@@ -213,21 +247,29 @@ class AlterTable:
 
 @dataclass(frozen=True)
 class ShowAlter:
+    """SHOW ALTER TABLE COLUMN [FROM table]: the alter jobs and their states."""
+
     table: str | None = None
 
 
 @dataclass(frozen=True)
 class CancelAlter:
+    """CANCEL ALTER TABLE COLUMN FROM table: its running heavyweight job."""
+
     table: str
 
 
 @dataclass(frozen=True)
 class ResumeAlter:
+    """RESUME ALTER TABLE COLUMN FROM table: a postponed swap or an orphaned job."""
+
     table: str
 
 
 @dataclass(frozen=True)
 class ShowSchemaVersions:
+    """SHOW SCHEMA VERSIONS FROM table."""
+
     table: str
 
 
