@@ -177,9 +177,6 @@ def read_snapshot(
     commit_seqs maps transaction ids to commit order (default: the snapshot's, every committed load
     of the table; rewritten files carry their rows' original transactions). merge_keys=False reads
     every stored row, without keeping only the latest per primary key."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
     target = target or snapshot.current
     keyed = bool(snapshot.current.primary_key)
     merge = keyed and merge_keys
@@ -188,13 +185,39 @@ def read_snapshot(
         groups[data_file.schema_version].append(data_file)
     if not groups:
         return spark.createDataFrame([], spark_schema(target, with_txn=keyed and keep_txn))
-
-    # Versions the Parquet reader can read as `target` directly share ONE scan: a file lacking a
-    # column gets its initial default (Spark's existence default) and every lossless widening is
-    # done by the reader. Any other version (renamed columns, one newer than a view's pinned
-    # target) keeps its own scan and projection by id.
-    seq = commit_seqs if commit_seqs is not None else snapshot.commit_seqs
     by_file = merge and files_share_a_load(snapshot.files)
+    frame = _union_of_groups(spark, warehouse, snapshot, groups, target, keyed, by_file)
+    if not keyed:
+        return frame
+    seq = commit_seqs if commit_seqs is not None else snapshot.commit_seqs
+    if merge and (len(set(seq.values())) > 1 or by_file):
+        frame = _latest_per_key(frame, seq, by_file, target.names(snapshot.current.primary_key))
+    if by_file:
+        frame = frame.drop(FILE_COLUMN)
+    return frame if keep_txn else frame.drop(TXN_COLUMN)
+
+
+def _union_of_groups(spark, warehouse: pathlib.Path, snapshot: TableSnapshot, groups, target: SchemaVersion, keyed: bool, by_file: bool):
+    """Every file group read as `target`, in one union: the target's columns, each labelled with
+    its alterflow type, then the transaction column (primary-key tables) and the file column
+    (`by_file`)."""
+    from pyspark.sql import functions as F
+
+    frame = reduce(lambda a, b: a.unionAll(b), _group_frames(spark, warehouse, snapshot, groups, target, keyed, by_file))
+    # Each column's alterflow type, once over the union (Spark keeps it through the plan).
+    labelled = [F.col(_sql_name(c.name)).alias(c.name, metadata={"alterflow.type": c.type.sql()}) for c in target.columns]
+    return frame.select(*labelled, *([F.col(TXN_COLUMN)] if keyed else []), *([F.col(_sql_name(FILE_COLUMN))] if by_file else []))
+
+
+def _group_frames(
+    spark, warehouse: pathlib.Path, snapshot: TableSnapshot, groups, target: SchemaVersion, keyed: bool, by_file: bool
+) -> list:
+    """One DataFrame per scan. Versions the Parquet reader can read as `target` directly share ONE
+    scan: a file lacking a column gets its initial default (Spark's existence default) and every
+    lossless widening is done by the reader. Any other version (renamed columns, one newer than a
+    view's pinned target) keeps its own scan and projection by id."""
+    from pyspark.sql import functions as F
+
     file_name = [F.col("_metadata.file_name").alias(FILE_COLUMN)] if by_file else []
     shared = [v for v in sorted(groups) if reads_directly(snapshot.versions[v], target)]
     parts = []
@@ -212,22 +235,18 @@ def read_snapshot(
         if by_file:
             select.append(f"_metadata.file_name AS {_sql_name(FILE_COLUMN)}")
         parts.append(frame.selectExpr(*select))
-    frame = reduce(lambda a, b: a.unionAll(b), parts)
-    # Each column's alterflow type, once over the union (Spark keeps it through the plan).
-    labelled = [F.col(_sql_name(c.name)).alias(c.name, metadata={"alterflow.type": c.type.sql()}) for c in target.columns]
-    frame = frame.select(*labelled, *([F.col(TXN_COLUMN)] if keyed else []), *([F.col(_sql_name(FILE_COLUMN))] if by_file else []))
-    if not keyed:
-        return frame
+    return parts
 
-    # Latest committed transaction wins: rank each row by its transaction's commit sequence, then
-    # (rows of one transaction) by its file.
-    if merge and (len(set(seq.values())) > 1 or by_file):
-        order = [F.create_map(*[F.lit(x) for pair in sorted(seq.items()) for x in pair])[F.col(TXN_COLUMN)].desc()]
-        if by_file:
-            order.append(F.col(_sql_name(FILE_COLUMN)).desc())
-        keys = [F.col(f"`{name}`") for name in target.names(snapshot.current.primary_key)]
-        window = Window.partitionBy(*keys).orderBy(*order)
-        frame = frame.withColumn(RANK_COLUMN, F.row_number().over(window)).where(F.col(f"`{RANK_COLUMN}`") == 1).drop(RANK_COLUMN)
+
+def _latest_per_key(frame, seq: dict[int, int], by_file: bool, key_names):
+    """Latest committed transaction wins: rank each row by its transaction's commit sequence, then
+    (rows of one transaction) by its file, and keep the first per key."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    order = [F.create_map(*[F.lit(x) for pair in sorted(seq.items()) for x in pair])[F.col(TXN_COLUMN)].desc()]
     if by_file:
-        frame = frame.drop(FILE_COLUMN)
-    return frame if keep_txn else frame.drop(TXN_COLUMN)
+        order.append(F.col(_sql_name(FILE_COLUMN)).desc())
+    keys = [F.col(f"`{name}`") for name in key_names]
+    window = Window.partitionBy(*keys).orderBy(*order)
+    return frame.withColumn(RANK_COLUMN, F.row_number().over(window)).where(F.col(f"`{RANK_COLUMN}`") == 1).drop(RANK_COLUMN)

@@ -12,6 +12,7 @@ refused in one line naming what was found; a query engine is the place for those
 from __future__ import annotations
 
 import decimal
+import functools
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -57,52 +58,82 @@ class ScanCondition:
         found = self._predicate(node)
         return ~found if node.args.get("negate") else found  # `x NOT LIKE ..` and the like
 
+    @functools.singledispatchmethod
     def _predicate(self, node: exp.Expression) -> pc.Expression:
-        if isinstance(node, exp.Paren):
-            return self._condition(node.this)
-        if isinstance(node, exp.And):
-            return self._condition(node.this) & self._condition(node.expression)
-        if isinstance(node, exp.Or):
-            return self._condition(node.this) | self._condition(node.expression)
-        if isinstance(node, exp.Not):
-            return ~self._condition(node.this)
-        if type(node) in _COMPARISONS:
-            left, right = self._pair(node.this, node.expression)
-            return _COMPARISONS[type(node)](left, right)
-        if isinstance(node, exp.Is):
-            if not isinstance(node.expression, exp.Null):
-                raise self._unsupported(node)
-            return self._column(node.this).is_null()
-        if isinstance(node, exp.In):
-            if node.args.get("query") or node.args.get("unnest") or node.args.get("field"):
-                raise self._unsupported(node)
-            column, dtype = self._typed_column(node.this)
-            values = [self._literal(v, dtype) for v in node.expressions]
-            known = _value_set([v for v in values if v is not None], dtype, self.context)
-            if len(known) < len(values):  # x IN (.., NULL): true on a match, else unknown
-                unknown = pc.scalar(pa.scalar(None, pa.bool_()))
-                return pc.if_else(column.isin(known), pc.scalar(True), unknown) if len(known) else unknown
-            return column.isin(known)
-        if isinstance(node, exp.Between):
-            column, dtype = self._typed_column(node.this)
-            low, high = self._literal(node.args["low"], dtype), self._literal(node.args["high"], dtype)
-            return (column >= _scalar(low, dtype)) & (column <= _scalar(high, dtype))
-        if isinstance(node, exp.Like):
-            column, dtype = self._typed_column(node.this)
-            if not pa.types.is_string(dtype) and not pa.types.is_large_string(dtype):
-                raise ScanConditionError(f"{self.context}: LIKE takes a text column; {node.this.sql('spark')} is not one")
-            pattern = self._literal(node.expression, dtype)
-            if pattern is None:
-                return pc.scalar(pa.scalar(None, pa.bool_()))
-            return pc.match_like(column, pattern)
-        if isinstance(node, exp.Boolean):
-            return pc.scalar(bool(node.this))
-        if isinstance(node, exp.Column):  # a BOOLEAN column on its own
-            column, dtype = self._typed_column(node)
-            if not pa.types.is_boolean(dtype):
-                raise ScanConditionError(f"{self.context}: column {node.name} is not BOOLEAN; compare it with a value")
-            return column
+        """The Arrow expression of one node: one method per sqlglot class, registered below."""
         raise self._unsupported(node)
+
+    @_predicate.register(exp.Paren)
+    def _paren(self, node: exp.Paren) -> pc.Expression:
+        return self._condition(node.this)
+
+    @_predicate.register(exp.And)
+    def _and(self, node: exp.And) -> pc.Expression:
+        return self._condition(node.this) & self._condition(node.expression)
+
+    @_predicate.register(exp.Or)
+    def _or(self, node: exp.Or) -> pc.Expression:
+        return self._condition(node.this) | self._condition(node.expression)
+
+    @_predicate.register(exp.Not)
+    def _not(self, node: exp.Not) -> pc.Expression:
+        return ~self._condition(node.this)
+
+    @_predicate.register(exp.EQ)
+    @_predicate.register(exp.NEQ)
+    @_predicate.register(exp.GT)
+    @_predicate.register(exp.GTE)
+    @_predicate.register(exp.LT)
+    @_predicate.register(exp.LTE)
+    def _comparison(self, node: exp.Binary) -> pc.Expression:
+        left, right = self._pair(node.this, node.expression)
+        return _COMPARISONS[type(node)](left, right)
+
+    @_predicate.register(exp.Is)
+    def _is_null(self, node: exp.Is) -> pc.Expression:
+        if not isinstance(node.expression, exp.Null):
+            raise self._unsupported(node)
+        return self._column(node.this).is_null()
+
+    @_predicate.register(exp.In)
+    def _in(self, node: exp.In) -> pc.Expression:
+        if node.args.get("query") or node.args.get("unnest") or node.args.get("field"):
+            raise self._unsupported(node)
+        column, dtype = self._typed_column(node.this)
+        values = [self._literal(v, dtype) for v in node.expressions]
+        known = _value_set([v for v in values if v is not None], dtype, self.context)
+        if len(known) < len(values):  # x IN (.., NULL): true on a match, else unknown
+            unknown = pc.scalar(pa.scalar(None, pa.bool_()))
+            return pc.if_else(column.isin(known), pc.scalar(True), unknown) if len(known) else unknown
+        return column.isin(known)
+
+    @_predicate.register(exp.Between)
+    def _between(self, node: exp.Between) -> pc.Expression:
+        column, dtype = self._typed_column(node.this)
+        low, high = self._literal(node.args["low"], dtype), self._literal(node.args["high"], dtype)
+        return (column >= _scalar(low, dtype)) & (column <= _scalar(high, dtype))
+
+    @_predicate.register(exp.Like)
+    def _like(self, node: exp.Like) -> pc.Expression:
+        column, dtype = self._typed_column(node.this)
+        if not pa.types.is_string(dtype) and not pa.types.is_large_string(dtype):
+            raise ScanConditionError(f"{self.context}: LIKE takes a text column; {node.this.sql('spark')} is not one")
+        pattern = self._literal(node.expression, dtype)
+        if pattern is None:
+            return pc.scalar(pa.scalar(None, pa.bool_()))
+        return pc.match_like(column, pattern)
+
+    @_predicate.register(exp.Boolean)
+    def _boolean(self, node: exp.Boolean) -> pc.Expression:
+        return pc.scalar(bool(node.this))
+
+    @_predicate.register(exp.Column)
+    def _boolean_column(self, node: exp.Column) -> pc.Expression:
+        """A BOOLEAN column on its own."""
+        column, dtype = self._typed_column(node)
+        if not pa.types.is_boolean(dtype):
+            raise ScanConditionError(f"{self.context}: column {node.name} is not BOOLEAN; compare it with a value")
+        return column
 
     # -- operands ---------------------------------------------------------------------------------
     def _pair(self, left: exp.Expression, right: exp.Expression):

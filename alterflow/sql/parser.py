@@ -282,37 +282,59 @@ def _plain_tokens(text: str) -> list[_Tok] | None:
         match = _PLAIN_TOKEN.match(text, pos)
         if match is None:  # an unterminated string, or one holding a quote, a backslash or a line break
             return None
-        kind, start, end = match.lastgroup, match.start(), match.end()
-        after = text[end : end + 1]
-        if kind == "word":
-            if after in ("'", '"'):  # a prefixed string: x'41', b'01', N'text', _utf8mb4'text'
+        if match.lastgroup != "space":
+            token = _PLAIN_READERS[match.lastgroup](text, match)
+            if token is None:
                 return None
-            tokens.append(_Tok("word", match.group(), start, end))
-        elif kind == "number":
-            if after and (after.isalnum() or after in "_.'\""):  # 1e5, 0x1F, 1_000, 1.2.3
-                return None
-            tokens.append(_Tok("number", match.group(), start, end))
-        elif kind == "string":
-            if after in ("'", '"'):  # a doubled quote, or strings side by side
-                return None
-            tokens.append(_Tok("string", match.group()[1:-1], start, end))
-        elif kind == "punct":
-            char = match.group()
-            if char in _OPERATOR_CHARS and (after in _OPERATOR_CHARS or text[start - 1 : start] in _OPERATOR_CHARS):
-                return None
-            if char == "." and (after.isdigit() or text[start - 1 : start].isdigit()):  # .5, 5., t.5
-                return None
-            tokens.append(_Tok("punct", char, start, end))
-        pos = end
+            tokens.append(token)
+        pos = match.end()
+    return None if _sqlglot_reads_words(text, tokens) else tokens
+
+
+def _plain_word(text: str, match: re.Match) -> _Tok | None:
+    if text[match.end() : match.end() + 1] in ("'", '"'):  # a prefixed string: x'41', b'01', N'text', _utf8mb4'text'
+        return None
+    return _Tok("word", match.group(), match.start(), match.end())
+
+
+def _plain_number(text: str, match: re.Match) -> _Tok | None:
+    after = text[match.end() : match.end() + 1]
+    if after and (after.isalnum() or after in "_.'\""):  # 1e5, 0x1F, 1_000, 1.2.3
+        return None
+    return _Tok("number", match.group(), match.start(), match.end())
+
+
+def _plain_string(text: str, match: re.Match) -> _Tok | None:
+    if text[match.end() : match.end() + 1] in ("'", '"'):  # a doubled quote, or strings side by side
+        return None
+    return _Tok("string", match.group()[1:-1], match.start(), match.end())
+
+
+def _plain_punct(text: str, match: re.Match) -> _Tok | None:
+    char, start, end = match.group(), match.start(), match.end()
+    after, before = text[end : end + 1], text[start - 1 : start]
+    if char in _OPERATOR_CHARS and (after in _OPERATOR_CHARS or before in _OPERATOR_CHARS):
+        return None
+    if char == "." and (after.isdigit() or before.isdigit()):  # .5, 5., t.5
+        return None
+    return _Tok("punct", char, start, end)
+
+
+_PLAIN_READERS = {"word": _plain_word, "number": _plain_number, "string": _plain_string, "punct": _plain_punct}
+
+
+def _sqlglot_reads_words(text: str, tokens: list[_Tok]) -> bool:
+    """Whether sqlglot reads some of the words otherwise than as plain words: a command word
+    starting a statement, BEGIN or START, or USER-DEFINED."""
     for i, tok in enumerate(tokens):
         if tok.kind != "word":
             continue
         key = tok.text.upper()
         if key in _PREFIX_WORDS or (key in _COMMAND_WORDS and (i == 0 or tokens[i - 1].key == ";")):
-            return None
+            return True
         if key == "USER" and text[tok.end : tok.end + 1] == "-":  # the keyword USER-DEFINED
-            return None
-    return tokens
+            return True
+    return False
 
 
 def _sqlglot_tokens(text: str) -> list[_Tok]:
