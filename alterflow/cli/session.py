@@ -181,8 +181,6 @@ class Session:
         if local is not None:  # converted and written as a load of the query's rows
             if len(names) != len(local.names):
                 raise StatementError(f"INSERT INTO {info.name}: {len(names)} columns are named but the query returns {len(local.names)}")
-            from alterflow.load.bad_rows import BadRows
-
             try:
                 return self.load(info.name, local.table.rename_columns(names), label, by_name=True)
             except BadRows as exc:
