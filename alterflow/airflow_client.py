@@ -23,20 +23,19 @@ takes that run if its conf is ours. A refused connection is not retried: Airflow
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import httpx
 
 from alterflow.catalog.states import JobState
 from alterflow.errors import UserError, shown
+from alterflow.settings import DEFAULT_AIRFLOW_USERNAME, Settings
 from alterflow.workflow.request import AlterRequest
 
 DAG_ID = "alterflow_schema_change"
-DEFAULT_USERNAME = "admin"
 RUN_ENDED = ("success", "failed")
 RETRY_STATUSES = frozenset({500, 502, 503, 504})
 RETRY_DELAYS_S = (1.0, 2.0, 4.0, 8.0)  # 15 s in all, then the server's answer stands
@@ -88,7 +87,7 @@ def _detail(response: httpx.Response) -> str:
 @dataclass
 class AirflowClient:
     url: str
-    username: str = DEFAULT_USERNAME
+    username: str = DEFAULT_AIRFLOW_USERNAME
     password: str = ""
     timeout_s: float = READ_TIMEOUT_S  # for an answer; connecting gives up after CONNECT_TIMEOUT_S
     poll_seconds: float = 0.5  # a GET of the run: cheap, and the CLI answers within half a second of the run's end
@@ -99,13 +98,9 @@ class AirflowClient:
     _own_http: httpx.Client | None = field(default=None, init=False, repr=False)
 
     @classmethod
-    def from_env(cls, url: str, env: Mapping[str, str] | None = None) -> AirflowClient:
-        env = os.environ if env is None else env
-        return cls(
-            url=url,
-            username=env.get("ALTERFLOW_AIRFLOW_USERNAME") or DEFAULT_USERNAME,
-            password=env.get("ALTERFLOW_AIRFLOW_PASSWORD", ""),
-        )
+    def from_settings(cls, settings: Settings) -> AirflowClient:
+        """The client of the settings' Airflow (ALTERFLOW_AIRFLOW_URL) with their credentials."""
+        return cls(url=settings.airflow_url, username=settings.airflow_username, password=settings.airflow_password)
 
     # -- HTTP -----------------------------------------------------------------------------
     @property

@@ -36,13 +36,13 @@ import os
 import signal
 from collections import Counter
 
-ENV = "ALTERFLOW_CRASH_AT"
+from alterflow.settings import crash_points_wanted
 
 _reached: Counter[str] = Counter()  # times this process reached each wanted point
 
 
 def crash_point(name: str) -> None:
-    wanted = os.environ.get(ENV)
+    wanted = crash_points_wanted()
     if not wanted:
         return
     for entry in wanted.split(","):

@@ -7,7 +7,8 @@
 - `TransactionLease`: a load's hold on its PREPARE transaction, renewed the same way. Once it
   expires, whoever looks first aborts the transaction; the load then fails at commit.
 
-A 30 s lease renewed every 5 s by default; `ALTERFLOW_LEASE_S` changes both (renewal every sixth).
+A lease lives `lease_s` seconds (`Settings.lease_s`: ALTERFLOW_LEASE_S, 30 by default), passed
+down by the caller, and is renewed every sixth of that (5 s by default).
 A renewal that fails for a passing reason (the database briefly unreachable) is tried again at the
 next tick; only the catalog's answer "not yours any more" ends it.
 """
@@ -26,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from alterflow.catalog.catalog import AlterJob, Catalog
 from alterflow.catalog.errors import LeaseLost
 from alterflow.catalog.leases import JobLeases, shown_holder
-from alterflow.settings import RENEWALS_PER_LEASE, lease_seconds
+from alterflow.settings import RENEWALS_PER_LEASE
 
 log = logging.getLogger(__name__)
 
@@ -165,16 +166,16 @@ class Renewal:
 class JobLease:
     """A runner's lease on one alter job, for a `with` block:
 
-        with JobLease(catalog, job_id, group) as lease:
+        with JobLease(catalog, job_id, group, lease_s=settings.lease_s) as lease:
             heavy.advance(..., holder=lease.holder)
 
     `group` names the driver across hand-offs (an Airflow DAG run); by default, this process."""
 
-    def __init__(self, catalog: Catalog, job_id: int, group: str | None = None, lease_s: float | None = None):
+    def __init__(self, catalog: Catalog, job_id: int, group: str | None = None, *, lease_s: float):
         self.catalog = catalog
         self.job_id = int(job_id)
         self.group = group or process_group()
-        self.lease_s = lease_s if lease_s is not None else lease_seconds()
+        self.lease_s = lease_s
         self.holder = new_holder()
         self._renewal: Renewal | None = None
         # An Airflow run hands its lease on with grace; a process that stops lets it go at once on failure.

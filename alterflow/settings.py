@@ -1,4 +1,11 @@
-"""Where alterflow keeps things, read from the environment (SPEC §8)."""
+"""Everything alterflow reads from its environment (SPEC §8): the `Settings` (where alterflow keeps
+things and how it runs), read once by each door (the CLI, `alterflow.connect`, an Airflow task
+through `AlterflowHook`, the spark-submit application) and passed down from there; and the few
+variables that are not settings, each read here on its own: the kill-anywhere tests' crash points,
+whether spark-submit started this process, and the environment a child process inherits.
+Nothing else under `alterflow/` reads `os.environ` (tests/test_settings.py); writing a child's
+environment (a JVM's, spark-submit's) is not reading one.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,7 @@ import os
 import pathlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from alterflow.errors import UserError, shown
 
@@ -52,10 +59,9 @@ SPARK_LOAD_MB = 4096  # `alterflow load --engine auto` loads inputs at least thi
 RENEWALS_PER_LEASE = 6  # a 30 s lease is renewed every 5 s
 
 
-def lease_seconds(env=None) -> float:
+def lease_seconds(env: Mapping[str, str]) -> float:
     """ALTERFLOW_LEASE_S: how long a runner's lease on a job, or a load's on its transaction,
     lives without renewal (default 30). Holders renew it every sixth of that (5 s by default)."""
-    env = os.environ if env is None else env
     text = env.get("ALTERFLOW_LEASE_S")
     if text is None or text.strip() == "":
         return DEFAULT_LEASE_S
@@ -67,10 +73,9 @@ def lease_seconds(env=None) -> float:
 QUERY_ENGINES = ("auto", "local", "spark")
 
 
-def query_engine(env=None) -> str:
+def query_engine(env: Mapping[str, str]) -> str:
     """ALTERFLOW_QUERY_ENGINE: which engine runs queries (`auto`, the default, `local` or `spark`);
     `SET engine = ...` changes it for one session."""
-    env = os.environ if env is None else env
     text = (env.get("ALTERFLOW_QUERY_ENGINE") or "auto").strip()
     if text.lower() not in QUERY_ENGINES:
         raise _bad("ALTERFLOW_QUERY_ENGINE", "one of auto, local, spark", text)
@@ -80,10 +85,9 @@ def query_engine(env=None) -> str:
 _MEMORY = re.compile(r"[1-9][0-9]{0,6}[kmgt]?b?", re.IGNORECASE)
 
 
-def spark_driver_memory(env=None) -> str:
+def spark_driver_memory(env: Mapping[str, str]) -> str:
     """ALTERFLOW_SPARK_DRIVER_MEMORY: the embedded Spark driver's memory, as Spark writes it
     (`2g`, `512m`; default 2g)."""
-    env = os.environ if env is None else env
     text = env.get("ALTERFLOW_SPARK_DRIVER_MEMORY")
     if text is None or text.strip() == "":
         return "2g"
@@ -96,9 +100,11 @@ DEFAULT_CATALOG_NAME = "default"
 CATALOG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}")
 
 
-def catalog_name(env: Mapping[str, str]) -> str:
+def catalog_name(env: Mapping[str, str] | None = None) -> str:
     """ALTERFLOW_CATALOG_NAME: the catalog's name in the Airflow asset URIs of its tables
-    (`alterflow://<catalog name>/<table>`); letters, digits, `_`, `.` and `-`, 63 at most."""
+    (`alterflow://<catalog name>/<table>`); letters, digits, `_`, `.` and `-`, 63 at most. Read on
+    its own where no `Settings` is made (a DAG file naming a table's asset when Airflow parses it)."""
+    env = os.environ if env is None else env
     name = env.get("ALTERFLOW_CATALOG_NAME", DEFAULT_CATALOG_NAME)
     if not CATALOG_NAME.fullmatch(name):
         raise _bad("ALTERFLOW_CATALOG_NAME", "1 to 63 letters, digits, '_', '.' or '-' (not starting with '.' or '-')", name)
@@ -106,9 +112,24 @@ def catalog_name(env: Mapping[str, str]) -> str:
 
 
 def home_from_env(env: Mapping[str, str] | None = None) -> pathlib.Path:
-    """ALTERFLOW_HOME (default `.alterflow` under the working directory), absolute."""
+    """ALTERFLOW_HOME (default `.alterflow` under the working directory), absolute. Read on its own
+    where no `Settings` may exist (the log of an internal error)."""
     env = os.environ if env is None else env
     return pathlib.Path(env.get("ALTERFLOW_HOME", ".alterflow")).absolute()
+
+
+DEFAULT_MIGRATIONS = "migrations"
+
+
+def migrations_from_env(env: Mapping[str, str] | None = None) -> str:
+    """ALTERFLOW_MIGRATIONS: the migrations directory where none is named (`--dir`, the DAG's
+    param); default `migrations`, relative to the working directory. Read on its own where no
+    `Settings` is made (`alterflow migrate new`, the migrate DAGs' params when Airflow parses them)."""
+    env = os.environ if env is None else env
+    return env.get("ALTERFLOW_MIGRATIONS") or DEFAULT_MIGRATIONS
+
+
+DEFAULT_AIRFLOW_USERNAME = "admin"
 
 
 @dataclass(frozen=True)
@@ -127,6 +148,9 @@ class Settings:
     catalog_name: str = DEFAULT_CATALOG_NAME
     spark_driver_memory: str = "2g"
     query_engine: str = "auto"
+    migrations: str = DEFAULT_MIGRATIONS
+    airflow_username: str = DEFAULT_AIRFLOW_USERNAME
+    airflow_password: str = field(default="", repr=False)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -149,8 +173,33 @@ class Settings:
             catalog_name=catalog_name(env),
             spark_driver_memory=spark_driver_memory(env),
             query_engine=query_engine(env),
+            migrations=migrations_from_env(env),
+            airflow_username=env.get("ALTERFLOW_AIRFLOW_USERNAME") or DEFAULT_AIRFLOW_USERNAME,
+            airflow_password=env.get("ALTERFLOW_AIRFLOW_PASSWORD", ""),
         )
 
     def ensure_dirs(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
         self.warehouse.mkdir(parents=True, exist_ok=True)
+
+
+# -- not settings: read where they are needed ----------------------------------------------------
+
+
+def crash_points_wanted() -> str:
+    """ALTERFLOW_CRASH_AT: the points where the kill-anywhere tests make this process die
+    (`alterflow.crash_points`); never set in production. Read at each point, as the tests set it
+    for the processes they start."""
+    return os.environ.get("ALTERFLOW_CRASH_AT", "")
+
+
+def started_by_spark_submit() -> bool:
+    """Whether this process is a Python driver that spark-submit started (PySpark's own
+    PYSPARK_GATEWAY_PORT names the JVM that waits for it): its SparkSession runs on that JVM."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def child_environment(defaults: Mapping[str, str]) -> dict[str, str]:
+    """The environment a child process (spark-submit and the JVM it starts) inherits from this
+    one, with `defaults` for the variables this one does not set."""
+    return {**defaults, **os.environ}

@@ -2,7 +2,7 @@
 
 The embedded session's JVM writes nothing on the user's terminal: its stdout and stderr (the JVM's
 own warnings, Spark's log at WARN and above, the output of its Python workers) are appended to
-`$ALTERFLOW_HOME/logs/spark.log` (`spark_log_path`). A query's own error still reaches the user as
+`logs/spark.log` under the alterflow home (`spark_log_path`). A query's own error still reaches the user as
 the exception Spark raises in this process, which the session turns into one line.
 """
 
@@ -17,6 +17,7 @@ import threading
 from datetime import UTC, datetime
 
 from alterflow.errors import MAX_LINE, UserError, capped, escaped, first_line
+from alterflow.settings import Settings, started_by_spark_submit
 
 LOG_CONFIG = pathlib.Path(__file__).with_name("log4j2.properties")
 LOG_NAME = "spark.log"
@@ -43,38 +44,34 @@ def application_conf() -> dict[str, str]:
     }
 
 
-def session_conf() -> dict[str, str]:
+def session_conf(driver_memory: str) -> dict[str, str]:
     """`application_conf` plus what the process's own embedded session adds: no UI, a few shuffle
-    partitions (small queries), the driver's memory (ALTERFLOW_SPARK_DRIVER_MEMORY, default 2g), and
-    Spark's log at WARN (it goes to `spark_log_path`, not the terminal)."""
-    from alterflow.settings import spark_driver_memory
-
+    partitions (small queries), the driver's memory (`Settings.spark_driver_memory`), and Spark's
+    log at WARN (it goes to `spark_log_path`, not the terminal)."""
     conf = application_conf()
     return {
         **conf,
         "spark.driver.extraJavaOptions": conf["spark.driver.extraJavaOptions"] + " -Dalterflow.spark.log.level=warn",
         "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": "4",
-        "spark.driver.memory": spark_driver_memory(),  # checked: a bad value is one line naming it
+        "spark.driver.memory": driver_memory,
     }
 
 
-def spark_log_path(home: pathlib.Path | None = None) -> pathlib.Path:
-    """Where the embedded session's JVM writes: `logs/spark.log` under the alterflow home
-    (ALTERFLOW_HOME by default)."""
-    from alterflow.settings import home_from_env
-
-    return (home_from_env() if home is None else home) / "logs" / LOG_NAME
+def spark_log_path(home: pathlib.Path) -> pathlib.Path:
+    """Where the embedded session's JVM writes: `logs/spark.log` under the alterflow home."""
+    return home / "logs" / LOG_NAME
 
 
 def spark_started() -> bool:
     return _session is not None
 
 
-def get_spark(master: str | None = None, log_path: pathlib.Path | None = None):
-    """Return the process's SparkSession, starting it with alterflow's settings the first time.
-    A JVM it starts writes to `log_path` (default `spark_log_path()`), as do PySpark's own loggers;
-    one that failed to start is one line (`SparkStartError`) naming the log."""
+def get_spark(settings: Settings, log_path: pathlib.Path | None = None):
+    """Return the process's SparkSession, starting it the first time on `settings`' Spark master
+    with its driver memory. A JVM it starts writes to `log_path` (default: `spark_log_path` of the
+    settings' home), as do PySpark's own loggers; one that failed to start is one line
+    (`SparkStartError`) naming the log."""
     global _session
     with _lock:
         if _session is not None:
@@ -83,10 +80,10 @@ def get_spark(master: str | None = None, log_path: pathlib.Path | None = None):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         from pyspark import SparkContext
 
-        master = master or os.environ.get("ALTERFLOW_SPARK_MASTER", "local[*]")
-        conf = session_conf()
-        if SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
-            _session = _start_session(master, conf, log_path or spark_log_path())
+        master = settings.spark_master
+        conf = session_conf(settings.spark_driver_memory)
+        if SparkContext._gateway is None and not started_by_spark_submit():
+            _session = _start_session(master, conf, log_path or spark_log_path(settings.home))
         else:  # a JVM this process did not start (spark-submit's, or the caller's own session's), as it is
             _session = _builder(master, conf).getOrCreate()
             _session.sparkContext.setLogLevel("ERROR")

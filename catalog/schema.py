@@ -8,7 +8,7 @@ touches them. Names compare case-insensitively, the way Spark resolves them.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -103,9 +103,6 @@ class SchemaVersion:
     def key_role(self, column_id: int) -> str | None:
         """The role that pins a column in place, for messages: primary-key, partition, distribution."""
         return key_role(column_id, self.primary_key, self.partition_by, self.distributed_by)
-
-    def with_version(self, version: int, statement: str) -> SchemaVersion:
-        return replace(self, version=version, statement=statement, created_at=None)
 
     # -- storage -------------------------------------------------------------------------
     def spec_json(self) -> str:

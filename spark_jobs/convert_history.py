@@ -42,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = SparkSession.builder.appName(f"alterflow-convert-job-{args.job_id}").getOrCreate()
     try:
-        result = convert(spark, Catalog(catalog_url), warehouse, args.job_id, args.parallelism, group=args.lease_group)
+        result = convert(
+            spark, Catalog(catalog_url), warehouse, args.job_id, args.parallelism, group=args.lease_group, lease_s=settings.lease_s
+        )
     finally:
         spark.stop()
     print(json.dumps(result))

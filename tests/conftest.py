@@ -43,9 +43,11 @@ def airflow_db():
 def spark(tmp_path_factory):
     """The one SparkSession of the test run (local mode, small and quiet). Its JVM writes to
     spark.log in a folder of the run's temporary directory, not under the working directory."""
+    from alterflow.settings import Settings
     from alterflow.spark_session import get_spark
 
-    return get_spark("local[2]", log_path=tmp_path_factory.mktemp("spark") / "spark.log")
+    settings = Settings.from_env({**os.environ, "ALTERFLOW_SPARK_MASTER": "local[2]"})
+    return get_spark(settings, log_path=tmp_path_factory.mktemp("spark") / "spark.log")
 
 
 PG_ADMIN_URL = os.environ.get("ALTERFLOW_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")

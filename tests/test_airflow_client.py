@@ -128,9 +128,10 @@ def test_a_rejected_statement_is_refused_before_anything_is_sent(session_with_ta
 
 
 def test_credentials_come_from_the_environment():
-    c = AirflowClient.from_env("http://a:8080/", {"ALTERFLOW_AIRFLOW_USERNAME": "bob", "ALTERFLOW_AIRFLOW_PASSWORD": "pw"})
+    env = {"ALTERFLOW_AIRFLOW_URL": "http://a:8080/", "ALTERFLOW_AIRFLOW_USERNAME": "bob", "ALTERFLOW_AIRFLOW_PASSWORD": "pw"}
+    c = AirflowClient.from_settings(Settings.from_env(env))
     assert (c.base, c.username, c.password) == ("http://a:8080", "bob", "pw")
-    c = AirflowClient.from_env("http://a:8080", {})
+    c = AirflowClient.from_settings(Settings.from_env({"ALTERFLOW_AIRFLOW_URL": "http://a:8080"}))
     assert (c.username, c.password) == ("admin", "")
 
 

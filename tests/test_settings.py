@@ -1,6 +1,10 @@
-"""Settings from the environment: a bad value is one line naming the variable, and changes nothing."""
+"""Settings from the environment: a bad value is one line naming the variable, and changes nothing;
+and nothing but alterflow/settings.py reads the environment (the rest is handed its Settings)."""
 
 from __future__ import annotations
+
+import ast
+import pathlib
 
 import pytest
 
@@ -27,3 +31,59 @@ def test_a_bad_catalog_name_is_one_line(name, monkeypatch, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: ALTERFLOW_CATALOG_NAME must be") and err.count("\n") == 1
     assert not (tmp_path / "home").exists()
+
+
+# -- nothing but alterflow/settings.py reads the environment --------------------------------------
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGES = ("alterflow", "catalog", "expectations", "spark_jobs")  # the folders installed as alterflow.*
+SETTINGS = ROOT / "alterflow" / "settings.py"
+# Writing an environment for what this process starts (a JVM, spark-submit, a library) is no read.
+WRITES = {"setdefault", "update", "pop"}
+
+
+def environment_reads(source: str) -> list[int]:
+    """The lines of `source` that read the process's environment: `os.environ` used in any way but
+    an assignment, a deletion or one of WRITES; `os.getenv`; `from os import environ` or `getenv`."""
+    tree = ast.parse(source)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "os":
+            lines += [node.lineno for alias in node.names if alias.name in ("environ", "environb", "getenv", "getenvb")]
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os"):
+            continue
+        if node.attr in ("getenv", "getenvb"):
+            lines.append(node.lineno)
+        elif node.attr in ("environ", "environb"):
+            parent = parents[node]
+            written = isinstance(parent, ast.Subscript) and isinstance(parent.ctx, (ast.Store, ast.Del))
+            called = isinstance(parent, ast.Attribute) and parent.attr in WRITES and isinstance(parents[parent], ast.Call)
+            if not (written or called):
+                lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_the_reads_are_found():
+    source = """
+import os
+from os import environ
+a = os.environ.get("A")
+b = os.getenv("B")
+c = dict(os.environ)
+d = "D" in os.environ
+e = os.environ["E"]
+os.environ["F"] = "1"
+os.environ.setdefault("G", "1")
+del os.environ["H"]
+"""
+    assert environment_reads(source) == [3, 4, 5, 6, 7, 8]
+
+
+def test_only_the_settings_module_reads_the_environment():
+    found = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if path != SETTINGS:
+                found += [f"{path.relative_to(ROOT)}:{line}" for line in environment_reads(path.read_text())]
+    assert found == [], "read through alterflow.settings (a Settings field, passed down) instead"

@@ -16,7 +16,6 @@ table's asset; its extra's `event` says which (`schema_change` or `load`)."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from airflow.sdk import Asset
@@ -39,7 +38,7 @@ def table_asset(table: str, catalog: str | None = None) -> Asset:
     if not isinstance(table, str) or not valid_name(table):
         raise BadAssetName(f"table {shown(table)}: names match [A-Za-z_][A-Za-z0-9_]* up to {MAX_NAME} characters")
     if catalog is None:
-        catalog = catalog_name(os.environ)
+        catalog = catalog_name()
     elif not isinstance(catalog, str) or not CATALOG_NAME.fullmatch(catalog):
         raise BadAssetName(f"catalog name {shown(catalog)}: 1 to 63 letters, digits, '_', '.' or '-' (not starting with '.' or '-')")
     return Asset(events.table_asset_uri(catalog, table))

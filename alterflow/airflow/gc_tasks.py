@@ -33,7 +33,7 @@ def run_step(name: str) -> dict:
     if name == "compact":
         from alterflow.spark_session import get_spark
 
-        return gc.compact(catalog, settings.warehouse, lambda: get_spark(settings.spark_master))
+        return gc.compact(catalog, settings.warehouse, lambda: get_spark(settings), settings.lease_s)
     if name == "collect_versions":
         return gc.collect_versions(catalog, settings.gc_retention_s)
     if name == "delete_files":

@@ -20,15 +20,14 @@ kind CREATE and version 1; both name the migration file in `extra["migration"]`.
 from __future__ import annotations
 
 import dataclasses
-import os
 import pathlib
 from collections.abc import Mapping
 
 from alterflow import schema_change_events as events
 from alterflow.airflow.tasks import refusals_fail_the_task, settings_of
 from alterflow.errors import UserError, capped, shown
-from alterflow.migrate.files import DEFAULT_DIR, MigrationFile, migrations_dir, version_key
-from alterflow.settings import Settings
+from alterflow.migrate.files import MigrationFile, migrations_dir, version_key
+from alterflow.settings import Settings, migrations_from_env
 
 MAX_BODY_STATEMENTS = 60  # statements shown in full in the approval's body; the rest are counted
 
@@ -39,7 +38,7 @@ class BadMigrateParams(UserError):
 
 def default_dir() -> str:
     """The `migrations_dir` param's default: ALTERFLOW_MIGRATIONS, else `migrations`."""
-    return os.environ.get("ALTERFLOW_MIGRATIONS") or DEFAULT_DIR
+    return migrations_from_env()
 
 
 def _settings() -> Settings:
@@ -49,13 +48,14 @@ def _settings() -> Settings:
 
 
 # -- params -------------------------------------------------------------------------------------
-def directory_param(params: Mapping) -> pathlib.Path:
+def directory_param(params: Mapping, default: str) -> pathlib.Path:
     """`migrations_dir`: a directory path (relative: to the worker's working directory); empty means
-    ALTERFLOW_MIGRATIONS, else `migrations`. Returned absolute, so every task reads the same one."""
+    `default` (ALTERFLOW_MIGRATIONS, else `migrations`). Returned absolute, so every task reads the
+    same one."""
     value = params.get("migrations_dir")
     if value is not None and not isinstance(value, str):
         raise BadMigrateParams(f"param migrations_dir: expected a directory path as text, got {shown(value)}")
-    directory = migrations_dir((value or "").strip() or None)
+    directory = migrations_dir((value or "").strip() or None, default)
     return directory.absolute()
 
 
@@ -103,10 +103,11 @@ def lint(params: Mapping) -> tuple[dict, dict, str]:
     from alterflow.spark_session import get_spark
 
     with refusals_fail_the_task():
-        directory = directory_param(params)
+        settings = _settings()
+        directory = directory_param(params, settings.migrations)
         to = to_param(params)
-        session = Session(_settings())
-        settings, catalog = session.settings, session.catalog
+        session = Session(settings)
+        catalog = session.catalog
         status = migration_status(catalog, directory)  # a missing directory: one line
         key = check_to(status.files, directory, to)
         rules = load_rules(directory)
@@ -115,7 +116,7 @@ def lint(params: Mapping) -> tuple[dict, dict, str]:
         # Spark (ALTERFLOW_SPARK_MASTER) only for a table over the local engine's limit.
         upto = dataclasses.replace(status, files=_up_to(status.files, key))
         report = lint_migrations(
-            catalog, directory, rules, settings.warehouse, analyze=True, spark=lambda: get_spark(settings.spark_master), status=upto
+            catalog, directory, rules, settings.warehouse, analyze=True, spark=lambda: get_spark(settings), status=upto
         )
         print(report.text(), flush=True)
         if not report.errors:  # apply's own refusals, as a dry run (it changes nothing)

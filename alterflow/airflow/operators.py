@@ -43,6 +43,7 @@ from alterflow.catalog.states import JobKind, JobState
 from alterflow.leases import JobLease
 from alterflow.rewrite.spark_submit import application_path, spark_submit_binary
 from alterflow.schema_change_events import SCHEMA_CHANGES_ALIAS
+from alterflow.settings import child_environment
 from alterflow.spark_session import application_conf
 from alterflow.workflow.runner import preload_expectations
 
@@ -186,15 +187,12 @@ def _submit_env(local_master: bool = True) -> dict[str, str]:
     pyspark's own spark-submit when none is on PATH. On a local master the driver binds to
     127.0.0.1 (unless SPARK_LOCAL_IP says otherwise); on a cluster, where executors must reach the
     driver, Spark picks the address unless SPARK_LOCAL_IP is set."""
-    path = os.environ.get("PATH", "")
+    inherited = child_environment({"PATH": "", "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable})
+    path = inherited["PATH"]
     if shutil.which("spark-submit", path=path) is None:
         path = os.pathsep.join(p for p in (str(spark_submit_binary().parent), path) if p)
-    env = {
-        "PATH": path,
-        "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
-        "PYSPARK_DRIVER_PYTHON": os.environ.get("PYSPARK_DRIVER_PYTHON", sys.executable),
-    }
-    local_ip = os.environ.get("SPARK_LOCAL_IP") or ("127.0.0.1" if local_master else None)
+    env = {"PATH": path, "PYSPARK_PYTHON": inherited["PYSPARK_PYTHON"], "PYSPARK_DRIVER_PYTHON": inherited["PYSPARK_DRIVER_PYTHON"]}
+    local_ip = inherited.get("SPARK_LOCAL_IP") or ("127.0.0.1" if local_master else None)
     if local_ip:
         env["SPARK_LOCAL_IP"] = local_ip
     return env
@@ -265,7 +263,7 @@ class ConvertHistoryOperator(SparkSubmitOperator):
         try:
             # The task holds the run's lease while spark-submit starts; the application takes it
             # over (same group) once it runs, and renews it while it converts.
-            with tasks.refusals_fail_the_task(), JobLease(catalog, job_id, group):
+            with tasks.refusals_fail_the_task(), JobLease(catalog, job_id, group, lease_s=settings.lease_s):
                 super().execute(context)
         except AirflowException:
             tasks.alive_job(job_id, self.alterflow_conn_id)  # cancelled meanwhile: fail with the job's Msg, no retry

@@ -121,7 +121,7 @@ def dry_run(request: dict, conn_id: str = DEFAULT_CONN_ID) -> dict:
         req = AlterRequest.from_json(request)
         settings, catalog = open_catalog(conn_id)
         stmt = dataclasses.replace(steps.parse_alter(req), explain=True, analyze=True)
-        result = explain_alter(catalog, settings.warehouse, stmt, lambda: get_spark(settings.spark_master))
+        result = explain_alter(catalog, settings.warehouse, stmt, lambda: get_spark(settings))
     print(f"EXPLAIN ANALYZE {req.statement}\n{to_table(result)}")
     return {"kind": DRY_RUN, "columns": list(result.columns), "rows": [list(row) for row in result.rows]}
 
@@ -148,14 +148,16 @@ def route(job_id: int, conn_id: str = DEFAULT_CONN_ID) -> str:
 
 def start(request: dict, validated: dict, conn_id: str = DEFAULT_CONN_ID) -> dict:
     with refusals_fail_the_task():
-        catalog = open_catalog(conn_id)[1]
-        return heavy_steps.start(catalog, AlterRequest.from_json(request), validated, group=run_group(request["request_id"]))
+        settings, catalog = open_catalog(conn_id)
+        return heavy_steps.start(
+            catalog, AlterRequest.from_json(request), validated, group=run_group(request["request_id"]), lease_s=settings.lease_s
+        )
 
 
 def wait_for_boundary(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
     with refusals_fail_the_task():
         settings, catalog = open_catalog(conn_id)
-        return heavy_steps.wait_for_boundary(catalog, settings.warehouse, job_id, group=run_group(run_id))
+        return heavy_steps.wait_for_boundary(catalog, settings.warehouse, job_id, group=run_group(run_id), lease_s=settings.lease_s)
 
 
 def alive_job(job_id: int, conn_id: str = DEFAULT_CONN_ID) -> AlterJob:
@@ -178,8 +180,10 @@ def convert_in_worker(job_id: int, run_id: str, parallelism: int, conn_id: str =
 
     with refusals_fail_the_task():
         settings, catalog = open_catalog(conn_id)
-        spark = None if heavy_steps.conversion_engine(catalog, job_id) == "local" else get_spark(settings.spark_master)
-        return heavy_steps.convert(spark, catalog, settings.warehouse, job_id, parallelism, group=run_group(run_id))
+        spark = None if heavy_steps.conversion_engine(catalog, job_id) == "local" else get_spark(settings)
+        return heavy_steps.convert(
+            spark, catalog, settings.warehouse, job_id, parallelism, group=run_group(run_id), lease_s=settings.lease_s
+        )
 
 
 def check(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
@@ -192,14 +196,14 @@ def check(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
             return {"skipped": job.state}
         local = heavy_steps.conversion_engine(catalog, job_id) == "local"  # validated on pandas: no Spark
         return heavy_steps.check(
-            None if local else get_spark(settings.spark_master), catalog, settings.warehouse, job_id, group=run_group(run_id)
+            None if local else get_spark(settings), catalog, settings.warehouse, job_id, group=run_group(run_id), lease_s=settings.lease_s
         )
 
 
 def swap(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
     with refusals_fail_the_task():
         settings, catalog = open_catalog(conn_id)
-        return heavy_steps.swap(catalog, settings.warehouse, job_id, group=run_group(run_id))
+        return heavy_steps.swap(catalog, settings.warehouse, job_id, group=run_group(run_id), lease_s=settings.lease_s)
 
 
 def schema_change_event(job: dict, conn_id: str = DEFAULT_CONN_ID) -> SchemaChangeEvent | None:

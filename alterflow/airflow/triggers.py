@@ -24,7 +24,7 @@ from alterflow.airflow.hooks import AlterflowHook
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.states import JobState
 from alterflow.errors import UserError
-from alterflow.settings import Settings
+from alterflow.settings import DEFAULT_LEASE_S, Settings
 from alterflow.workflow import heavy_steps
 from alterflow.workflow.heavy_steps import JobCancelled
 
@@ -41,6 +41,7 @@ class JobTrigger(BaseTrigger):
         self.poll_seconds = float(poll_seconds)
         self.group = group  # the DAG run's lease group: a look that writes drives the job as the run
         self.conn_id = conn_id  # the alterflow connection; None: the environment (triggers from before it)
+        self.lease_s = DEFAULT_LEASE_S  # of a look that takes the run's lease: the connection's, once run() read it
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return f"{type(self).__module__}.{type(self).__qualname__}", {
@@ -69,6 +70,7 @@ class JobTrigger(BaseTrigger):
         try:
             settings = await asyncio.to_thread(self.settings)
             catalog = await asyncio.to_thread(Catalog, settings.catalog_url)
+            self.lease_s = settings.lease_s
         except UserError as exc:  # the connection or the catalog refused: the task fails with the line
             yield TriggerEvent({"error": str(exc)})
             return
@@ -96,7 +98,7 @@ class BoundaryTrigger(JobTrigger):
     takes the run's lease, renewing it while the task is deferred (a deferred job is not orphaned)."""
 
     def look(self, catalog: Catalog, warehouse) -> dict | None:
-        result = heavy_steps.wait_for_boundary(catalog, warehouse, self.job_id, group=self.group)
+        result = heavy_steps.wait_for_boundary(catalog, warehouse, self.job_id, group=self.group, lease_s=self.lease_s)
         return result if result["done"] else None
 
     def may_be_over(self, catalog: Catalog) -> bool:

@@ -67,7 +67,6 @@ from alterflow.catalog.errors import CatalogOutdated, CatalogUnavailable, Unknow
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.states import JobState
 from alterflow.errors import capped, first_line, shown
-from alterflow.migrate.files import migrations_dir
 from alterflow.planner.statement_parts import MAX_NAME, valid_name
 from alterflow.settings import Settings
 from alterflow.workflow import job_control
@@ -311,7 +310,7 @@ def _render(request: Request, base: str, user: BaseUser, table: str | None) -> s
     may_cancel, may_start = allowed(request, user, Access.EDIT_RUNS), allowed(request, user, Access.CREATE_RUNS)
     settings, catalog = open_catalog()
     # The Migrations section reads ALTERFLOW_MIGRATIONS (default ./migrations) of the api-server.
-    directory = None if request.headers.get(REFRESH_HEADER) else migrations_dir()
+    directory = None if request.headers.get(REFRESH_HEADER) else pathlib.Path(settings.migrations)
     model = page.page_model(catalog, _table(catalog, table), migrations=directory, warehouse=settings.warehouse)
     return page.render_page(model, base, user.get_name(), may_cancel=may_cancel, may_start=may_start)
 
@@ -430,7 +429,7 @@ def list_migrations(user: Reader) -> dict:
     """The migrations directory of the api-server (ALTERFLOW_MIGRATIONS, default ./migrations):
     every file with its state, the drift, and the pending statements' lint (no analysis)."""
     settings, catalog = open_catalog()
-    return migrations_json(catalog, migrations_dir(), settings.warehouse)
+    return migrations_json(catalog, pathlib.Path(settings.migrations), settings.warehouse)
 
 
 @api.post("/tables/{table}/versions/{version}/revert")

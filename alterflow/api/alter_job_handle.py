@@ -181,9 +181,13 @@ def start_alter(connection: Connection, table: str, statement: str, properties: 
         return _started(handle, lambda: session.submit_to_airflow(request, keep_id=True))
     if validated["kind"] == JobKind.LIGHT:
         return AlterJobHandle(connection, request, steps.commit_job(catalog, request, validated, warehouse).id)
-    job_id = int(validated["job_id"]) if validated.get("job_id") is not None else heavy_steps.start(catalog, request, validated)["job_id"]
+    job_id = (
+        int(validated["job_id"])
+        if validated.get("job_id") is not None
+        else heavy_steps.start(catalog, request, validated, lease_s=settings.lease_s)["job_id"]
+    )
     handle = AlterJobHandle(connection, request, job_id)
-    return _started(handle, lambda: run_heavy(catalog, warehouse, job_id, lambda: session.spark))
+    return _started(handle, lambda: run_heavy(catalog, warehouse, job_id, lambda: session.spark, lease_s=settings.lease_s))
 
 
 def _started(handle: AlterJobHandle, work) -> AlterJobHandle:

@@ -35,7 +35,7 @@ def connect(catalog_url: str | None = None, warehouse: str | os.PathLike | None 
     CLI's settings (ALTERFLOW_CATALOG_URL, ALTERFLOW_WAREHOUSE, both under ALTERFLOW_HOME when
     unset); every other setting (retention, lease, Spark master, ALTERFLOW_AIRFLOW_URL) is read
     from `env` (default: the process's environment) as the CLI reads it."""
-    settings = Settings.from_env(dict(os.environ if env is None else env))
+    settings = Settings.from_env(None if env is None else dict(env))
     if catalog_url is not None:
         if not isinstance(catalog_url, str) or not catalog_url.strip():
             raise UserError(f"connect: catalog_url must be a database URL, not {shown(catalog_url)}")

@@ -121,9 +121,10 @@ def _gc(argv: list[str]) -> int:
         run_gc(
             Catalog(settings.catalog_url),
             settings.warehouse,
-            lambda: get_spark(settings.spark_master),
+            lambda: get_spark(settings),
             retention,
             on_step=lambda name, result: print(step_line(name, result), flush=True),
+            lease_s=settings.lease_s,
         )
     except Exception as exc:
         return report_failure(exc)

@@ -55,8 +55,9 @@ def main(argv: list[str]) -> int:
 
 def _run(args) -> int:
     from alterflow.migrate.files import migrations_dir, new_file
+    from alterflow.settings import migrations_from_env
 
-    directory = migrations_dir(args.dir)
+    directory = migrations_dir(args.dir, migrations_from_env())
     if args.action == "new":
         print(f"created {new_file(directory, ' '.join(args.words))}")
         return 0

@@ -125,7 +125,7 @@ class Session:
     def spark(self):
         from alterflow.spark_session import get_spark
 
-        return get_spark(self.settings.spark_master)
+        return get_spark(self.settings)
 
     # -- tables -------------------------------------------------------------------------------
     @_run.register(ast.CreateTable)
@@ -181,8 +181,6 @@ class Session:
         if local is not None:  # converted and written as a load of the query's rows
             if len(names) != len(local.names):
                 raise StatementError(f"INSERT INTO {info.name}: {len(names)} columns are named but the query returns {len(local.names)}")
-            from alterflow.load.bad_rows import BadRows
-
             try:
                 return self.load(info.name, local.table.rename_columns(names), label, by_name=True)
             except BadRows as exc:
@@ -395,7 +393,7 @@ class Session:
         if self.settings.airflow_url:  # a DAG run of alterflow_schema_change, waited for
             job = self.submit_to_airflow(request, keep_id=request_id is not None)
             return Done(f"ALTER TABLE {stmt.table}: job {job.id} {job.state}, schema version {job.to_version}")
-        job = run_alter(self.catalog, request, self.warehouse, lambda: self.spark)
+        job = run_alter(self.catalog, request, self.warehouse, lambda: self.spark, self.settings.lease_s)
         return Done(f"ALTER TABLE {stmt.table}: job {job.id} {job.state}, schema version {job.to_version}")
 
     def submit_to_airflow(self, request: AlterRequest, keep_id: bool = False):
@@ -405,7 +403,7 @@ class Session:
 
         if not keep_id:
             request = dataclasses.replace(request, request_id=new_run_id())
-        client = AirflowClient.from_env(self.settings.airflow_url)
+        client = AirflowClient.from_settings(self.settings)
         try:
             return submit_alter(client, self.catalog, request, self.warehouse)
         except AirflowRequestError as exc:
@@ -492,7 +490,7 @@ class Session:
             if job.state != JobState.READY_TO_SWAP and self.settings.airflow_url:
                 job = self.submit_to_airflow(AlterRequest(name, job.statement, resume_job_id=job.id))
             else:
-                job = job_control.resume_job(self.catalog, self.warehouse, job.id, lambda: self.spark)
+                job = job_control.resume_job(self.catalog, self.warehouse, job.id, lambda: self.spark, self.settings.lease_s)
         except job_control.JobControlRefused as exc:
             raise StatementError(f"RESUME ALTER TABLE COLUMN FROM {name}: {exc}") from None
         return Done(f"RESUME ALTER TABLE COLUMN FROM {name}: job {job.id} {job.state}, schema version {job.to_version}")

@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 from alterflow.arrow_schema import arrow_schema
 from alterflow.catalog.schema import Column, SchemaVersion, name_key
 from alterflow.conversion import vectorized_numbers, vectorized_text
-from alterflow.conversion.rules import ConversionFailed, can_fail, family, value_converter
+from alterflow.conversion.rules import ConversionFailed, family, value_converter
 from alterflow.conversion.vectorized import Outcome
 from alterflow.types import DataType, to_arrow
 
@@ -270,9 +270,3 @@ def convert_arrow(
     failed_rows.sort(key=lambda item: (item[0], item[1]))
     failures = tuple(item[2] for item in failed_rows[:max_failures])
     return ArrowConversion(table=table, nulled=nulled, failures=failures, failed=failed, failed_rows=failed_at)
-
-
-def failing_columns(old: SchemaVersion, new: SchemaVersion) -> list[str]:
-    """The NEW columns whose conversion from OLD can fail (names), in NEW's order."""
-    old_by_id = {column.id: column for column in old.columns}
-    return [c.name for c in new.columns if c.id in old_by_id and can_fail(old_by_id[c.id].type, c.type)]

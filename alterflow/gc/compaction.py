@@ -30,7 +30,7 @@ from alterflow.catalog.garbage import CompactionTarget, GarbageCollection
 from alterflow.leases import TransactionLease, new_holder
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.rewrite.tablet_conversion import with_field_ids
-from alterflow.settings import lease_seconds
+from alterflow.settings import DEFAULT_LEASE_S
 from alterflow.store.layout import absolute, compaction_staging_path, data_file_path
 from alterflow.store.warehouse import Warehouse
 
@@ -66,8 +66,11 @@ def _abort(catalog: Catalog, txn_id: int, reason: str) -> None:
         log.exception("could not abort compaction transaction %s", txn_id)
 
 
-def write_compacted(spark, catalog: Catalog, warehouse: pathlib.Path, target: CompactionTarget) -> Compacted | None:
-    """Step 1. None when the tablet no longer needs compaction (or the table is gone)."""
+def write_compacted(
+    spark, catalog: Catalog, warehouse: pathlib.Path, target: CompactionTarget, lease_s: float = DEFAULT_LEASE_S
+) -> Compacted | None:
+    """Step 1, in a transaction under a lease of `lease_s`. None when the tablet no longer needs
+    compaction (or the table is gone)."""
     snapshot = catalog.snapshot_by_id(target.table_id)
     if snapshot.table.current_index_id != target.index_id:
         return None
@@ -78,7 +81,6 @@ def write_compacted(spark, catalog: Catalog, warehouse: pathlib.Path, target: Co
     keyed = bool(current.primary_key)
     store = Warehouse(warehouse, catalog)
     store.check_owner()  # before anything is written
-    lease_s = lease_seconds()
     txn_id = catalog.begin_transaction(
         target.table_id,
         f"compact tablet {target.tablet_id} to version {current.version}",
@@ -135,8 +137,10 @@ def commit_compacted(catalog: Catalog, warehouse: pathlib.Path, compacted: Compa
         store.remove_scratch(compacted.staging)
 
 
-def compact_tablet(spark, catalog: Catalog, warehouse: pathlib.Path, target: CompactionTarget) -> Compacted | None:
-    compacted = write_compacted(spark, catalog, warehouse, target)
+def compact_tablet(
+    spark, catalog: Catalog, warehouse: pathlib.Path, target: CompactionTarget, lease_s: float = DEFAULT_LEASE_S
+) -> Compacted | None:
+    compacted = write_compacted(spark, catalog, warehouse, target, lease_s)
     if compacted is None:
         return None
     commit_compacted(catalog, warehouse, compacted)

@@ -30,6 +30,7 @@ from alterflow.catalog.garbage import GarbageCollection
 from alterflow.catalog.leases import JobLeases, last_seen
 from alterflow.gc.compaction import compact_tablet
 from alterflow.gc.files import Sweep, sweep
+from alterflow.settings import DEFAULT_LEASE_S
 from alterflow.store.warehouse import Warehouse
 
 GC_STEPS = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions", "delete_files")
@@ -64,8 +65,10 @@ def orphaned_jobs(catalog: Catalog, now: datetime | None = None) -> list[dict]:
     ]
 
 
-def resume_orphaned_jobs(catalog: Catalog, warehouse: pathlib.Path, spark_factory: Callable[[], object]) -> dict:
-    """Takes over every orphaned job and drives it to its end here. A job another runner took
+def resume_orphaned_jobs(
+    catalog: Catalog, warehouse: pathlib.Path, spark_factory: Callable[[], object], lease_s: float = DEFAULT_LEASE_S
+) -> dict:
+    """Takes over every orphaned job and drives it to its end here, under a lease of `lease_s`. A job another runner took
     first, whose validation fails (it is cancelled, Msg says why) or whose conversion fails is
     reported, not raised: the other steps still run."""
     from alterflow.workflow.job_control import take_over
@@ -73,7 +76,7 @@ def resume_orphaned_jobs(catalog: Catalog, warehouse: pathlib.Path, spark_factor
     resumed = []
     for orphan in orphaned_jobs(catalog):
         try:
-            job = take_over(catalog, pathlib.Path(warehouse), orphan["job_id"], spark_factory)
+            job = take_over(catalog, pathlib.Path(warehouse), orphan["job_id"], spark_factory, lease_s)
             outcome = job.state
         except Exception as exc:  # noqa: BLE001 - one job's failure is its own line, GC goes on
             text = str(exc).strip().splitlines()
@@ -124,7 +127,7 @@ def dry_run(catalog: Catalog, warehouse: pathlib.Path, retention_s: int = DEFAUL
     return sorted(listed, key=lambda d: d["path"])
 
 
-def compact(catalog: Catalog, warehouse: pathlib.Path, spark_factory: Callable[[], object]) -> dict:
+def compact(catalog: Catalog, warehouse: pathlib.Path, spark_factory: Callable[[], object], lease_s: float = DEFAULT_LEASE_S) -> dict:
     warehouse = pathlib.Path(warehouse)
     gc = GarbageCollection(catalog)
     skipped = [
@@ -135,7 +138,7 @@ def compact(catalog: Catalog, warehouse: pathlib.Path, spark_factory: Callable[[
     spark = spark_factory() if targets else None
     for target in targets:
         try:
-            done = compact_tablet(spark, catalog, warehouse, target)
+            done = compact_tablet(spark, catalog, warehouse, target, lease_s)
         except CatalogError as exc:  # a drop, a swap, a job, a timeout or another compaction got there first
             conflicts.append({"table": target.table_name, "tablet_id": target.tablet_id, "reason": str(exc)})
             continue

@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from alterflow.errors import AlterflowError
+from alterflow.text_patterns import YEAR_PIVOT
 from alterflow.types import (
     BOOLEAN_TEXTS,
     DATETIME_TEXT_PATTERN,
@@ -47,6 +48,7 @@ from alterflow.types import (
     DataType,
     InvalidValue,
     coerce_value,
+    integer_range,
     to_arrow,
     typed_text,
 )
@@ -178,18 +180,6 @@ def _arrow_text(array: pa.Array, index: int) -> str:
 # --------------------------------------------------------------------------------------------
 # Small helpers
 # --------------------------------------------------------------------------------------------
-
-
-def _rules():
-    """alterflow.conversion.rules, imported on first use: importing it imports the conversion
-    package, whose arrow_convert imports alterflow.load.rows, which imports this module."""
-    from alterflow.conversion import rules
-
-    return rules
-
-
-def _integer_range(t: DataType) -> tuple[int, int]:
-    return _rules().INTEGER_RANGES[t.name]
 
 
 def _bad(source: pa.Array, ok: pa.Array) -> pa.Array:
@@ -352,7 +342,7 @@ def _exact_integers(trimmed: pa.Array, t: DataType) -> _Converted:
 def _digits_within_range(digits: pa.Array, negative: pa.Array, t: DataType) -> pa.Array:
     """Whether [-]digits (without leading zeros) is in t's range: fewer digits than the bound on
     its side, or as many and not above it (texts of equal length compare like their numbers)."""
-    low, high = _integer_range(t)
+    low, high = integer_range(t)
     bound = pc.if_else(negative, str(-low), str(high))
     count, limit = pc.binary_length(digits), pc.binary_length(bound)
     return pc.or_(pc.less(count, limit), pc.and_(pc.equal(count, limit), pc.less_equal(digits, bound)))
@@ -438,7 +428,7 @@ def _quick_dates(trimmed: pa.Array) -> _Converted | None:
 def _exact_dates(trimmed: pa.Array) -> _Converted:
     """SPEC §3's date texts, as the reference's `_parse_date` reads them with rules.DATE_PATTERN:
     6 or 8 ASCII digits (yymmdd, yyyymmdd), or a year of 2 or 4 digits, a month and a day of 1 or
-    2 digits, joined by '-' twice or by '/' twice. Two-digit years by rules.YEAR_PIVOT, then a
+    2 digits, joined by '-' twice or by '/' twice. Two-digit years by YEAR_PIVOT, then a
     real calendar day of years 1..9999. (Split and arithmetic: RE2 has no back-reference, and
     its captures are slow.)"""
     compact = pc.and_(pc.ascii_is_decimal(trimmed), _length_in(trimmed, (6, 8)))
@@ -451,7 +441,7 @@ def _exact_dates(trimmed: pa.Array) -> _Converted:
         year, month, day, year_digits = (
             pc.replace_with_mask(whole, separated, part) for whole, part in zip((year, month, day, year_digits), fields)
         )
-    century = pc.if_else(pc.less(year, _rules().YEAR_PIVOT), 2000, 1900)
+    century = pc.if_else(pc.less(year, YEAR_PIVOT), 2000, 1900)
     year = pc.if_else(pc.equal(year_digits, 2), pc.add(year, century), year)
     days, real = _days_since_epoch(year, month, day)
     return _Converted(pc.cast(pc.cast(_null_unless(real, days), pa.int32()), pa.date32()), _bad(trimmed, real))
@@ -598,7 +588,7 @@ def _from_integers(array: pa.Array, t: DataType) -> _Converted:
 
 
 def _integers_to_integer(array: pa.Array, t: DataType) -> _Converted:
-    width, low, high = array.type.bit_width, *_integer_range(t)
+    width, low, high = array.type.bit_width, *integer_range(t)
     signed = pa.types.is_signed_integer(array.type)
     source_low, source_high = (-(2 ** (width - 1)), 2 ** (width - 1) - 1) if signed else (0, 2**width - 1)
     if low <= source_low and source_high <= high:  # every value fits (INT from int8, BIGINT from int64, ...)
@@ -614,7 +604,7 @@ def _int64_to_integer(wide: pa.Array, t: DataType) -> _Converted:
     """int64 values as an integer type: a value outside its range is refused."""
     if t.name == "LARGEINT":
         return _Converted(pc.cast(wide, to_arrow(t)))
-    low, high = _integer_range(t)
+    low, high = integer_range(t)
     if low <= -(2**63) and high >= 2**63 - 1:
         return _Converted(wide)
     ok = pc.and_(pc.greater_equal(wide, low), pc.less_equal(wide, high))
@@ -642,7 +632,7 @@ def _double_to_float(wide: pa.Array, t: DataType) -> _Converted:
 def _double_to_integer(wide: pa.Array, t: DataType) -> _Converted:
     """Doubles as an integer type: finite, integral and within the range, whose bounds are taken
     as the doubles nearest inside them (2**63 - 1 is no double; 10**38 - 1 neither)."""
-    low, high = _integer_range(t)
+    low, high = integer_range(t)
     integral = pc.and_(pc.is_finite(wide), pc.equal(pc.floor(wide), wide))
     in_range = pc.and_(pc.greater_equal(wide, _double_inside(low)), pc.less_equal(wide, _double_inside(high)))
     ok = pc.and_(integral, in_range)
@@ -693,7 +683,7 @@ def _decimal_texts(array: pa.Array) -> pa.Array:
 
 
 def _decimal_to_integer(array: pa.Array, t: DataType) -> _Converted:
-    low, high = _integer_range(t)
+    low, high = integer_range(t)
     ok = pc.and_(_no_digits_below(array, 0), _decimal_between(array, low, high, inclusive=True))
     return _Converted(pc.cast(_null_unless(ok, array), to_arrow(t)), _bad(array, ok))
 

@@ -228,15 +228,3 @@ def csv_split_batches(split: CsvSplit, header: list[str]) -> Iterator[pa.RecordB
                 yield from reader
     except (pa.ArrowInvalid, OSError) as exc:
         raise LoadInputError(f"cannot read {split.path} as csv: {str(exc).splitlines()[0]}") from None
-
-
-def read_input(path: pathlib.Path, fmt: str | None = None) -> pa.Table:
-    """The whole input as one table (for small inputs and tests; loads stream `open_input`)."""
-    source = open_input(path, fmt)
-    batches = list(source.batches())
-    if not batches:
-        return pa.table({})
-    try:
-        return pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="permissive")
-    except pa.ArrowInvalid as exc:
-        raise LoadInputError(f"the files under {path} do not share one schema: {exc}") from None

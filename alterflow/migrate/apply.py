@@ -51,7 +51,7 @@ from alterflow.leases import Renewal, new_holder
 from alterflow.migrate.files import MigrationFile, version_key
 from alterflow.migrate.plan import REJECTED, StatementPlan, plan_pending
 from alterflow.migrate.status import MigrationStatus, migration_status
-from alterflow.settings import RENEWALS_PER_LEASE, lease_seconds
+from alterflow.settings import RENEWALS_PER_LEASE
 
 POLL_S = 1.0
 
@@ -138,7 +138,7 @@ class MigrationApply:
         self.directory = directory
         self.who = who or installed_by()
         self.on_line = on_line
-        self.lease_s = lease_s if lease_s is not None else lease_seconds()
+        self.lease_s = lease_s if lease_s is not None else session.settings.lease_s
         self.holder = new_holder()
         self._renewal: Renewal | None = None
         self.result = ApplyResult()
@@ -366,7 +366,7 @@ class MigrationApply:
         request = AlterRequest(parsed.table, text, request_id=request_id)
         while True:  # the killed apply's runner lease on the job runs out first, as RESUME waits
             try:
-                job = run_alter(self.catalog, request, self.session.warehouse, lambda: self.session.spark)
+                job = run_alter(self.catalog, request, self.session.warehouse, lambda: self.session.spark, self.session.settings.lease_s)
                 return f"ALTER TABLE {job.table_name}: job {job.id} {job.state}, schema version {job.to_version} (resumed)"
             except LeaseHeld as exc:
                 self._ensure_lease()
@@ -377,7 +377,7 @@ class MigrationApply:
         from alterflow.airflow_client import AirflowClient
         from alterflow.catalog.states import JobState
 
-        client = AirflowClient.from_env(self.session.settings.airflow_url)
+        client = AirflowClient.from_settings(self.session.settings)
         try:
             client.wait(request_id)
         finally:

@@ -17,7 +17,6 @@ from functools import cached_property
 from alterflow.errors import UserError, shown
 from alterflow.text_files import read_utf8
 
-DEFAULT_DIR = "migrations"
 NAME = re.compile(r"V(?P<version>[0-9]+(?:\.[0-9]+)*)__(?P<words>[A-Za-z0-9][A-Za-z0-9_]*)\.sql")
 MAX_FILE_BYTES = 16 << 20  # a migration is SQL text; a bigger file is surely not one
 
@@ -84,10 +83,10 @@ class MigrationFile:
         return tuple(FileStatement(i, self.text.count("\n", 0, start) + 1, piece) for i, (start, piece) in enumerate(spans, 1))
 
 
-def migrations_dir(given: str | os.PathLike | None = None, env: dict | None = None) -> pathlib.Path:
-    """`--dir`, else ALTERFLOW_MIGRATIONS, else `migrations/` under the working directory."""
-    env = os.environ if env is None else env
-    return pathlib.Path(given or env.get("ALTERFLOW_MIGRATIONS") or DEFAULT_DIR)
+def migrations_dir(given: str | os.PathLike | None, default: str) -> pathlib.Path:
+    """`--dir`, else `default` (ALTERFLOW_MIGRATIONS, else `migrations/` under the working
+    directory: `Settings.migrations`)."""
+    return pathlib.Path(given or default)
 
 
 def parse_name(name: str) -> tuple[str, str]:

@@ -4,13 +4,12 @@ DAG's SparkSubmitOperator runs it), on any master: local[*] or a standalone spar
 from __future__ import annotations
 
 import importlib.util
-import os
 import pathlib
 import subprocess
 import sys
 
 from alterflow.leases import process_group
-from alterflow.settings import Settings
+from alterflow.settings import Settings, child_environment
 from alterflow.spark_session import application_conf
 
 
@@ -55,9 +54,6 @@ def submit_conversion(
 ) -> subprocess.CompletedProcess:
     """Run the conversion application to completion; raises CalledProcessError when it fails.
     The application drives the job as part of this process's driver (it takes over its lease)."""
-    env = dict(os.environ)
-    env.setdefault("PYSPARK_PYTHON", sys.executable)
-    env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    env = child_environment({"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"})
     command = submit_command(settings, job_id, master or settings.spark_master, lease_group=process_group())
     return subprocess.run(command, env=env, check=True, capture_output=True, text=True, timeout=timeout_s)

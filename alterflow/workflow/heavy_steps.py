@@ -14,8 +14,9 @@ Every step first checks the job is still alive: cancelled jobs stop, timed-out o
 
 Every step drives the job under its runner lease (`alterflow.leases.JobLease`): a caller that
 drives several steps passes its `lease`; otherwise the step takes one for itself, for `group`
-(the driver: an Airflow DAG run; by default this process), and hands it off when it ends. Each
-write checks the lease in the catalog, so a runner that lost it stops without writing.
+(the driver: an Airflow DAG run; by default this process) and `lease_s` (the caller's
+`Settings.lease_s`), and hands it off when it ends. Each write checks the lease in the catalog, so
+a runner that lost it stops without writing.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from alterflow.errors import UserError
 from alterflow.leases import JobLease, new_holder, process_group
 from alterflow.planner import Verdict
 from alterflow.rewrite.progress import ConversionProgress, tablet_sizes
-from alterflow.settings import lease_seconds
+from alterflow.settings import DEFAULT_LEASE_S
 from alterflow.workflow import steps
 from alterflow.workflow.request import AlterRequest
 
@@ -64,23 +65,23 @@ def ensure_alive(catalog: Catalog, warehouse: pathlib.Path, job_id: int, now: da
 
 
 @contextlib.contextmanager
-def driving(catalog: Catalog, job_id: int, lease: JobLease | None = None, group: str | None = None) -> Iterator[JobLease]:
-    """The lease a step drives the job under: the caller's, or one taken for this step."""
+def driving(catalog: Catalog, job_id: int, lease: JobLease | None, group: str | None, lease_s: float) -> Iterator[JobLease]:
+    """The lease a step drives the job under: the caller's, or one of `lease_s` taken for this step."""
     if lease is not None:
         lease.ensure_held()
         yield lease
         return
-    with JobLease(catalog, job_id, group) as own:
+    with JobLease(catalog, job_id, group, lease_s=lease_s) as own:
         yield own
 
 
-def start(catalog: Catalog, request: AlterRequest, validated: dict, group: str | None = None) -> dict:
+def start(catalog: Catalog, request: AlterRequest, validated: dict, group: str | None = None, lease_s: float = DEFAULT_LEASE_S) -> dict:
     """Record the job. When `validate` found the same ALTER's orphaned job (`job_id`), take it
     over instead: its lease now belongs to this driver."""
     existing = catalog.job_by_request(request.request_id)
     if existing is None and validated.get("job_id") is not None:
         existing = HeavyJobs(catalog).job(int(validated["job_id"]))
-        lease = JobLease(catalog, existing.id, group)
+        lease = JobLease(catalog, existing.id, group, lease_s=lease_s)
         lease.acquire()  # LeaseHeld while another driver's runner holds it
         lease.hand_off()  # the driver's next step takes it from here
     elif existing is None:
@@ -98,7 +99,7 @@ def start(catalog: Catalog, request: AlterRequest, validated: dict, group: str |
             next_column_id=result.next_column_id,
             properties=dataclasses.asdict(result.properties),
             timeout_s=result.properties.timeout,
-            lease=(new_holder(), group or process_group(), lease_seconds()),
+            lease=(new_holder(), group or process_group(), lease_s),
         )
     crash_point("after_start")
     return {"job_id": existing.id, "boundary": existing.boundary_txn}
@@ -143,6 +144,7 @@ def wait_for_boundary(
     lease: JobLease | None = None,
     group: str | None = None,
     now: datetime | None = None,
+    lease_s: float = DEFAULT_LEASE_S,
 ) -> dict:
     """One look: returns {"done": bool, "blocking": [txn ids]}. Drivers call it until done.
     `now`, when given, is the time the job's and the transactions' timeouts are judged at (the
@@ -151,7 +153,7 @@ def wait_for_boundary(
     heavy = HeavyJobs(catalog)
     if job.state not in (JobState.PENDING, JobState.WAITING_TXN):
         return {"done": True, "blocking": []}
-    with driving(catalog, job_id, lease, group) as held:
+    with driving(catalog, job_id, lease, group, lease_s) as held:
         if job.state == JobState.PENDING:
             heavy.advance(job_id, (JobState.PENDING,), JobState.WAITING_TXN, holder=held.holder)
             crash_point("waiting_txn")
@@ -189,6 +191,7 @@ def convert(
     parallelism: int = 2,
     lease: JobLease | None = None,
     group: str | None = None,
+    lease_s: float = DEFAULT_LEASE_S,
 ) -> dict:
     """RUNNING: convert the history, on the job's engine (`spark` may be None for the local one)."""
     from alterflow.rewrite.tablet_conversion import ConversionStopped, convert_job
@@ -197,7 +200,7 @@ def convert(
     if job.state != JobState.RUNNING:
         return {"skipped": job.state}
     engine = conversion_engine(catalog, job_id)
-    with driving(catalog, job_id, lease, group) as held:
+    with driving(catalog, job_id, lease, group, lease_s) as held:
         try:
             result = convert_job(spark, catalog, warehouse, job_id, held, parallelism, engine)
         except (ConversionStopped, JobStateError):
@@ -208,7 +211,15 @@ def convert(
     return dataclasses.asdict(result)
 
 
-def check(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease | None = None, group: str | None = None) -> dict:
+def check(
+    spark,
+    catalog: Catalog,
+    warehouse: pathlib.Path,
+    job_id: int,
+    lease: JobLease | None = None,
+    group: str | None = None,
+    lease_s: float = DEFAULT_LEASE_S,
+) -> dict:
     """The validation suites, on Spark or, for a job the local engine converts, on pandas
     (`spark` may be None then). A job that passed them already (a runner killed before its swap)
     is not validated again."""
@@ -220,7 +231,7 @@ def check(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: 
         return {"skipped": "validated already", "msg": job.msg}
     from alterflow.expectations.validation import validate_job
 
-    with driving(catalog, job_id, lease, group) as held:
+    with driving(catalog, job_id, lease, group, lease_s) as held:
         local = conversion_engine(catalog, job_id) == "local"
         report = validate_job(None if local else spark, catalog, warehouse, job_id)
         if not report.success:
@@ -246,12 +257,19 @@ def check(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: 
     return {"expectations": report.expectations, "nulled": nulled, "quarantined": quarantined}
 
 
-def swap(catalog: Catalog, warehouse: pathlib.Path, job_id: int, lease: JobLease | None = None, group: str | None = None) -> dict:
+def swap(
+    catalog: Catalog,
+    warehouse: pathlib.Path,
+    job_id: int,
+    lease: JobLease | None = None,
+    group: str | None = None,
+    lease_s: float = DEFAULT_LEASE_S,
+) -> dict:
     job = ensure_alive(catalog, warehouse, job_id)
     heavy = HeavyJobs(catalog)
     if job.state != JobState.VALIDATING:  # READY_TO_SWAP is left only by RESUME ALTER TABLE COLUMN
         return {"state": job.state}
-    with driving(catalog, job_id, lease, group) as held:
+    with driving(catalog, job_id, lease, group, lease_s) as held:
         if job.properties.get("postpone_swap"):
             job = heavy.advance(job_id, (JobState.VALIDATING,), JobState.READY_TO_SWAP, holder=held.holder)
         else:

@@ -68,24 +68,24 @@ def check_resumable(job: AlterJob) -> None:
         raise JobControlRefused(str(exc)) from None
 
 
-def take_over(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_factory) -> AlterJob:
+def take_over(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_factory, lease_s: float) -> AlterJob:
     """Drive an orphaned job to its end in this process (the lease is taken by compare-and-set: of
     two runners resuming at once, one drives and the other is refused)."""
     from alterflow.workflow.runner import run_heavy
 
     check_resumable(HeavyJobs(catalog).job(job_id))
     try:
-        return run_heavy(catalog, warehouse, job_id, spark_factory)
+        return run_heavy(catalog, warehouse, job_id, spark_factory, lease_s=lease_s)
     except LeaseHeld as exc:
         raise JobControlRefused(str(exc)) from None
 
 
-def resume_job(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_factory) -> AlterJob:
+def resume_job(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_factory, lease_s: float) -> AlterJob:
     job = HeavyJobs(catalog).job(job_id)
     check_resumable(job)
     if job.state == JobState.READY_TO_SWAP:
         return swap_postponed(catalog, job.id)
-    return take_over(catalog, warehouse, job.id, spark_factory)
+    return take_over(catalog, warehouse, job.id, spark_factory, lease_s)
 
 
 def unfinished_job(catalog: Catalog, table: str) -> AlterJob | None:

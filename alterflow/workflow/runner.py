@@ -1,6 +1,6 @@
 """The embedded runner: the steps of an ALTER in this process, in order (the Airflow DAG calls the
 same step functions, one task each). It drives a heavyweight job under one runner lease for the
-whole run (`alterflow.leases.JobLease`), renewed in the background."""
+whole run (`alterflow.leases.JobLease`, of the caller's `Settings.lease_s`), renewed in the background."""
 
 from __future__ import annotations
 
@@ -14,13 +14,16 @@ from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
 from alterflow.catalog.leases import DRIVEN_STATES
 from alterflow.catalog.states import JobKind
 from alterflow.leases import JobLease
+from alterflow.settings import DEFAULT_LEASE_S
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 
 POLL_SECONDS = 0.5
 
 
-def run_alter(catalog: Catalog, request: AlterRequest, warehouse: pathlib.Path | None = None, spark_factory=None) -> AlterJob:
+def run_alter(
+    catalog: Catalog, request: AlterRequest, warehouse: pathlib.Path | None = None, spark_factory=None, lease_s: float = DEFAULT_LEASE_S
+) -> AlterJob:
     """Run an ALTER until it is FINISHED, READY_TO_SWAP or cancelled (JobCancelled).
     A request already run returns its job (idempotent retry); an unfinished one is resumed, and so
     is the orphaned job of the same statement (SPEC §4)."""
@@ -38,10 +41,10 @@ def run_alter(catalog: Catalog, request: AlterRequest, warehouse: pathlib.Path |
         if validated.get("job_id") is not None:
             job_id = int(validated["job_id"])
         else:
-            job_id = heavy_steps.start(catalog, request, validated)["job_id"]
+            job_id = heavy_steps.start(catalog, request, validated, lease_s=lease_s)["job_id"]
     else:
         job_id = done.id
-    return run_heavy(catalog, warehouse, job_id, spark_factory)
+    return run_heavy(catalog, warehouse, job_id, spark_factory, lease_s=lease_s)
 
 
 def preload_expectations() -> None:
@@ -61,13 +64,15 @@ def preload_expectations() -> None:
     ).start()
 
 
-def run_heavy(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_factory, group: str | None = None) -> AlterJob:
+def run_heavy(
+    catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_factory, group: str | None = None, lease_s: float = DEFAULT_LEASE_S
+) -> AlterJob:
     """Drive a started heavyweight job through its remaining steps, holding its lease throughout
     (LeaseHeld, in one line, while another runner drives it)."""
     job = heavy_steps.ensure_alive(catalog, warehouse, job_id)
     if job.state not in DRIVEN_STATES:  # FINISHED, or READY_TO_SWAP waiting for RESUME
         return job
-    with JobLease(catalog, job_id, group) as lease:
+    with JobLease(catalog, job_id, group, lease_s=lease_s) as lease:
         preload_expectations()
         # Before each step: still ours? (A paused runner learns here that another took the job over.)
         while True:

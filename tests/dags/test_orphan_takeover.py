@@ -28,8 +28,9 @@ def orphan(monkeypatch, tmp_path, airflow_db, spark):
     sql(session, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
     sql(session, "INSERT INTO t VALUES (1, '10'), (2, '20'), (3, '30')")
     request = AlterRequest("t", STATEMENT)
-    job_id = heavy_steps.start(session.catalog, request, steps.validate(session.catalog, request), group="a dead runner")["job_id"]
-    assert heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id, group="a dead runner")["done"]
+    dead = {"group": "a dead runner", "lease_s": session.settings.lease_s}
+    job_id = heavy_steps.start(session.catalog, request, steps.validate(session.catalog, request), **dead)["job_id"]
+    assert heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id, **dead)["done"]
     dead_load = session.catalog.begin_transaction(session.catalog.table("t").id, "load that died", 3600, lease_s=1.0, holder="x:1:y")
     time.sleep(1.5)
     return session, job_id, dead_load

@@ -194,9 +194,9 @@ KILLED = textwrap.dedent("""
     from alterflow.catalog.catalog import Catalog
     from alterflow.catalog.garbage import GarbageCollection
 
-    settings = Settings.from_env()
+    settings = Settings.from_env({**os.environ, "ALTERFLOW_SPARK_MASTER": "local[1]"})
     catalog = Catalog(settings.catalog_url)
-    spark = get_spark("local[1]")
+    spark = get_spark(settings)
     target = GarbageCollection(catalog).compaction_targets()[0]
     compacted = compaction.write_compacted(spark, catalog, settings.warehouse, target)
     if sys.argv[1] == "after-commit":

@@ -9,7 +9,8 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
 
-from alterflow.load.inputs import CsvSplit, LoadInputError, csv_header, csv_split_batches, csv_splits, open_input, read_input
+from alterflow.load.inputs import CsvSplit, LoadInputError, csv_header, csv_split_batches, csv_splits, open_input
+from tests.support.inputs import read_input
 
 
 def _rows_of(batches) -> list[dict]:

@@ -17,9 +17,10 @@ from tests.support.statements import sql
 STATEMENT = "ALTER TABLE t MODIFY COLUMN v INT"
 
 
-def start(session, group: str) -> int:
+def start(session, group: str, lease_s: float) -> int:
     request = AlterRequest("t", STATEMENT)
-    return heavy_steps.start(session.catalog, request, steps.validate(session.catalog, request), group=group)["job_id"]
+    validated = steps.validate(session.catalog, request)
+    return heavy_steps.start(session.catalog, request, validated, group=group, lease_s=lease_s)["job_id"]
 
 
 def test_the_page_names_the_runner_and_resume_of_an_orphan_starts_a_dag_run(plugin_session, client, mint, monkeypatch):
@@ -30,7 +31,7 @@ def test_the_page_names_the_runner_and_resume_of_an_orphan_starts_a_dag_run(plug
     sync_dags_to_airflow()
     sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
     sql(s, "INSERT INTO t VALUES (1, '10')")
-    job_id = start(s, "a runner elsewhere")
+    job_id = start(s, "a runner elsewhere", lease_s=1.0)
     admin, viewer = bearer(mint("alice", "admin")), bearer(mint("victor", "viewer"))
 
     # A live runner: the API and the page name it; Resume is refused in one line and changes nothing.
