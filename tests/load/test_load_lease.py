@@ -26,6 +26,7 @@ from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_heavy
 from tests.support.gc import delete_dropped_files
+from tests.support.heavy_jobs import short_leases
 from tests.support.process_signals import stop_outside_a_catalog_write
 from tests.support.statements import sql
 
@@ -83,7 +84,7 @@ def txn_files(session: Session, txn_id: int) -> list[str]:
 
 @pytest.fixture
 def table_b(session, monkeypatch):
-    monkeypatch.setenv("ALTERFLOW_LEASE_S", str(LEASE_S))
+    short_leases(session, monkeypatch, LEASE_S)
     sql(session, "CREATE TABLE b (id BIGINT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 4")
     sql(session, "INSERT INTO b VALUES (-1, '7'), (-2, '8')")
     return session

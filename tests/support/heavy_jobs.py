@@ -3,6 +3,7 @@ looking at what a job left in the catalog and on disk."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pathlib
 import sys
@@ -33,6 +34,13 @@ SHOW_ALTER_COLUMNS = (
     "Progress",
     "Timeout",
 )
+
+
+def short_leases(session: Session, monkeypatch, seconds: float) -> None:
+    """Leases of `seconds` for the processes a test spawns (their environment) and for this
+    process's session (its Settings, read once when it was made)."""
+    monkeypatch.setenv("ALTERFLOW_LEASE_S", str(seconds))
+    monkeypatch.setattr(session, "settings", dataclasses.replace(session.settings, lease_s=seconds))
 
 
 def request(statement: str, **properties) -> AlterRequest:

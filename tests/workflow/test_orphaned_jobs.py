@@ -26,7 +26,7 @@ from alterflow.gc.files import sweep
 from alterflow.gc.steps import abort_expired_loads
 from alterflow.settings import Settings
 from alterflow.store.warehouse import Warehouse
-from tests.support.heavy_jobs import show_alter, sql, subprocess_env
+from tests.support.heavy_jobs import short_leases, show_alter, sql, subprocess_env
 from tests.support.process_signals import stop_outside_a_catalog_write
 
 pytestmark = pytest.mark.spark
@@ -229,7 +229,7 @@ def assert_no_unknown_files(session: Session) -> None:
 
 
 def test_a_runner_killed_anywhere_is_resumed_and_the_table_equals_the_model(session, monkeypatch):
-    monkeypatch.setenv("ALTERFLOW_LEASE_S", str(LEASE_S))
+    short_leases(session, monkeypatch, LEASE_S)
     # Every step boundary, then four kills at seeded random moments (two per engine) that land
     # inside a step rather than between two. With the 6 on PostgreSQL, the race's, GC's and the
     # load tests': well over 16 SIGKILLs in all.
@@ -250,6 +250,7 @@ def test_a_runner_killed_at_each_step_boundary_resumes_on_postgresql(pg_url, tmp
                 "ALTERFLOW_HOME": str(tmp_path / "home"),
                 "ALTERFLOW_CATALOG_URL": pg_url,
                 "ALTERFLOW_SPARK_MASTER": "local[2]",
+                "ALTERFLOW_LEASE_S": str(LEASE_S),
             }
         )
     )
@@ -266,7 +267,7 @@ def test_a_runner_killed_at_each_step_boundary_resumes_on_postgresql(pg_url, tmp
 
 
 def test_two_runners_racing_for_an_orphaned_job_one_drives_it_and_the_other_gets_one_line(session, monkeypatch):
-    monkeypatch.setenv("ALTERFLOW_LEASE_S", str(LEASE_S))
+    short_leases(session, monkeypatch, LEASE_S)
     sql(session, TABLE)
     sql(session, "INSERT INTO k VALUES " + ", ".join(f"({i}, '{i}', {i})" for i in range(1, 201)))
     statement = "ALTER TABLE k MODIFY COLUMN v INT"
@@ -292,7 +293,7 @@ def test_two_runners_racing_for_an_orphaned_job_one_drives_it_and_the_other_gets
 def test_resume_of_a_job_driven_by_a_live_runner_is_refused_in_one_line(session, monkeypatch):
     """SIGSTOP stands for a slow runner: while its lease lives RESUME is refused; once it expires
     RESUME takes over, and the stopped runner, continued, stops without writing."""
-    monkeypatch.setenv("ALTERFLOW_LEASE_S", str(LEASE_S))
+    short_leases(session, monkeypatch, LEASE_S)
     sql(session, TABLE)
     sql(session, "INSERT INTO k VALUES " + ", ".join(f"({i}, '{i}', {i})" for i in range(1, 101)))
     statement = "ALTER TABLE k MODIFY COLUMN v INT"
@@ -327,7 +328,7 @@ def test_gc_resumes_an_orphaned_job_in_process_and_aborts_a_dead_load(session, s
     from alterflow.gc.runner import run_gc
     from alterflow.gc.summary import step_line
 
-    monkeypatch.setenv("ALTERFLOW_LEASE_S", str(LEASE_S))
+    short_leases(session, monkeypatch, LEASE_S)
     sql(session, TABLE)
     sql(session, "INSERT INTO k VALUES (1, '5', 1), (2, '6', 2)")
     statement = "ALTER TABLE k MODIFY COLUMN v INT"

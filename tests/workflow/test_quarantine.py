@@ -14,7 +14,7 @@ import pytest
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.cli.session import StatementError
 from alterflow.workflow import heavy_steps
-from tests.support.heavy_jobs import check, job, one_line, sql, start, swap, to_validating
+from tests.support.heavy_jobs import check, job, one_line, short_leases, sql, start, swap, to_validating
 
 TABLE = "CREATE TABLE t (id INT NOT NULL, v STRING, d DATE) DISTRIBUTED BY HASH(id) BUCKETS 3"
 ALTER = "ALTER TABLE t MODIFY COLUMN v INT"
@@ -235,7 +235,7 @@ def test_a_runner_killed_while_quarantining_resumes_and_every_row_is_in_exactly_
 
     from tests.support.heavy_jobs import subprocess_env
 
-    monkeypatch.setenv("ALTERFLOW_LEASE_S", str(LEASE_S))
+    short_leases(session, monkeypatch, LEASE_S)
     sql(session, "CREATE TABLE t (id INT NOT NULL, v STRING) DISTRIBUTED BY HASH(id) BUCKETS 4")
     model = {i: (str(i) if i % 5 else f"bad{i}") for i in range(1, 201)}
     sql(session, "INSERT INTO t VALUES " + ", ".join(f"({i}, '{v}')" for i, v in model.items()))
