@@ -46,6 +46,7 @@ from __future__ import annotations
 import bisect
 import pathlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from alterflow import sql as ast
@@ -97,16 +98,35 @@ _KIND = {
 def read_desired(path: pathlib.Path) -> list[DesiredTable]:
     """The CREATE TABLEs of FILE, each checked as CREATE TABLE would check it, with its rename marks."""
     label = escaped(str(path))
+    text = _desired_text(path, label)
+    tokens = _tokenized(text, label)
+    pieces = _statement_tokens(tokens, label)
+    line_of = _line_numbers(text)
+    parsed = _parsed(text, pieces, label, line_of)
+    tables, columns = _desired_tables(label, pieces, parsed, line_of)
+    _read_marks(label, text, tokens, tables, columns, line_of)
+    return tables
+
+
+def _desired_text(path: pathlib.Path, label: str) -> str:
+    """FILE's text; refused when it is missing, not a file, too big or not UTF-8."""
     if not path.exists():
         raise DiffError(f"desired schema file {label} does not exist")
     if not path.is_file():
         raise DiffError(f"desired schema file {label} is not a file")
-    text = read_utf8(path, label, DiffError, MAX_FILE_BYTES, "the desired schema is CREATE TABLE statements")
+    return read_utf8(path, label, DiffError, MAX_FILE_BYTES, "the desired schema is CREATE TABLE statements")
+
+
+def _tokenized(text: str, label: str) -> list[Token]:
     try:
-        tokens = tokenize(text)
+        return tokenize(text)
     except SqlError as exc:
         raise DiffError(f"{label}: {exc}") from None
-    pieces: list[list[Token]] = [[]]  # the tokens of each statement
+
+
+def _statement_tokens(tokens: list[Token], label: str) -> list[list[Token]]:
+    """The tokens of each statement (split at `;`); refused when FILE holds none."""
+    pieces: list[list[Token]] = [[]]
     for tok in tokens:
         if tok.kind == "punct" and tok.text == ";":
             pieces.append([])
@@ -115,18 +135,23 @@ def read_desired(path: pathlib.Path) -> list[DesiredTable]:
     pieces = [p for p in pieces if p]
     if not pieces:
         raise DiffError(f"{label} holds no statement; write the desired CREATE TABLE statements into it")
+    return pieces
 
+
+def _line_numbers(text: str) -> Callable[[int], int]:
+    """The function giving the line (from 1) of an offset in `text`."""
     newlines = [m.start() for m in re.finditer("\n", text)]
 
     def line_of(offset: int) -> int:
         return bisect.bisect_left(newlines, offset) + 1
 
-    starts = [t.start for t in tokens]
-    tables: list[DesiredTable] = []
-    first_line: dict[str, int] = {}
-    columns: list[tuple[int, int, int, int]] = []  # (start, end, table index, column index) per column definition, in FILE's order
+    return line_of
+
+
+def _parsed(text: str, pieces: list[list[Token]], label: str, line_of: Callable[[int], int]) -> list[ast.Statement]:
+    """FILE's statements parsed; a parse error names the line of the statement it is in."""
     try:
-        parsed = ast.parse_statements(text)
+        return ast.parse_statements(text)
     except SqlError as exc:  # which statement: parse them one by one for its line
         for piece in pieces:
             try:
@@ -134,56 +159,91 @@ def read_desired(path: pathlib.Path) -> list[DesiredTable]:
             except SqlError as exc_of_piece:
                 raise DiffError(f"{label}:{line_of(piece[0].start)}: {exc_of_piece}") from None
         raise DiffError(f"{label}: {exc}") from None
+
+
+def _desired_tables(
+    label: str, pieces: list[list[Token]], parsed: list[ast.Statement], line_of: Callable[[int], int]
+) -> tuple[list[DesiredTable], list[tuple[int, int, int, int]]]:
+    """Each statement checked as a CREATE TABLE of its own table, and (start, end, table index,
+    column index) of every column definition, in FILE's order."""
+    tables: list[DesiredTable] = []
+    first_line: dict[str, int] = {}
+    columns: list[tuple[int, int, int, int]] = []
     for piece, stmt in zip(pieces, parsed):
-        start = piece[0].start
-        line = line_of(start)
-        if not isinstance(stmt, ast.CreateTable):
-            kind = _KIND.get(type(stmt)) or piece[0].text.upper()[:20]
-            raise DiffError(f"{label}:{line}: {kind} is not CREATE TABLE; the desired schema file holds CREATE TABLE statements only")
-        key = name_key(stmt.name)
-        if key in first_line:
-            raise DiffError(
-                f"{label}:{line}: table {stmt.name} is created twice (first at line {first_line[key]}); write one CREATE TABLE per table"
-            )
-        first_line[key] = line
-        try:
-            version, _next_id = plan_create_table(stmt, 0)
-        except CreateTableRejected as exc:
-            raise DiffError(f"{label}:{line}: {exc}") from None
+        line = line_of(piece[0].start)
+        version = _checked_create_table(label, line, piece, stmt, first_line)
         spans_of_columns = _column_definitions(piece)
         if len(spans_of_columns) != len(stmt.columns):  # the parser read the same tokens: cannot differ
             raise AssertionError(f"{len(spans_of_columns)} column definitions found for {len(stmt.columns)} columns")
         columns.extend((s, e, len(tables), i) for i, (s, e) in enumerate(spans_of_columns))
         tables.append(DesiredTable(stmt, line, version))
+    return tables, columns
 
+
+def _checked_create_table(label: str, line: int, piece: list[Token], stmt: ast.Statement, first_line: dict[str, int]) -> SchemaVersion:
+    """The version a statement of FILE would create; refused unless it is a valid CREATE TABLE of a
+    table FILE has not created before (`first_line`: the line of each table's, updated)."""
+    if not isinstance(stmt, ast.CreateTable):
+        kind = _KIND.get(type(stmt)) or piece[0].text.upper()[:20]
+        raise DiffError(f"{label}:{line}: {kind} is not CREATE TABLE; the desired schema file holds CREATE TABLE statements only")
+    key = name_key(stmt.name)
+    if key in first_line:
+        raise DiffError(
+            f"{label}:{line}: table {stmt.name} is created twice (first at line {first_line[key]}); write one CREATE TABLE per table"
+        )
+    first_line[key] = line
+    try:
+        version, _next_id = plan_create_table(stmt, 0)
+    except CreateTableRejected as exc:
+        raise DiffError(f"{label}:{line}: {exc}") from None
+    return version
+
+
+def _read_marks(
+    label: str,
+    text: str,
+    tokens: list[Token],
+    tables: list[DesiredTable],
+    columns: list[tuple[int, int, int, int]],
+    line_of: Callable[[int], int],
+) -> None:
+    """Record each `-- renamed from` mark of FILE on the column definition whose line it is on."""
+    starts = [t.start for t in tokens]
     column_starts = [c[0] for c in columns]
     for offset, mark in _marks(text, tokens):
         line = line_of(offset)
-        rest = MARK.match(mark)["rest"]
-        found = MARK_NAME.match(rest)
-        old = found and (found["quoted"] if found["quoted"] is not None else found["bare"])
+        old = _marked_name(mark)
         if not old:
             raise DiffError(f"{label}:{line}: `-- renamed from` needs the column's old name: -- renamed from old_name")
         index = bisect.bisect_right(column_starts, offset) - 1  # the last column definition starting before the mark
         if index < 0 or not _on_its_line(columns[index][1], offset, tokens, starts, line_of):
             raise DiffError(f"{label}:{line}: `-- renamed from {escaped(old)}` is not on a column definition's line")
         _start, _end, table_index, column_index = columns[index]
-        table = tables[table_index]
-        column = table.stmt.columns[column_index].name
-        if name_key(old) == name_key(column):
-            raise DiffError(f"{label}:{line}: `-- renamed from {escaped(old)}` names column {column} itself")
-        if column_index in table.renamed_from:
-            raise DiffError(
-                f"{label}:{line}: column {column} has two `-- renamed from` marks (the other at line {table.renamed_from[column_index][1]})"
-            )
-        for other_index, (other_old, other_line) in table.renamed_from.items():
-            if name_key(other_old) == name_key(old):
-                other = table.stmt.columns[other_index].name
-                raise DiffError(
-                    f"{label}:{line}: columns {other} (line {other_line}) and {column} are both `-- renamed from {escaped(old)}`"
-                )
-        table.renamed_from[column_index] = (old, line)
-    return tables
+        _record_mark(label, line, old, tables[table_index], column_index)
+
+
+def _marked_name(mark: str) -> str | None:
+    """The old name a `-- renamed from` comment gives (None or "" when it gives none)."""
+    rest = MARK.match(mark)["rest"]
+    found = MARK_NAME.match(rest)
+    return found and (found["quoted"] if found["quoted"] is not None else found["bare"])
+
+
+def _record_mark(label: str, line: int, old: str, table: DesiredTable, column_index: int) -> None:
+    """Record that column `column_index` of `table` is renamed from `old`; refused when it names the
+    column itself, or the column or the old name has a mark already."""
+    column = table.stmt.columns[column_index].name
+    if name_key(old) == name_key(column):
+        raise DiffError(f"{label}:{line}: `-- renamed from {escaped(old)}` names column {column} itself")
+    if column_index in table.renamed_from:
+        raise DiffError(
+            f"{label}:{line}: column {column} has two `-- renamed from` marks (the other at line {table.renamed_from[column_index][1]})"
+        )
+    for other_index, (other_old, other_line) in table.renamed_from.items():
+        if name_key(other_old) == name_key(old):
+            other = table.stmt.columns[other_index].name
+            raise DiffError(f"{label}:{line}: columns {other} (line {other_line}) and {column} are both `-- renamed from {escaped(old)}`")
+    table.renamed_from[column_index] = (old, line)
 
 
 def _on_its_line(end: int, offset: int, tokens: list[Token], starts: list[int], line_of) -> bool:
