@@ -313,19 +313,34 @@ def table_changes(label: str, table: str, current: SchemaVersion, want: DesiredT
     """The ALTER TABLE clauses (in the order they must run) that turn `current` into `want`."""
     changes = TableChanges()
     have = {name_key(c.name): c for c in current.columns}
-    desired = want.version.columns
-    defs = want.stmt.columns
     renamed_away = {name_key(old) for old, _line in want.renamed_from.values() if name_key(old) in have}
+    source, renames = _renamed_sources(label, table, have, renamed_away, want, changes.notes)
+    for index, column in enumerate(want.version.columns):
+        if index in source:
+            continue
+        match = have.get(name_key(column.name))
+        if match is not None and name_key(match.name) not in renamed_away:
+            source[index] = match
+    changes.clauses.extend(f"RENAME COLUMN {old.name} TO {new}" for old, new in _rename_order(label, table, current, renames))
+    changes.clauses.extend(_ordered_column_clauses(current, want, source))
+    _key_changes(current, want, source, changes)
+    matched = {c.id for c in source.values()}
+    changes.clauses.extend(f"DROP COLUMN {c.name}" for c in current.columns if c.id not in matched)
+    return changes
 
-    source: dict[int, Column] = {}  # desired index -> the current column it becomes
-    renames: list[tuple[Column, str, int]] = []  # (current column, new name, line of the mark)
+
+def _renamed_sources(
+    label: str, table: str, have: dict[str, Column], renamed_away: set[str], want: DesiredTable, notes: list[str]
+) -> tuple[dict[int, Column], list[tuple[Column, str, int]]]:
+    """The current column each marked desired column becomes ({desired index: column}), and the
+    renames (current column, new name, line of the mark); a mark whose rename is done gets a note."""
+    source: dict[int, Column] = {}
+    renames: list[tuple[Column, str, int]] = []
     for index, (old, line) in sorted(want.renamed_from.items()):
-        new = desired[index].name
+        new = want.version.columns[index].name
         old_column, holder = have.get(name_key(old)), have.get(name_key(new))
         if old_column is None and holder is not None:
-            changes.notes.append(
-                f"{table}.{new}: `-- renamed from {old}` is already done (the table has {new}, not {old}); the mark can go"
-            )
+            notes.append(f"{table}.{new}: `-- renamed from {old}` is already done (the table has {new}, not {old}); the mark can go")
             continue
         if old_column is None:
             raise DiffError(f"{label}:{line}: `-- renamed from {escaped(old)}`: table {table} has no column {escaped(old)}")
@@ -336,86 +351,104 @@ def table_changes(label: str, table: str, current: SchemaVersion, want: DesiredT
             )
         source[index] = old_column
         renames.append((old_column, new, line))
-    for index, column in enumerate(desired):
-        if index in source:
-            continue
-        match = have.get(name_key(column.name))
-        if match is not None and name_key(match.name) not in renamed_away:
-            source[index] = match
+    return source, renames
 
-    changes.clauses.extend(f"RENAME COLUMN {old.name} TO {new}" for old, new in _rename_order(label, table, current, renames))
 
-    matched = {c.id for c in source.values()}
+def _ordered_column_clauses(current: SchemaVersion, want: DesiredTable, source: dict[int, Column]) -> list[str]:
+    """In FILE's column order: ADD COLUMN for a new column, and what changes a kept one (type,
+    nullability, default, comment, and its place where it is one of the fewest that must move)."""
+    desired = want.version.columns
     by_id = {c.id: i for i, c in source.items()}
-    work = [by_id[c.id] for c in current.columns if c.id in matched]  # desired indexes, in today's order
+    work = [by_id[c.id] for c in current.columns if c.id in by_id]  # desired indexes, in today's order
     keep = _longest_increasing(work)
+    clauses = []
     for index, column in enumerate(desired):
         before = desired[index - 1].name if index else None
         position = " FIRST" if before is None else f" AFTER {before}"
         if index not in source:
             if before is not None and work and work[-1] == index - 1:
                 position = ""  # it lands at the end anyway
-            changes.clauses.append("ADD COLUMN " + _definition(column, defs[index]) + position)
-            work.insert(work.index(index - 1) + 1 if before is not None else 0, index)
+            clauses.append("ADD COLUMN " + _definition(column, want.stmt.columns[index]) + position)
+            _place(work, index)
             continue
-        old = source[index]
         move = index not in keep
         if move:
             work.remove(index)
-            work.insert(work.index(index - 1) + 1 if before is not None else 0, index)
-        changes.clauses.extend(_column_clauses(old, column, defs[index], position if move else ""))
+            _place(work, index)
+        clauses.extend(_column_clauses(source[index], column, want.stmt.columns[index], position if move else ""))
+    return clauses
 
-    to_desired = {c.id: desired[i].name for i, c in source.items()}
 
-    def today(ids: tuple[int, ...]) -> list[str | None]:
-        return [to_desired.get(i) for i in ids]
+def _place(work: list[int], index: int) -> None:
+    """Put desired column `index` in `work` (desired indexes in the table's order) where FILE has
+    it: first, or after the column before it."""
+    work.insert(work.index(index - 1) + 1 if index else 0, index)
 
-    def wanted(ids: tuple[int, ...]) -> list[str]:
-        return [want.version.column_by_id(i).name for i in ids]
 
-    def same(a: list[str | None], b: list[str]) -> bool:
-        return [x and name_key(x) for x in a] == [name_key(x) for x in b]
-
-    def shown_keys(version: SchemaVersion, ids: tuple[int, ...]) -> str:
-        return "(" + ", ".join(version.column_by_id(i).name for i in ids) + ")"
-
-    if not same(today(current.primary_key), wanted(want.version.primary_key)):
-        changes.unsupported.append(
-            (
-                f"PRIMARY KEY {shown_keys(current, current.primary_key)} -> {shown_keys(want.version, want.version.primary_key)}",
-                "ALTER TABLE cannot change a primary key: create a new table and copy the rows (INSERT INTO ... SELECT)",
-            )
-        )
-    if not same(today(current.partition_by), wanted(want.version.partition_by)):
-        changes.unsupported.append(
-            (
-                f"PARTITION BY {shown_keys(current, current.partition_by)} -> {shown_keys(want.version, want.version.partition_by)}",
-                "ALTER TABLE cannot change the partitioning: create a new table and copy the rows (INSERT INTO ... SELECT)",
-            )
-        )
-    if not same(today(current.sort_key), wanted(want.version.sort_key)):
+def _key_changes(current: SchemaVersion, want: DesiredTable, source: dict[int, Column], changes: TableChanges) -> None:
+    """The primary key, partitioning, sort key and distribution compared: ORDER BY and DISTRIBUTED
+    BY clauses where ALTER TABLE can make the change, the rest unsupported."""
+    keys = _Keys(want.version, {c.id: want.version.columns[i].name for i, c in source.items()})
+    for title, attribute, why in _FIXED_KEYS:
+        today_ids, wanted_ids = getattr(current, attribute), getattr(want.version, attribute)
+        if not keys.same(today_ids, wanted_ids):
+            changes.unsupported.append((f"{title} {_shown_keys(current, today_ids)} -> {_shown_keys(want.version, wanted_ids)}", why))
+    if not keys.same(current.sort_key, want.version.sort_key):
         if want.version.sort_key:
-            changes.clauses.append("ORDER BY (" + ", ".join(wanted(want.version.sort_key)) + ")")
+            changes.clauses.append("ORDER BY (" + ", ".join(keys.wanted(want.version.sort_key)) + ")")
         else:
             changes.unsupported.append(
                 (
-                    f"ORDER BY {shown_keys(current, current.sort_key)} -> none",
+                    f"ORDER BY {_shown_keys(current, current.sort_key)} -> none",
                     "ALTER TABLE cannot remove a sort key (ORDER BY needs a column); add ORDER BY to the desired CREATE TABLE",
                 )
             )
-    distribution = wanted(want.version.distributed_by)
-    if not same(today(current.distributed_by), distribution) or current.buckets != want.version.buckets:
+    distribution = keys.wanted(want.version.distributed_by)
+    if not keys.same(current.distributed_by, want.version.distributed_by) or current.buckets != want.version.buckets:
         if distribution:
             changes.clauses.append(f"DISTRIBUTED BY HASH({', '.join(distribution)}) BUCKETS {want.version.buckets}")
         else:
             changes.unsupported.append(
                 (
-                    f"DISTRIBUTED BY HASH{shown_keys(current, current.distributed_by)} BUCKETS {current.buckets} -> none",
+                    f"DISTRIBUTED BY HASH{_shown_keys(current, current.distributed_by)} BUCKETS {current.buckets} -> none",
                     "ALTER TABLE cannot remove a distribution; add DISTRIBUTED BY to the desired CREATE TABLE",
                 )
             )
-    changes.clauses.extend(f"DROP COLUMN {c.name}" for c in current.columns if c.id not in matched)
-    return changes
+
+
+# (clause, SchemaVersion attribute, why not) of the keys ALTER TABLE cannot change, in the order compared
+_FIXED_KEYS = (
+    (
+        "PRIMARY KEY",
+        "primary_key",
+        "ALTER TABLE cannot change a primary key: create a new table and copy the rows (INSERT INTO ... SELECT)",
+    ),
+    (
+        "PARTITION BY",
+        "partition_by",
+        "ALTER TABLE cannot change the partitioning: create a new table and copy the rows (INSERT INTO ... SELECT)",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """Key columns (tuples of column ids) of the current version compared with the desired
+    version's by the names the current columns will have (`to_desired`: column id -> desired name)."""
+
+    desired: SchemaVersion
+    to_desired: dict[int, str]
+
+    def wanted(self, ids: tuple[int, ...]) -> list[str]:
+        return [self.desired.column_by_id(i).name for i in ids]
+
+    def same(self, today_ids: tuple[int, ...], wanted_ids: tuple[int, ...]) -> bool:
+        today = [self.to_desired.get(i) for i in today_ids]
+        return [x and name_key(x) for x in today] == [name_key(x) for x in self.wanted(wanted_ids)]
+
+
+def _shown_keys(version: SchemaVersion, ids: tuple[int, ...]) -> str:
+    return "(" + ", ".join(version.column_by_id(i).name for i in ids) + ")"
 
 
 def _rename_order(label: str, table: str, current: SchemaVersion, renames: list[tuple[Column, str, int]]) -> list[tuple[Column, str]]:
@@ -580,86 +613,21 @@ class SchemaDiff:
 def diff_schema(catalog: Catalog, directory: pathlib.Path, desired_path: pathlib.Path, warehouse: pathlib.Path | None = None) -> SchemaDiff:
     """The statements that take the catalog, after the pending migration files, to FILE, each
     planned in order. Writes nothing."""
-    name = desired_path.name
-    if directory.is_dir() and desired_path.resolve().parent == directory.resolve() and name.lower().endswith(".sql") and name[:1] != ".":
-        raise DiffError(
-            f"{escaped(str(desired_path))} is in the migrations directory, where every .sql file is a migration; keep the desired schema file elsewhere"
-        )
+    _check_outside_migrations(directory, desired_path)
     tables = read_desired(desired_path)
     label = escaped(str(desired_path))
-    existing = read_directory(directory, allow_empty_files=True) if directory.exists() else []
-    version = str(existing[-1].key[0] + 1) if existing else "1"  # as `migrate new` numbers the next file
-    words = "_".join(re.findall(r"[A-Za-z0-9]+", desired_path.stem))[:100] or "desired"
-    description = f"diff_to_{words}"
-    script = f"V{version}__{description}.sql"
-    result = SchemaDiff(desired_path, directory, script, version, description.replace("_", " "))
-
+    result = _next_migration(directory, desired_path)
     schema = NextSchema(catalog, warehouse)
     if directory.exists():
-        status = migration_status(catalog, directory)
-        done = status.done_statements
-        for file in status.pending:
-            result.pending.append(file.script)
-            for statement in file.statements:
-                if (file.version, statement.position) in done:
-                    continue
-                planned = schema.plan(file, statement)
-                if planned.kind == REJECTED:
-                    result.notes.append(
-                        f"pending {file.script}:{statement.line} is rejected by the planner ({planned.reason}); the diff takes it as changing nothing"
-                    )
-
-    target = MigrationFile(version, result.description, script, directory / script, "")
-    position = 0
-
-    def plan(text: str) -> StatementPlan:
-        nonlocal position
-        position += 1
-        return schema.plan(target, FileStatement(position, 0, text))
-
-    def add(text: str, planned: StatementPlan, table: str) -> None:
-        result.statements.append(DiffStatement(text, planned.kind, planned.reason, table, planned.rows))
-
-    desired_keys = {name_key(t.stmt.name) for t in tables}
-    present = {name_key(t.name): t.name for t in catalog.tables()}
-    for key, table in schema.tables.items():
-        if table is None:
-            present.pop(key, None)
-        else:
-            present[key] = table.name
-    left_alone = sorted((name for key, name in present.items() if key not in desired_keys), key=str.lower)
-
+        _plan_pending(catalog, directory, schema, result)
+    target = _TargetFile(schema, MigrationFile(result.version, result.description, result.script, directory / result.script, ""))
+    left_alone = _left_alone(catalog, schema, tables)
     for want in tables:
         table = schema.table(want.stmt.name)
         if table is None:
-            if want.renamed_from:
-                old, line = next(iter(want.renamed_from.values()))
-                raise DiffError(
-                    f"{label}:{line}: `-- renamed from {escaped(old)}`: table {want.stmt.name} does not exist yet, so nothing is renamed"
-                )
-            add(want.stmt.sql, plan(want.stmt.sql), want.stmt.name)
-            continue
-        changes = table_changes(label, table.name, table.context.current, want)
-        result.notes.extend(changes.notes)
-        for what, why in changes.unsupported:
-            result.statements.append(
-                DiffStatement(f"ALTER TABLE {table.name}: {what}", REJECTED, f"ALTER TABLE {table.name}: {why}", table.name)
-            )
-        clauses = changes.clauses
-        while clauses:
-            guard = f'PROPERTIES ("expected_version" = "{table.context.current.version}")'
-            text = f"ALTER TABLE {table.name}\n    " + ",\n    ".join(clauses) + f"\n    {guard}"
-            planned = plan(text)
-            refused = [i for i, c in enumerate(planned.alter.clauses) if c.verdict == REJECTED] if planned.alter is not None else []
-            if planned.kind != REJECTED or not refused:
-                add(text, planned, table.name)
-                break
-            for i in refused:  # report each refused clause; plan the others again without them
-                result.statements.append(
-                    DiffStatement(f"ALTER TABLE {table.name} {clauses[i]}", REJECTED, planned.alter.clauses[i].reason, table.name)
-                )
-            clauses = [c for i, c in enumerate(clauses) if i not in refused]
-
+            _diff_new_table(label, want, target, result)
+        else:
+            _diff_existing_table(label, table, want, target, result)
     if left_alone:
         more = f" and {len(left_alone) - SHOWN_TABLES} more" if len(left_alone) > SHOWN_TABLES else ""
         result.notes.append(
@@ -668,6 +636,106 @@ def diff_schema(catalog: Catalog, directory: pathlib.Path, desired_path: pathlib
             + more
         )
     return result
+
+
+def _check_outside_migrations(directory: pathlib.Path, desired_path: pathlib.Path) -> None:
+    """Refuse a FILE that the migrations directory would take for a migration."""
+    name = desired_path.name
+    if directory.is_dir() and desired_path.resolve().parent == directory.resolve() and name.lower().endswith(".sql") and name[:1] != ".":
+        raise DiffError(
+            f"{escaped(str(desired_path))} is in the migrations directory, where every .sql file is a migration; keep the desired schema file elsewhere"
+        )
+
+
+def _next_migration(directory: pathlib.Path, desired_path: pathlib.Path) -> SchemaDiff:
+    """An empty diff named as the next migration file (`migrate new`'s numbering), after FILE's name."""
+    existing = read_directory(directory, allow_empty_files=True) if directory.exists() else []
+    version = str(existing[-1].key[0] + 1) if existing else "1"
+    words = "_".join(re.findall(r"[A-Za-z0-9]+", desired_path.stem))[:100] or "desired"
+    description = f"diff_to_{words}"
+    return SchemaDiff(desired_path, directory, f"V{version}__{description}.sql", version, description.replace("_", " "))
+
+
+def _plan_pending(catalog: Catalog, directory: pathlib.Path, schema: NextSchema, result: SchemaDiff) -> None:
+    """Plan the statements of the pending migration files not done yet on `schema`, in order;
+    one the planner rejects gets a note."""
+    status = migration_status(catalog, directory)
+    done = status.done_statements
+    for file in status.pending:
+        result.pending.append(file.script)
+        for statement in file.statements:
+            if (file.version, statement.position) in done:
+                continue
+            planned = schema.plan(file, statement)
+            if planned.kind == REJECTED:
+                result.notes.append(
+                    f"pending {file.script}:{statement.line} is rejected by the planner ({planned.reason}); the diff takes it as changing nothing"
+                )
+
+
+def _left_alone(catalog: Catalog, schema: NextSchema, tables: list[DesiredTable]) -> list[str]:
+    """The tables (after the pending files) that FILE does not mention, by name."""
+    desired_keys = {name_key(t.stmt.name) for t in tables}
+    present = {name_key(t.name): t.name for t in catalog.tables()}
+    for key, table in schema.tables.items():
+        if table is None:
+            present.pop(key, None)
+        else:
+            present[key] = table.name
+    return sorted((name for key, name in present.items() if key not in desired_keys), key=str.lower)
+
+
+@dataclass
+class _TargetFile:
+    """The migration file the diff writes, its statements planned in order on `schema` after the
+    pending files."""
+
+    schema: NextSchema
+    file: MigrationFile
+    position: int = 0
+
+    def plan(self, text: str) -> StatementPlan:
+        self.position += 1
+        return self.schema.plan(self.file, FileStatement(self.position, 0, text))
+
+
+def _planned(text: str, planned: StatementPlan, table: str) -> DiffStatement:
+    return DiffStatement(text, planned.kind, planned.reason, table, planned.rows)
+
+
+def _diff_new_table(label: str, want: DesiredTable, target: _TargetFile, result: SchemaDiff) -> None:
+    """A table that does not exist yet: its CREATE TABLE as FILE writes it (no rename can apply)."""
+    if want.renamed_from:
+        old, line = next(iter(want.renamed_from.values()))
+        raise DiffError(
+            f"{label}:{line}: `-- renamed from {escaped(old)}`: table {want.stmt.name} does not exist yet, so nothing is renamed"
+        )
+    result.statements.append(_planned(want.stmt.sql, target.plan(want.stmt.sql), want.stmt.name))
+
+
+def _diff_existing_table(label: str, table, want: DesiredTable, target: _TargetFile, result: SchemaDiff) -> None:
+    """A table that exists: its unsupported changes reported, the rest as one guarded ALTER TABLE,
+    planned again without the clauses the planner refuses (each reported) until it passes."""
+    changes = table_changes(label, table.name, table.context.current, want)
+    result.notes.extend(changes.notes)
+    for what, why in changes.unsupported:
+        result.statements.append(
+            DiffStatement(f"ALTER TABLE {table.name}: {what}", REJECTED, f"ALTER TABLE {table.name}: {why}", table.name)
+        )
+    clauses = changes.clauses
+    while clauses:
+        guard = f'PROPERTIES ("expected_version" = "{table.context.current.version}")'
+        text = f"ALTER TABLE {table.name}\n    " + ",\n    ".join(clauses) + f"\n    {guard}"
+        planned = target.plan(text)
+        refused = [i for i, c in enumerate(planned.alter.clauses) if c.verdict == REJECTED] if planned.alter is not None else []
+        if planned.kind != REJECTED or not refused:
+            result.statements.append(_planned(text, planned, table.name))
+            break
+        for i in refused:  # report each refused clause; plan the others again without them
+            result.statements.append(
+                DiffStatement(f"ALTER TABLE {table.name} {clauses[i]}", REJECTED, planned.alter.clauses[i].reason, table.name)
+            )
+        clauses = [c for i, c in enumerate(clauses) if i not in refused]
 
 
 def write_diff(session, directory: pathlib.Path, desired_path: pathlib.Path) -> str:
