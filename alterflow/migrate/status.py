@@ -121,15 +121,15 @@ def _time(value) -> str | None:
 
 
 def migration_status(catalog: Catalog, directory: pathlib.Path) -> MigrationStatus:
+    """Every migration file with its state (the baseline's row first, the files of the directory,
+    then recorded files no longer there), and the drift found."""
     files = read_directory(directory)
     history = MigrationHistory(catalog)
     recorded = history.migrations()
     status = MigrationStatus(files, recorded)
     baseline = next((m for m in recorded if m.state == BASELINE), None)
     status.baseline = baseline.version if baseline else None
-    on_disk = {f.key for f in files}
     highest_applied = max((version_key(m.version) for m in recorded if m.state in (APPLIED, BASELINE)), default=None)
-
     if baseline is not None:
         status.states.append(
             FileState(
@@ -139,69 +139,86 @@ def migration_status(catalog: Catalog, directory: pathlib.Path) -> MigrationStat
     for file in files:
         row = status.recorded(file.version)
         if row is None:
-            below = status.baseline is not None and file.key <= version_key(status.baseline)
-            state = BELOW_BASELINE if below else PENDING
-            status.states.append(FileState(file.version, file.description, file.script, state, True, statements=len(file.statements)))
-            if state == PENDING and highest_applied is not None and file.key < highest_applied:
-                status.drift.append(
-                    Drift(
-                        "out_of_order",
-                        f"{file.script} is pending but a higher version is already applied; apply refuses it (give it a version above the applied ones)",
-                        script=file.script,
-                    )
-                )
-            continue
-        ok = row.checksum == file.checksum
-        done = sum(1 for s in row.statements if s.state == DONE)
-        status.states.append(
-            FileState(
-                file.version,
-                file.description,
-                file.script,
-                row.state,
-                ok,
-                row.installed_by,
-                _time(row.finished_at or row.started_at),
-                row.error,
-                len(file.statements),
-                done,
-            )
-        )
-        if not ok:
-            status.drift.append(
-                Drift(
-                    "edited",
-                    f"{file.script} was edited since it was {row.state.lower()} (checksum); review the change, then `alterflow migrate repair`",
-                    script=file.script,
-                )
-            )
+            _add_unrecorded(status, file, highest_applied)
+        else:
+            _add_recorded(status, file, row)
+    on_disk = {f.key for f in files}
     for row in recorded:
         if row.state == DELETED:
             status.states.append(
                 FileState(row.version, row.description, row.script, DELETED, True, row.installed_by, _time(row.finished_at))
             )
         elif row.state != BASELINE and version_key(row.version) not in on_disk:
-            status.states.append(
-                FileState(
-                    row.version,
-                    row.description,
-                    row.script,
-                    row.state,
-                    False,
-                    row.installed_by,
-                    _time(row.finished_at or row.started_at),
-                    row.error,
-                )
-            )
-            status.drift.append(
-                Drift(
-                    "deleted",
-                    f"{row.script} is {row.state} in the history but no longer in the directory; restore it, or `alterflow migrate repair`",
-                    script=row.script,
-                )
-            )
+            _add_deleted(status, row)
     status.drift.extend(_outside(history, recorded))
     return status
+
+
+def _add_unrecorded(status: MigrationStatus, file: MigrationFile, highest_applied: tuple[int, ...] | None) -> None:
+    """A file the history has no row of: PENDING (out of order below an applied version), or
+    BELOW_BASELINE."""
+    below = status.baseline is not None and file.key <= version_key(status.baseline)
+    state = BELOW_BASELINE if below else PENDING
+    status.states.append(FileState(file.version, file.description, file.script, state, True, statements=len(file.statements)))
+    if state == PENDING and highest_applied is not None and file.key < highest_applied:
+        status.drift.append(
+            Drift(
+                "out_of_order",
+                f"{file.script} is pending but a higher version is already applied; apply refuses it (give it a version above the applied ones)",
+                script=file.script,
+            )
+        )
+
+
+def _add_recorded(status: MigrationStatus, file: MigrationFile, row: RecordedMigration) -> None:
+    """A file with its history row: the row's state, and drift when the file was edited since."""
+    ok = row.checksum == file.checksum
+    done = sum(1 for s in row.statements if s.state == DONE)
+    status.states.append(
+        FileState(
+            file.version,
+            file.description,
+            file.script,
+            row.state,
+            ok,
+            row.installed_by,
+            _time(row.finished_at or row.started_at),
+            row.error,
+            len(file.statements),
+            done,
+        )
+    )
+    if not ok:
+        status.drift.append(
+            Drift(
+                "edited",
+                f"{file.script} was edited since it was {row.state.lower()} (checksum); review the change, then `alterflow migrate repair`",
+                script=file.script,
+            )
+        )
+
+
+def _add_deleted(status: MigrationStatus, row: RecordedMigration) -> None:
+    """A recorded file that is no longer in the directory (and not marked DELETED): drift."""
+    status.states.append(
+        FileState(
+            row.version,
+            row.description,
+            row.script,
+            row.state,
+            False,
+            row.installed_by,
+            _time(row.finished_at or row.started_at),
+            row.error,
+        )
+    )
+    status.drift.append(
+        Drift(
+            "deleted",
+            f"{row.script} is {row.state} in the history but no longer in the directory; restore it, or `alterflow migrate repair`",
+            script=row.script,
+        )
+    )
 
 
 def _outside(history: MigrationHistory, recorded: list[RecordedMigration]) -> list[Drift]:
