@@ -352,14 +352,7 @@ class GarbageCollection:
             # The table row's lock orders this after (or before) every load's begin, every ALTER's
             # commit and every job's start on the table.
             table = s.scalar(select(TableRow).where(TableRow.id == table_id).with_for_update())
-            if table is None:
-                return None
-            preparing = s.scalar(
-                select(TransactionRow.id)
-                .where(TransactionRow.table_id == table_id, TransactionRow.state == TransactionState.PREPARE)
-                .limit(1)
-            )
-            if preparing is not None:
+            if table is None or _load_preparing(s, table_id):
                 return None
             committed = list(
                 s.execute(
@@ -368,38 +361,7 @@ class GarbageCollection:
                     .order_by(SchemaVersionRow.version)
                 ).all()
             )
-            needed = {table.current_version}
-            needed.update(
-                s.scalars(
-                    select(DataFileRow.schema_version)
-                    .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
-                    .join(IndexRow, IndexRow.id == TabletRow.index_id)
-                    .where(IndexRow.table_id == table_id, DataFileRow.state == FileState.LIVE)
-                    .distinct()
-                )
-            )
-            needed.update(
-                v
-                for v in s.scalars(
-                    select(ViewDependencyRow.table_version)
-                    .join(ViewRow, ViewRow.id == ViewDependencyRow.view_id)
-                    .where(ViewDependencyRow.table_id == table_id, ViewRow.name_key.is_not(None))
-                )
-                if v is not None
-            )
-            for from_version, to_version in s.execute(
-                select(AlterJobRow.from_version, AlterJobRow.to_version).where(
-                    AlterJobRow.table_id == table_id, AlterJobRow.state.in_(ACTIVE_JOB_STATES)
-                )
-            ):
-                needed.update((from_version, to_version))
-            doomed = []
-            for position, (version, _created) in enumerate(committed):
-                if version in needed or position + 1 >= len(committed):
-                    continue
-                superseded_at = committed[position + 1][1]  # the next version's commit
-                if superseded_at <= cutoff:
-                    doomed.append(version)
+            doomed = _unneeded_versions(committed, _needed_versions(s, table), cutoff)
             if not doomed:
                 return None
             s.execute(
@@ -410,3 +372,55 @@ class GarbageCollection:
                 )
             )
             return CollectedVersions(table_id, table.name, tuple(doomed))
+
+
+def _load_preparing(s: Session, table_id: int) -> bool:
+    """Whether a load of the table is in PREPARE (it may write under any version it read)."""
+    preparing = s.scalar(
+        select(TransactionRow.id).where(TransactionRow.table_id == table_id, TransactionRow.state == TransactionState.PREPARE).limit(1)
+    )
+    return preparing is not None
+
+
+def _needed_versions(s: Session, table: TableRow) -> set[int]:
+    """The table's versions something needs: the current one, those live data files are written
+    under (any index), those live views pin, and those of its unfinished jobs."""
+    needed = {table.current_version}
+    needed.update(
+        s.scalars(
+            select(DataFileRow.schema_version)
+            .join(TabletRow, TabletRow.id == DataFileRow.tablet_id)
+            .join(IndexRow, IndexRow.id == TabletRow.index_id)
+            .where(IndexRow.table_id == table.id, DataFileRow.state == FileState.LIVE)
+            .distinct()
+        )
+    )
+    needed.update(
+        v
+        for v in s.scalars(
+            select(ViewDependencyRow.table_version)
+            .join(ViewRow, ViewRow.id == ViewDependencyRow.view_id)
+            .where(ViewDependencyRow.table_id == table.id, ViewRow.name_key.is_not(None))
+        )
+        if v is not None
+    )
+    for from_version, to_version in s.execute(
+        select(AlterJobRow.from_version, AlterJobRow.to_version).where(
+            AlterJobRow.table_id == table.id, AlterJobRow.state.in_(ACTIVE_JOB_STATES)
+        )
+    ):
+        needed.update((from_version, to_version))
+    return needed
+
+
+def _unneeded_versions(committed: list, needed: set[int], cutoff: datetime) -> list[int]:
+    """Of the committed (version, created at) rows in version order: the versions not needed that
+    stopped being current (the next version's commit) at or before `cutoff`; never the last."""
+    doomed = []
+    for position, (version, _created) in enumerate(committed):
+        if version in needed or position + 1 >= len(committed):
+            continue
+        superseded_at = committed[position + 1][1]  # the next version's commit
+        if superseded_at <= cutoff:
+            doomed.append(version)
+    return doomed
