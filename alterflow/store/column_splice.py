@@ -186,8 +186,32 @@ def splice(origin: EncodedFile, origin_rows: pa.Table, target: pa.Table) -> list
         return None
     if len(origin.leaves) != origin_rows.num_columns or sum(g.get(_GROUP_ROWS) for g in origin.row_groups) != target.num_rows:
         return None
+    sources, replaced = _chunk_sources(origin_rows, target)
+    if len(replaced) == len(target.schema) or len(set(target.schema.names)) != len(target.schema):
+        return None
+    files = {"origin": origin}
+    if replaced:
+        new = _encoded_replacements(origin, target.select(replaced))
+        if new is None:
+            return None
+        files["new"] = new
+    pieces: list[memoryview | bytes] = [MAGIC]
+    position = len(MAGIC)
+    groups = []
+    for number, group in enumerate(origin.row_groups):
+        placed, position = _placed_row_group(files, number, group, target.schema, sources, pieces, position)
+        groups.append(placed)
+    encoded = encode_struct(_footer(files, target.schema, sources, groups))
+    pieces += [encoded, struct.pack("<I", len(encoded)), MAGIC]
+    return pieces
+
+
+def _chunk_sources(origin_rows: pa.Table, target: pa.Table) -> tuple[list[tuple[str, int]], list[str]]:
+    """Where each column of `target` comes from: ("origin", its leaf in the origin file) for an
+    origin column's very data under the same key and nullability, else ("new", its leaf in the file
+    of the encoded columns); and the names of those encoded columns, in order."""
     by_key = {_key(f): i for i, f in enumerate(origin_rows.schema) if _key(f)[1] is not None}
-    sources: list[tuple[str, int]] = []  # per target column: ("origin" | "new", its leaf in that file)
+    sources: list[tuple[str, int]] = []
     replaced: list[str] = []
     for field, values in zip(target.schema, target.columns):
         index = by_key.get(_key(field))
@@ -200,54 +224,67 @@ def splice(origin: EncodedFile, origin_rows: pa.Table, target: pa.Table) -> list
         else:
             sources.append(("new", len(replaced)))
             replaced.append(field.name)
-    if len(replaced) == len(target.schema) or len(set(target.schema.names)) != len(target.schema):
+    return sources, replaced
+
+
+def _encoded_replacements(origin: EncodedFile, columns: pa.Table) -> EncodedFile | None:
+    """`columns` encoded in row groups of the origin file's row counts; None when pyarrow did not
+    keep those row groups or the file holds something this module does not place."""
+    counts = [g.get(_GROUP_ROWS) for g in origin.row_groups]
+    new = EncodedFile.parse(encode_parquet(columns, counts))
+    if [g.get(_GROUP_ROWS) for g in new.row_groups] != counts or not new.flat():
         return None
-    files = {"origin": origin}
-    if replaced:
-        counts = [g.get(_GROUP_ROWS) for g in origin.row_groups]
-        new = EncodedFile.parse(encode_parquet(target.select(replaced), counts))
-        if [g.get(_GROUP_ROWS) for g in new.row_groups] != counts or not new.flat():
-            return None
-        files["new"] = new
+    return new
 
-    pieces: list[memoryview | bytes] = [MAGIC]
-    position = len(MAGIC)
-    groups = []
-    for number, group in enumerate(origin.row_groups):
-        chunks, uncompressed = [], 0
-        for field, (source, leaf) in zip(target.schema, sources):
-            chunk = files[source].row_groups[number].get(_GROUP_COLUMNS).items[leaf]
-            start, length = _chunk_range(chunk.get(_CHUNK_META))
-            pieces.append(files[source].data[start : start + length])
-            chunks.append(_moved(chunk, position - start, field.name))
-            uncompressed += chunk.get(_CHUNK_META).get(_META_UNCOMPRESSED)
-            position += length
-        first = _chunk_range(chunks[0].get(_CHUNK_META))[0]
-        moved = group.copy()
-        moved.set(_GROUP_COLUMNS, ThriftList(STRUCT, chunks))
-        moved.set(_GROUP_BYTES, uncompressed)
-        for key, value in ((_GROUP_COMPRESSED, position - first), (_GROUP_OFFSET, first)):
-            if key in group:
-                moved.set(key, value)
-        groups.append(moved)
 
-    schema = origin.footer.get(_FILE_SCHEMA).items
-    root = schema[0].copy()
-    root.set(_ELEMENT_CHILDREN, len(target.schema))
-    elements = [root] + [_named(files[s].leaves[leaf], f.name) for f, (s, leaf) in zip(target.schema, sources)]
+def _placed_row_group(
+    files: dict[str, EncodedFile],
+    number: int,
+    group: Struct,
+    schema: pa.Schema,
+    sources: list[tuple[str, int]],
+    pieces: list[memoryview | bytes],
+    position: int,
+) -> tuple[Struct, int]:
+    """Row group `number` of the new file, whose bytes so far (`pieces`) end at `position`: each
+    column's chunk bytes appended to `pieces`; the group's metadata with every chunk placed where
+    its bytes now are, and where the file's bytes end then."""
+    chunks, uncompressed = [], 0
+    for field, (source, leaf) in zip(schema, sources):
+        chunk = files[source].row_groups[number].get(_GROUP_COLUMNS).items[leaf]
+        start, length = _chunk_range(chunk.get(_CHUNK_META))
+        pieces.append(files[source].data[start : start + length])
+        chunks.append(_moved(chunk, position - start, field.name))
+        uncompressed += chunk.get(_CHUNK_META).get(_META_UNCOMPRESSED)
+        position += length
+    first = _chunk_range(chunks[0].get(_CHUNK_META))[0]
+    moved = group.copy()
+    moved.set(_GROUP_COLUMNS, ThriftList(STRUCT, chunks))
+    moved.set(_GROUP_BYTES, uncompressed)
+    for key, value in ((_GROUP_COMPRESSED, position - first), (_GROUP_OFFSET, first)):
+        if key in group:
+            moved.set(key, value)
+    return moved, position
+
+
+def _footer(files: dict[str, EncodedFile], schema: pa.Schema, sources: list[tuple[str, int]], groups: list[Struct]) -> Struct:
+    """The origin file's footer for the new file: its schema elements (renamed), its row groups,
+    the Arrow schema of the new file and each column's order."""
+    origin = files["origin"]
+    root = origin.footer.get(_FILE_SCHEMA).items[0].copy()
+    root.set(_ELEMENT_CHILDREN, len(schema))
+    elements = [root] + [_named(files[s].leaves[leaf], f.name) for f, (s, leaf) in zip(schema, sources)]
     footer = origin.footer.copy()
     footer.set(_FILE_SCHEMA, ThriftList(STRUCT, elements))
     footer.set(_FILE_ROW_GROUPS, ThriftList(STRUCT, groups))
-    key_values = _key_values(origin, target.schema)
+    key_values = _key_values(origin, schema)
     if key_values is not None:
         footer.set(_FILE_KEY_VALUES, key_values)
     orders = origin.footer.get(_FILE_COLUMN_ORDERS)
     if orders is not None:
         items = [files[s].footer.get(_FILE_COLUMN_ORDERS).items[leaf] for s, leaf in sources]
         footer.set(_FILE_COLUMN_ORDERS, ThriftList(orders.element_type, items), LIST)
-    encoded = encode_struct(footer)
-    pieces += [encoded, struct.pack("<I", len(encoded)), MAGIC]
-    return pieces
+    return footer
 
 
 def write_pieces(path: pathlib.Path, pieces: Sequence[memoryview | bytes | pa.Buffer]) -> int:
