@@ -222,51 +222,72 @@ def convert_arrow(
         source = old_by_id.get(column.id)
         if source is not None:
             family(source.type, column.type)
-    names = {}
-    for index, name in enumerate(data.column_names):
-        names.setdefault(name, index)
-        names.setdefault(name_key(name), index)
-    old_keys = {name_key(column.name) for column in old.columns}
-    for column in old.columns:
-        if column.name not in names and name_key(column.name) not in names:
-            raise ValueError(f"the rows have no column {column.name} of version {old.version}")
-
+    names = _column_indexes(data, old)
     arrays = []
-    failed_rows: list[tuple[int, int, CastFailure]] = []
-    nulled: dict[str, int] = {}
-    failed_at: dict[str, list[int]] = {}
-    failed = 0
+    failures = _Failures(on_cast_error, max_failures)
     for position, column in enumerate(new.columns):
         source = old_by_id.get(column.id)
         if source is None:
             arrays.append(default_array(column, data.num_rows))
             continue
-        index = names.get(source.name, names.get(name_key(source.name)))
-        chunked = data.column(index)
+        chunked = data.column(names.get(source.name, names.get(name_key(source.name))))
         if source.type == column.type and chunked.type == to_arrow(column.type):
             arrays.append(chunked)  # unchanged: its buffers as they are, no copy
             continue
         array, rows = convert_array(chunked, source.type, column.type)
         arrays.append(array)
-        if not rows:
-            continue
-        failed += len(rows)
-        if on_cast_error == "null":
-            nulled[column.name] = len(rows)
-        elif on_cast_error == "quarantine":
-            failed_at[column.name] = rows
-        else:
-            original = chunked.combine_chunks() if isinstance(chunked, pa.ChunkedArray) else chunked
-            for row in rows[:max_failures]:
-                value = _source_value(original[row].as_py(), source.type)
-                failed_rows.append((row, position, CastFailure(column.name, value, row)))
-
+        failures.record(position, column, source, chunked, rows)
     fields = list(arrow_schema(new))
+    old_keys = {name_key(column.name) for column in old.columns}
     for index, name in enumerate(data.column_names):
         if name_key(name) not in old_keys:
             fields.append(data.schema.field(index))
             arrays.append(data.column(index))
     table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
-    failed_rows.sort(key=lambda item: (item[0], item[1]))
-    failures = tuple(item[2] for item in failed_rows[:max_failures])
-    return ArrowConversion(table=table, nulled=nulled, failures=failures, failed=failed, failed_rows=failed_at)
+    return ArrowConversion(table=table, nulled=failures.nulled, failures=failures.first(), failed=failures.count, failed_rows=failures.rows)
+
+
+def _column_indexes(data: pa.Table, old: SchemaVersion) -> dict[str, int]:
+    """The index in `data` of each column name, as written and as its name key (the first column of
+    a name wins); ValueError when a column of OLD is missing."""
+    names: dict[str, int] = {}
+    for index, name in enumerate(data.column_names):
+        names.setdefault(name, index)
+        names.setdefault(name_key(name), index)
+    for column in old.columns:
+        if column.name not in names and name_key(column.name) not in names:
+            raise ValueError(f"the rows have no column {column.name} of version {old.version}")
+    return names
+
+
+@dataclass
+class _Failures:
+    """The failed values of a conversion, kept as `on_cast_error` asks: counted per column
+    ("null"), every row per column ("quarantine"), or the first values ("fail")."""
+
+    on_cast_error: str
+    max_failures: int
+    count: int = 0
+    nulled: dict[str, int] = field(default_factory=dict)
+    rows: dict[str, list[int]] = field(default_factory=dict)
+    values: list[tuple[int, int, CastFailure]] = field(default_factory=list)  # (row, NEW column position, failure)
+
+    def record(self, position: int, column: Column, source: Column, chunked: pa.Array | pa.ChunkedArray, rows: list[int]) -> None:
+        """The `rows` of NEW column `column` (at `position`) whose value of `chunked` failed."""
+        if not rows:
+            return
+        self.count += len(rows)
+        if self.on_cast_error == "null":
+            self.nulled[column.name] = len(rows)
+        elif self.on_cast_error == "quarantine":
+            self.rows[column.name] = rows
+        else:
+            original = chunked.combine_chunks() if isinstance(chunked, pa.ChunkedArray) else chunked
+            for row in rows[: self.max_failures]:
+                value = _source_value(original[row].as_py(), source.type)
+                self.values.append((row, position, CastFailure(column.name, value, row)))
+
+    def first(self) -> tuple[CastFailure, ...]:
+        """The first `max_failures` failed values in row order, then by NEW's column order."""
+        ordered = sorted(self.values, key=lambda item: (item[0], item[1]))
+        return tuple(item[2] for item in ordered[: self.max_failures])
