@@ -136,29 +136,47 @@ def family(old: DataType, new: DataType) -> str:
         raise ValueError(reason)
     if change is Change.LIGHT:
         return "widen"
+    kind = _heavy_family(old, new)
+    if kind is None:
+        raise ValueError(f"{old.sql()} -> {new.sql()} is not a supported type change")  # pragma: no cover
+    return kind
+
+
+def _heavy_family(old: DataType, new: DataType) -> str | None:
+    """The family of a heavyweight type change, by the source's kind; None for none of them."""
     if old.is_string:
-        if new.is_integer:
-            return "string_to_integer"
-        if new.is_float:
-            return "string_to_float"
-        if new.name == "DECIMAL":
-            return "string_to_decimal"
-        if new.name == "DATE":
-            return "string_to_date"
-    elif old.is_number:
-        if new.is_integer:
-            return "number_to_integer"
-        if new.is_float:
-            return "number_to_float"
-        if new.name == "DECIMAL":
-            return "number_to_decimal"
-        if new.name in ("VARCHAR", "STRING"):
-            return "number_to_string"
-        if new.name == "DATE" and old.name in ("INT", "BIGINT"):
-            return "integer_to_date"
-    elif old.name == "DATETIME" and new.name == "DATE":
+        return _family_from_text(new)
+    if old.is_number:
+        return _family_from_number(old, new)
+    if old.name == "DATETIME" and new.name == "DATE":
         return "datetime_to_date"
-    raise ValueError(f"{old.sql()} -> {new.sql()} is not a supported type change")  # pragma: no cover
+    return None
+
+
+def _family_from_text(new: DataType) -> str | None:
+    if new.is_integer:
+        return "string_to_integer"
+    if new.is_float:
+        return "string_to_float"
+    if new.name == "DECIMAL":
+        return "string_to_decimal"
+    if new.name == "DATE":
+        return "string_to_date"
+    return None
+
+
+def _family_from_number(old: DataType, new: DataType) -> str | None:
+    if new.is_integer:
+        return "number_to_integer"
+    if new.is_float:
+        return "number_to_float"
+    if new.name == "DECIMAL":
+        return "number_to_decimal"
+    if new.name in ("VARCHAR", "STRING"):
+        return "number_to_string"
+    if new.name == "DATE" and old.name in ("INT", "BIGINT"):
+        return "integer_to_date"
+    return None
 
 
 def uses_java_float_text(old: DataType, new: DataType) -> bool:
@@ -756,50 +774,55 @@ def value_converter(old: DataType, new: DataType) -> Callable[[object], object]:
     """A function converting one non-NULL Python value of `old` (as pyarrow's `as_py` gives it;
     LARGEINT may be a Decimal) to the Python value of `new`, raising ConversionFailed.
     ValueError when the type change is rejected."""
-    kind = family(old, new)
-    if kind == "same":
-        return lambda v: v
-    if kind == "widen":
-        if new.name == "DATETIME":
-            return lambda v: _dt.datetime(v.year, v.month, v.day)
-        if new.name == "LARGEINT":
-            return lambda v: int(v)
-        if new.name == "DECIMAL":
-            return lambda v: _round_decimal(decimal.Decimal(v), new)
-        return lambda v: v
-    if kind == "string_to_integer":
-        return lambda v: _parse_integer_text(v, new)
-    if kind == "string_to_float":
-        return lambda v: _parse_float_text(v, new)
-    if kind == "string_to_decimal":
-        return lambda v: _parse_decimal_text(v, new)
-    if kind == "string_to_date":
-        return _parse_date_text
-    if kind == "number_to_integer":
-        return lambda v: _to_integer(_number_of(v, old), old, new)
-    if kind == "number_to_decimal":
-        return lambda v: _to_decimal(_number_of(v, old), old, new)
-    if kind == "number_to_float":
-        return lambda v: _to_float(_number_of(v, old), old, new)
-    if kind == "number_to_string":
-        limit = new.length if new.name == "VARCHAR" else None
+    return _CONVERTERS[family(old, new)](old, new)
 
-        def to_text(v: object) -> str:
-            text = number_text(v, old)
-            if limit is not None and len(text) > limit:
-                raise ConversionFailed
-            return text
 
-        return to_text
-    if kind == "integer_to_date":
+def _unchanged(old: DataType, new: DataType) -> Callable[[object], object]:
+    return lambda v: v
 
-        def to_date(v: int) -> _dt.date:
-            low, high = YYYYMMDD_RANGE
-            if not low <= v <= high:
-                raise ConversionFailed
-            return _date_or_fail(v // 10000, v // 100 % 100, v % 100)
 
-        return to_date
-    if kind == "datetime_to_date":
-        return lambda v: v.date()
-    raise ValueError(f"{old.sql()} -> {new.sql()}: no conversion")  # pragma: no cover
+def _widening(old: DataType, new: DataType) -> Callable[[object], object]:
+    if new.name == "DATETIME":
+        return lambda v: _dt.datetime(v.year, v.month, v.day)
+    if new.name == "LARGEINT":
+        return lambda v: int(v)
+    if new.name == "DECIMAL":
+        return lambda v: _round_decimal(decimal.Decimal(v), new)
+    return lambda v: v
+
+
+def _number_to_string(old: DataType, new: DataType) -> Callable[[object], str]:
+    limit = new.length if new.name == "VARCHAR" else None
+
+    def to_text(v: object) -> str:
+        text = number_text(v, old)
+        if limit is not None and len(text) > limit:
+            raise ConversionFailed
+        return text
+
+    return to_text
+
+
+def _integer_to_date(v: int) -> _dt.date:
+    """A yyyymmdd integer as the date it spells."""
+    low, high = YYYYMMDD_RANGE
+    if not low <= v <= high:
+        raise ConversionFailed
+    return _date_or_fail(v // 10000, v // 100 % 100, v % 100)
+
+
+# family -> (old, new) -> the function converting one value (`value_converter`)
+_CONVERTERS: dict[str, Callable[[DataType, DataType], Callable]] = {
+    "same": _unchanged,
+    "widen": _widening,
+    "string_to_integer": lambda old, new: lambda v: _parse_integer_text(v, new),
+    "string_to_float": lambda old, new: lambda v: _parse_float_text(v, new),
+    "string_to_decimal": lambda old, new: lambda v: _parse_decimal_text(v, new),
+    "string_to_date": lambda old, new: _parse_date_text,
+    "number_to_integer": lambda old, new: lambda v: _to_integer(_number_of(v, old), old, new),
+    "number_to_decimal": lambda old, new: lambda v: _to_decimal(_number_of(v, old), old, new),
+    "number_to_float": lambda old, new: lambda v: _to_float(_number_of(v, old), old, new),
+    "number_to_string": _number_to_string,
+    "integer_to_date": lambda old, new: _integer_to_date,
+    "datetime_to_date": lambda old, new: lambda v: v.date(),
+}
