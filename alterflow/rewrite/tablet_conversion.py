@@ -107,6 +107,33 @@ def _flag_column_id(flag: str) -> int:
     return int(flag.rsplit("_", 1)[1])
 
 
+class _Observations:
+    """The observations of one tablet's conversion, each watching the one write that runs its
+    frame: its rows and the failed casts of each flag column."""
+
+    def __init__(self, prefix: str, flags: list[str]):
+        self.prefix = prefix
+        self.flags = flags
+        self.watched: list = []
+
+    def observed(self, frame, part: str):
+        """`frame` observed under the name `<prefix>_<part>`."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        observation = Observation(f"{self.prefix}_{part}")
+        self.watched.append(observation)
+        metrics = [F.sum(F.col(flag).cast("long")).alias(flag) for flag in self.flags]
+        return frame.observe(observation, F.count(F.lit(1)).alias("rows"), *metrics)
+
+    def counts(self) -> tuple[int, int]:
+        """(rows, failed casts) over every observation, once their writes ran."""
+        metrics = [_observed_metrics(observation) for observation in self.watched]
+        rows_in = sum(int(m.get("rows", 0) or 0) for m in metrics)
+        failed = sum(int(m.get(flag) or 0) for m in metrics for flag in self.flags)
+        return rows_in, failed
+
+
 class TabletConverter:
     """Converts the origin tablets of one heavyweight job."""
 
@@ -201,7 +228,6 @@ class TabletConverter:
 
     # -- one tablet ---------------------------------------------------------------------------
     def convert_tablet(self, tablet_id: int, partition_key: str, snapshot: TableSnapshot) -> None:
-        keyed = bool(self.old.primary_key)
         staging = staging_dir(self.warehouse, self.job.table_id, self.shadow_index, tablet_id, self.attempt)
         # What killed attempts left behind: holding the lease, no earlier runner can commit them.
         for leftover in staging.parent.glob(f"o{int(tablet_id)}-*"):
@@ -214,44 +240,61 @@ class TabletConverter:
         if not snapshot.files:  # nothing below the boundary: done without Spark
             self._commit_tablet(tablet_id, partition_key, staging, 0, 0, [], started)
             return
-
         if self.engine == "local":
             staged = stage_tablet(self.warehouse, snapshot, self.read_as, self.new, staging, SAMPLES, quarantine)
             self._commit_tablet(tablet_id, partition_key, staging, staged.rows_in, staged.failed, staged.samples, started, quarantine)
             return
+        rows_in, failed, samples = self._stage_with_spark(tablet_id, snapshot, staging, quarantine)
+        self._commit_tablet(tablet_id, partition_key, staging, rows_in, failed, samples, started, quarantine)
 
-        from pyspark.sql import Observation
+    def _stage_with_spark(
+        self, tablet_id: int, snapshot: TableSnapshot, staging: pathlib.Path, quarantine: QuarantineTarget | None
+    ) -> tuple[int, int, list]:
+        """The tablet's rows converted by Spark into `staging` (and its quarantined rows into its
+        quarantine folder): (rows read, values whose cast failed, sample failed values)."""
         from pyspark.sql import functions as F
 
         from alterflow.conversion.spark_convert import convert_frame
 
         spark = self._thread_spark()
-        origin = read_snapshot(spark, self.warehouse, snapshot, self.read_as, keep_txn=keyed)
+        origin = read_snapshot(spark, self.warehouse, snapshot, self.read_as, keep_txn=bool(self.old.primary_key))
         originals = {}
         if quarantine is not None:  # each row's original values ride along, for the quarantined ones
             originals = {c.id: f"af$original_{c.id}" for c in self.old.columns}
             origin = origin.select("*", *[F.col(f"`{c.name}`").cast("string").alias(originals[c.id]) for c in self.old.columns])
         converted, flags = convert_frame(origin, self.read_as, self.new, self.cast_mode)
         checked = [_flag_column_id(flag) for flag in flags]
-        observations = []  # each watches the one write that runs its frame
-
-        def observed(frame, part: str):
-            observation = Observation(f"job{self.job.id}_tablet{tablet_id}_{part}")
-            observations.append(observation)
-            metrics = [F.sum(F.col(flag).cast("long")).alias(flag) for flag in flags]
-            return frame.observe(observation, F.count(F.lit(1)).alias("rows"), *metrics)
-
-        if quarantine is None and keyed:  # counted in the query
-            converted = observed(converted, "converted")
+        observations = _Observations(f"job{self.job.id}_tablet{tablet_id}", flags)
+        if quarantine is None and self.old.primary_key:  # counted in the query
+            converted = observations.observed(converted, "converted")
         elif quarantine is None:  # every stored row is read: counted from the files' footers (footer_counts)
             origin_counts = self._origin_counts(snapshot, checked)
         if quarantine is not None:  # two writes, two observations: the rows kept and the rows quarantined
             failed_any = F.lit(False)
             for flag in flags:
                 failed_any = failed_any | F.col(flag)
-            quarantined = self._quarantine_frame(observed(converted.where(failed_any), "quarantined"), flags, originals, quarantine)
-            converted = observed(converted.where(~failed_any), "converted").drop(*originals.values())
-        converted = converted.drop(*flags)
+            quarantined = self._quarantine_frame(
+                observations.observed(converted.where(failed_any), "quarantined"), flags, originals, quarantine
+            )
+            converted = observations.observed(converted.where(~failed_any), "converted").drop(*originals.values())
+        self._write_converted(converted.drop(*flags), staging)
+        if quarantine is not None:  # after the converted rows (whose write replaces the staging folder)
+            quarantined.write.mode("overwrite").parquet(str(staging / QUARANTINE_DIR))
+        if observations.watched:
+            rows_in, failed = observations.counts()
+        else:
+            rows_in, source_nulls = origin_counts
+            written_nulls = self._staged_nulls(staging, checked)
+            # A converted value is NULL exactly when its source is NULL or its cast failed.
+            failed = sum(written_nulls[cid] - source_nulls[cid] for cid in checked)
+        samples = self._samples(origin.drop(*originals.values()), flags) if failed else []
+        return rows_in, failed, samples
+
+    def _write_converted(self, converted, staging: pathlib.Path) -> None:
+        """Write the converted rows into `staging`, a folder per bucket of the new distribution,
+        sorted by (bucket, sort key)."""
+        from pyspark.sql import functions as F
+
         sort_names = [F.col(f"`{n}`") for n in self.new.names(self.new.sort_key)]
         if self.new.distributed_by and self.new.buckets > 1:
             bucket = spark_bucket_expr(
@@ -269,20 +312,6 @@ class TabletConverter:
                 converted = converted.sortWithinPartitions(*sort_names)
             converted = with_field_ids(converted, self.new)
             converted.write.mode("overwrite").parquet(str(staging / f"{BUCKET_COLUMN}=0"))
-
-        if quarantine is not None:  # after the converted rows (whose write replaces the staging folder)
-            quarantined.write.mode("overwrite").parquet(str(staging / QUARANTINE_DIR))
-        if observations:
-            metrics = [_observed_metrics(observation) for observation in observations]
-            rows_in = sum(int(m.get("rows", 0) or 0) for m in metrics)
-            failed = sum(int(m.get(flag) or 0) for m in metrics for flag in flags)
-        else:
-            rows_in, source_nulls = origin_counts
-            written_nulls = self._staged_nulls(staging, checked)
-            # A converted value is NULL exactly when its source is NULL or its cast failed.
-            failed = sum(written_nulls[cid] - source_nulls[cid] for cid in checked)
-        samples = self._samples(origin.drop(*originals.values()), flags) if failed else []
-        self._commit_tablet(tablet_id, partition_key, staging, rows_in, failed, samples, started, quarantine)
 
     def _origin_counts(self, snapshot: TableSnapshot, column_ids: list[int]) -> tuple[int, dict[int, int]]:
         """(rows, {column id: NULLs}) of the tablet's origin files as read under the origin version:
