@@ -426,7 +426,7 @@ def _develop_long_digits(lvalue: int, insignificant: int) -> tuple[str, int]:
     return digits, dec_exponent + len(text)
 
 
-def _dtoa(bin_exp: int, fract_bits: int, n_significant_bits: int) -> tuple[str, int]:
+def _dtoa(bin_exp: int, fract_bits: int, n_significant_bits: int) -> tuple[str, int]:  # noqa: C901 - a port, kept as the JDK writes it
     """(digits, decExponent): the value is 0.digits * 10^decExponent (isCompatibleFormat)."""
     tail_zeros = (fract_bits & -fract_bits).bit_length() - 1
     n_fract_bits = _EXP_SHIFT + 1 - tail_zeros
