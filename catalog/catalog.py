@@ -33,6 +33,7 @@ from alterflow.catalog.models import (
 from alterflow.catalog.records import (
     AlterContext,
     AlterJob,
+    AlterProperties,
     NewFile,
     OpenTransaction,
     TableInfo,
@@ -103,7 +104,7 @@ def job_from_row(row: AlterJobRow) -> AlterJob:
         kind=row.kind,
         state=row.state,
         statement=row.statement,
-        properties=json.loads(row.properties),
+        properties=AlterProperties.from_json(json.loads(row.properties)),
         from_version=row.from_version,
         to_version=row.to_version,
         boundary_txn=row.boundary_txn,

@@ -31,8 +31,9 @@ from alterflow.catalog.models import (
     TabletRow,
     TransactionRow,
 )
+from alterflow.catalog.records import AlterProperties
 from alterflow.catalog.schema import SchemaVersion
-from alterflow.catalog.states import FileState, IndexState, JobKind, JobState, TransactionState, VersionState
+from alterflow.catalog.states import FileState, IndexState, JobKind, JobState, OnCastError, TransactionState, VersionState
 from alterflow.types import Change, classify_conversion
 
 # States in which loads dual-write into the shadow index.
@@ -45,7 +46,7 @@ class DualWriteTarget:
     boundary_txn: int
     shadow_index_id: int
     version: SchemaVersion
-    on_cast_error: str
+    on_cast_error: OnCastError
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ class HeavyJobs:
                 row.boundary_txn,
                 row.shadow_index_id,
                 SchemaVersion.from_spec_json(row.table_id, row.to_version, version.spec, version.statement),
-                json.loads(row.properties).get("on_cast_error", "fail"),
+                AlterProperties.from_json(json.loads(row.properties)).on_cast_error,
             )
 
     def converted(self, job_id: int) -> dict[int, ConvertedTablet]:

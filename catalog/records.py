@@ -1,15 +1,18 @@
 """What the catalog hands its callers: plain frozen dataclasses (never live ORM rows), and the
 process-wide cache of decoded schema versions. No SQLAlchemy here, so that a process that only
 reads (a query, `catalog/snapshot_reads.py`) never imports it.
+
+An `AlterJob` carries its `AlterProperties`, which the job's row stores as JSON.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.catalog.states import Engine, OnCastError
 
 
 def utcnow() -> datetime:
@@ -72,6 +75,40 @@ class TableSnapshot:
 
 
 @dataclass(frozen=True)
+class AlterProperties:
+    """An ALTER's PROPERTIES, checked (`alterflow.planner.properties.parse_properties`); each
+    default here is what an ALTER that does not set the property gets."""
+
+    timeout: int = 86400  # seconds a job may take before it is cancelled
+    on_cast_error: OnCastError = OnCastError.FAIL
+    postpone_swap: bool = False  # a heavyweight job waits in READY_TO_SWAP for RESUME
+    rewrite: bool = False  # a heavyweight change even where a lightweight one would do
+    expected_version: int | None = None  # refused unless the table is at this version
+    engine: Engine = Engine.AUTO  # what converts history (SPEC §7)
+
+    def __post_init__(self) -> None:  # "null" given as text is OnCastError.NULL from here on
+        object.__setattr__(self, "on_cast_error", OnCastError(self.on_cast_error))
+        object.__setattr__(self, "engine", Engine(self.engine))
+
+    def to_json(self) -> dict:
+        return {
+            "timeout": self.timeout,
+            "on_cast_error": self.on_cast_error.value,
+            "postpone_swap": self.postpone_swap,
+            "rewrite": self.rewrite,
+            "expected_version": self.expected_version,
+            "engine": self.engine.value,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> AlterProperties:
+        """The properties a job's row stores; a key an older row lacks (`engine` came later, a
+        quarantine table's column additions stored `{}`) takes its default."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{key: value for key, value in data.items() if key in known})
+
+
+@dataclass(frozen=True)
 class AlterJob:
     id: int
     request_id: str
@@ -80,7 +117,7 @@ class AlterJob:
     kind: str
     state: str
     statement: str
-    properties: dict
+    properties: AlterProperties
     from_version: int
     to_version: int
     boundary_txn: int | None

@@ -11,13 +11,21 @@ database stores, so a state read back as a plain string compares equal to its me
 - `TransactionState`: PREPARE (files being written, invisible), COMMITTED (visible), ABORTED.
 - `FileState`: LIVE, REPLACED (by a compaction), DELETED.
 - `VersionState`: COMMITTED (is or was current), PENDING (a heavyweight job's shadow version).
+
+And the two properties of an ALTER whose values are a fixed set (stored in the job's properties
+JSON, `records.AlterProperties`):
+- `OnCastError`: what a heavyweight change does with a value its cast cannot convert (SPEC §7):
+  FAIL (the job is cancelled), NULL (the value becomes NULL), QUARANTINE (its row goes to
+  the quarantine table, unconverted).
+- `Engine`: what converts a heavyweight job's history: SPARK, LOCAL (Arrow in the runner's
+  process), or AUTO (`alterflow.rewrite.engines` picks by size).
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["JobState", "JobKind", "IndexState", "TransactionState", "FileState", "VersionState"]
+__all__ = ["JobState", "JobKind", "IndexState", "TransactionState", "FileState", "VersionState", "OnCastError", "Engine"]
 
 
 class JobState(StrEnum):
@@ -57,3 +65,15 @@ class FileState(StrEnum):
 class VersionState(StrEnum):
     COMMITTED = "COMMITTED"
     PENDING = "PENDING"
+
+
+class OnCastError(StrEnum):
+    FAIL = "fail"
+    NULL = "null"
+    QUARANTINE = "quarantine"
+
+
+class Engine(StrEnum):  # in this order in the planner's message: "must be auto, spark or local"
+    AUTO = "auto"
+    SPARK = "spark"
+    LOCAL = "local"

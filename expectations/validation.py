@@ -123,7 +123,7 @@ def validate_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int) 
     heavy = HeavyJobs(catalog)
     job = heavy.job(job_id)
     new = heavy.shadow_version(job)
-    on_cast_error = job.properties.get("on_cast_error", "fail")
+    on_cast_error = job.properties.on_cast_error
     report = ValidationReport(success=True)
 
     converted = heavy.converted(job_id)

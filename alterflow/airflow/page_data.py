@@ -14,7 +14,7 @@ from alterflow.catalog.catalog import AlterJob, Catalog, TableInfo
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.leases import is_orphaned, runner_text, shown_holder
 from alterflow.catalog.schema import SchemaVersion
-from alterflow.catalog.states import JobKind
+from alterflow.catalog.states import JobKind, OnCastError
 from alterflow.errors import UserError, first_line
 from alterflow.store.quarantine import quarantine_table_name
 from alterflow.types import format_value
@@ -38,7 +38,7 @@ def tablets_progress(progress: str) -> dict | None:
 
 def jobs_json(catalog: Catalog, jobs: list[AlterJob], now: datetime) -> list[dict]:
     """`job_json` of each job, with the rows each quarantining job has quarantined (one query)."""
-    quarantining = [j.id for j in jobs if j.properties.get("on_cast_error") == "quarantine"]
+    quarantining = [j.id for j in jobs if j.properties.on_cast_error == OnCastError.QUARANTINE]
     counts = HeavyJobs(catalog).quarantined_by_job(quarantining)
     return [job_json(j, now, counts.get(j.id, 0) if j.id in quarantining else None) for j in jobs]
 
@@ -62,7 +62,7 @@ def job_json(job: AlterJob, now: datetime, quarantined: int | None = None) -> di
         "progress": job.progress,
         "tablets": tablets_progress(job.progress),
         "steps": list(job.steps),
-        "properties": job.properties,
+        "properties": job.properties.to_json(),
         "timeout_s": job.timeout_s,
         "created_at": utc_text(job.created_at),
         "finished_at": utc_text(job.finished_at),

@@ -75,6 +75,7 @@ def run_group(run_id: str) -> str:
 def job_json(job: AlterJob) -> dict:
     data = dataclasses.asdict(job)
     data["steps"] = list(job.steps)
+    data["properties"] = job.properties.to_json()
     for key in ("created_at", "finished_at"):
         data[key] = data[key].isoformat() if data[key] is not None else None
     return data

@@ -3,31 +3,21 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from enum import StrEnum
 
+from alterflow.catalog.records import AlterProperties
+from alterflow.catalog.states import Engine, OnCastError
 from alterflow.errors import MAX_SHOWN
 from alterflow.planner.errors import AlterRejected, one_line
 
 __all__ = ["AlterProperties", "parse_properties", "KNOWN_PROPERTIES"]
 
 KNOWN_PROPERTIES = ("timeout", "on_cast_error", "postpone_swap", "rewrite", "expected_version", "engine")
-ENGINES = ("auto", "spark", "local")  # alterflow.rewrite.engines decides what auto means
 
-ON_CAST_ERROR = ("fail", "null", "quarantine")
 _DIGITS = re.compile(r"[0-9]+")
 MAX_TIMEOUT = 366 * 86400  # a job may be given up to a year
 MAX_VERSION = 2**63 - 1  # what the catalog's version columns hold
-
-
-@dataclass(frozen=True)
-class AlterProperties:
-    timeout: int = 86400  # seconds a job may take before it is cancelled
-    on_cast_error: str = "fail"  # "fail" | "null" | "quarantine"
-    postpone_swap: bool = False
-    rewrite: bool = False
-    expected_version: int | None = None
-    engine: str = "auto"  # "auto" | "spark" | "local": what converts history (SPEC §7)
 
 
 def _quote(value: object) -> str:
@@ -36,10 +26,19 @@ def _quote(value: object) -> str:
     return '"' + text[:MAX_SHOWN].replace('"', '\\"') + ("…" if more else "") + '"' + more
 
 
+def _choice(choices: type[StrEnum], text: str, bad: Callable[[str], AlterRejected]) -> StrEnum:
+    """The member of `choices` that `text` names, in any case; else `bad`, listing them."""
+    for member in choices:
+        if member == text.lower():
+            return member
+    names = [member.value for member in choices]
+    raise bad("must be " + ", ".join(names[:-1]) + " or " + names[-1])
+
+
 def parse_properties(table: str, props: Mapping[str, str] | None) -> AlterProperties:
     """Validate the PROPERTIES of an ALTER TABLE on `table`.
 
-    Keys match case-insensitively; values are trimmed; booleans and `on_cast_error` are
+    Keys match case-insensitively; values are trimmed; booleans, `on_cast_error` and `engine` are
     case-insensitive. Raises AlterRejected naming the property for an unknown key or a bad value.
     """
     values: dict[str, object] = {}
@@ -61,14 +60,8 @@ def parse_properties(table: str, props: Mapping[str, str] | None) -> AlterProper
             if not _DIGITS.fullmatch(text) or len(text) > 18 or not 0 < int(text) <= MAX_TIMEOUT:
                 raise bad(f"must be a positive integer number of seconds, at most {MAX_TIMEOUT}")
             values[key] = int(text)
-        elif key == "on_cast_error":
-            if text.lower() not in ON_CAST_ERROR:
-                raise bad("must be fail, null or quarantine")
-            values[key] = text.lower()
-        elif key == "engine":
-            if text.lower() not in ENGINES:
-                raise bad("must be " + ", ".join(ENGINES[:-1]) + " or " + ENGINES[-1])
-            values[key] = text.lower()
+        elif key in ("on_cast_error", "engine"):
+            values[key] = _choice(OnCastError if key == "on_cast_error" else Engine, text, bad)
         elif key in ("postpone_swap", "rewrite"):
             if text.lower() not in ("true", "false"):
                 raise bad("must be true or false")

@@ -12,7 +12,7 @@ the local engine holds one origin tablet in memory at a time, and a table that b
 
 from __future__ import annotations
 
-from alterflow.planner.properties import ENGINES
+from alterflow.catalog.states import Engine
 
 LOCAL_AUTO_ROWS = 1_000_000
 LOCAL_AUTO_BYTES = 64 << 20
@@ -35,11 +35,11 @@ def local_refusal(rows: int, nbytes: int) -> str | None:
 
 
 def choose_engine(requested: str, rows: int, nbytes: int) -> str:
-    """`spark` or `local` for a rewrite of `rows` rows in `nbytes` bytes of files."""
-    if requested not in ENGINES:
-        raise ValueError(f"unknown engine {requested!r}; use one of {', '.join(ENGINES)}")
-    if requested != "auto":
-        return requested
+    """`spark` or `local` (plain text) for a rewrite of `rows` rows in `nbytes` bytes of files."""
+    if requested not in tuple(Engine):
+        raise ValueError(f"unknown engine {requested!r}; use one of {', '.join(Engine)}")
+    if requested != Engine.AUTO:
+        return str(requested)
     return "local" if rows <= LOCAL_AUTO_ROWS and nbytes <= LOCAL_AUTO_BYTES else "spark"
 
 

@@ -34,7 +34,7 @@ from alterflow.bucketing import spark_bucket_expr
 from alterflow.catalog.catalog import Catalog, NewFile, TableSnapshot
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.schema import SchemaVersion, name_key
-from alterflow.catalog.states import JobState
+from alterflow.catalog.states import JobState, OnCastError
 from alterflow.crash_points import crash_point
 from alterflow.errors import AlterflowError
 from alterflow.leases import JobLease, TransactionLease
@@ -163,10 +163,10 @@ class TabletConverter:
         self.old = catalog.schema_version(self.job.table_id, self.job.from_version)
         self.new = self.heavy.shadow_version(self.job)
         self.read_as = self.old  # `run` adds the columns a REVERT brings back (reading_version)
-        self.on_cast_error = self.job.properties.get("on_cast_error", "fail")
+        on_cast_error = self.job.properties.on_cast_error
         # Quarantined rows' values are NULL in the converted frame, like "null"'s, and flagged.
-        self.cast_mode = "null" if self.on_cast_error == "quarantine" else self.on_cast_error
-        self.quarantining = self.on_cast_error == "quarantine"
+        self.quarantining = on_cast_error == OnCastError.QUARANTINE
+        self.cast_mode = OnCastError.NULL if self.quarantining else on_cast_error
         self.parallelism = max(1, parallelism)
         self._progress_lock = threading.Lock()
         self._local = threading.local()

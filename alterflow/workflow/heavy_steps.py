@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 
 from alterflow.catalog.catalog import AlterJob, Catalog, OpenTransaction, utcnow
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
-from alterflow.catalog.states import JobState
+from alterflow.catalog.states import JobState, OnCastError
 from alterflow.crash_points import crash_point
 from alterflow.errors import UserError
 from alterflow.leases import JobLease, new_holder, process_group
@@ -86,7 +86,7 @@ def start(catalog: Catalog, request: AlterRequest, validated: dict, group: str |
         lease.hand_off()  # the driver's next step takes it from here
     elif existing is None:
         info, result = steps.replan(catalog, request, validated, Verdict.HEAVY, "start")
-        if result.properties.on_cast_error == "quarantine":  # before the job: loads dual-write into it from then on
+        if result.properties.on_cast_error == OnCastError.QUARANTINE:  # before the job: loads dual-write into it from then on
             from alterflow.store.quarantine_table import ensure_quarantine_table
 
             ensure_quarantine_table(catalog, info.name, result.old)
@@ -180,7 +180,7 @@ def conversion_engine(catalog: Catalog, job_id: int) -> str:
     heavy = HeavyJobs(catalog)
     job = heavy.job(job_id)
     files = [f for fs in heavy.origin_files_below_boundary(job).values() for f in fs]
-    return choose_engine(job.properties.get("engine", "auto"), sum(f.row_count for f in files), sum(f.byte_size for f in files))
+    return choose_engine(job.properties.engine, sum(f.row_count for f in files), sum(f.byte_size for f in files))
 
 
 def convert(
@@ -239,7 +239,7 @@ def check(
             raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
         note = f"{report.expectations} expectations passed"
         nulled = quarantined = 0
-        if job.properties.get("on_cast_error") == "quarantine":
+        if job.properties.on_cast_error == OnCastError.QUARANTINE:
             from alterflow.store.quarantine import quarantine_table_name
 
             quarantined = heavy.quarantined(job_id)
@@ -270,7 +270,7 @@ def swap(
     if job.state != JobState.VALIDATING:  # READY_TO_SWAP is left only by RESUME ALTER TABLE COLUMN
         return {"state": job.state}
     with driving(catalog, job_id, lease, group, lease_s) as held:
-        if job.properties.get("postpone_swap"):
+        if job.properties.postpone_swap:
             job = heavy.advance(job_id, (JobState.VALIDATING,), JobState.READY_TO_SWAP, holder=held.holder)
         else:
             job = heavy.swap(job_id, (JobState.VALIDATING,), holder=held.holder)

@@ -17,7 +17,7 @@ from alterflow.catalog.catalog import AlterContext, AlterJob, Catalog
 from alterflow.catalog.errors import UnknownObject
 from alterflow.catalog.leases import DRIVEN_STATES, ensure_not_driven, is_orphaned, runner_text
 from alterflow.catalog.schema import SchemaVersion, name_key
-from alterflow.catalog.states import JobKind
+from alterflow.catalog.states import Engine, JobKind
 from alterflow.errors import UserError
 from alterflow.planner import AlterPlan, AlterRejected, TableContext, Verdict, plan_alter
 from alterflow.rewrite.engines import local_refusal
@@ -180,7 +180,7 @@ def validate(catalog: Catalog, request: AlterRequest, group: str | None = None, 
         from alterflow.store.warehouse import Warehouse
 
         Warehouse(warehouse, catalog).check_owner(claim=False)
-    if result.kind is Verdict.HEAVY and result.properties.engine == "local":
+    if result.kind is Verdict.HEAVY and result.properties.engine == Engine.LOCAL:
         refusal = local_refusal(*catalog.table_stats(context.table.id))
         if refusal:
             raise AlterRejected(f"ALTER TABLE {request.table}: {refusal}; nothing was changed")
