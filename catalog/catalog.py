@@ -34,6 +34,7 @@ from alterflow.catalog.records import (
     AlterContext,
     AlterJob,
     AlterProperties,
+    JobSpec,
     NewFile,
     OpenTransaction,
     TableInfo,
@@ -300,29 +301,19 @@ class Catalog(SnapshotReads):
 
     # -- lightweight ALTER --------------------------------------------------------------------
     def commit_light_alter(
-        self,
-        request_id: str,
-        table_id: int,
-        table_name: str,
-        old_version: int,
-        new: SchemaVersion,
-        next_column_id: int,
-        properties: dict,
-        timeout_s: int,
-        steps: Iterable[str],
-        check_files: Callable[[TableSnapshot], None] | None = None,
+        self, spec: JobSpec, steps: Iterable[str], check_files: Callable[[TableSnapshot], None] | None = None
     ) -> AlterJob:
-        """Make `new` the current version in one database transaction, with its FINISHED job.
+        """Make `spec.new` the current version in one database transaction, with its FINISHED job.
 
         Compare-and-set on the table's current version: of two concurrent ALTERs planned against
         the same version, exactly one commits; the other gets ConcurrentChange. Re-running with
         the same request id returns the job already recorded (idempotent retry). `check_files`
-        looks at the table's files as of `old_version` under the table row's lock (no load
+        looks at the table's files as of `spec.old_version` under the table row's lock (no load
         commits meanwhile) and may refuse the commit."""
         now = utcnow()
         try:
             with self.db_session() as s, s.begin():
-                done = s.scalar(_JOB_BY_REQUEST, {"request_id": request_id})
+                done = s.scalar(_JOB_BY_REQUEST, {"request_id": spec.request_id})
                 if done is not None:
                     return job_from_row(done)
                 # The compare-and-set first: it takes the table row's lock, which a heavyweight
@@ -330,59 +321,59 @@ class Catalog(SnapshotReads):
                 result = s.execute(
                     update(TableRow)
                     .where(
-                        TableRow.id == table_id,
-                        TableRow.current_version == old_version,
+                        TableRow.id == spec.table_id,
+                        TableRow.current_version == spec.old_version,
                         TableRow.name_key.is_not(None),
                     )
-                    .values(current_version=new.version, next_column_id=next_column_id)
+                    .values(current_version=spec.new.version, next_column_id=spec.next_column_id)
                 )
-                job = self.active_job_row(s, table_id)
+                job = self.active_job_row(s, spec.table_id)
                 if job is not None:
-                    raise ConcurrentChange(f"ALTER TABLE {table_name}: job {job.id} ({job.state}) is not finished; one job per table")
+                    raise ConcurrentChange(f"ALTER TABLE {spec.table_name}: job {job.id} ({job.state}) is not finished; one job per table")
                 if result.rowcount != 1:
                     raise ConcurrentChange(
-                        f"ALTER TABLE {table_name}: the table changed since this statement was planned "
-                        f"(version {old_version} is no longer current); nothing was applied"
+                        f"ALTER TABLE {spec.table_name}: the table changed since this statement was planned "
+                        f"(version {spec.old_version} is no longer current); nothing was applied"
                     )
                 if check_files is not None:
-                    check_files(read_snapshot(_fetch(s), _table(s.get(TableRow, table_id)), version=old_version))
+                    check_files(read_snapshot(_fetch(s), _table(s.get(TableRow, spec.table_id)), version=spec.old_version))
                 version_row = SchemaVersionRow(
-                    table_id=table_id,
-                    version=new.version,
+                    table_id=spec.table_id,
+                    version=spec.new.version,
                     state=VersionState.COMMITTED,
-                    spec=new.spec_json(),
-                    statement=new.statement,
+                    spec=spec.new.spec_json(),
+                    statement=spec.new.statement,
                     created_at=now,
                 )
                 s.add(version_row)
                 row = AlterJobRow(
-                    request_id=request_id,
-                    table_id=table_id,
-                    table_name=table_name,
+                    request_id=spec.request_id,
+                    table_id=spec.table_id,
+                    table_name=spec.table_name,
                     kind=JobKind.LIGHT,
                     state=JobState.FINISHED,
-                    statement=new.statement,
-                    properties=json.dumps(properties, sort_keys=True),
-                    from_version=old_version,
-                    to_version=new.version,
+                    statement=spec.new.statement,
+                    properties=json.dumps(spec.properties.to_json(), sort_keys=True),
+                    from_version=spec.old_version,
+                    to_version=spec.new.version,
                     msg="",
                     progress="",
                     steps=json.dumps(list(steps)),
-                    timeout_s=timeout_s,
+                    timeout_s=spec.timeout_s,
                     created_at=now,
                     finished_at=now,
                 )
                 s.add(row)
                 s.flush()
                 job = job_from_row(row)
-            _remember_written_version(version_row, new)  # committed: the next read gets this object
+            _remember_written_version(version_row, spec.new)  # committed: the next read gets this object
             return job
         except IntegrityError as exc:
-            existing = self.job_by_request(request_id)
+            existing = self.job_by_request(spec.request_id)
             if existing is not None:
                 return existing
             raise ConcurrentChange(
-                f"ALTER TABLE {table_name}: another ALTER committed version {new.version} first; nothing was applied"
+                f"ALTER TABLE {spec.table_name}: another ALTER committed version {spec.new.version} first; nothing was applied"
             ) from exc
 
     # -- alter jobs ---------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from alterflow.catalog.models import (
     TabletRow,
     TransactionRow,
 )
-from alterflow.catalog.records import AlterProperties
+from alterflow.catalog.records import AlterProperties, JobSpec
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.states import FileState, IndexState, JobKind, JobState, OnCastError, TransactionState, VersionState
 from alterflow.types import Change, classify_conversion
@@ -135,21 +135,11 @@ class HeavyJobs:
             return files
 
     # -- starting -----------------------------------------------------------------------------
-    def start(
-        self,
-        request_id: str,
-        table_id: int,
-        table_name: str,
-        old_version: int,
-        new: SchemaVersion,
-        next_column_id: int,
-        properties: dict,
-        timeout_s: int,
-        lease: tuple[str, str, float] | None = None,
-    ) -> AlterJob:
-        """Record the job (PENDING), the new version (not current), the shadow index and its
-        tablets, and the boundary, all in one transaction. Idempotent per request id.
+    def start(self, spec: JobSpec, lease: tuple[str, str, float] | None = None) -> AlterJob:
+        """Record the job (PENDING), the new version (`spec.new`, not current), the shadow index
+        and its tablets, and the boundary, all in one transaction. Idempotent per request id.
         `lease` (holder, group, seconds): the job is born with its runner's lease."""
+        request_id, table_id, table_name, new = spec.request_id, spec.table_id, spec.table_name, spec.new
         existing = self.catalog.job_by_request(request_id)
         if existing is not None:
             return existing
@@ -162,10 +152,10 @@ class HeavyJobs:
                 active = self.catalog.active_job_row(s, table_id)
                 if active is not None:
                     raise ConcurrentChange(f"ALTER TABLE {table_name}: job {active.id} ({active.state}) is not finished; one job per table")
-                if table.current_version != old_version:
+                if table.current_version != spec.old_version:
                     raise ConcurrentChange(
                         f"ALTER TABLE {table_name}: the table changed since this statement was planned "
-                        f"(version {old_version} is no longer current); nothing was applied"
+                        f"(version {spec.old_version} is no longer current); nothing was applied"
                     )
                 holding = self._unfinished_quarantining_job(s, table.current_index_id)
                 if holding is not None:  # a rewrite would drop the files' job marks: a cancel could not take them back
@@ -191,7 +181,7 @@ class HeavyJobs:
                         created_at=now,
                     )
                 )
-                table.next_column_id = next_column_id  # ids handed out are never reused, even if cancelled
+                table.next_column_id = spec.next_column_id  # ids handed out are never reused, even if cancelled
                 shadow = IndexRow(table_id=table_id, schema_version=new.version, state=IndexState.SHADOW, created_at=now)
                 s.add(shadow)
                 s.flush()
@@ -214,8 +204,8 @@ class HeavyJobs:
                     kind=JobKind.HEAVY,
                     state=JobState.PENDING,
                     statement=new.statement,
-                    properties=json.dumps(properties, sort_keys=True),
-                    from_version=old_version,
+                    properties=json.dumps(spec.properties.to_json(), sort_keys=True),
+                    from_version=spec.old_version,
                     to_version=new.version,
                     boundary_txn=marker.id,
                     origin_index_id=table.current_index_id,
@@ -223,7 +213,7 @@ class HeavyJobs:
                     msg="",
                     progress="",
                     steps=json.dumps(["validate", "start"]),
-                    timeout_s=timeout_s,
+                    timeout_s=spec.timeout_s,
                     created_at=now,
                 )
                 if lease is not None:

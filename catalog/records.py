@@ -1,8 +1,9 @@
-"""What the catalog hands its callers: plain frozen dataclasses (never live ORM rows), and the
-process-wide cache of decoded schema versions. No SQLAlchemy here, so that a process that only
-reads (a query, `catalog/snapshot_reads.py`) never imports it.
+"""What the catalog hands its callers and takes from them: plain frozen dataclasses (never live ORM
+rows), and the process-wide cache of decoded schema versions. No SQLAlchemy here, so that a process
+that only reads (a query, `catalog/snapshot_reads.py`) never imports it.
 
-An `AlterJob` carries its `AlterProperties`, which the job's row stores as JSON.
+An ALTER's job is recorded from a `JobSpec` (a lightweight one's commit, a heavyweight one's start)
+and read back as an `AlterJob`; both carry its `AlterProperties`, which the job's row stores as JSON.
 """
 
 from __future__ import annotations
@@ -106,6 +107,22 @@ class AlterProperties:
         quarantine table's column additions stored `{}`) takes its default."""
         known = {f.name for f in fields(cls)}
         return cls(**{key: value for key, value in data.items() if key in known})
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """What an ALTER's job is recorded with: the request it answers, the table, the version it
+    goes from and the one it makes, and its properties (`Catalog.commit_light_alter` records a
+    lightweight job with it, `HeavyJobs.start` a heavyweight one)."""
+
+    request_id: str
+    table_id: int
+    table_name: str
+    old_version: int
+    new: SchemaVersion
+    next_column_id: int  # the table's next column id once the job is recorded
+    properties: AlterProperties
+    timeout_s: int
 
 
 @dataclass(frozen=True)

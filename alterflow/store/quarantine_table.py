@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 
 from alterflow.catalog.catalog import Catalog
+from alterflow.catalog.records import AlterProperties, JobSpec
 from alterflow.catalog.schema import Column, SchemaVersion, name_key
 from alterflow.planner.statement_parts import valid_name
 from alterflow.store.quarantine import (
@@ -104,9 +105,8 @@ def _extend(catalog: Catalog, source: str, name: str, old: SchemaVersion) -> Non
         current.sort_key,
         statement=statement,
     )
-    catalog.commit_light_alter(
-        uuid.uuid4().hex, info.id, info.name, current.version, new, info.next_column_id + len(added), {}, 60, ["quarantine"]
-    )
+    spec = JobSpec(uuid.uuid4().hex, info.id, info.name, current.version, new, info.next_column_id + len(added), AlterProperties(), 60)
+    catalog.commit_light_alter(spec, ["quarantine"])
 
 
 def quarantine_target(catalog: Catalog, source: str, job_id: int, old: SchemaVersion) -> QuarantineTarget:

@@ -90,17 +90,7 @@ def start(catalog: Catalog, request: AlterRequest, validated: dict, group: str |
             from alterflow.store.quarantine_table import ensure_quarantine_table
 
             ensure_quarantine_table(catalog, info.name, result.old)
-        existing = HeavyJobs(catalog).start(
-            request_id=request.request_id,
-            table_id=info.id,
-            table_name=info.name,
-            old_version=result.old.version,
-            new=result.new,
-            next_column_id=result.next_column_id,
-            properties=dataclasses.asdict(result.properties),
-            timeout_s=result.properties.timeout,
-            lease=(new_holder(), group or process_group(), lease_s),
-        )
+        existing = HeavyJobs(catalog).start(steps.job_spec(request, info, result), lease=(new_holder(), group or process_group(), lease_s))
     crash_point("after_start")
     return {"job_id": existing.id, "boundary": existing.boundary_txn}
 

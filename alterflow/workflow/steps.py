@@ -8,7 +8,6 @@ commit    (light) make the planned version current in one catalog transaction, w
 
 from __future__ import annotations
 
-import dataclasses
 import pathlib
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING
 from alterflow.catalog.catalog import AlterContext, AlterJob, Catalog
 from alterflow.catalog.errors import UnknownObject
 from alterflow.catalog.leases import DRIVEN_STATES, ensure_not_driven, is_orphaned, runner_text
+from alterflow.catalog.records import JobSpec, TableInfo
 from alterflow.catalog.schema import SchemaVersion, name_key
 from alterflow.catalog.states import Engine, JobKind
 from alterflow.errors import UserError
@@ -240,6 +240,20 @@ def _narrowed_values_fit(ranges: FileRanges | None, table: str, plan: AlterPlan)
     return check if plan.narrowed else None
 
 
+def job_spec(request: AlterRequest, table: TableInfo, plan: AlterPlan) -> JobSpec:
+    """What the job of `request` is recorded with, as `replan` planned it on `table`."""
+    return JobSpec(
+        request_id=request.request_id,
+        table_id=table.id,
+        table_name=table.name,
+        old_version=plan.old.version,
+        new=plan.new,
+        next_column_id=plan.next_column_id,
+        properties=plan.properties,
+        timeout_s=plan.properties.timeout,
+    )
+
+
 def commit_job(catalog: Catalog, request: AlterRequest, validated: dict, warehouse: pathlib.Path | None = None) -> AlterJob:
     """`commit`, returning the job itself (the embedded runner needs no second read of it)."""
     existing = catalog.job_by_request(request.request_id)
@@ -247,15 +261,6 @@ def commit_job(catalog: Catalog, request: AlterRequest, validated: dict, warehou
         ranges = _file_ranges(warehouse) if warehouse is not None else None  # footers read once, before the lock
         info, result = replan(catalog, request, validated, Verdict.LIGHT, "commit", warehouse, ranges)
         existing = catalog.commit_light_alter(
-            request_id=request.request_id,
-            table_id=info.id,
-            table_name=info.name,
-            old_version=result.old.version,
-            new=result.new,
-            next_column_id=result.next_column_id,
-            properties=dataclasses.asdict(result.properties),
-            timeout_s=result.properties.timeout,
-            steps=LIGHT_STEPS,
-            check_files=_narrowed_values_fit(ranges, info.name, result),
+            job_spec(request, info, result), steps=LIGHT_STEPS, check_files=_narrowed_values_fit(ranges, info.name, result)
         )
     return existing

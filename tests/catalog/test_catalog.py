@@ -11,6 +11,7 @@ from sqlalchemy import inspect
 from alterflow.catalog.catalog import Catalog, NewFile, ViewDependency
 from alterflow.catalog.database import current_revision, head_revision, open_engine, upgrade
 from alterflow.catalog.errors import ConcurrentChange, DependentObjects, NameInUse, TransactionStateError, UnknownObject
+from alterflow.catalog.records import AlterProperties, JobSpec
 from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.types import parse_type
 
@@ -80,7 +81,9 @@ def test_light_alter_commits_one_new_version_and_a_finished_job(catalog):
     info = catalog.create_table("t", version_one, "c")
     _, v1 = catalog.current_schema("t")
     v2 = add_column(v1, Column(3, "n", parse_type("INT")))
-    job = catalog.commit_light_alter("req-1", info.id, "t", 1, v2, 4, {"timeout": 86400}, 86400, ["validate", "commit"])
+    job = catalog.commit_light_alter(
+        JobSpec("req-1", info.id, "t", 1, v2, 4, AlterProperties(timeout=86400), 86400), ["validate", "commit"]
+    )
     assert (job.kind, job.state, job.from_version, job.to_version) == ("LIGHT", "FINISHED", 1, 2)
     assert job.steps == ("validate", "commit")
     table, current = catalog.current_schema("t")
@@ -88,7 +91,7 @@ def test_light_alter_commits_one_new_version_and_a_finished_job(catalog):
     assert [c.name for c in current.columns] == ["k", "v", "n"]
     assert [v.version for v in catalog.schema_versions(info.id)] == [1, 2]
     # Retrying the same request returns the same job and adds nothing.
-    again = catalog.commit_light_alter("req-1", info.id, "t", 1, v2, 4, {}, 86400, [])
+    again = catalog.commit_light_alter(JobSpec("req-1", info.id, "t", 1, v2, 4, AlterProperties(), 86400), [])
     assert again.id == job.id
     assert [v.version for v in catalog.schema_versions(info.id)] == [1, 2]
 
@@ -96,9 +99,13 @@ def test_light_alter_commits_one_new_version_and_a_finished_job(catalog):
 def test_a_stale_version_cannot_commit(catalog):
     info = catalog.create_table("t", version_one, "c")
     _, v1 = catalog.current_schema("t")
-    catalog.commit_light_alter("a", info.id, "t", 1, add_column(v1, Column(3, "n", parse_type("INT"))), 4, {}, 1, [])
+    catalog.commit_light_alter(
+        JobSpec("a", info.id, "t", 1, add_column(v1, Column(3, "n", parse_type("INT"))), 4, AlterProperties(), 1), []
+    )
     with pytest.raises(ConcurrentChange, match="version 1 is no longer current"):
-        catalog.commit_light_alter("b", info.id, "t", 1, add_column(v1, Column(3, "m", parse_type("INT"))), 4, {}, 1, [])
+        catalog.commit_light_alter(
+            JobSpec("b", info.id, "t", 1, add_column(v1, Column(3, "m", parse_type("INT"))), 4, AlterProperties(), 1), []
+        )
     _, current = catalog.current_schema("t")
     assert [c.name for c in current.columns] == ["k", "v", "n"]
     assert len(catalog.jobs(info.id)) == 1
@@ -122,7 +129,7 @@ def test_two_concurrent_alters_never_both_commit(catalog_url):
             new = add_column(current, Column(100 + round_number * 2 + len(name), f"{name}{round_number}", parse_type("INT")))
             barrier.wait()
             try:
-                mine.commit_light_alter(f"{name}-{round_number}", info.id, "t", base, new, 200, {}, 1, [])
+                mine.commit_light_alter(JobSpec(f"{name}-{round_number}", info.id, "t", base, new, 200, AlterProperties(), 1), [])
                 outcomes.append("committed")
             except ConcurrentChange:
                 outcomes.append("refused")
