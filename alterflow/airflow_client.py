@@ -240,14 +240,14 @@ def submit_alter(client: AirflowClient, catalog, request: AlterRequest, warehous
     from alterflow.workflow.heavy_steps import JobCancelled
 
     validated = steps.validate(catalog, request, warehouse=warehouse)
-    taken_over = validated.get("job_id")  # the same ALTER as an orphaned job: the run takes it over
+    taken_over = validated.job_id  # the same ALTER as an orphaned job: the run takes it over
     client.check_dag()
     client.trigger(request)
 
     def run_job():
         job = catalog.job_by_request(request.request_id)
         if job is None and taken_over is not None:
-            job = HeavyJobs(catalog).job(int(taken_over))
+            job = HeavyJobs(catalog).job(taken_over)
         return job
 
     def ready_to_swap() -> bool:

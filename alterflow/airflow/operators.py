@@ -46,6 +46,7 @@ from alterflow.schema_change_events import SCHEMA_CHANGES_ALIAS
 from alterflow.settings import child_environment
 from alterflow.spark_session import application_conf
 from alterflow.workflow.runner import preload_expectations
+from alterflow.workflow.validated_plan import ValidatedPlan
 
 DEFAULT_MASTER = "local[*]"
 # Without the operator's connection, spark-submit runs on this one, defined for the task's process
@@ -384,7 +385,7 @@ class AlterflowSchemaChangeOperator(_DrivesInWorker, BaseOperator):
         request, conn_id = self.request(context), self.alterflow_conn_id
         self.log.info("ALTER TABLE %s: request %s", request["table"], request["request_id"])
         validated = tasks.plan(request, conn_id)
-        if validated["kind"] == JobKind.LIGHT:
+        if ValidatedPlan.from_json(validated).kind == JobKind.LIGHT:
             tasks.commit(request, validated, conn_id)
         else:
             started = tasks.start(request, validated, conn_id)

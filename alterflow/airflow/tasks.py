@@ -34,6 +34,7 @@ from alterflow.schema_change_events import SchemaChangeEvent
 from alterflow.settings import Settings
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
+from alterflow.workflow.validated_plan import ValidatedPlan
 
 
 @contextlib.contextmanager
@@ -74,8 +75,8 @@ def run_group(run_id: str) -> str:
 
 def job_json(job: AlterJob) -> dict:
     data = dataclasses.asdict(job)
-    data["steps"] = list(job.steps)
     data["properties"] = job.properties.to_json()
+    data["steps"] = list(job.steps)
     for key in ("created_at", "finished_at"):
         data[key] = data[key].isoformat() if data[key] is not None else None
     return data
@@ -93,14 +94,14 @@ def validate(params: Mapping, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> di
 
 
 def plan(request: dict, conn_id: str = DEFAULT_CONN_ID) -> dict:
+    """The `ValidatedPlan`'s JSON (with `job_id`: an orphaned job it takes over)."""
     with refusals_fail_the_task():
         req = AlterRequest.from_json(request)
         settings, catalog = open_catalog(conn_id)
         job = catalog.job_by_request(req.request_id)
         if job is not None:  # a retry after the job was recorded: plan what it was planned as
-            return {"kind": job.kind, "from_version": job.from_version, "to_version": job.to_version, "clauses": []}
-        # `job_id`: an orphaned job it takes over
-        return steps.validate(catalog, req, run_group(req.request_id), warehouse=settings.warehouse)
+            return ValidatedPlan(JobKind(job.kind), job.from_version, job.to_version).to_json()
+        return steps.validate(catalog, req, run_group(req.request_id), warehouse=settings.warehouse).to_json()
 
 
 DRY_RUN = "DRY_RUN"
@@ -127,17 +128,22 @@ def dry_run(request: dict, conn_id: str = DEFAULT_CONN_ID) -> dict:
     return {"kind": DRY_RUN, "columns": list(result.columns), "rows": [list(row) for row in result.rows]}
 
 
+def was_dry_run(planned: dict | None) -> bool:
+    """Whether the plan task's XCom is a dry run's analysis rather than a `ValidatedPlan`."""
+    return bool(planned) and planned.get("kind") == DRY_RUN
+
+
 def branch(validated: dict) -> str | list[str]:
     """The next task: `commit` (lightweight), `start` (heavyweight), none after a dry run."""
-    if validated["kind"] == DRY_RUN:
+    if was_dry_run(validated):
         return []
-    return "commit" if validated["kind"] == JobKind.LIGHT else "start"
+    return "commit" if ValidatedPlan.from_json(validated).kind == JobKind.LIGHT else "start"
 
 
 def commit(request: dict, validated: dict, conn_id: str = DEFAULT_CONN_ID) -> dict:
     with refusals_fail_the_task():
         settings, catalog = open_catalog(conn_id)
-        return steps.commit(catalog, AlterRequest.from_json(request), validated, settings.warehouse)
+        return steps.commit(catalog, AlterRequest.from_json(request), ValidatedPlan.from_json(validated), settings.warehouse)
 
 
 def route(job_id: int, conn_id: str = DEFAULT_CONN_ID) -> str:
@@ -151,7 +157,11 @@ def start(request: dict, validated: dict, conn_id: str = DEFAULT_CONN_ID) -> dic
     with refusals_fail_the_task():
         settings, catalog = open_catalog(conn_id)
         return heavy_steps.start(
-            catalog, AlterRequest.from_json(request), validated, group=run_group(request["request_id"]), lease_s=settings.lease_s
+            catalog,
+            AlterRequest.from_json(request),
+            ValidatedPlan.from_json(validated),
+            group=run_group(request["request_id"]),
+            lease_s=settings.lease_s,
         )
 
 
@@ -217,13 +227,14 @@ def schema_change_event(job: dict, conn_id: str = DEFAULT_CONN_ID) -> SchemaChan
 def done(request: dict, validated: dict | None = None, conn_id: str = DEFAULT_CONN_ID) -> dict:
     """The run's job as JSON (whichever branch ran; the job it took over, if it took one over).
     Skipped after a dry run: no job, no asset event."""
-    if validated and validated.get("kind") == DRY_RUN:
+    if was_dry_run(validated):
         raise AirflowSkipException("a dry run changes nothing: EXPLAIN ANALYZE is in the plan task's log and XCom")
     with refusals_fail_the_task():
         catalog = open_catalog(conn_id)[1]
     job = catalog.job_by_request(request["request_id"])
-    if job is None and validated and validated.get("job_id") is not None:
-        job = HeavyJobs(catalog).job(int(validated["job_id"]))
+    taken_over = ValidatedPlan.from_json(validated).job_id if validated else None
+    if job is None and taken_over is not None:
+        job = HeavyJobs(catalog).job(taken_over)
     if job is None:
         raise AirflowFailException(f"ALTER TABLE {request['table']}: no job was recorded for run {request['request_id']}")
     return job_json(job)

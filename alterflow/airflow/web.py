@@ -458,7 +458,7 @@ def revert_table(table: str, version: str, user: Reverter, request: Request) -> 
         raise HTTPException(status.HTTP_409_CONFLICT, first_line(exc)) from None
     conf = {"table": alter.table, "statement": statement, "properties": {}}
     run_id = _trigger_run(alter.request_id, conf, user, f"{info.name} cannot be reverted now")
-    return {"table": info.name, "statement": statement, "kind": planned["kind"], "dag_run_id": run_id}
+    return {"table": info.name, "statement": statement, "kind": planned.kind.value, "dag_run_id": run_id}
 
 
 app.include_router(api)

@@ -177,13 +177,13 @@ def start_alter(connection: Connection, table: str, statement: str, properties: 
         from alterflow.airflow_client import new_run_id
 
         request = dataclasses.replace(request, request_id=new_run_id())
-        handle = AlterJobHandle(connection, request, validated.get("job_id"))
+        handle = AlterJobHandle(connection, request, validated.job_id)
         return _started(handle, lambda: session.submit_to_airflow(request, keep_id=True))
-    if validated["kind"] == JobKind.LIGHT:
+    if validated.kind == JobKind.LIGHT:
         return AlterJobHandle(connection, request, steps.commit_job(catalog, request, validated, warehouse).id)
     job_id = (
-        int(validated["job_id"])
-        if validated.get("job_id") is not None
+        validated.job_id
+        if validated.job_id is not None
         else heavy_steps.start(catalog, request, validated, lease_s=settings.lease_s)["job_id"]
     )
     handle = AlterJobHandle(connection, request, job_id)

@@ -38,6 +38,7 @@ from alterflow.rewrite.progress import ConversionProgress, tablet_sizes
 from alterflow.settings import DEFAULT_LEASE_S
 from alterflow.workflow import steps
 from alterflow.workflow.request import AlterRequest
+from alterflow.workflow.validated_plan import ValidatedPlan
 
 HEAVY_STEPS = ("validate", "start", "wait_for_boundary", "convert", "check", "swap")
 
@@ -75,12 +76,14 @@ def driving(catalog: Catalog, job_id: int, lease: JobLease | None, group: str | 
         yield own
 
 
-def start(catalog: Catalog, request: AlterRequest, validated: dict, group: str | None = None, lease_s: float = DEFAULT_LEASE_S) -> dict:
+def start(
+    catalog: Catalog, request: AlterRequest, validated: ValidatedPlan, group: str | None = None, lease_s: float = DEFAULT_LEASE_S
+) -> dict:
     """Record the job. When `validate` found the same ALTER's orphaned job (`job_id`), take it
     over instead: its lease now belongs to this driver."""
     existing = catalog.job_by_request(request.request_id)
-    if existing is None and validated.get("job_id") is not None:
-        existing = HeavyJobs(catalog).job(int(validated["job_id"]))
+    if existing is None and validated.job_id is not None:
+        existing = HeavyJobs(catalog).job(validated.job_id)
         lease = JobLease(catalog, existing.id, group, lease_s=lease_s)
         lease.acquire()  # LeaseHeld while another driver's runner holds it
         lease.hand_off()  # the driver's next step takes it from here

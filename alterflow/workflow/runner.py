@@ -32,14 +32,14 @@ def run_alter(
         return done
     if done is None:
         validated = steps.validate(catalog, request, warehouse=warehouse)
-        if validated["kind"] == JobKind.LIGHT:
+        if validated.kind == JobKind.LIGHT:
             return steps.commit_job(catalog, request, validated, warehouse)
         if warehouse is None or spark_factory is None:
             raise steps.HeavyChangeUnavailable(
                 f"ALTER TABLE {request.table}: a heavyweight change needs the warehouse and Spark; nothing was changed"
             )
-        if validated.get("job_id") is not None:
-            job_id = int(validated["job_id"])
+        if validated.job_id is not None:
+            job_id = validated.job_id
         else:
             job_id = heavy_steps.start(catalog, request, validated, lease_s=lease_s)["job_id"]
     else:

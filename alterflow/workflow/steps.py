@@ -1,5 +1,5 @@
-"""The steps of an ALTER. Each takes the catalog and the request (plus the previous step's small
-JSON result) and returns a JSON-able dict, so any driver can pass results between processes.
+"""The steps of an ALTER. Each takes the catalog and the request (plus what `validate` answered, a
+`ValidatedPlan`, which a driver passes between processes as its JSON) and returns a JSON-able dict.
 
 validate  parse and plan against the current version; reject with one line, changing nothing.
           The same text as an orphaned heavyweight job's ALTER takes that job over instead (SPEC §4).
@@ -24,6 +24,7 @@ from alterflow.rewrite.engines import local_refusal
 from alterflow.sql import AlterTable, SqlError, parse_statements
 from alterflow.types import integer_range
 from alterflow.workflow.request import AlterRequest
+from alterflow.workflow.validated_plan import ValidatedPlan
 
 if TYPE_CHECKING:  # reading file footers needs pyarrow, which a light statement never imports
     from alterflow.store.file_statistics import FileRanges
@@ -162,18 +163,12 @@ def plan(catalog: Catalog, request: AlterRequest, version: SchemaVersion | None 
     return plan_alter(table_context(catalog, request.table, version, warehouse), stmt)
 
 
-def validate(catalog: Catalog, request: AlterRequest, group: str | None = None, warehouse: pathlib.Path | None = None) -> dict:
-    """The plan as JSON, or a rejection. `job_id` in it: the request takes over that orphaned job."""
+def validate(catalog: Catalog, request: AlterRequest, group: str | None = None, warehouse: pathlib.Path | None = None) -> ValidatedPlan:
+    """The plan, or a rejection. With `job_id`: the request takes over that orphaned job."""
     context = _alter_context(catalog, request.table)
     job = resumable_job(context, request, group)
     if job is not None:
-        return {
-            "kind": JobKind.HEAVY.value,
-            "from_version": job.from_version,
-            "to_version": job.to_version,
-            "clauses": [],
-            "job_id": job.id,
-        }
+        return ValidatedPlan(JobKind.HEAVY, job.from_version, job.to_version, job_id=job.id)
     result = plan_alter(planner_context(catalog, context, context.current, warehouse), parse_alter(request))
     result.raise_if_rejected()
     if result.kind is Verdict.HEAVY and warehouse is not None:  # a rewrite writes files: refused before its job exists
@@ -184,18 +179,18 @@ def validate(catalog: Catalog, request: AlterRequest, group: str | None = None, 
         refusal = local_refusal(*catalog.table_stats(context.table.id))
         if refusal:
             raise AlterRejected(f"ALTER TABLE {request.table}: {refusal}; nothing was changed")
-    return {
-        "kind": result.kind.value,
-        "from_version": result.old.version,
-        "to_version": result.new.version,
-        "clauses": [[c.text, c.verdict.value, c.reason] for c in result.clauses],
-    }
+    return ValidatedPlan(
+        JobKind(result.kind.value),
+        result.old.version,
+        result.new.version,
+        tuple((c.text, c.verdict.value, c.reason) for c in result.clauses),
+    )
 
 
 def replan(
     catalog: Catalog,
     request: AlterRequest,
-    validated: dict,
+    validated: ValidatedPlan,
     kind: Verdict,
     step: str,
     warehouse: pathlib.Path | None = None,
@@ -204,7 +199,7 @@ def replan(
     """(table, plan) planned again against the version `validate` saw: a step may run in another
     process, and the compare-and-set on that version refuses it if the table moved meanwhile."""
     # One catalog read: the table, the version validated against and the planner's context.
-    context = catalog.alter_context(request.table, validated["from_version"])
+    context = catalog.alter_context(request.table, validated.from_version)
     result = plan_alter(planner_context(catalog, context, context.base, warehouse, ranges), parse_alter(request))
     result.raise_if_rejected()
     if result.kind is not kind:
@@ -216,8 +211,8 @@ def replan(
     return context.table, result
 
 
-def commit(catalog: Catalog, request: AlterRequest, validated: dict, warehouse: pathlib.Path | None = None) -> dict:
-    """Commit a lightweight change planned against `validated['from_version']` (compare-and-set)."""
+def commit(catalog: Catalog, request: AlterRequest, validated: ValidatedPlan, warehouse: pathlib.Path | None = None) -> dict:
+    """Commit a lightweight change planned against `validated.from_version` (compare-and-set)."""
     job = commit_job(catalog, request, validated, warehouse)
     return {"job_id": job.id, "state": job.state, "version": job.to_version}
 
@@ -254,7 +249,7 @@ def job_spec(request: AlterRequest, table: TableInfo, plan: AlterPlan) -> JobSpe
     )
 
 
-def commit_job(catalog: Catalog, request: AlterRequest, validated: dict, warehouse: pathlib.Path | None = None) -> AlterJob:
+def commit_job(catalog: Catalog, request: AlterRequest, validated: ValidatedPlan, warehouse: pathlib.Path | None = None) -> AlterJob:
     """`commit`, returning the job itself (the embedded runner needs no second read of it)."""
     existing = catalog.job_by_request(request.request_id)
     if existing is None:

@@ -86,7 +86,7 @@ def _convert(session, spark, table: str, on_cast_error: str, engine: str):
     statement = f"ALTER TABLE {table} MODIFY COLUMN v INT, MODIFY COLUMN w BIGINT, MODIFY COLUMN u SMALLINT"
     request = AlterRequest(table, statement, {"on_cast_error": on_cast_error, "engine": engine})
     validated = steps.validate(session.catalog, request)
-    assert validated["kind"] == "HEAVY", validated
+    assert validated.kind == "HEAVY", validated
     job_id = heavy_steps.start(session.catalog, request, validated)["job_id"]
     assert heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id)["done"]
     result = heavy_steps.convert(spark, session.catalog, session.warehouse, job_id)

@@ -58,7 +58,7 @@ def start_heavy(session, statement: str) -> int:
     """validate + start of a heavyweight ALTER, as a DAG run's first tasks do: the job is PENDING."""
     request = AlterRequest(statement.split()[2], statement, {})
     validated = steps.validate(session.catalog, request)
-    assert validated["kind"] == "HEAVY"
+    assert validated.kind == "HEAVY"
     return heavy_steps.start(session.catalog, request, validated)["job_id"]
 
 

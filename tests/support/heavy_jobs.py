@@ -52,7 +52,7 @@ def start(session: Session, statement: str, **properties) -> int:
     """validate + start of a heavyweight ALTER; returns the job id (the job is PENDING)."""
     req = request(statement, **properties)
     validated = steps.validate(session.catalog, req)
-    assert validated["kind"] == "HEAVY", validated
+    assert validated.kind == "HEAVY", validated
     return heavy_steps.start(session.catalog, req, validated)["job_id"]
 
 

@@ -34,7 +34,7 @@ def race(catalog_url: str, statements: list[str]) -> dict[str, str]:
             validated = steps.validate(mine, request)
             barrier.wait(30)
             try:
-                if validated["kind"] == "LIGHT":
+                if validated.kind == "LIGHT":
                     steps.commit(mine, request, validated)
                 else:
                     heavy_steps.start(mine, request, validated)

@@ -55,7 +55,7 @@ def test_each_step_moves_the_job_one_state_and_readers_see_the_origin_until_swap
     # validate: planning only, nothing recorded.
     req = request("ALTER TABLE t MODIFY COLUMN v INT")
     validated = steps.validate(catalog, req)
-    assert validated["kind"] == "HEAVY" and validated["from_version"] == 1 and validated["to_version"] == 2
+    assert validated.kind == "HEAVY" and validated.from_version == 1 and validated.to_version == 2
     assert catalog.jobs(info.id) == [] and catalog.job_by_request(req.request_id) is None
 
     # start: PENDING, new version recorded but not current, shadow index created, boundary taken.
