@@ -1,17 +1,17 @@
-"""Submitting an ALTER to Airflow as a run of the `alterflow_schema_change` DAG (SPEC §8), through
-Airflow's REST API, and waiting for it. No Airflow import: plain HTTP with httpx.
+"""Airflow's REST API, as the `alterflow_schema_change` DAG's runs need it (SPEC §8): plain JSON in
+and out over HTTP with httpx, no Airflow import, and nothing of the catalog or the workflow (an
+ALTER submitted this way, planned and waited for: `alterflow.workflow.airflow_submission`).
 
     token   POST {url}/auth/token  {"username": ..., "password": ...}  -> {"access_token": ...}
     check   GET  {url}/api/v2/dags/alterflow_schema_change             (exists, not paused)
     trigger POST {url}/api/v2/dags/alterflow_schema_change/dagRuns
-            {"dag_run_id": <chosen here>, "logical_date": null, "conf": {table, statement, properties}}
-    wait    GET  {url}/api/v2/dags/alterflow_schema_change/dagRuns/{run_id} until it ends
+            {"dag_run_id": <the caller's>, "logical_date": null, "conf": {table, statement, properties}}
+    wait    GET  {url}/api/v2/dags/alterflow_schema_change/dagRuns/{run_id} until it ends (or the
+            caller has what it waits for)
 
-The run id is chosen here and is the job's request id, so the job is found in the catalog by it.
-The wait ends when the run ends or when the job is READY_TO_SWAP (`postpone_swap`: the run then
-waits for RESUME, the statement returns as it does in-process). Credentials come from
-ALTERFLOW_AIRFLOW_USERNAME (default `admin`) and ALTERFLOW_AIRFLOW_PASSWORD (default empty, which
-only an Airflow with `simple_auth_manager_all_admins` accepts). Every failure is one line.
+Credentials come from ALTERFLOW_AIRFLOW_USERNAME (default `admin`) and ALTERFLOW_AIRFLOW_PASSWORD
+(default empty, which only an Airflow with `simple_auth_manager_all_admins` accepts). Every
+failure is one line.
 
 A server error (500, 502, 503, 504: Airflow's SQLite metadata database busy, a proxy in front of a
 restarting api-server) or no answer within the read timeout (70 s: longer than the 60 s that
@@ -30,10 +30,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from alterflow.catalog.states import JobState
 from alterflow.errors import UserError, shown
 from alterflow.settings import DEFAULT_AIRFLOW_USERNAME, Settings
-from alterflow.workflow.request import AlterRequest
 
 DAG_ID = "alterflow_schema_change"
 RUN_ENDED = ("success", "failed")
@@ -180,25 +178,17 @@ class AirflowClient:
         if response.json().get("is_paused"):
             raise AirflowRequestError(f"DAG {DAG_ID} is paused in Airflow at {self.base}; unpause it (airflow dags unpause {DAG_ID})")
 
-    def trigger(self, request: AlterRequest) -> dict:
-        """Create the DAG run whose id is the request's id; returns the run as Airflow shows it."""
-        body = {
-            "dag_run_id": request.request_id,
-            "logical_date": None,
-            "conf": {
-                "table": request.table,
-                "statement": request.statement,
-                "properties": dict(request.properties),
-                **({"resume_job_id": request.resume_job_id} if request.resume_job_id is not None else {}),
-            },
-        }
+    def trigger(self, run_id: str, conf: dict) -> dict:
+        """Create the DAG run `run_id` with `conf` (`table`, `statement`, `properties`...); returns
+        the run as Airflow shows it."""
+        body = {"dag_run_id": run_id, "logical_date": None, "conf": conf}
         response, repeated = self._call("POST", f"/dags/{DAG_ID}/dagRuns", json=body)
         if response.status_code == 409 and repeated:
-            existing = self._api("GET", f"/dags/{DAG_ID}/dagRuns/{request.request_id}")
-            if existing.status_code == 200 and existing.json().get("conf") == body["conf"]:
+            existing = self._api("GET", f"/dags/{DAG_ID}/dagRuns/{run_id}")
+            if existing.status_code == 200 and existing.json().get("conf") == conf:
                 return existing.json()
         if response.status_code >= 300:
-            raise AirflowRequestError(f"ALTER TABLE {request.table}: Airflow refused the run: {_detail(response)}")
+            raise AirflowRequestError(f"ALTER TABLE {conf['table']}: Airflow refused the run: {_detail(response)}")
         return response.json()
 
     def run(self, run_id: str) -> dict:
@@ -228,41 +218,3 @@ class AirflowClient:
                     f"it goes on in Airflow (is its scheduler running?)"
                 )
             time.sleep(self.poll_seconds)
-
-
-def submit_alter(client: AirflowClient, catalog, request: AlterRequest, warehouse=None):
-    """Run `request` as a DAG run and return its job once it is FINISHED or READY_TO_SWAP.
-
-    The statement is planned here first (`steps.validate`), so a rejected one fails with the
-    planner's line before anything is submitted; the DAG plans it again when it runs."""
-    from alterflow.catalog.heavy_jobs import HeavyJobs
-    from alterflow.workflow import steps
-    from alterflow.workflow.heavy_steps import JobCancelled
-
-    validated = steps.validate(catalog, request, warehouse=warehouse)
-    taken_over = validated.job_id  # the same ALTER as an orphaned job: the run takes it over
-    client.check_dag()
-    client.trigger(request)
-
-    def run_job():
-        job = catalog.job_by_request(request.request_id)
-        if job is None and taken_over is not None:
-            job = HeavyJobs(catalog).job(taken_over)
-        return job
-
-    def ready_to_swap() -> bool:
-        job = run_job()
-        return job is not None and job.state == JobState.READY_TO_SWAP
-
-    state = client.wait(request.request_id, stop=ready_to_swap)
-    job = run_job()
-    if job is not None and job.state == JobState.CANCELLED:
-        raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
-    if state == "failed" or job is None:
-        where = ", ".join(client.failed_tasks(request.request_id)) or "unknown"
-        known = f"; job {job.id} is {job.state}" + (f": {job.msg}" if job.msg else "") if job is not None else ""
-        raise AirflowRequestError(
-            f"ALTER TABLE {request.table}: Airflow run {request.request_id} of {DAG_ID} failed at task {where}{known}; "
-            f"its log is in Airflow"
-        )
-    return job

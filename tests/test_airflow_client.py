@@ -12,9 +12,10 @@ import socket
 import httpx
 import pytest
 
-from alterflow.airflow_client import DAG_ID, AirflowClient, AirflowRequestError, new_run_id, submit_alter
+from alterflow.airflow_client import DAG_ID, AirflowClient, AirflowRequestError, new_run_id
 from alterflow.cli.session import Session, StatementError
 from alterflow.settings import Settings
+from alterflow.workflow.airflow_submission import submit_alter
 from alterflow.workflow.request import AlterRequest
 from tests.support.ports import free_port
 
@@ -160,12 +161,12 @@ def test_trigger_creates_the_run_with_the_chosen_id_and_conf(airflow_api):
     c = client(airflow_api)
     c.check_dag()
     request = AlterRequest("t", ALTER, {"timeout": "60"}, request_id=new_run_id())
-    created = c.trigger(request)
+    created = c.trigger(request.request_id, request.run_conf())
     assert created["dag_run_id"] == request.request_id and created["logical_date"] is None
     assert created["conf"] == {"table": "t", "statement": ALTER, "properties": {"timeout": "60"}}
     assert c.run(request.request_id)["state"] in ("queued", "running")
     with pytest.raises(AirflowRequestError) as raised:  # the same id twice: refused, one line
-        c.trigger(request)
+        c.trigger(request.request_id, request.run_conf())
     assert "Airflow refused the run" in one_line(raised.value)
 
 
@@ -174,7 +175,7 @@ def test_waiting_for_a_run_nobody_schedules_gives_up_after_the_wait_timeout(airf
     c = client(airflow_api)
     c.poll_seconds, c.wait_timeout_s = 0.2, 1.0
     request = AlterRequest("t", ALTER, request_id=new_run_id())
-    c.trigger(request)  # no scheduler here: the run stays queued
+    c.trigger(request.request_id, request.run_conf())  # no scheduler here: the run stays queued
     with pytest.raises(AirflowRequestError) as raised:
         c.wait(request.request_id)
     assert f"Airflow run {request.request_id} of {DAG_ID} is still queued" in one_line(raised.value)
@@ -223,7 +224,7 @@ def test_server_errors_are_retried_and_the_run_is_created_once(airflow_api):
     c, layer = flaky_client(airflow_api, refuse=2)
     request = AlterRequest("t", ALTER, request_id=new_run_id())
     before = runs(airflow_api)
-    assert c.trigger(request)["dag_run_id"] == request.request_id
+    assert c.trigger(request.request_id, request.run_conf())["dag_run_id"] == request.request_id
     assert layer.posts == 3
     assert sorted(runs(airflow_api)) == sorted([*before, request.request_id])
 
@@ -233,7 +234,7 @@ def test_a_lost_answer_then_a_repeat_takes_the_run_the_first_attempt_made(airflo
     c, layer = flaky_client(airflow_api, lose=1)
     request = AlterRequest("t", ALTER, {"timeout": "90"}, request_id=new_run_id())
     before = runs(airflow_api)
-    created = c.trigger(request)
+    created = c.trigger(request.request_id, request.run_conf())
     assert layer.posts == 2  # the second POST found the run (409) and took it: its conf is ours
     assert (created["dag_run_id"], created["conf"]["properties"]) == (request.request_id, {"timeout": "90"})
     assert sorted(runs(airflow_api)) == sorted([*before, request.request_id])
@@ -245,7 +246,7 @@ def test_server_errors_past_the_retries_are_one_line_and_make_no_run(airflow_api
     request = AlterRequest("t", ALTER, request_id=new_run_id())
     before = runs(airflow_api)
     with pytest.raises(AirflowRequestError) as raised:
-        c.trigger(request)
+        c.trigger(request.request_id, request.run_conf())
     assert one_line(raised.value) == "ALTER TABLE t: Airflow refused the run: upstream restarting"
     assert layer.posts == 1 + len(c.retry_delays_s)
     assert runs(airflow_api) == before
@@ -277,7 +278,7 @@ def test_an_answer_that_times_out_is_retried_and_the_run_is_created_once(airflow
     c.retry_delays_s = (0.01, 0.01, 0.01)
     request = AlterRequest("t", ALTER, request_id=new_run_id())
     before = runs(airflow_api)
-    created = c.trigger(request)
+    created = c.trigger(request.request_id, request.run_conf())
     assert layer.posts == 3  # two timed out after Airflow made the run; the third found it (409) and took it
     assert created["dag_run_id"] == request.request_id
     assert sorted(runs(airflow_api)) == sorted([*before, request.request_id])

@@ -399,7 +399,8 @@ class Session:
     def submit_to_airflow(self, request: AlterRequest, keep_id: bool = False):
         """`request` as a DAG run of alterflow_schema_change (with its own run id, or with the
         request's id when `keep_id`: a migration's statement, found again by it), waited for."""
-        from alterflow.airflow_client import AirflowClient, AirflowRequestError, new_run_id, submit_alter
+        from alterflow.airflow_client import AirflowClient, AirflowRequestError, new_run_id
+        from alterflow.workflow.airflow_submission import submit_alter
 
         if not keep_id:
             request = dataclasses.replace(request, request_id=new_run_id())

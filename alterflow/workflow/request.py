@@ -35,6 +35,14 @@ class AlterRequest:
             "resume_job_id": self.resume_job_id,
         }
 
+    def run_conf(self) -> dict:
+        """The conf of the `alterflow_schema_change` DAG run that runs this request (the run's id is
+        the request's)."""
+        conf = {"table": self.table, "statement": self.statement, "properties": dict(self.properties)}
+        if self.resume_job_id is not None:
+            conf["resume_job_id"] = self.resume_job_id
+        return conf
+
     @classmethod
     def from_json(cls, data: dict) -> AlterRequest:
         return cls(
