@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from alterflow.arrow_schema import arrow_schema
 from alterflow.catalog.schema import Column, SchemaVersion, name_key
+from alterflow.catalog.states import OnCastError
 from alterflow.conversion import vectorized_numbers, vectorized_text
 from alterflow.conversion.rules import ConversionFailed, family, value_converter
 from alterflow.conversion.vectorized import Outcome
@@ -215,7 +216,7 @@ def convert_arrow(
     `failed` counts the values that failed in any mode. NOT NULL is not checked here. ValueError for a rejected type change,
     an unknown `on_cast_error` or a column of OLD missing from `data`.
     """
-    if on_cast_error not in ("fail", "null", "quarantine"):
+    if on_cast_error not in tuple(OnCastError):
         raise ValueError(f"on_cast_error must be 'fail', 'null' or 'quarantine', not {on_cast_error!r}")
     old_by_id = {column.id: column for column in old.columns}
     for column in new.columns:  # reject unsupported type changes before touching any value

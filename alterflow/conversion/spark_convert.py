@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from alterflow.catalog.schema import Column as SchemaColumn
 from alterflow.catalog.schema import SchemaVersion, name_key
+from alterflow.catalog.states import OnCastError
 from alterflow.conversion.rules import (
     BIG_EXPONENT_DIGITS,
     DATE_PATTERN,
@@ -388,7 +389,7 @@ def convert_frame(frame: DataFrame, old: SchemaVersion, new: SchemaVersion, on_c
     """
     from pyspark.sql import functions as F
 
-    if on_cast_error not in ("fail", "null"):
+    if on_cast_error not in (OnCastError.FAIL, OnCastError.NULL):  # quarantine comes as null: its rows are flagged
         raise ValueError(f"on_cast_error must be 'fail' or 'null', not {on_cast_error!r}")
     frame_names = {name_key(name): name for name in frame.columns}
     old_by_id = {column.id: column for column in old.columns}
