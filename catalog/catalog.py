@@ -155,6 +155,39 @@ def _remember_written_version(row: SchemaVersionRow, version: SchemaVersion) -> 
     )
 
 
+def _version_row(spec: JobSpec, now: datetime) -> SchemaVersionRow:
+    """The row of a light ALTER's new version, committed at once."""
+    return SchemaVersionRow(
+        table_id=spec.table_id,
+        version=spec.new.version,
+        state=VersionState.COMMITTED,
+        spec=spec.new.spec_json(),
+        statement=spec.new.statement,
+        created_at=now,
+    )
+
+
+def _light_job_row(spec: JobSpec, steps: Iterable[str], now: datetime) -> AlterJobRow:
+    """The FINISHED job a light ALTER records with its version."""
+    return AlterJobRow(
+        request_id=spec.request_id,
+        table_id=spec.table_id,
+        table_name=spec.table_name,
+        kind=JobKind.LIGHT,
+        state=JobState.FINISHED,
+        statement=spec.new.statement,
+        properties=json.dumps(spec.properties.to_json(), sort_keys=True),
+        from_version=spec.old_version,
+        to_version=spec.new.version,
+        msg="",
+        progress="",
+        steps=json.dumps(list(steps)),
+        timeout_s=spec.timeout_s,
+        created_at=now,
+        finished_at=now,
+    )
+
+
 class Catalog(SnapshotReads):
     """The versioned catalog on one database (SQLite or PostgreSQL). Its reads of a query's binding
     (`object_kind`, `snapshot`, `view`, ...) are `SnapshotReads`', run through SQLAlchemy."""
@@ -316,53 +349,12 @@ class Catalog(SnapshotReads):
                 done = s.scalar(_JOB_BY_REQUEST, {"request_id": spec.request_id})
                 if done is not None:
                     return job_from_row(done)
-                # The compare-and-set first: it takes the table row's lock, which a heavyweight
-                # job's start holds too, so the job check below sees a job started meanwhile.
-                result = s.execute(
-                    update(TableRow)
-                    .where(
-                        TableRow.id == spec.table_id,
-                        TableRow.current_version == spec.old_version,
-                        TableRow.name_key.is_not(None),
-                    )
-                    .values(current_version=spec.new.version, next_column_id=spec.next_column_id)
-                )
-                job = self.active_job_row(s, spec.table_id)
-                if job is not None:
-                    raise ConcurrentChange(f"ALTER TABLE {spec.table_name}: job {job.id} ({job.state}) is not finished; one job per table")
-                if result.rowcount != 1:
-                    raise ConcurrentChange(
-                        f"ALTER TABLE {spec.table_name}: the table changed since this statement was planned "
-                        f"(version {spec.old_version} is no longer current); nothing was applied"
-                    )
+                self._claim_next_version(s, spec)
                 if check_files is not None:
                     check_files(read_snapshot(_fetch(s), _table(s.get(TableRow, spec.table_id)), version=spec.old_version))
-                version_row = SchemaVersionRow(
-                    table_id=spec.table_id,
-                    version=spec.new.version,
-                    state=VersionState.COMMITTED,
-                    spec=spec.new.spec_json(),
-                    statement=spec.new.statement,
-                    created_at=now,
-                )
+                version_row = _version_row(spec, now)
                 s.add(version_row)
-                row = AlterJobRow(
-                    request_id=spec.request_id,
-                    table_id=spec.table_id,
-                    table_name=spec.table_name,
-                    kind=JobKind.LIGHT,
-                    state=JobState.FINISHED,
-                    statement=spec.new.statement,
-                    properties=json.dumps(spec.properties.to_json(), sort_keys=True),
-                    from_version=spec.old_version,
-                    to_version=spec.new.version,
-                    msg="",
-                    progress="",
-                    steps=json.dumps(list(steps)),
-                    timeout_s=spec.timeout_s,
-                    created_at=now,
-                    finished_at=now,
-                )
+                row = _light_job_row(spec, steps, now)
                 s.add(row)
                 s.flush()
                 job = job_from_row(row)
@@ -375,6 +367,27 @@ class Catalog(SnapshotReads):
             raise ConcurrentChange(
                 f"ALTER TABLE {spec.table_name}: another ALTER committed version {spec.new.version} first; nothing was applied"
             ) from exc
+
+    def _claim_next_version(self, s: Session, spec: JobSpec) -> None:
+        """The compare-and-set of a light ALTER, first: it takes the table row's lock, which a
+        heavyweight job's start holds too, so the job check after it sees a job started meanwhile."""
+        result = s.execute(
+            update(TableRow)
+            .where(
+                TableRow.id == spec.table_id,
+                TableRow.current_version == spec.old_version,
+                TableRow.name_key.is_not(None),
+            )
+            .values(current_version=spec.new.version, next_column_id=spec.next_column_id)
+        )
+        job = self.active_job_row(s, spec.table_id)
+        if job is not None:
+            raise ConcurrentChange(f"ALTER TABLE {spec.table_name}: job {job.id} ({job.state}) is not finished; one job per table")
+        if result.rowcount != 1:
+            raise ConcurrentChange(
+                f"ALTER TABLE {spec.table_name}: the table changed since this statement was planned "
+                f"(version {spec.old_version} is no longer current); nothing was applied"
+            )
 
     # -- alter jobs ---------------------------------------------------------------------------
     def active_job_row(self, s: Session, table_id: int) -> AlterJobRow | None:

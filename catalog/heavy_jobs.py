@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -58,6 +58,62 @@ class ConvertedTablet:
     failed_casts: int
     samples: tuple
     quarantined: int = 0  # rows kept in the quarantine table instead (on_cast_error = quarantine)
+
+
+def _add_pending_version(s: Session, spec: JobSpec, now: datetime) -> None:
+    """The job's new version, PENDING until the swap. A cancelled job may have left its version
+    number behind: it goes first, so versions stay one apart."""
+    new = spec.new
+    s.execute(
+        delete(SchemaVersionRow).where(
+            SchemaVersionRow.table_id == spec.table_id,
+            SchemaVersionRow.version == new.version,
+            SchemaVersionRow.state == VersionState.PENDING,
+        )
+    )
+    s.add(
+        SchemaVersionRow(
+            table_id=spec.table_id,
+            version=new.version,
+            state=VersionState.PENDING,
+            spec=new.spec_json(),
+            statement=new.statement,
+            created_at=now,
+        )
+    )
+
+
+def _add_shadow_index(s: Session, table: TableRow, new: SchemaVersion, now: datetime) -> IndexRow:
+    """The shadow index of the new version, with a tablet per partition the current index has and bucket."""
+    shadow = IndexRow(table_id=table.id, schema_version=new.version, state=IndexState.SHADOW, created_at=now)
+    s.add(shadow)
+    s.flush()
+    partitions = sorted(set(s.scalars(select(TabletRow.partition_key).where(TabletRow.index_id == table.current_index_id))))
+    s.add_all(TabletRow(index_id=shadow.id, partition_key=p, bucket=b) for p in partitions for b in range(new.buckets))
+    return shadow
+
+
+def _heavy_job_row(spec: JobSpec, origin_index_id: int, shadow_index_id: int, boundary_txn: int, now: datetime) -> AlterJobRow:
+    """The PENDING job of a heavyweight ALTER, its `validate` and `start` steps done."""
+    return AlterJobRow(
+        request_id=spec.request_id,
+        table_id=spec.table_id,
+        table_name=spec.table_name,
+        kind=JobKind.HEAVY,
+        state=JobState.PENDING,
+        statement=spec.new.statement,
+        properties=json.dumps(spec.properties.to_json(), sort_keys=True),
+        from_version=spec.old_version,
+        to_version=spec.new.version,
+        boundary_txn=boundary_txn,
+        origin_index_id=origin_index_id,
+        shadow_index_id=shadow_index_id,
+        msg="",
+        progress="",
+        steps=json.dumps(["validate", "start"]),
+        timeout_s=spec.timeout_s,
+        created_at=now,
+    )
 
 
 class HeavyJobs:
@@ -146,47 +202,10 @@ class HeavyJobs:
         now = utcnow()
         try:
             with self._session() as s, s.begin():
-                table = s.scalar(select(TableRow).where(TableRow.id == table_id).with_for_update())
-                if table is None or table.name_key is None:
-                    raise UnknownObject(f"unknown table {table_name}")
-                active = self.catalog.active_job_row(s, table_id)
-                if active is not None:
-                    raise ConcurrentChange(f"ALTER TABLE {table_name}: job {active.id} ({active.state}) is not finished; one job per table")
-                if table.current_version != spec.old_version:
-                    raise ConcurrentChange(
-                        f"ALTER TABLE {table_name}: the table changed since this statement was planned "
-                        f"(version {spec.old_version} is no longer current); nothing was applied"
-                    )
-                holding = self._unfinished_quarantining_job(s, table.current_index_id)
-                if holding is not None:  # a rewrite would drop the files' job marks: a cancel could not take them back
-                    raise ConcurrentChange(
-                        f"ALTER TABLE {table_name}: it holds rows quarantined by unfinished job {holding.id} on {holding.table_name}; "
-                        "a rewrite waits until that job is over; nothing was applied"
-                    )
-                # A cancelled job may have left its version number behind: versions stay one apart.
-                s.execute(
-                    delete(SchemaVersionRow).where(
-                        SchemaVersionRow.table_id == table_id,
-                        SchemaVersionRow.version == new.version,
-                        SchemaVersionRow.state == VersionState.PENDING,
-                    )
-                )
-                s.add(
-                    SchemaVersionRow(
-                        table_id=table_id,
-                        version=new.version,
-                        state=VersionState.PENDING,
-                        spec=new.spec_json(),
-                        statement=new.statement,
-                        created_at=now,
-                    )
-                )
+                table = self._lock_startable_table(s, spec)
+                _add_pending_version(s, spec, now)
                 table.next_column_id = spec.next_column_id  # ids handed out are never reused, even if cancelled
-                shadow = IndexRow(table_id=table_id, schema_version=new.version, state=IndexState.SHADOW, created_at=now)
-                s.add(shadow)
-                s.flush()
-                partitions = sorted(set(s.scalars(select(TabletRow.partition_key).where(TabletRow.index_id == table.current_index_id))))
-                s.add_all(TabletRow(index_id=shadow.id, partition_key=p, bucket=b) for p in partitions for b in range(new.buckets))
+                shadow = _add_shadow_index(s, table, new, now)
                 marker = TransactionRow(
                     table_id=table_id,
                     state=TransactionState.COMMITTED,
@@ -197,25 +216,7 @@ class HeavyJobs:
                 )
                 s.add(marker)
                 s.flush()
-                row = AlterJobRow(
-                    request_id=request_id,
-                    table_id=table_id,
-                    table_name=table_name,
-                    kind=JobKind.HEAVY,
-                    state=JobState.PENDING,
-                    statement=new.statement,
-                    properties=json.dumps(spec.properties.to_json(), sort_keys=True),
-                    from_version=spec.old_version,
-                    to_version=new.version,
-                    boundary_txn=marker.id,
-                    origin_index_id=table.current_index_id,
-                    shadow_index_id=shadow.id,
-                    msg="",
-                    progress="",
-                    steps=json.dumps(["validate", "start"]),
-                    timeout_s=spec.timeout_s,
-                    created_at=now,
-                )
+                row = _heavy_job_row(spec, table.current_index_id, shadow.id, marker.id, now)
                 if lease is not None:
                     holder, group, seconds = lease
                     row.lease_holder, row.lease_group = holder, group
@@ -229,6 +230,30 @@ class HeavyJobs:
             if existing is not None:
                 return existing
             raise ConcurrentChange(f"ALTER TABLE {table_name}: another change started first; nothing was applied") from exc
+
+    def _lock_startable_table(self, s: Session, spec: JobSpec) -> TableRow:
+        """The table's row, locked, once it may start a job: it lives, has no unfinished job, is
+        still at the version the ALTER was planned against and holds no rows another unfinished
+        job quarantined (a rewrite would drop the files' job marks: a cancel could not take them back)."""
+        table_name = spec.table_name
+        table = s.scalar(select(TableRow).where(TableRow.id == spec.table_id).with_for_update())
+        if table is None or table.name_key is None:
+            raise UnknownObject(f"unknown table {table_name}")
+        active = self.catalog.active_job_row(s, spec.table_id)
+        if active is not None:
+            raise ConcurrentChange(f"ALTER TABLE {table_name}: job {active.id} ({active.state}) is not finished; one job per table")
+        if table.current_version != spec.old_version:
+            raise ConcurrentChange(
+                f"ALTER TABLE {table_name}: the table changed since this statement was planned "
+                f"(version {spec.old_version} is no longer current); nothing was applied"
+            )
+        holding = self._unfinished_quarantining_job(s, table.current_index_id)
+        if holding is not None:
+            raise ConcurrentChange(
+                f"ALTER TABLE {table_name}: it holds rows quarantined by unfinished job {holding.id} on {holding.table_name}; "
+                "a rewrite waits until that job is over; nothing was applied"
+            )
+        return table
 
     # -- progress -----------------------------------------------------------------------------
     def advance(
