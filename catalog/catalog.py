@@ -676,13 +676,6 @@ class Catalog(SnapshotReads):
             )
             return [OpenTransaction(r.id, r.label, r.created_at, r.timeout_at, r.lease_expires_at) for r in rows]
 
-    def transaction_state(self, txn_id: int) -> str:
-        with self.db_session() as s:
-            txn = s.get(TransactionRow, txn_id)
-            if txn is None:
-                raise TransactionStateError(f"unknown transaction {txn_id}")
-            return txn.state
-
     # -- reads --------------------------------------------------------------------------------
     def table_stats(self, table_id: int) -> tuple[int, int]:
         """(rows, bytes) of the live committed files of the table's current index."""

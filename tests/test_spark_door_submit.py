@@ -32,6 +32,7 @@ from alterflow.rewrite.spark_submit import spark_submit_binary
 from alterflow.settings import Settings
 from alterflow.spark import write_table
 from tests.support import REPO
+from tests.support.catalog_rows import txn_state
 from tests.support.heavy_jobs import check, describe, job, sql, start, subprocess_env, swap, to_validating
 from tests.support.spark_standalone import standalone_cluster
 
@@ -99,7 +100,7 @@ def test_a_users_job_writes_during_a_heavy_alter_and_reads_it_converted_after_th
         written = wait_until(proc, lambda: output(out), "the write's line", out)[0]
         assert written["step"] == "written" and written["rows"] == ROWS
         assert job(session, job_id).state == "PENDING"  # the whole write landed between PENDING and the swap
-        assert session.catalog.transaction_state(written["txn"]) == "COMMITTED"
+        assert txn_state(session, written["txn"]) == "COMMITTED"
 
         to_validating(session, spark, job_id)  # converts what was committed below the boundary
         check(session, spark, job_id)
@@ -174,7 +175,7 @@ def test_a_killed_write_leaves_nothing_and_gc_removes_what_it_staged(session, sp
         txn = write_txn(session)
         with session.catalog.db_session() as s:
             registered = s.query(DataFileRow).filter(DataFileRow.txn_id == txn).count()
-        assert (session.catalog.transaction_state(txn), registered) == ("PREPARE", 0), "the tasks were over before the kill"
+        assert (txn_state(session, txn), registered) == ("PREPARE", 0), "the tasks were over before the kill"
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(60)
@@ -183,7 +184,7 @@ def test_a_killed_write_leaves_nothing_and_gc_removes_what_it_staged(session, sp
 
     time.sleep(LEASE_S + 0.5)  # its lease runs out: whoever looks first aborts it
     run_gc(session.catalog, session.warehouse, lambda: spark, 0)  # no retention: the dead write's files go now
-    assert session.catalog.transaction_state(txn) == "ABORTED"
+    assert txn_state(session, txn) == "ABORTED"
     assert not staged_files(session) and not list(session.warehouse.rglob("_load/l*"))
     live = {f.path for f in session.catalog.snapshot("t").files}
     assert {str(p.relative_to(session.warehouse)) for p in session.warehouse.rglob("*.parquet")} == live

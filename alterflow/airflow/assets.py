@@ -22,8 +22,8 @@ from airflow.sdk import Asset
 
 from alterflow import schema_change_events as events
 from alterflow.errors import UserError, shown
-from alterflow.planner.statement_parts import MAX_NAME, valid_name
 from alterflow.settings import CATALOG_NAME, catalog_name
+from alterflow.sql.names import MAX_NAME, valid_name
 
 __all__ = ["table_asset", "is_load", "is_schema_change", "BadAssetName"]
 

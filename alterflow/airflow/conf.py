@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from alterflow.errors import UserError, shown
 from alterflow.planner import AlterRejected
-from alterflow.planner.statement_parts import MAX_NAME, valid_name
+from alterflow.sql.names import MAX_NAME, valid_name
 from alterflow.workflow import steps
 from alterflow.workflow.request import AlterRequest, property_text
 

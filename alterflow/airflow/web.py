@@ -67,8 +67,8 @@ from alterflow.catalog.errors import CatalogOutdated, CatalogUnavailable, Unknow
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.states import JobState
 from alterflow.errors import capped, first_line, shown
-from alterflow.planner.statement_parts import MAX_NAME, valid_name
 from alterflow.settings import Settings
+from alterflow.sql.names import MAX_NAME, valid_name
 from alterflow.workflow import job_control
 
 SCHEMA_CHANGE_DAG = "alterflow_schema_change"

@@ -13,7 +13,7 @@ from alterflow.planner.alter_defaults import default_sql, default_value
 from alterflow.planner.alter_state import ClauseRejected, TableContext, Verdict, WorkingSchema, views_using
 from alterflow.planner.modify_column import modify_column
 from alterflow.planner.revert import revert_to_version
-from alterflow.planner.statement_parts import MAX_BUCKETS, first_duplicate, is_floating, name_list, valid_name
+from alterflow.planner.statement_parts import MAX_BUCKETS, first_duplicate, is_floating, name_list
 from alterflow.sql.ast import (
     AddColumn,
     AddColumns,
@@ -27,6 +27,7 @@ from alterflow.sql.ast import (
     RevertToVersion,
     SetDefault,
 )
+from alterflow.sql.names import valid_name
 from alterflow.types import InvalidType, parse_type
 
 __all__ = ["plan_clause"]

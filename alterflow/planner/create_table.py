@@ -9,13 +9,9 @@ from __future__ import annotations
 
 from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.planner.errors import CreateTableRejected, one_line
-from alterflow.planner.statement_parts import (
-    MAX_BUCKETS,
-    first_duplicate,
-    is_floating,
-    valid_name,
-)
+from alterflow.planner.statement_parts import MAX_BUCKETS, first_duplicate, is_floating
 from alterflow.sql.ast import ColumnDef, CreateTable
+from alterflow.sql.names import valid_name
 from alterflow.types import DataType, InvalidType, InvalidValue, coerce_literal, parse_type
 
 __all__ = ["plan_create_table"]

@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from alterflow.sql.ast import ColumnDef, Literal
 
-NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-MAX_NAME = 128
 MAX_BUCKETS = 1024
 FLOATING = frozenset({"FLOAT", "DOUBLE"})
-
-
-def valid_name(name: str) -> bool:
-    return isinstance(name, str) and len(name) <= MAX_NAME and NAME_RE.fullmatch(name) is not None
 
 
 def is_floating(dtype) -> bool:

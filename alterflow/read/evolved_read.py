@@ -46,34 +46,6 @@ def spark_schema(version: SchemaVersion, with_txn: bool = False):
     return StructType(fields)
 
 
-def _default_literal(column: Column):
-    from pyspark.sql import functions as F
-
-    spark_type = to_spark(column.type)
-    if column.initial_default is None:
-        return F.lit(None).cast(spark_type)
-    if column.type.is_string:
-        return F.lit(column.initial_default).cast(spark_type)
-    return F.lit(format_value(column.initial_default, column.type)).cast(spark_type)
-
-
-def projection(source: SchemaVersion, target: SchemaVersion) -> list:
-    """Spark columns that turn rows of `source` into rows of `target`, matched by column id."""
-    from pyspark.sql import functions as F
-
-    columns = []
-    for column in target.columns:
-        found = source.column_by_id(column.id)
-        if found is None:
-            expr = _default_literal(column)
-        else:
-            expr = F.col(f"`{found.name}`")
-            if found.type != column.type:
-                expr = F.expr(_cast_sql(_sql_name(found.name), found.type, column))
-        columns.append(expr.alias(column.name, metadata={"alterflow.type": column.type.sql()}))
-    return columns
-
-
 def _cast_sql(source: str, stored: DataType, column: Column) -> str:
     """`source` (stored as `stored`) as `column`'s type. A narrowing read (a REVERT of a widening,
     whose values were checked to fit) is checked again value by value: Spark's cast would wrap a
@@ -97,7 +69,9 @@ def _sql_string(text: str) -> str:
 
 
 def projection_sql(source: SchemaVersion, target: SchemaVersion) -> list[str]:
-    """`projection` as Spark SQL expressions, for one `selectExpr` per file group: the same
+    """Spark SQL expressions that turn rows of `source` into rows of `target`, matched by column
+    id, for one `selectExpr` per file group (tests/support/spark_projection.py keeps the same
+    projection written with Spark's Column API, and the tests hold the two equal): the same
     expressions (read by the name the column had in `source`, CAST when widened, the initial
     default as CAST('text' AS type), else NULL), built in one call into the JVM instead of several
     per column."""

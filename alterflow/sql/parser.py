@@ -58,6 +58,7 @@ from alterflow.sql.ast import (
     ShowSchemaVersions,
     Statement,
 )
+from alterflow.sql.names import MAX_NAME, NAME_RE
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlglot import exp
@@ -71,8 +72,6 @@ class SqlError(UserError):
     expected a column definition")."""
 
 
-NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-MAX_NAME_LENGTH = 128
 MAX_INT = 2**31 - 1  # the largest number a type parameter or BUCKETS is read as
 # SET name = value: the settings a session takes, and their values.
 SESSION_OPTIONS = {"engine": QUERY_ENGINES}
@@ -384,10 +383,8 @@ def _property(key: str) -> str:
 
 def check_name(name: str) -> str:
     """The name itself, or SqlError when it is not a valid alterflow name."""
-    if len(name) > MAX_NAME_LENGTH or not NAME_RE.fullmatch(name):
-        raise SqlError(
-            f"invalid name {shown(name, MAX_NAME_LENGTH + 2)}: names match [A-Za-z_][A-Za-z0-9_]* up to {MAX_NAME_LENGTH} characters"
-        )
+    if len(name) > MAX_NAME or not NAME_RE.fullmatch(name):
+        raise SqlError(f"invalid name {shown(name, MAX_NAME + 2)}: names match [A-Za-z_][A-Za-z0-9_]* up to {MAX_NAME} characters")
     return name
 
 
@@ -529,7 +526,7 @@ class _Parser:
         self.i += 1
         if self.at("."):
             qualified = tok.text + "." + (self.peek(1).text if self.peek(1) else "")
-            raise SqlError(f"qualified name {shown(qualified, 2 * MAX_NAME_LENGTH + 1)} in {self.context}: names are not qualified")
+            raise SqlError(f"qualified name {shown(qualified, 2 * MAX_NAME + 1)} in {self.context}: names are not qualified")
         try:
             name = check_name(tok.text)
         except SqlError as exc:

@@ -12,7 +12,7 @@ import uuid
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.records import AlterProperties, JobSpec
 from alterflow.catalog.schema import Column, SchemaVersion, name_key
-from alterflow.planner.statement_parts import valid_name
+from alterflow.sql.names import valid_name
 from alterflow.store.quarantine import (
     COLUMN_COLUMN,
     JOB_COLUMN,

@@ -81,11 +81,6 @@ def tablet_rows(data: pa.Table, version: SchemaVersion) -> TabletRows:
     return TabletRows([(keys[i], order[starts[i] : ends[i]]) for i in np.argsort(first_rows, kind="stable")])
 
 
-def split_into_tablets(data: pa.Table, version: SchemaVersion) -> list[TabletSlice]:
-    """`data`'s rows by tablet (see `tablet_rows`)."""
-    return tablet_rows(data, version).slices(data)
-
-
 def _types_kept(old: SchemaVersion, new: SchemaVersion, column_ids) -> bool:
     """Whether each of these columns of `old` is in `new` with the same type."""
     for column_id in column_ids:

@@ -17,6 +17,7 @@ from alterflow.cli.session import Session
 from alterflow.leases import JobLease, TransactionLease
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
+from tests.support.catalog_rows import txn_state
 
 ALTER = "ALTER TABLE t MODIFY COLUMN v INT"
 
@@ -143,7 +144,7 @@ def test_an_expired_load_lease_is_aborted_by_whoever_looks_and_its_files_are_lis
     later = utcnow() + timedelta(seconds=31)
     paths = s.catalog.abort_expired_transactions(table.id, now=later)
     assert len(paths) == 1 and paths[0].endswith(".parquet")
-    assert s.catalog.transaction_state(txn) == "ABORTED"
+    assert txn_state(s, txn) == "ABORTED"
     assert not s.catalog.renew_transaction(txn, 30)
     with pytest.raises(TransactionStateError) as err:
         s.catalog.commit_transaction(txn)
@@ -159,7 +160,7 @@ def test_a_load_whose_lease_ran_out_fails_at_commit_even_if_nobody_looked(any_se
     with pytest.raises(TransactionStateError) as err:
         s.catalog.commit_transaction(txn)
     assert str(err.value) == f"transaction {txn} was aborted (its lease expired); retry the load"
-    assert s.catalog.transaction_state(txn) == "ABORTED"
+    assert txn_state(s, txn) == "ABORTED"
 
 
 def test_a_renewed_load_lease_outlives_its_first_expiry(any_session):
@@ -170,7 +171,7 @@ def test_a_renewed_load_lease_outlives_its_first_expiry(any_session):
         threading.Event().wait(1.5)  # 2.5 leases
         assert s.catalog.abort_expired_transactions(table.id) == []
     s.catalog.commit_transaction(txn)
-    assert s.catalog.transaction_state(txn) == "COMMITTED"
+    assert txn_state(s, txn) == "COMMITTED"
 
 
 def test_waiting_txn_names_each_blocking_transaction_with_its_age_and_lease(any_session):

@@ -12,6 +12,7 @@ from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.cli.session import Session
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
+from tests.support.catalog_rows import txn_state
 from tests.support.dags import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions
 
 pytestmark = pytest.mark.spark
@@ -44,7 +45,7 @@ def test_the_gc_dag_starts_one_schema_change_run_per_orphan_and_that_run_takes_i
 
     state, states, run = run_dag(load_dag("alterflow_gc"), None)
     assert state == "success", states
-    assert session.catalog.transaction_state(dead_load) == "ABORTED"
+    assert txn_state(session, dead_load) == "ABORTED"
     found = run.get_task_instance("find_orphaned_jobs").xcom_pull(task_ids="find_orphaned_jobs")
     assert [o["conf"] for o in found] == [{"table": "t", "statement": STATEMENT, "properties": {}, "resume_job_id": job_id}]
     run_id = found[0]["trigger_run_id"]

@@ -25,6 +25,7 @@ from alterflow.store.layout import absolute
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.runner import run_heavy
+from tests.support.catalog_rows import txn_state
 from tests.support.gc import delete_dropped_files
 from tests.support.heavy_jobs import short_leases
 from tests.support.process_signals import stop_outside_a_catalog_write
@@ -145,7 +146,7 @@ def test_a_load_stopped_past_its_lease_fails_at_commit_and_leaves_nothing(table_
     assert proc.returncode == 1, (out, err)
     assert err.strip() == f"error: transaction {txn} was aborted (its lease expired); retry the load", err
     assert sql(session, "SELECT count(*) FROM b") == before
-    assert session.catalog.transaction_state(txn) == "ABORTED"
+    assert txn_state(session, txn) == "ABORTED"
     delete_dropped_files(session)  # deferred: GC deletes them after the retention
     assert not [p for p in txn_files(session, txn) if absolute(session.warehouse, p).exists()]
 

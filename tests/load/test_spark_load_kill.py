@@ -21,6 +21,7 @@ from alterflow.catalog.models import DataFileRow, TransactionRow
 from alterflow.cli.session import Session
 from alterflow.gc.runner import run_gc
 from alterflow.load.inputs import open_input
+from tests.support.catalog_rows import txn_state
 from tests.support.statements import sql
 
 pytestmark = pytest.mark.spark
@@ -98,7 +99,7 @@ def check_recovered(session: Session, txn: int, big_csv: pathlib.Path, spark) ->
     """GC after the lease cleans up; the load run again adds every row exactly once."""
     time.sleep(LEASE_S + 0.5)
     run_gc(session.catalog, session.warehouse, lambda: spark, 0)  # no retention: the dead load's files go now
-    assert session.catalog.transaction_state(txn) == "ABORTED"
+    assert txn_state(session, txn) == "ABORTED"
     assert not staged_files(session) and not list(session.warehouse.rglob("_load/l*"))
     live = {f.path for f in session.catalog.snapshot("b").files}
     assert files_on_disk(session) == live, "files of the killed load are left on disk"
@@ -153,7 +154,7 @@ def test_killed_at_a_random_moment(table_b, big_csv, spark, seed):
     finally:
         kill(proc)
     txn, state = load_txn(session)
-    if session.catalog.transaction_state(txn) == "COMMITTED":
+    if txn_state(session, txn) == "COMMITTED":
         assert sql(session, "SELECT count(*) FROM b") == ((ROWS + 2,),)
         return
     assert sql(session, "SELECT count(*) FROM b") == ((2,),)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from alterflow.catalog.schema import Column, SchemaVersion
-from alterflow.read.evolved_read import projection, projection_sql
+from alterflow.read.evolved_read import projection_sql
 from alterflow.types import parse_type
+from tests.support.spark_projection import projection
 
 SOURCE = SchemaVersion(1, 2, (Column(1, "v", parse_type("BIGINT")),))
 TARGET = SchemaVersion(1, 3, (Column(1, "v", parse_type("INT")),))

@@ -1,4 +1,4 @@
-"""alterflow.store.tablets without a catalog: the vectorised `split_into_tablets` equals the plain
+"""alterflow.store.tablets without a catalog: the vectorised `split_into_tablets` (`tablet_rows`'s slices) equals the plain
 row-by-row definition (partition key text x `bucket_of`, groups in order of their first row, rows in
 input order), on partitioned and bucketed versions and on sliced and chunked input;
 `dedupe_primary_key` keeps the last row of each key, in input order."""
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from alterflow.bucketing import bucket_of
 from alterflow.catalog.schema import Column, SchemaVersion
-from alterflow.store.tablets import TabletSlice, dedupe_primary_key, partition_key, split_into_tablets
+from alterflow.store.tablets import TabletSlice, dedupe_primary_key, partition_key, tablet_rows
 from alterflow.types import parse_type
 
 COLUMNS = (
@@ -248,3 +248,8 @@ def test_a_dual_writes_converted_rows_fall_as_the_origin_rows_when_tablets_are_a
     own = split_into_tablets(converted, new)
     assert [s.key for s in shared] == [s.key for s in own]
     assert all(a.rows.equals(b.rows) for a, b in zip(shared, own))
+
+
+def split_into_tablets(data: pa.Table, version) -> list[TabletSlice]:
+    """`data`'s rows by tablet: what a load writes, tablet by tablet."""
+    return tablet_rows(data, version).slices(data)

@@ -26,6 +26,7 @@ from alterflow.gc.files import sweep
 from alterflow.gc.steps import abort_expired_loads
 from alterflow.settings import Settings
 from alterflow.store.warehouse import Warehouse
+from tests.support.catalog_rows import txn_state
 from tests.support.heavy_jobs import short_leases, show_alter, sql, subprocess_env
 from tests.support.process_signals import stop_outside_a_catalog_write
 
@@ -342,7 +343,7 @@ def test_gc_resumes_an_orphaned_job_in_process_and_aborts_a_dead_load(session, s
 
     results = run_gc(session.catalog, session.warehouse, lambda: spark, retention_s=3600)
     assert results["abort_expired_loads"]["expired_transaction_files"] == 0  # it had no files yet
-    assert session.catalog.transaction_state(dead_load) == "ABORTED"
+    assert txn_state(session, dead_load) == "ABORTED"
     [resumed] = results["resume_orphaned_jobs"]["jobs"]
     assert (resumed["job_id"], resumed["outcome"], resumed["state"]) == (job.id, "FINISHED", "WAITING_TXN")
     line = step_line("resume_orphaned_jobs", results["resume_orphaned_jobs"])

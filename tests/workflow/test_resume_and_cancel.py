@@ -22,6 +22,7 @@ from alterflow.rewrite.progress import count_text
 from alterflow.rewrite.spark_submit import submit_command
 from alterflow.workflow import heavy_steps
 from alterflow.workflow.heavy_steps import JobCancelled
+from tests.support.catalog_rows import txn_state
 from tests.support.gc import delete_dropped_files
 from tests.support.heavy_jobs import (
     check,
@@ -184,7 +185,7 @@ def test_cancel_a_job_waiting_for_transactions(session):
     sql(session, "CANCEL ALTER TABLE COLUMN FROM t")
     assert_cancelled(session, job_id, before, select=False)
     # The transaction it waited for is not the job's business: still open, and it can commit.
-    assert session.catalog.transaction_state(held) == "PREPARE"
+    assert txn_state(session, held) == "PREPARE"
     session.catalog.commit_transaction(held)
     assert "FINISHED" in sql(session, "ALTER TABLE t ADD COLUMN x INT")
 
@@ -226,7 +227,7 @@ def test_cancel_arriving_while_a_tablet_commits_leaves_no_file(session, spark, m
 
     def register_then_cancel(self, txn_id, files):
         real_register(self, txn_id, files)
-        if not cancelled and session.catalog.transaction_state(txn_id) == "PREPARE" and job(session, job_id).state == "RUNNING":
+        if not cancelled and txn_state(session, txn_id) == "PREPARE" and job(session, job_id).state == "RUNNING":
             cancelled.append(txn_id)
             heavy_steps.cancel(Catalog(session.settings.catalog_url), session.warehouse, job_id, "cancelled by another session")
 

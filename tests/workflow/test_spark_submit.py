@@ -11,9 +11,9 @@ import subprocess
 import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.rewrite.spark_submit import submit_conversion
 from tests.support.heavy_jobs import check, job, sql, start, swap, wait
 from tests.support.spark_standalone import standalone_cluster
+from tests.support.spark_submit import submit_conversion
 
 pytestmark = pytest.mark.spark
 
