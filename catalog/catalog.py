@@ -155,26 +155,28 @@ def _remember_written_version(row: SchemaVersionRow, version: SchemaVersion) -> 
     )
 
 
-def _version_row(spec: JobSpec, now: datetime) -> SchemaVersionRow:
-    """The row of a light ALTER's new version, committed at once."""
+def version_row(spec: JobSpec, state: VersionState, now: datetime) -> SchemaVersionRow:
+    """The row of an ALTER's new version: COMMITTED at once by a light ALTER, PENDING until the
+    swap for a heavyweight one."""
     return SchemaVersionRow(
         table_id=spec.table_id,
         version=spec.new.version,
-        state=VersionState.COMMITTED,
+        state=state,
         spec=spec.new.spec_json(),
         statement=spec.new.statement,
         created_at=now,
     )
 
 
-def _light_job_row(spec: JobSpec, steps: Iterable[str], now: datetime) -> AlterJobRow:
-    """The FINISHED job a light ALTER records with its version."""
+def job_row(spec: JobSpec, kind: JobKind, state: JobState, steps: Iterable[str], now: datetime, **more: object) -> AlterJobRow:
+    """The row of an ALTER's job, recorded with `steps` done; `more` holds the columns only one
+    kind sets (a light job's `finished_at`, a heavyweight one's indexes and boundary)."""
     return AlterJobRow(
         request_id=spec.request_id,
         table_id=spec.table_id,
         table_name=spec.table_name,
-        kind=JobKind.LIGHT,
-        state=JobState.FINISHED,
+        kind=kind,
+        state=state,
         statement=spec.new.statement,
         properties=json.dumps(spec.properties.to_json(), sort_keys=True),
         from_version=spec.old_version,
@@ -184,7 +186,7 @@ def _light_job_row(spec: JobSpec, steps: Iterable[str], now: datetime) -> AlterJ
         steps=json.dumps(list(steps)),
         timeout_s=spec.timeout_s,
         created_at=now,
-        finished_at=now,
+        **more,
     )
 
 
@@ -352,13 +354,13 @@ class Catalog(SnapshotReads):
                 self._claim_next_version(s, spec)
                 if check_files is not None:
                     check_files(read_snapshot(_fetch(s), _table(s.get(TableRow, spec.table_id)), version=spec.old_version))
-                version_row = _version_row(spec, now)
-                s.add(version_row)
-                row = _light_job_row(spec, steps, now)
+                new_version = version_row(spec, VersionState.COMMITTED, now)
+                s.add(new_version)
+                row = job_row(spec, JobKind.LIGHT, JobState.FINISHED, steps, now, finished_at=now)
                 s.add(row)
                 s.flush()
                 job = job_from_row(row)
-            _remember_written_version(version_row, spec.new)  # committed: the next read gets this object
+            _remember_written_version(new_version, spec.new)  # committed: the next read gets this object
             return job
         except IntegrityError as exc:
             existing = self.job_by_request(spec.request_id)

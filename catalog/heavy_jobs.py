@@ -18,7 +18,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from alterflow.catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog, job_from_row, lock_job_row, utcnow
+from alterflow.catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog, job_from_row, job_row, lock_job_row, utcnow, version_row
 from alterflow.catalog.errors import ConcurrentChange, JobStateError, TransactionStateError, UnknownObject
 from alterflow.catalog.leases import fence
 from alterflow.catalog.models import (
@@ -51,6 +51,9 @@ class DualWriteTarget:
 
 @dataclass(frozen=True)
 class ConvertedTablet:
+    """An origin tablet's conversion: its transaction, the rows it read and wrote, the casts that
+    failed (with samples) and the rows it quarantined."""
+
     origin_tablet_id: int
     txn_id: int
     rows_in: int
@@ -71,16 +74,7 @@ def _add_pending_version(s: Session, spec: JobSpec, now: datetime) -> None:
             SchemaVersionRow.state == VersionState.PENDING,
         )
     )
-    s.add(
-        SchemaVersionRow(
-            table_id=spec.table_id,
-            version=new.version,
-            state=VersionState.PENDING,
-            spec=new.spec_json(),
-            statement=new.statement,
-            created_at=now,
-        )
-    )
+    s.add(version_row(spec, VersionState.PENDING, now))
 
 
 def _add_shadow_index(s: Session, table: TableRow, new: SchemaVersion, now: datetime) -> IndexRow:
@@ -91,29 +85,6 @@ def _add_shadow_index(s: Session, table: TableRow, new: SchemaVersion, now: date
     partitions = sorted(set(s.scalars(select(TabletRow.partition_key).where(TabletRow.index_id == table.current_index_id))))
     s.add_all(TabletRow(index_id=shadow.id, partition_key=p, bucket=b) for p in partitions for b in range(new.buckets))
     return shadow
-
-
-def _heavy_job_row(spec: JobSpec, origin_index_id: int, shadow_index_id: int, boundary_txn: int, now: datetime) -> AlterJobRow:
-    """The PENDING job of a heavyweight ALTER, its `validate` and `start` steps done."""
-    return AlterJobRow(
-        request_id=spec.request_id,
-        table_id=spec.table_id,
-        table_name=spec.table_name,
-        kind=JobKind.HEAVY,
-        state=JobState.PENDING,
-        statement=spec.new.statement,
-        properties=json.dumps(spec.properties.to_json(), sort_keys=True),
-        from_version=spec.old_version,
-        to_version=spec.new.version,
-        boundary_txn=boundary_txn,
-        origin_index_id=origin_index_id,
-        shadow_index_id=shadow_index_id,
-        msg="",
-        progress="",
-        steps=json.dumps(["validate", "start"]),
-        timeout_s=spec.timeout_s,
-        created_at=now,
-    )
 
 
 class HeavyJobs:
@@ -216,7 +187,16 @@ class HeavyJobs:
                 )
                 s.add(marker)
                 s.flush()
-                row = _heavy_job_row(spec, table.current_index_id, shadow.id, marker.id, now)
+                row = job_row(
+                    spec,
+                    JobKind.HEAVY,
+                    JobState.PENDING,
+                    ("validate", "start"),
+                    now,
+                    boundary_txn=marker.id,
+                    origin_index_id=table.current_index_id,
+                    shadow_index_id=shadow.id,
+                )
                 if lease is not None:
                     holder, group, seconds = lease
                     row.lease_holder, row.lease_group = holder, group
@@ -317,57 +297,32 @@ class HeavyJobs:
 
     def commit_converted_tablet(
         self,
-        txn_id: int,
+        tablet: ConvertedTablet,
         file_sizes: dict[str, int],
         job_id: int,
-        origin_tablet_id: int,
-        rows_in: int,
-        rows_out: int,
-        failed_casts: int,
-        samples: list,
         *,
         holder: str,
         engine: str | None = None,
         seconds: float | None = None,
-        quarantined: int = 0,
     ) -> int:
-        """Commit a tablet's conversion transaction: its files become visible exactly when the
-        tablet is recorded as converted, and only while `holder` holds the job's lease. `engine`
-        and `seconds` (the tablet's conversion time) feed `conversion_throughput`."""
+        """Commit a tablet's conversion transaction (`tablet.txn_id`): its files become visible
+        exactly when the tablet is recorded as converted, and only while `holder` holds the job's
+        lease. `engine` and `seconds` (the tablet's conversion time) feed `conversion_throughput`."""
         return self.catalog.commit_transaction(
-            txn_id,
+            tablet.txn_id,
             file_sizes,
-            check=lambda s, _txn: self.record_converted(
-                s,
-                job_id,
-                origin_tablet_id,
-                txn_id,
-                rows_in,
-                rows_out,
-                failed_casts,
-                samples,
-                holder=holder,
-                engine=engine,
-                seconds=seconds,
-                quarantined=quarantined,
-            ),
+            check=lambda s, _txn: self.record_converted(s, job_id, tablet, holder=holder, engine=engine, seconds=seconds),
         )
 
     def record_converted(
         self,
         session: Session,
         job_id: int,
-        origin_tablet_id: int,
-        txn_id: int,
-        rows_in: int,
-        rows_out: int,
-        failed_casts: int,
-        samples: list,
+        tablet: ConvertedTablet,
         *,
         holder: str,
         engine: str | None = None,
         seconds: float | None = None,
-        quarantined: int = 0,
     ) -> None:
         """Inside the conversion transaction's commit: the tablet is done exactly when its files
         commit, and only while `holder` holds the job's lease."""
@@ -375,21 +330,21 @@ class HeavyJobs:
         if job is None or job.state != JobState.RUNNING:
             raise JobStateError(f"alter job {job_id} is {job.state if job else 'gone'}; conversion output discarded")
         fence(job, holder)
-        if quarantined:
-            self.check_quarantine_files(session, txn_id)
+        if tablet.quarantined:
+            self.check_quarantine_files(session, tablet.txn_id)
         session.add(
             ConvertedTabletRow(
                 job_id=job_id,
-                origin_tablet_id=origin_tablet_id,
-                txn_id=txn_id,
-                rows_in=rows_in,
-                rows_out=rows_out,
-                failed_casts=failed_casts,
-                samples=json.dumps(samples, default=str),
+                origin_tablet_id=tablet.origin_tablet_id,
+                txn_id=tablet.txn_id,
+                rows_in=tablet.rows_in,
+                rows_out=tablet.rows_out,
+                failed_casts=tablet.failed_casts,
+                samples=json.dumps(tablet.samples, default=str),
                 finished_at=utcnow(),
                 engine=engine,
                 seconds=seconds,
-                quarantined=quarantined,
+                quarantined=tablet.quarantined,
             )
         )
 

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
+from sqlalchemy import Connection, Select, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from alterflow.catalog.catalog import Catalog, utcnow
@@ -142,6 +142,11 @@ def _statement(row: MigrationStatementRow) -> RecordedStatement:
         row.finished_at,
         row.error,
     )
+
+
+def _dropped_since(model: type[TableRow] | type[ViewRow], name_key: str, since: datetime) -> Select:
+    """A dropped table's (or view's) id, when one of that name was dropped at or after `since`."""
+    return select(model.id).where(model.name_key.is_(None), model.dropped_at >= since).where(func.lower(model.name) == name_key)
 
 
 class MigrationHistory:
@@ -359,38 +364,22 @@ class MigrationHistory:
             return None if row is None else (row.id, row.name)
 
     def table_dropped_since(self, name_key: str, since: datetime) -> bool:
-        with self._session() as s:
-            return (
-                s.scalars(
-                    select(TableRow.id)
-                    .where(TableRow.name_key.is_(None), TableRow.dropped_at >= since)
-                    .where(func.lower(TableRow.name) == name_key)
-                ).first()
-                is not None
-            )
+        return self._found(_dropped_since(TableRow, name_key, since))
 
     def view_created_since(self, name_key: str, since: datetime) -> bool:
-        with self._session() as s:
-            return s.scalars(select(ViewRow.id).where(ViewRow.name_key == name_key, ViewRow.created_at >= since)).first() is not None
+        return self._found(select(ViewRow.id).where(ViewRow.name_key == name_key, ViewRow.created_at >= since))
 
     def view_dropped_since(self, name_key: str, since: datetime) -> bool:
-        with self._session() as s:
-            return (
-                s.scalars(
-                    select(ViewRow.id)
-                    .where(ViewRow.name_key.is_(None), ViewRow.dropped_at >= since)
-                    .where(func.lower(ViewRow.name) == name_key)
-                ).first()
-                is not None
-            )
+        return self._found(_dropped_since(ViewRow, name_key, since))
 
     def load_committed(self, label: str) -> bool:
         """Whether a load labelled `label` committed."""
+        return self._found(select(TransactionRow.id).where(TransactionRow.label == label, TransactionRow.state == "COMMITTED"))
+
+    def _found(self, query: Select) -> bool:
+        """Whether `query` finds a row."""
         with self._session() as s:
-            return (
-                s.scalars(select(TransactionRow.id).where(TransactionRow.label == label, TransactionRow.state == "COMMITTED")).first()
-                is not None
-            )
+            return s.scalars(query).first() is not None
 
     # -- the apply lease --------------------------------------------------------------------
     def lease(self) -> LeaseState:

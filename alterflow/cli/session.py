@@ -43,6 +43,22 @@ class StatementError(UserError):
     """A statement failed; the message is the one line the user sees."""
 
 
+# The columns of SHOW ALTER TABLE COLUMN, one row a job.
+SHOW_ALTER_COLUMNS = (
+    "JobId",
+    "TableName",
+    "CreateTime",
+    "FinishTime",
+    "Kind",
+    "SchemaVersion",
+    "TransactionId",
+    "State",
+    "Msg",
+    "Progress",
+    "Timeout",
+)
+
+
 def default_sql(value, dtype) -> str:
     """A default as SQL: quoted unless it is a number or a boolean."""
     text = format_value(value, dtype)
@@ -445,22 +461,7 @@ class Session:
             )
             for job in self.catalog.jobs(table_id)
         )
-        return ResultSet(
-            (
-                "JobId",
-                "TableName",
-                "CreateTime",
-                "FinishTime",
-                "Kind",
-                "SchemaVersion",
-                "TransactionId",
-                "State",
-                "Msg",
-                "Progress",
-                "Timeout",
-            ),
-            rows,
-        )
+        return ResultSet(SHOW_ALTER_COLUMNS, rows)
 
     @_run.register(ast.ShowSchemaVersions)
     def _show_schema_versions(self, stmt: ast.ShowSchemaVersions) -> Result:

@@ -138,23 +138,19 @@ def _coerce_piece(piece: pa.Array, t: DataType, start: int) -> pa.Array:
 
 
 def _converter(source: pa.DataType) -> Callable[[pa.Array, DataType], _Converted]:
-    if pa.types.is_null(source):
-        return _from_nulls
-    if pa.types.is_string(source):
-        return _from_text
-    if pa.types.is_boolean(source):
-        return _from_booleans
-    if pa.types.is_integer(source):
-        return _from_integers
-    if pa.types.is_floating(source):
-        return _from_floats
-    if pa.types.is_decimal(source):
-        return _from_decimals
-    if pa.types.is_date(source):
-        return _from_dates
-    if pa.types.is_timestamp(source):
-        return _from_timestamps
-    return _refused
+    """The kernel for an Arrow array of type `source`; `_refused` for any other type (times,
+    durations, bytes, nested values)."""
+    by_kind = (
+        (pa.types.is_null, _from_nulls),
+        (pa.types.is_string, _from_text),
+        (pa.types.is_boolean, _from_booleans),
+        (pa.types.is_integer, _from_integers),
+        (pa.types.is_floating, _from_floats),
+        (pa.types.is_decimal, _from_decimals),
+        (pa.types.is_date, _from_dates),
+        (pa.types.is_timestamp, _from_timestamps),
+    )
+    return next((convert for is_kind, convert in by_kind if is_kind(source)), _refused)
 
 
 def _reference_message(array: pa.Array, index: int, t: DataType) -> str:

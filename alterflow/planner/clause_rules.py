@@ -13,7 +13,7 @@ from alterflow.planner.alter_defaults import default_sql, default_value
 from alterflow.planner.alter_state import ClauseRejected, TableContext, Verdict, WorkingSchema, views_using
 from alterflow.planner.modify_column import modify_column
 from alterflow.planner.revert import revert_to_version
-from alterflow.planner.statement_parts import MAX_BUCKETS, first_duplicate, is_floating, name_list
+from alterflow.planner.statement_parts import MAX_BUCKETS, declared_column, first_duplicate, is_floating, name_list
 from alterflow.sql.ast import (
     AddColumn,
     AddColumns,
@@ -76,15 +76,7 @@ def _add_one(w: WorkingSchema, cdef: ColumnDef) -> str:
     if not nullable and default is None:
         raise ClauseRejected(f"{what}: a NOT NULL column needs a DEFAULT for the rows that already exist")
     index, where = _added_position(w, cdef, what)
-    col = Column(
-        id=w.next_column_id,
-        name=name,
-        type=dtype,
-        nullable=nullable,
-        initial_default=default,
-        write_default=default,
-        comment=cdef.comment,
-    )
+    col = declared_column(w.next_column_id, cdef, dtype, nullable, default)
     w.next_column_id += 1
     w.columns.insert(index, col)
     w.added.add(col.id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.planner.errors import CreateTableRejected, one_line
-from alterflow.planner.statement_parts import MAX_BUCKETS, first_duplicate, is_floating
+from alterflow.planner.statement_parts import MAX_BUCKETS, declared_column, first_duplicate, is_floating
 from alterflow.sql.ast import ColumnDef, CreateTable
 from alterflow.sql.names import valid_name
 from alterflow.types import DataType, InvalidType, InvalidValue, coerce_literal, parse_type
@@ -110,15 +110,7 @@ def _column(i: int, cdef: ColumnDef, in_pk: bool) -> Column:
             raise _Broken(f"column {name} cannot be in the primary key: {dtype.sql()} is not allowed in a key")
     nullable = not in_pk and cdef.nullable is not False
     default = _default(cdef, dtype, nullable)
-    return Column(
-        id=i + 1,
-        name=name,
-        type=dtype,
-        nullable=nullable,
-        initial_default=default,
-        write_default=default,
-        comment=cdef.comment,
-    )
+    return declared_column(i + 1, cdef, dtype, nullable, default)
 
 
 def _default(cdef: ColumnDef, dtype: DataType, nullable: bool):

@@ -111,23 +111,21 @@ def _carried_defaults(col: Column, new_type: DataType, restated: bool) -> tuple[
     initial, write = col.initial_default, col.write_default
     if new_type == col.type:
         return initial, write
-    try:
-        initial = converted_default(initial, col.type, new_type)
-    except InvalidValue:
-        raise ClauseRejected(
-            f"cannot change the type of column {col.name} to {new_type.sql()}: its initial default"
-            f" {default_sql(initial, col.type)} does not fit {new_type.sql()}"
-        ) from None
+    initial = _carried_default(col, new_type, initial, "its initial default")
     if restated:
         return initial, write
+    return initial, _carried_default(col, new_type, write, "its default", "; restate DEFAULT")
+
+
+def _carried_default(col: Column, new_type: DataType, value: object, which: str, advice: str = "") -> object:
+    """One of the column's defaults (`which`) converted to its new type; refused when it does not fit."""
     try:
-        write = converted_default(write, col.type, new_type)
+        return converted_default(value, col.type, new_type)
     except InvalidValue:
         raise ClauseRejected(
-            f"cannot change the type of column {col.name} to {new_type.sql()}: its default"
-            f" {default_sql(write, col.type)} does not fit {new_type.sql()}; restate DEFAULT"
+            f"cannot change the type of column {col.name} to {new_type.sql()}: {which}"
+            f" {default_sql(value, col.type)} does not fit {new_type.sql()}{advice}"
         ) from None
-    return initial, write
 
 
 def _restated_default(col: Column, cdef: ColumnDef, new_type: DataType, nullable: bool, changes: _Changes):

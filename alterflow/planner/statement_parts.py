@@ -1,10 +1,12 @@
-"""What both planners check and render: names and their limits, literals, column definitions."""
+"""What both planners check, build and render: names and their limits, literals, column definitions."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from alterflow.catalog.schema import Column
 from alterflow.sql.ast import ColumnDef, Literal
+from alterflow.types import DataType
 
 MAX_BUCKETS = 1024
 FLOATING = frozenset({"FLOAT", "DOUBLE"})
@@ -46,6 +48,20 @@ def column_def_sql(col: ColumnDef) -> str:
         elif col.position.after is not None:
             parts.append("AFTER " + col.position.after)
     return " ".join(parts)
+
+
+def declared_column(column_id: int, cdef: ColumnDef, dtype: DataType, nullable: bool, default: object) -> Column:
+    """A new column as `cdef` declares it: its DEFAULT (None when it states none) is both the value
+    of the rows written before it existed and that of the inserts that omit it."""
+    return Column(
+        id=column_id,
+        name=cdef.name,
+        type=dtype,
+        nullable=nullable,
+        initial_default=default,
+        write_default=default,
+        comment=cdef.comment,
+    )
 
 
 def name_list(names: Iterable[str]) -> str:

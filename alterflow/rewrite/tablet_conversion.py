@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from alterflow.bucketing import spark_bucket_expr
 from alterflow.catalog.catalog import Catalog, NewFile, TableSnapshot
-from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.heavy_jobs import ConvertedTablet, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion, name_key
 from alterflow.catalog.states import JobState, OnCastError
 from alterflow.crash_points import crash_point
@@ -470,28 +470,10 @@ class TabletConverter:
                 crash_point("quarantined")
         self.store.sync_transaction(txn)  # durable before visible
         self.heavy.commit_converted_tablet(
-            txn,
+            ConvertedTablet(tablet_id, txn, rows_in, rows_out, failed, tuple(samples), quarantined),
             sizes,
             self.job.id,
-            tablet_id,
-            rows_in,
-            rows_out,
-            failed,
-            samples,
             holder=self.lease.holder,
             engine=self.engine,
             seconds=time.monotonic() - started,
-            quarantined=quarantined,
         )
-
-
-def convert_job(
-    spark,
-    catalog: Catalog,
-    warehouse: pathlib.Path,
-    job_id: int,
-    lease: JobLease,
-    parallelism: int = 2,
-    engine: str = "spark",
-) -> ConversionResult:
-    return TabletConverter(spark, catalog, warehouse, job_id, lease, parallelism, engine).run()

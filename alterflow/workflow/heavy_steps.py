@@ -187,7 +187,7 @@ def convert(
     lease_s: float = DEFAULT_LEASE_S,
 ) -> dict:
     """RUNNING: convert the history, on the job's engine (`spark` may be None for the local one)."""
-    from alterflow.rewrite.tablet_conversion import ConversionStopped, convert_job
+    from alterflow.rewrite.tablet_conversion import ConversionStopped, TabletConverter
 
     job = ensure_alive(catalog, warehouse, job_id)
     if job.state != JobState.RUNNING:
@@ -195,7 +195,7 @@ def convert(
     engine = conversion_engine(catalog, job_id)
     with driving(catalog, job_id, lease, group, lease_s) as held:
         try:
-            result = convert_job(spark, catalog, warehouse, job_id, held, parallelism, engine)
+            result = TabletConverter(spark, catalog, warehouse, job_id, held, parallelism, engine).run()
         except (ConversionStopped, JobStateError):
             ensure_alive(catalog, warehouse, job_id)  # cancelled meanwhile: JobCancelled with its reason
             raise

@@ -13,27 +13,13 @@ import pyarrow.parquet as pq
 from alterflow.catalog.catalog import AlterJob
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.models import SchemaVersionRow
-from alterflow.cli.session import Session
+from alterflow.cli.session import SHOW_ALTER_COLUMNS, Session
 from alterflow.store.layout import absolute, index_dir
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from tests.support import child_pythonpath
 from tests.support.catalog_rows import index_state, txn_state  # noqa: F401 (the tests import them from here too)
 from tests.support.statements import sql, versions  # noqa: F401
-
-SHOW_ALTER_COLUMNS = (
-    "JobId",
-    "TableName",
-    "CreateTime",
-    "FinishTime",
-    "Kind",
-    "SchemaVersion",
-    "TransactionId",
-    "State",
-    "Msg",
-    "Progress",
-    "Timeout",
-)
 
 
 def short_leases(session: Session, monkeypatch, seconds: float) -> None:

@@ -5,6 +5,8 @@ with the conversion's record or its output."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -105,8 +107,8 @@ def test_a_row_count_mismatch_cancels_the_job(session, spark, monkeypatch):
     job_id = start(session, "ALTER TABLE t MODIFY COLUMN v INT")
     real = HeavyJobs.record_converted
 
-    def one_row_too_many(self, s, job_id_, tablet, txn, rows_in, rows_out, failed, samples, **kwargs):
-        return real(self, s, job_id_, tablet, txn, rows_in, rows_out + 1, failed, samples, **kwargs)
+    def one_row_too_many(self, s, job_id_, tablet, **kwargs):
+        return real(self, s, job_id_, dataclasses.replace(tablet, rows_out=tablet.rows_out + 1), **kwargs)
 
     monkeypatch.setattr(HeavyJobs, "record_converted", one_row_too_many)
     to_validating(session, spark, job_id)
