@@ -67,6 +67,15 @@ def spark_started() -> bool:
     return _session is not None
 
 
+def stop_spark() -> None:
+    """Stop the process's SparkSession, if it started one (the next `get_spark` starts another)."""
+    global _session
+    with _lock:
+        if _session is not None:
+            _session.stop()
+            _session = None
+
+
 def get_spark(settings: Settings, log_path: pathlib.Path | None = None):
     """Return the process's SparkSession, starting it the first time on `settings`' Spark master
     with its driver memory. A JVM it starts writes to `log_path` (default: `spark_log_path` of the

@@ -88,12 +88,9 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(ResultRow(name, "—", f"FAILED: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"))
     elapsed = time.perf_counter() - started
 
-    from alterflow.spark_session import spark_started
+    from alterflow.spark_session import stop_spark
 
-    if spark_started():
-        from alterflow.spark_session import get_spark
-
-        get_spark().stop()
+    stop_spark()
 
     table = markdown_table(rows)
     print("\n## alterflow benchmark results" + (" (--quick)" if args.quick else "") + "\n")

@@ -15,6 +15,7 @@ same rows before anything is timed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import pathlib
 import time
 
@@ -177,7 +178,7 @@ def run(quick: bool = False, sizes: dict | None = None) -> list[ResultRow]:
             print(f"  a SELECT of it under engine auto: {choice.reason}")
             assert choice.engine == "spark" or not judged, choice.reason  # over the local engine's threshold
 
-            spark = get_spark("local[2]")
+            spark = get_spark(dataclasses.replace(session.settings, spark_master="local[2]"))
             evolved_sum, final_sum = _checksum(_read(spark, session, "t_evolved")), _checksum(_read(spark, session, "t_final"))
             assert evolved_sum == final_sum, f"the two tables read differently: {evolved_sum} != {final_sum}"
             assert evolved_sum[0] == rows
