@@ -57,8 +57,9 @@ from alterflow.migrate.files import MAX_FILE_BYTES, FileStatement, MigrationFile
 from alterflow.migrate.plan import REJECTED, NextSchema, StatementPlan
 from alterflow.migrate.status import migration_status
 from alterflow.planner import CreateTableRejected, plan_create_table
-from alterflow.planner.statement_parts import literal_sql, quote_string
+from alterflow.planner.statement_parts import literal_sql
 from alterflow.sql.parser import SqlError, Token, tokenize
+from alterflow.sql.quoting import quote_string
 from alterflow.text_files import read_utf8
 
 MARK = re.compile(r"--\s*renamed\s+from\b(?P<rest>.*)", re.IGNORECASE)

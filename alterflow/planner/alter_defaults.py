@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from alterflow.planner.alter_state import ClauseRejected
 from alterflow.sql.ast import Literal
+from alterflow.sql.quoting import quote_string
 from alterflow.types import DataType, InvalidValue, coerce_literal, coerce_value, format_value
 
 __all__ = ["converted_default", "default_sql", "default_value"]
@@ -29,7 +30,7 @@ def default_sql(value, dtype: DataType) -> str:
     """A default value as SQL text (strings quoted)."""
     text = format_value(value, dtype)
     if isinstance(value, str):
-        return "'" + text.replace("'", "''") + "'"
+        return quote_string(text)
     return text
 
 

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from alterflow.catalog.schema import Column
 from alterflow.sql.ast import ColumnDef, Literal
+from alterflow.sql.quoting import quote_string
 from alterflow.types import DataType
 
 MAX_BUCKETS = 1024
@@ -26,10 +27,6 @@ def literal_sql(lit: Literal) -> str:
     if lit.kind == "bool":
         return "TRUE" if lit.value else "FALSE"
     return str(lit.value)
-
-
-def quote_string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def column_def_sql(col: ColumnDef) -> str:

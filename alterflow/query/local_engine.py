@@ -25,6 +25,7 @@ from alterflow.catalog.snapshot_reads import SnapshotReads
 from alterflow.query.expressions import FALLBACK, NotLocal
 from alterflow.query.sql_types import SqlType, from_column_type
 from alterflow.query.translation import QueryTranslation, Relation, RelationColumn, Translated
+from alterflow.sql.quoting import quote_string
 from alterflow.store.layout import absolute
 from alterflow.types import format_value
 
@@ -218,15 +219,11 @@ def parquet_scan(warehouse: pathlib.Path, source: _Source, positions: list[int])
         default = (
             "NULL"
             if column.initial_default is None
-            else f"CAST({_text(format_value(column.initial_default, column.type))} AS {duckdb_type})"
+            else f"CAST({quote_string(format_value(column.initial_default, column.type))} AS {duckdb_type})"
         )
         entries.append(f"{column.id}: {{name: 'c{i}', type: '{duckdb_type}', default_value: {default}}}")
-    files = ", ".join(_text(str(absolute(warehouse, f.path))) for f in snapshot.files)
+    files = ", ".join(quote_string(str(absolute(warehouse, f.path))) for f in snapshot.files)
     return f"SELECT * FROM read_parquet([{files}], schema = MAP {{{', '.join(entries)}}})"
-
-
-def _text(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
 
 
 def _register_arrow(connection, warehouse: pathlib.Path, plan: LocalPlan, sources: list[_Source]) -> None:
