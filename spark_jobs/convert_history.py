@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from alterflow.catalog.catalog import Catalog
     from alterflow.settings import Settings
-    from alterflow.workflow.heavy_steps import convert
+    from alterflow.workflow.heavy_steps import StepDriver, convert
 
     settings = Settings.from_env()
     catalog_url = args.catalog_url or settings.catalog_url
@@ -42,9 +42,8 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = SparkSession.builder.appName(f"alterflow-convert-job-{args.job_id}").getOrCreate()
     try:
-        result = convert(
-            spark, Catalog(catalog_url), warehouse, args.job_id, args.parallelism, group=args.lease_group, lease_s=settings.lease_s
-        )
+        driver = StepDriver(group=args.lease_group, lease_s=settings.lease_s)
+        result = convert(spark, Catalog(catalog_url), warehouse, args.job_id, args.parallelism, driver)
     finally:
         spark.stop()
     print(json.dumps(result))

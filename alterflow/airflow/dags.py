@@ -112,14 +112,16 @@ PARAMS = {
 }
 
 
+# What the three DAGs share: a fixed start in the past, no catch-up runs, one tag to find them by.
+EVERY_DAG = {"start_date": pendulum.datetime(2026, 1, 1, tz="UTC"), "catchup": False, "tags": ["alterflow"]}
+
+
 @dag(
     dag_id="alterflow_schema_change",
     schedule=None,
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
     params=PARAMS,
-    tags=["alterflow"],
     doc_md=SCHEMA_CHANGE_DOC,
+    **EVERY_DAG,
 )
 def alterflow_schema_change():
     @task(**LIGHT)
@@ -176,12 +178,10 @@ def alterflow_schema_change():
 @dag(
     dag_id="alterflow_gc",
     schedule="@hourly",
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
     max_active_runs=1,
     default_args={"retries": 1, "retry_delay": timedelta(minutes=5)},
-    tags=["alterflow"],
     doc_md=GC_DOC,
+    **EVERY_DAG,
 )
 def alterflow_gc():
     @task(task_id=gc_tasks.FIND_ORPHANS)
@@ -259,12 +259,10 @@ MIGRATE_PARAMS = {
 @dag(
     dag_id="alterflow_migrate",
     schedule=None,
-    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
-    catchup=False,
     max_active_runs=1,
     params=MIGRATE_PARAMS,
-    tags=["alterflow"],
     doc_md=MIGRATE_DOC,
+    **EVERY_DAG,
 )
 def alterflow_migrate():
     @task(**LIGHT)

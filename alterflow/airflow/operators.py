@@ -114,11 +114,16 @@ class _DrivesInWorker:
     the boundary wait, deferred to a `BoundaryTrigger` while loads below it are open; the
     conversion (the local engine, or Spark in this process); the check; the swap, deferred to a
     `ResumeTrigger` while `postpone_swap` holds it. Every step is idempotent, so a retried task or
-    a deferred one coming back (`boundary_reached`) resumes where the job's record says."""
+    a deferred one coming back (`boundary_reached`) resumes where the job's record says.
 
-    parallelism: int
-    poll_seconds: float
-    alterflow_conn_id: str
+    Its own keyword arguments, for every operator that drives a job this way: `parallelism` (tablets
+    converted at once), `poll_seconds` (how often the triggers look) and `alterflow_conn_id`."""
+
+    def __init__(self, *, parallelism: int = 2, poll_seconds: float = POLL_SECONDS, alterflow_conn_id: str = DEFAULT_CONN_ID, **kwargs):
+        super().__init__(**kwargs)
+        self.parallelism = parallelism
+        self.poll_seconds = poll_seconds
+        self.alterflow_conn_id = alterflow_conn_id
 
     def drive(self, job_id: int, run_key: str) -> dict:
         """The job's swap result; defers (raising TaskDeferred) while it waits. `run_key` names
@@ -148,14 +153,9 @@ class RewriteInWorkerOperator(_DrivesInWorker, BaseOperator):
     template_fields = ("job_id",)
     ui_color = "#fff4e0"
 
-    def __init__(
-        self, *, job_id: Any, parallelism: int = 2, poll_seconds: float = POLL_SECONDS, alterflow_conn_id: str = DEFAULT_CONN_ID, **kwargs
-    ):
+    def __init__(self, *, job_id: Any, **kwargs):
         super().__init__(**kwargs)
         self.job_id = job_id
-        self.parallelism = parallelism
-        self.poll_seconds = poll_seconds
-        self.alterflow_conn_id = alterflow_conn_id
 
     def execute(self, context) -> dict:
         return self.drive(int(self.job_id), context["run_id"])
@@ -360,18 +360,12 @@ class AlterflowSchemaChangeOperator(_DrivesInWorker, BaseOperator):
         table: str,
         statement: str,
         properties: Any = None,
-        alterflow_conn_id: str = DEFAULT_CONN_ID,
-        parallelism: int = 2,
-        poll_seconds: float = POLL_SECONDS,
         **kwargs,
     ):
         super().__init__(outlets=_outlets(kwargs.pop("outlets", None), AssetAlias(SCHEMA_CHANGES_ALIAS)), **kwargs)
         self.table = table
         self.statement = statement
         self.properties = properties
-        self.alterflow_conn_id = alterflow_conn_id
-        self.parallelism = parallelism
-        self.poll_seconds = poll_seconds
 
     def request(self, context) -> dict:
         """The ALTER's request, checked (one line for a bad one), its id that of the task instance."""

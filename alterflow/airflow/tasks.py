@@ -73,6 +73,11 @@ def run_group(run_id: str) -> str:
     return airflow_run_group(run_id)
 
 
+def run_driver(run_id: str, settings: Settings) -> heavy_steps.StepDriver:
+    """A step of the DAG run `run_id`: it takes the run's lease for itself, of the settings' length."""
+    return heavy_steps.StepDriver(group=run_group(run_id), lease_s=settings.lease_s)
+
+
 def job_json(job: AlterJob) -> dict:
     data = dataclasses.asdict(job)
     data["properties"] = job.properties.to_json()
@@ -168,7 +173,7 @@ def start(request: dict, validated: dict, conn_id: str = DEFAULT_CONN_ID) -> dic
 def wait_for_boundary(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
     with refusals_fail_the_task():
         settings, catalog = open_catalog(conn_id)
-        return heavy_steps.wait_for_boundary(catalog, settings.warehouse, job_id, group=run_group(run_id), lease_s=settings.lease_s)
+        return heavy_steps.wait_for_boundary(catalog, settings.warehouse, job_id, run_driver(run_id, settings))
 
 
 def alive_job(job_id: int, conn_id: str = DEFAULT_CONN_ID) -> AlterJob:
@@ -192,9 +197,7 @@ def convert_in_worker(job_id: int, run_id: str, parallelism: int, conn_id: str =
     with refusals_fail_the_task():
         settings, catalog = open_catalog(conn_id)
         spark = None if heavy_steps.conversion_engine(catalog, job_id) == "local" else get_spark(settings)
-        return heavy_steps.convert(
-            spark, catalog, settings.warehouse, job_id, parallelism, group=run_group(run_id), lease_s=settings.lease_s
-        )
+        return heavy_steps.convert(spark, catalog, settings.warehouse, job_id, parallelism, driver=run_driver(run_id, settings))
 
 
 def check(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
@@ -206,15 +209,13 @@ def check(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
         if job.state != JobState.VALIDATING or "check" in job.steps:
             return {"skipped": job.state}
         local = heavy_steps.conversion_engine(catalog, job_id) == "local"  # validated on pandas: no Spark
-        return heavy_steps.check(
-            None if local else get_spark(settings), catalog, settings.warehouse, job_id, group=run_group(run_id), lease_s=settings.lease_s
-        )
+        return heavy_steps.check(None if local else get_spark(settings), catalog, settings.warehouse, job_id, run_driver(run_id, settings))
 
 
 def swap(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
     with refusals_fail_the_task():
         settings, catalog = open_catalog(conn_id)
-        return heavy_steps.swap(catalog, settings.warehouse, job_id, group=run_group(run_id), lease_s=settings.lease_s)
+        return heavy_steps.swap(catalog, settings.warehouse, job_id, run_driver(run_id, settings))
 
 
 def schema_change_event(job: dict, conn_id: str = DEFAULT_CONN_ID) -> SchemaChangeEvent | None:

@@ -98,7 +98,9 @@ class BoundaryTrigger(JobTrigger):
     takes the run's lease, renewing it while the task is deferred (a deferred job is not orphaned)."""
 
     def look(self, catalog: Catalog, warehouse) -> dict | None:
-        result = heavy_steps.wait_for_boundary(catalog, warehouse, self.job_id, group=self.group, lease_s=self.lease_s)
+        result = heavy_steps.wait_for_boundary(
+            catalog, warehouse, self.job_id, heavy_steps.StepDriver(group=self.group, lease_s=self.lease_s)
+        )
         return result if result["done"] else None
 
     def may_be_over(self, catalog: Catalog) -> bool:

@@ -120,6 +120,16 @@ def _select_to(pending: list[MigrationFile], status: MigrationStatus, to: str | 
     return [f for f in pending if f.key <= key]
 
 
+# The statements that make or drop an object, with the words their line starts with and the
+# migration history's question of whether that happened since a time.
+OBJECT_RECORDS = {
+    ast.CreateTable: ("CREATE TABLE", MigrationHistory.table_created_since),
+    ast.DropTable: ("DROP TABLE", MigrationHistory.table_dropped_since),
+    ast.CreateView: ("CREATE VIEW", MigrationHistory.view_created_since),
+    ast.DropView: ("DROP VIEW", MigrationHistory.view_dropped_since),
+}
+
+
 class MigrationApply:
     """One `migrate apply`. `session` runs the statements (an `alterflow.cli.session.Session`)."""
 
@@ -325,24 +335,17 @@ class MigrationApply:
         return None
 
     @_found_done.register(ast.CreateTable)
-    def _table_created(self, parsed: ast.CreateTable, running: RecordedStatement) -> str | None:
-        found = self.history.table_created_since(name_key(parsed.name), running.started_at)
-        return f"CREATE TABLE {parsed.name} (found done)" if found else None
-
     @_found_done.register(ast.DropTable)
-    def _table_dropped(self, parsed: ast.DropTable, running: RecordedStatement) -> str | None:
-        found = self.history.table_dropped_since(name_key(parsed.name), running.started_at)
-        return f"DROP TABLE {parsed.name} (found done)" if found else None
-
     @_found_done.register(ast.CreateView)
-    def _view_created(self, parsed: ast.CreateView, running: RecordedStatement) -> str | None:
-        found = self.history.view_created_since(name_key(parsed.name), running.started_at)
-        return f"CREATE VIEW {parsed.name} (found done)" if found else None
-
     @_found_done.register(ast.DropView)
-    def _view_dropped(self, parsed: ast.DropView, running: RecordedStatement) -> str | None:
-        found = self.history.view_dropped_since(name_key(parsed.name), running.started_at)
-        return f"DROP VIEW {parsed.name} (found done)" if found else None
+    def _object_found(
+        self, parsed: ast.CreateTable | ast.DropTable | ast.CreateView | ast.DropView, running: RecordedStatement
+    ) -> str | None:
+        """CREATE or DROP of a table or a view: the catalog's record of that object made (or
+        dropped) since `running` started."""
+        words, found_since = OBJECT_RECORDS[type(parsed)]
+        found = found_since(self.history, name_key(parsed.name), running.started_at)
+        return f"{words} {parsed.name} (found done)" if found else None
 
     @_found_done.register(ast.Insert)
     def _load_committed(self, parsed: ast.Insert, running: RecordedStatement) -> str | None:

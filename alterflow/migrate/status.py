@@ -12,6 +12,7 @@ Reading only; nothing changes.
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 from dataclasses import dataclass, field
 
@@ -37,18 +38,7 @@ class FileState:
     statements_done: int = 0
 
     def as_json(self) -> dict:
-        return {
-            "version": self.version,
-            "description": self.description,
-            "script": self.script,
-            "state": self.state,
-            "checksum_ok": self.checksum_ok,
-            "installed_by": self.installed_by,
-            "installed_at": self.installed_at,
-            "error": self.error,
-            "statements": self.statements,
-            "statements_done": self.statements_done,
-        }
+        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True)
@@ -62,15 +52,7 @@ class Drift:
     time: str | None = None
 
     def as_json(self) -> dict:
-        return {
-            "kind": self.kind,
-            "script": self.script,
-            "table": self.table,
-            "detail": self.detail,
-            "version": self.version,
-            "statement": self.statement,
-            "time": self.time,
-        }
+        return dataclasses.asdict(self)
 
 
 @dataclass

@@ -12,11 +12,11 @@ swap               the shadow index and the new version become current (FINISHED
 Each step is idempotent: run again after a kill, it picks up where the job's record says it is.
 Every step first checks the job is still alive: cancelled jobs stop, timed-out ones are cancelled.
 
-Every step drives the job under its runner lease (`alterflow.leases.JobLease`): a caller that
-drives several steps passes its `lease`; otherwise the step takes one for itself, for `group`
-(the driver: an Airflow DAG run; by default this process) and `lease_s` (the caller's
-`Settings.lease_s`), and hands it off when it ends. Each write checks the lease in the catalog, so
-a runner that lost it stops without writing.
+Every step drives the job under its runner lease (`alterflow.leases.JobLease`), as its
+`StepDriver` says: a caller that drives several steps passes the lease it holds; otherwise the
+step takes one for itself, for the driver's `group` (an Airflow DAG run; by default this process)
+and `lease_s` (the caller's `Settings.lease_s`), and hands it off when it ends. Each write checks
+the lease in the catalog, so a runner that lost it stops without writing.
 """
 
 from __future__ import annotations
@@ -65,15 +65,27 @@ def ensure_alive(catalog: Catalog, warehouse: pathlib.Path, job_id: int, now: da
     return job
 
 
-@contextlib.contextmanager
-def driving(catalog: Catalog, job_id: int, lease: JobLease | None, group: str | None, lease_s: float) -> Iterator[JobLease]:
-    """The lease a step drives the job under: the caller's, or one of `lease_s` taken for this step."""
-    if lease is not None:
-        lease.ensure_held()
-        yield lease
-        return
-    with JobLease(catalog, job_id, group, lease_s=lease_s) as own:
-        yield own
+@dataclasses.dataclass(frozen=True)
+class StepDriver:
+    """Who drives a step: the embedded runner passes the `lease` it holds for all of them; an
+    Airflow task names its run (`group`) and the lease length, and the step takes a lease for itself."""
+
+    lease: JobLease | None = None
+    group: str | None = None
+    lease_s: float = DEFAULT_LEASE_S
+
+    @contextlib.contextmanager
+    def driving(self, catalog: Catalog, job_id: int) -> Iterator[JobLease]:
+        """The lease the step drives the job under: the caller's, or one taken for this step."""
+        if self.lease is not None:
+            self.lease.ensure_held()
+            yield self.lease
+            return
+        with JobLease(catalog, job_id, self.group, lease_s=self.lease_s) as own:
+            yield own
+
+
+THIS_PROCESS = StepDriver()  # a step that takes a lease of the default length for this process
 
 
 def start(
@@ -134,10 +146,8 @@ def wait_for_boundary(
     catalog: Catalog,
     warehouse: pathlib.Path,
     job_id: int,
-    lease: JobLease | None = None,
-    group: str | None = None,
+    driver: StepDriver = THIS_PROCESS,
     now: datetime | None = None,
-    lease_s: float = DEFAULT_LEASE_S,
 ) -> dict:
     """One look: returns {"done": bool, "blocking": [txn ids]}. Drivers call it until done.
     `now`, when given, is the time the job's and the transactions' timeouts are judged at (the
@@ -146,7 +156,7 @@ def wait_for_boundary(
     heavy = HeavyJobs(catalog)
     if job.state not in (JobState.PENDING, JobState.WAITING_TXN):
         return {"done": True, "blocking": []}
-    with driving(catalog, job_id, lease, group, lease_s) as held:
+    with driver.driving(catalog, job_id) as held:
         if job.state == JobState.PENDING:
             heavy.advance(job_id, (JobState.PENDING,), JobState.WAITING_TXN, holder=held.holder)
             crash_point("waiting_txn")
@@ -182,9 +192,7 @@ def convert(
     warehouse: pathlib.Path,
     job_id: int,
     parallelism: int = 2,
-    lease: JobLease | None = None,
-    group: str | None = None,
-    lease_s: float = DEFAULT_LEASE_S,
+    driver: StepDriver = THIS_PROCESS,
 ) -> dict:
     """RUNNING: convert the history, on the job's engine (`spark` may be None for the local one)."""
     from alterflow.rewrite.tablet_conversion import ConversionStopped, TabletConverter
@@ -193,7 +201,7 @@ def convert(
     if job.state != JobState.RUNNING:
         return {"skipped": job.state}
     engine = conversion_engine(catalog, job_id)
-    with driving(catalog, job_id, lease, group, lease_s) as held:
+    with driver.driving(catalog, job_id) as held:
         try:
             result = TabletConverter(spark, catalog, warehouse, job_id, held, parallelism, engine).run()
         except (ConversionStopped, JobStateError):
@@ -209,9 +217,7 @@ def check(
     catalog: Catalog,
     warehouse: pathlib.Path,
     job_id: int,
-    lease: JobLease | None = None,
-    group: str | None = None,
-    lease_s: float = DEFAULT_LEASE_S,
+    driver: StepDriver = THIS_PROCESS,
 ) -> dict:
     """The validation suites, on Spark or, for a job the local engine converts, on pandas
     (`spark` may be None then). A job that passed them already (a runner killed before its swap)
@@ -224,7 +230,7 @@ def check(
         return {"skipped": "validated already", "msg": job.msg}
     from alterflow.expectations.validation import validate_job
 
-    with driving(catalog, job_id, lease, group, lease_s) as held:
+    with driver.driving(catalog, job_id) as held:
         local = conversion_engine(catalog, job_id) == "local"
         report = validate_job(None if local else spark, catalog, warehouse, job_id)
         if not report.success:
@@ -254,15 +260,13 @@ def swap(
     catalog: Catalog,
     warehouse: pathlib.Path,
     job_id: int,
-    lease: JobLease | None = None,
-    group: str | None = None,
-    lease_s: float = DEFAULT_LEASE_S,
+    driver: StepDriver = THIS_PROCESS,
 ) -> dict:
     job = ensure_alive(catalog, warehouse, job_id)
     heavy = HeavyJobs(catalog)
     if job.state != JobState.VALIDATING:  # READY_TO_SWAP is left only by RESUME ALTER TABLE COLUMN
         return {"state": job.state}
-    with driving(catalog, job_id, lease, group, lease_s) as held:
+    with driver.driving(catalog, job_id) as held:
         if job.properties.postpone_swap:
             job = heavy.advance(job_id, (JobState.VALIDATING,), JobState.READY_TO_SWAP, holder=held.holder)
         else:

@@ -73,19 +73,20 @@ def run_heavy(
     if job.state not in DRIVEN_STATES:  # FINISHED, or READY_TO_SWAP waiting for RESUME
         return job
     with JobLease(catalog, job_id, group, lease_s=lease_s) as lease:
+        driver = heavy_steps.StepDriver(lease)
         preload_expectations()
         # Before each step: still ours? (A paused runner learns here that another took the job over.)
         while True:
             lease.ensure_held(ask_catalog=True)
-            if _as_owner(lease, lambda: heavy_steps.wait_for_boundary(catalog, warehouse, job_id, lease))["done"]:
+            if _as_owner(lease, lambda: heavy_steps.wait_for_boundary(catalog, warehouse, job_id, driver=driver))["done"]:
                 break
             time.sleep(POLL_SECONDS)
         # A small table converts in this process: no SparkSession is started for it.
         spark = spark_factory if heavy_steps.conversion_engine(catalog, job_id) == "spark" else lambda: None
         for step in (
-            lambda: heavy_steps.convert(spark(), catalog, warehouse, job_id, lease=lease),
-            lambda: heavy_steps.check(spark(), catalog, warehouse, job_id, lease=lease),
-            lambda: heavy_steps.swap(catalog, warehouse, job_id, lease=lease),
+            lambda: heavy_steps.convert(spark(), catalog, warehouse, job_id, driver=driver),
+            lambda: heavy_steps.check(spark(), catalog, warehouse, job_id, driver=driver),
+            lambda: heavy_steps.swap(catalog, warehouse, job_id, driver=driver),
         ):
             lease.ensure_held(ask_catalog=True)
             _as_owner(lease, step)

@@ -180,7 +180,7 @@ def test_waiting_txn_names_each_blocking_transaction_with_its_age_and_lease(any_
     leased = s.catalog.begin_transaction(table.id, "a live load", 3600, lease_s=30, holder="live:1:l")
     plain = s.catalog.begin_transaction(table.id, "a load without lease", 3600)
     job_id = start_job(s)
-    result = heavy_steps.wait_for_boundary(s.catalog, s.warehouse, job_id, group="driver A")
+    result = heavy_steps.wait_for_boundary(s.catalog, s.warehouse, job_id, heavy_steps.StepDriver(group="driver A"))
     assert result == {"done": False, "blocking": [leased, plain]}
     msg = HeavyJobs(s.catalog).job(job_id).msg
     boundary = HeavyJobs(s.catalog).job(job_id).boundary_txn

@@ -31,7 +31,7 @@ def orphan(monkeypatch, tmp_path, airflow_db, spark):
     request = AlterRequest("t", STATEMENT)
     dead = {"group": "a dead runner", "lease_s": session.settings.lease_s}
     job_id = heavy_steps.start(session.catalog, request, steps.validate(session.catalog, request), **dead)["job_id"]
-    assert heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id, **dead)["done"]
+    assert heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id, heavy_steps.StepDriver(**dead))["done"]
     dead_load = session.catalog.begin_transaction(session.catalog.table("t").id, "load that died", 3600, lease_s=1.0, holder="x:1:y")
     time.sleep(1.5)
     return session, job_id, dead_load
