@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from alterflow.catalog.schema import Column
 from alterflow.planner.alter_defaults import default_sql, default_value
-from alterflow.planner.alter_state import ClauseRejected, TableContext, Verdict, WorkingSchema, views_using
+from alterflow.planner.alter_state import ClauseRejected, TableContext, Verdict, WorkingSchema, metadata_only, views_using
 from alterflow.planner.modify_column import modify_column
 from alterflow.planner.revert import revert_to_version
 from alterflow.planner.statement_parts import MAX_BUCKETS, declared_column, first_duplicate, is_floating, name_list
@@ -45,7 +45,7 @@ plan_clause.register(RevertToVersion, revert_to_version)
 
 @plan_clause.register(AddColumn)
 def _add_column(clause: AddColumn, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
-    return Verdict.LIGHT, "metadata only: " + _add_one(w, clause.column)
+    return metadata_only(_add_one(w, clause.column))
 
 
 @plan_clause.register(AddColumns)
@@ -53,7 +53,7 @@ def _add_columns(clause: AddColumns, w: WorkingSchema, ctx: TableContext) -> tup
     if not clause.columns:
         raise ClauseRejected("ADD COLUMN () needs at least one column")
     parts = [_add_one(w, cdef) for cdef in clause.columns]
-    return Verdict.LIGHT, "metadata only: " + "; ".join(parts)
+    return metadata_only("; ".join(parts))
 
 
 def _add_one(w: WorkingSchema, cdef: ColumnDef) -> str:
@@ -113,10 +113,7 @@ def _drop_column(clause: DropColumn, w: WorkingSchema, ctx: TableContext) -> tup
     if len(w.columns) == 1:
         raise ClauseRejected(f"{what}: it is the last column")
     del w.columns[w.index(col.id)]
-    return (
-        Verdict.LIGHT,
-        f"metadata only: drops column id {col.id} ({col.name}); its data stays in old files until compaction",
-    )
+    return metadata_only(f"drops column id {col.id} ({col.name}); its data stays in old files until compaction")
 
 
 @plan_clause.register(RenameColumn)
@@ -135,10 +132,7 @@ def _rename_column(clause: RenameColumn, w: WorkingSchema, ctx: TableContext) ->
     if new == col.name:
         raise ClauseRejected(f"{what} to {new}: the new name is the current name")
     w.put(replace(col, name=new))
-    return (
-        Verdict.LIGHT,
-        f"metadata only: column id {col.id} is renamed {col.name} -> {new}; files match columns by id",
-    )
+    return metadata_only(f"column id {col.id} is renamed {col.name} -> {new}; files match columns by id")
 
 
 @plan_clause.register(SetDefault)
@@ -146,10 +140,7 @@ def _set_default(clause: SetDefault, w: WorkingSchema, ctx: TableContext) -> tup
     col = w.get(clause.name)
     value = default_value(clause.default, col.type, col.nullable, f"cannot set the default of column {col.name}")
     w.put(replace(col, write_default=value))
-    return (
-        Verdict.LIGHT,
-        f"metadata only: the write default of {col.name} becomes {default_sql(value, col.type)}; existing rows keep their values",
-    )
+    return metadata_only(f"the write default of {col.name} becomes {default_sql(value, col.type)}; existing rows keep their values")
 
 
 @plan_clause.register(DropDefault)
@@ -157,7 +148,7 @@ def _drop_default(clause: DropDefault, w: WorkingSchema, ctx: TableContext) -> t
     col = w.get(clause.name)
     w.put(replace(col, write_default=None))
     tail = "; inserts must name it (NOT NULL)" if not col.nullable else "; inserts that omit it write NULL"
-    return Verdict.LIGHT, f"metadata only: {col.name} has no write default{tail}"
+    return metadata_only(f"{col.name} has no write default{tail}")
 
 
 def _resolve(w: WorkingSchema, names: tuple[str, ...], what: str) -> list[Column]:
