@@ -10,7 +10,7 @@ from enum import StrEnum
 
 from alterflow.catalog.schema import Column, SchemaVersion, key_role
 
-__all__ = ["ClauseRejected", "TableContext", "Verdict", "WorkingSchema", "views_using"]
+__all__ = ["ClauseRejected", "TableContext", "Verdict", "WorkingSchema", "metadata_only", "views_using"]
 
 
 class Verdict(StrEnum):
@@ -20,6 +20,11 @@ class Verdict(StrEnum):
 
     def __str__(self) -> str:
         return self.value
+
+
+def metadata_only(reason: str) -> tuple[Verdict, str]:
+    """A LIGHT clause's verdict and reason: it changes the schema version only, no file is rewritten."""
+    return Verdict.LIGHT, "metadata only: " + reason
 
 
 @dataclass(frozen=True)

@@ -8,25 +8,13 @@ from __future__ import annotations
 import functools
 from dataclasses import replace
 
+from alterflow import sql as ast
 from alterflow.catalog.schema import Column
 from alterflow.planner.alter_defaults import default_sql, default_value
-from alterflow.planner.alter_state import ClauseRejected, TableContext, Verdict, WorkingSchema, views_using
+from alterflow.planner.alter_state import ClauseRejected, TableContext, Verdict, WorkingSchema, metadata_only, views_using
 from alterflow.planner.modify_column import modify_column
 from alterflow.planner.revert import revert_to_version
 from alterflow.planner.statement_parts import MAX_BUCKETS, declared_column, first_duplicate, is_floating, name_list
-from alterflow.sql.ast import (
-    AddColumn,
-    AddColumns,
-    ColumnDef,
-    DistributeBy,
-    DropColumn,
-    DropDefault,
-    ModifyColumn,
-    OrderBy,
-    RenameColumn,
-    RevertToVersion,
-    SetDefault,
-)
 from alterflow.sql.names import valid_name
 from alterflow.types import InvalidType, parse_type
 
@@ -39,24 +27,24 @@ def plan_clause(clause, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, s
     raise ClauseRejected(f"unsupported clause {type(clause).__name__}")
 
 
-plan_clause.register(ModifyColumn, modify_column)
-plan_clause.register(RevertToVersion, revert_to_version)
+plan_clause.register(ast.ModifyColumn, modify_column)
+plan_clause.register(ast.RevertToVersion, revert_to_version)
 
 
-@plan_clause.register(AddColumn)
-def _add_column(clause: AddColumn, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
-    return Verdict.LIGHT, "metadata only: " + _add_one(w, clause.column)
+@plan_clause.register(ast.AddColumn)
+def _add_column(clause: ast.AddColumn, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
+    return metadata_only(_add_one(w, clause.column))
 
 
-@plan_clause.register(AddColumns)
-def _add_columns(clause: AddColumns, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
+@plan_clause.register(ast.AddColumns)
+def _add_columns(clause: ast.AddColumns, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
     if not clause.columns:
         raise ClauseRejected("ADD COLUMN () needs at least one column")
     parts = [_add_one(w, cdef) for cdef in clause.columns]
-    return Verdict.LIGHT, "metadata only: " + "; ".join(parts)
+    return metadata_only("; ".join(parts))
 
 
-def _add_one(w: WorkingSchema, cdef: ColumnDef) -> str:
+def _add_one(w: WorkingSchema, cdef: ast.ColumnDef) -> str:
     """Adds one column (a new id, at its position) and says so."""
     name = cdef.name
     what = f"cannot add column {name}"
@@ -85,7 +73,7 @@ def _add_one(w: WorkingSchema, cdef: ColumnDef) -> str:
     return f"adds column id {col.id} ({name}){where} with initial default {default_sql(default, dtype)}"
 
 
-def _added_position(w: WorkingSchema, cdef: ColumnDef, what: str) -> tuple[int, str]:
+def _added_position(w: WorkingSchema, cdef: ast.ColumnDef, what: str) -> tuple[int, str]:
     """Where an added column goes (index, and how the reason says it): last, FIRST or AFTER a column."""
     pos = cdef.position
     if pos is not None and pos.first:
@@ -98,8 +86,8 @@ def _added_position(w: WorkingSchema, cdef: ColumnDef, what: str) -> tuple[int, 
     return len(w.columns), ""
 
 
-@plan_clause.register(DropColumn)
-def _drop_column(clause: DropColumn, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
+@plan_clause.register(ast.DropColumn)
+def _drop_column(clause: ast.DropColumn, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
     col = w.get(clause.name)
     what = f"cannot drop column {col.name}"
     role = w.role(col.id)
@@ -113,14 +101,11 @@ def _drop_column(clause: DropColumn, w: WorkingSchema, ctx: TableContext) -> tup
     if len(w.columns) == 1:
         raise ClauseRejected(f"{what}: it is the last column")
     del w.columns[w.index(col.id)]
-    return (
-        Verdict.LIGHT,
-        f"metadata only: drops column id {col.id} ({col.name}); its data stays in old files until compaction",
-    )
+    return metadata_only(f"drops column id {col.id} ({col.name}); its data stays in old files until compaction")
 
 
-@plan_clause.register(RenameColumn)
-def _rename_column(clause: RenameColumn, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
+@plan_clause.register(ast.RenameColumn)
+def _rename_column(clause: ast.RenameColumn, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
     col = w.get(clause.old)
     new = clause.new
     what = f"cannot rename column {col.name}"
@@ -135,29 +120,23 @@ def _rename_column(clause: RenameColumn, w: WorkingSchema, ctx: TableContext) ->
     if new == col.name:
         raise ClauseRejected(f"{what} to {new}: the new name is the current name")
     w.put(replace(col, name=new))
-    return (
-        Verdict.LIGHT,
-        f"metadata only: column id {col.id} is renamed {col.name} -> {new}; files match columns by id",
-    )
+    return metadata_only(f"column id {col.id} is renamed {col.name} -> {new}; files match columns by id")
 
 
-@plan_clause.register(SetDefault)
-def _set_default(clause: SetDefault, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
+@plan_clause.register(ast.SetDefault)
+def _set_default(clause: ast.SetDefault, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
     col = w.get(clause.name)
     value = default_value(clause.default, col.type, col.nullable, f"cannot set the default of column {col.name}")
     w.put(replace(col, write_default=value))
-    return (
-        Verdict.LIGHT,
-        f"metadata only: the write default of {col.name} becomes {default_sql(value, col.type)}; existing rows keep their values",
-    )
+    return metadata_only(f"the write default of {col.name} becomes {default_sql(value, col.type)}; existing rows keep their values")
 
 
-@plan_clause.register(DropDefault)
-def _drop_default(clause: DropDefault, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
+@plan_clause.register(ast.DropDefault)
+def _drop_default(clause: ast.DropDefault, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
     col = w.get(clause.name)
     w.put(replace(col, write_default=None))
     tail = "; inserts must name it (NOT NULL)" if not col.nullable else "; inserts that omit it write NULL"
-    return Verdict.LIGHT, f"metadata only: {col.name} has no write default{tail}"
+    return metadata_only(f"{col.name} has no write default{tail}")
 
 
 def _resolve(w: WorkingSchema, names: tuple[str, ...], what: str) -> list[Column]:
@@ -169,15 +148,15 @@ def _resolve(w: WorkingSchema, names: tuple[str, ...], what: str) -> list[Column
     return [w.get(n) for n in names]
 
 
-@plan_clause.register(OrderBy)
-def _order_by(clause: OrderBy, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
+@plan_clause.register(ast.OrderBy)
+def _order_by(clause: ast.OrderBy, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
     cols = _resolve(w, tuple(clause.columns), "ORDER BY")
     w.sort_key = tuple(c.id for c in cols)
     return Verdict.HEAVY, f"rewrite: the data is sorted by {name_list(c.name for c in cols)}"
 
 
-@plan_clause.register(DistributeBy)
-def _distribute_by(clause: DistributeBy, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
+@plan_clause.register(ast.DistributeBy)
+def _distribute_by(clause: ast.DistributeBy, w: WorkingSchema, ctx: TableContext) -> tuple[Verdict, str]:
     cols = _resolve(w, tuple(clause.columns), "DISTRIBUTED BY")
     for col in cols:
         if is_floating(col.type):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 
 from alterflow.catalog.schema import Column
 from alterflow.planner.alter_defaults import converted_default, default_sql, default_value
-from alterflow.planner.alter_state import ClauseRejected, TableContext, Verdict, WorkingSchema, views_using
+from alterflow.planner.alter_state import ClauseRejected, TableContext, Verdict, WorkingSchema, metadata_only, views_using
 from alterflow.sql.ast import ColumnDef, ModifyColumn, Position
 from alterflow.types import Change, DataType, InvalidType, InvalidValue, classify_conversion, parse_type
 
@@ -31,7 +31,7 @@ class _Changes:
         if not self.reasons:
             return Verdict.LIGHT, "no change"
         if self.verdict is Verdict.LIGHT:
-            return self.verdict, "metadata only: " + "; ".join(self.reasons)
+            return metadata_only("; ".join(self.reasons))
         return self.verdict, "; ".join(self.reasons)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from alterflow.catalog.schema import Column, SchemaVersion
-from alterflow.planner.alter_state import ClauseRejected, TableContext, Verdict, WorkingSchema, views_using
+from alterflow.planner.alter_state import ClauseRejected, TableContext, Verdict, WorkingSchema, metadata_only, views_using
 from alterflow.sql.ast import RevertToVersion
 from alterflow.types import Change, classify_conversion, integer_range
 
@@ -145,7 +145,7 @@ def _outcome(n: int, found: _Differences) -> tuple[Verdict, str]:
         notes.insert(0, f"brings back {', '.join(found.back)} from the files written while it existed")
     if found.heavy:
         return Verdict.HEAVY, f"presents version {n} again: {'; '.join(found.heavy + notes)}"
-    return Verdict.LIGHT, f"metadata only: presents version {n} again" + (f": {'; '.join(notes)}" if notes else "")
+    return metadata_only(f"presents version {n} again" + (f": {'; '.join(notes)}" if notes else ""))
 
 
 def _fits_stored_values(ctx: TableContext, now: Column, back: Column) -> bool:

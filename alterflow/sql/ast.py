@@ -16,14 +16,19 @@ __all__ = [
     "ColumnDef",
     "Position",
     "CreateTable",
+    "DropObject",
     "DropTable",
     "Insert",
+    "Query",
     "Select",
     "ExplainSelect",
     "SetOption",
     "CreateView",
     "DropView",
+    "TableStatement",
     "Describe",
+    "ColumnDefClause",
+    "ColumnClause",
     "AddColumn",
     "AddColumns",
     "DropColumn",
@@ -31,6 +36,7 @@ __all__ = [
     "RenameColumn",
     "SetDefault",
     "DropDefault",
+    "LayoutClause",
     "OrderBy",
     "DistributeBy",
     "RevertToVersion",
@@ -90,11 +96,16 @@ class CreateTable:
 
 
 @dataclass(frozen=True)
-class DropTable:
-    """DROP TABLE [IF EXISTS] name."""
+class DropObject:
+    """DROP TABLE / DROP VIEW [IF EXISTS] name."""
 
     name: str
     if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class DropTable(DropObject):
+    """DROP TABLE [IF EXISTS] name."""
 
 
 @dataclass(frozen=True)
@@ -108,19 +119,21 @@ class Insert:
 
 
 @dataclass(frozen=True)
-class Select:
-    """A query (SELECT, WITH ..., set operations), run on one of two engines."""
+class Query:
+    """A query statement: SELECT, or EXPLAIN SELECT."""
 
-    sql: str  # Spark SQL text of the whole query
+    sql: str  # Spark SQL text of the whole query (EXPLAIN SELECT's without EXPLAIN)
     tables: tuple[str, ...]  # names of the tables/views it reads (catalog objects, CTE names excluded)
 
 
 @dataclass(frozen=True)
-class ExplainSelect:
-    """EXPLAIN SELECT ...: which engine would run the query, and why."""
+class Select(Query):
+    """A query (SELECT, WITH ..., set operations), run on one of two engines."""
 
-    sql: str  # Spark SQL text of the query (without EXPLAIN)
-    tables: tuple[str, ...]
+
+@dataclass(frozen=True)
+class ExplainSelect(Query):
+    """EXPLAIN SELECT ...: which engine would run the query, and why."""
 
 
 @dataclass(frozen=True)
@@ -141,25 +154,32 @@ class CreateView:
 
 
 @dataclass(frozen=True)
-class DropView:
+class DropView(DropObject):
     """DROP VIEW [IF EXISTS] name."""
-
-    name: str
-    if_exists: bool = False
 
 
 @dataclass(frozen=True)
-class Describe:
-    """DESCRIBE table: its current version's columns."""
+class TableStatement:
+    """A statement on one table that takes nothing else: DESCRIBE, CANCEL / RESUME ALTER, SHOW SCHEMA VERSIONS."""
 
     table: str
 
 
 @dataclass(frozen=True)
-class AddColumn:
-    """ADD COLUMN def [FIRST | AFTER col]."""
+class Describe(TableStatement):
+    """DESCRIBE table: its current version's columns."""
+
+
+@dataclass(frozen=True)
+class ColumnDefClause:
+    """A clause that states a column definition: ADD COLUMN, MODIFY COLUMN."""
 
     column: ColumnDef
+
+
+@dataclass(frozen=True)
+class AddColumn(ColumnDefClause):
+    """ADD COLUMN def [FIRST | AFTER col]."""
 
 
 @dataclass(frozen=True)
@@ -170,17 +190,21 @@ class AddColumns:
 
 
 @dataclass(frozen=True)
-class DropColumn:
-    """DROP COLUMN name."""
+class ColumnClause:
+    """A clause on one existing column, by name: DROP COLUMN, SET / DROP DEFAULT."""
 
     name: str
 
 
 @dataclass(frozen=True)
-class ModifyColumn:
-    """MODIFY COLUMN def: a new type, nullability, default or comment."""
+class DropColumn(ColumnClause):
+    """DROP COLUMN name."""
 
-    column: ColumnDef  # attributes left None were not restated and are kept
+
+@dataclass(frozen=True)
+class ModifyColumn(ColumnDefClause):
+    """MODIFY COLUMN def: a new type, nullability, default or comment (attributes of the def left None
+    were not restated and are kept)."""
 
 
 @dataclass(frozen=True)
@@ -192,32 +216,33 @@ class RenameColumn:
 
 
 @dataclass(frozen=True)
-class SetDefault:
+class SetDefault(ColumnClause):
     """ALTER COLUMN name SET DEFAULT literal."""
 
-    name: str
     default: Literal
 
 
 @dataclass(frozen=True)
-class DropDefault:
+class DropDefault(ColumnClause):
     """ALTER COLUMN name DROP DEFAULT."""
 
-    name: str
-
 
 @dataclass(frozen=True)
-class OrderBy:
-    """ORDER BY (columns): a new sort key (a heavyweight change)."""
+class LayoutClause:
+    """A clause that lays the data out anew by columns (a heavyweight change): ORDER BY, DISTRIBUTED BY."""
 
     columns: tuple[str, ...]
 
 
 @dataclass(frozen=True)
-class DistributeBy:
-    """DISTRIBUTED BY HASH(columns) BUCKETS n: a new bucketing (a heavyweight change)."""
+class OrderBy(LayoutClause):
+    """ORDER BY (columns): a new sort key."""
 
-    columns: tuple[str, ...]
+
+@dataclass(frozen=True)
+class DistributeBy(LayoutClause):
+    """DISTRIBUTED BY HASH(columns) BUCKETS n: a new bucketing."""
+
     buckets: int
 
 
@@ -253,24 +278,18 @@ class ShowAlter:
 
 
 @dataclass(frozen=True)
-class CancelAlter:
+class CancelAlter(TableStatement):
     """CANCEL ALTER TABLE COLUMN FROM table: its running heavyweight job."""
 
-    table: str
-
 
 @dataclass(frozen=True)
-class ResumeAlter:
+class ResumeAlter(TableStatement):
     """RESUME ALTER TABLE COLUMN FROM table: a postponed swap or an orphaned job."""
 
-    table: str
-
 
 @dataclass(frozen=True)
-class ShowSchemaVersions:
+class ShowSchemaVersions(TableStatement):
     """SHOW SCHEMA VERSIONS FROM table."""
-
-    table: str
 
 
 Statement = (

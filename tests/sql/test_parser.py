@@ -5,32 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from alterflow.sql.ast import (
-    AddColumn,
-    AddColumns,
-    AlterTable,
-    CancelAlter,
-    ColumnDef,
-    CreateTable,
-    CreateView,
-    Describe,
-    DistributeBy,
-    DropColumn,
-    DropDefault,
-    DropTable,
-    DropView,
-    Insert,
-    Literal,
-    ModifyColumn,
-    OrderBy,
-    Position,
-    RenameColumn,
-    ResumeAlter,
-    Select,
-    SetDefault,
-    ShowAlter,
-    ShowSchemaVersions,
-)
+from alterflow import sql as ast
 from alterflow.sql.parser import SqlError, parse_statements, split_statements
 
 
@@ -42,7 +17,7 @@ def one(sql: str):
 
 def alter_clause(clause_sql: str):
     stmt = one(f"ALTER TABLE t {clause_sql}")
-    assert isinstance(stmt, AlterTable) and len(stmt.clauses) == 1
+    assert isinstance(stmt, ast.AlterTable) and len(stmt.clauses) == 1
     return stmt.clauses[0]
 
 
@@ -68,13 +43,13 @@ def test_create_table_full():
         "  PRIMARY KEY (id)"
         ") PARTITION BY (created) DISTRIBUTED BY HASH(id, note) BUCKETS 8 ORDER BY (id, created)"
     )
-    assert stmt == CreateTable(
+    assert stmt == ast.CreateTable(
         name="orders",
         columns=(
-            ColumnDef("id", "BIGINT", nullable=False, comment="order id"),
-            ColumnDef("amount", "DECIMAL(10,2)", nullable=True, default=Literal("decimal", "0.00", "0.00")),
-            ColumnDef("note", "VARCHAR(20)", default=Literal("string", "n/a", "'n/a'")),
-            ColumnDef("created", "DATETIME"),
+            ast.ColumnDef("id", "BIGINT", nullable=False, comment="order id"),
+            ast.ColumnDef("amount", "DECIMAL(10,2)", nullable=True, default=ast.Literal("decimal", "0.00", "0.00")),
+            ast.ColumnDef("note", "VARCHAR(20)", default=ast.Literal("string", "n/a", "'n/a'")),
+            ast.ColumnDef("created", "DATETIME"),
         ),
         primary_key=("id",),
         partition_by=("created",),
@@ -88,7 +63,7 @@ def test_create_table_full():
 
 
 def test_create_table_minimal_defaults():
-    assert one("create table t (a int);") == CreateTable(name="t", columns=(ColumnDef("a", "INT"),), sql="create table t (a int)")
+    assert one("create table t (a int);") == ast.CreateTable(name="t", columns=(ast.ColumnDef("a", "INT"),), sql="create table t (a int)")
     stmt = one("CREATE TABLE t (a INT)")
     assert stmt.distributed_by is None and stmt.buckets is None and stmt.primary_key == ()
     assert stmt.if_not_exists is False
@@ -126,8 +101,8 @@ def test_types_are_upper_cased_without_spaces(written, normalised):
 
 def test_column_attributes_any_order_and_default_null():
     col = one("CREATE TABLE t (c INT DEFAULT NULL COMMENT 'x' NOT NULL)").columns[0]
-    assert col == ColumnDef("c", "INT", nullable=False, default=Literal("null", None, "NULL"), comment="x")
-    assert one("CREATE TABLE t (c INT default null)").columns[0].default == Literal("null", None, "NULL")
+    assert col == ast.ColumnDef("c", "INT", nullable=False, default=ast.Literal("null", None, "NULL"), comment="x")
+    assert one("CREATE TABLE t (c INT default null)").columns[0].default == ast.Literal("null", None, "NULL")
 
 
 def test_create_table_backquoted_and_keyword_names():
@@ -142,8 +117,8 @@ def test_create_table_clauses_in_any_order():
 
 
 def test_drop_table():
-    assert one("DROP TABLE t") == DropTable("t", if_exists=False)
-    assert one("drop table if exists t") == DropTable("t", if_exists=True)
+    assert one("DROP TABLE t") == ast.DropTable("t", if_exists=False)
+    assert one("drop table if exists t") == ast.DropTable("t", if_exists=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -152,12 +127,12 @@ def test_drop_table():
 
 def test_insert_values_with_columns():
     stmt = one("INSERT INTO t (a, b, c) VALUES (1, 'x', NULL), (-2, 'y''z', TRUE)")
-    assert stmt == Insert(
+    assert stmt == ast.Insert(
         table="t",
         columns=("a", "b", "c"),
         rows=(
-            (Literal("int", 1, "1"), Literal("string", "x", "'x'"), Literal("null", None, "NULL")),
-            (Literal("int", -2, "-2"), Literal("string", "y'z", "'y''z'"), Literal("bool", True, "TRUE")),
+            (ast.Literal("int", 1, "1"), ast.Literal("string", "x", "'x'"), ast.Literal("null", None, "NULL")),
+            (ast.Literal("int", -2, "-2"), ast.Literal("string", "y'z", "'y''z'"), ast.Literal("bool", True, "TRUE")),
         ),
     )
 
@@ -165,12 +140,12 @@ def test_insert_values_with_columns():
 def test_insert_values_without_columns():
     stmt = one("insert into t values (1)")
     assert stmt.columns is None and stmt.query is None
-    assert stmt.rows == ((Literal("int", 1, "1"),),)
+    assert stmt.rows == ((ast.Literal("int", 1, "1"),),)
 
 
 def test_insert_select_keeps_original_text():
     stmt = one("INSERT INTO t (a)   select  x+1 FROM u WHERE y = 'a;b'  ;")
-    assert stmt == Insert(table="t", columns=("a",), query="select  x+1 FROM u WHERE y = 'a;b'")
+    assert stmt == ast.Insert(table="t", columns=("a",), query="select  x+1 FROM u WHERE y = 'a;b'")
 
 
 def test_insert_with_cte_and_parenthesised_query():
@@ -186,32 +161,32 @@ def test_insert_with_cte_and_parenthesised_query():
 @pytest.mark.parametrize(
     "written, expected",
     [
-        ("NULL", Literal("null", None, "NULL")),
-        ("null", Literal("null", None, "NULL")),
-        ("TRUE", Literal("bool", True, "TRUE")),
-        ("false", Literal("bool", False, "FALSE")),
-        ("42", Literal("int", 42, "42")),
-        ("-42", Literal("int", -42, "-42")),
-        ("0", Literal("int", 0, "0")),
-        ("12345678901234567890123", Literal("int", 12345678901234567890123, "12345678901234567890123")),
-        ("1.50", Literal("decimal", "1.50", "1.50")),
-        ("-1.50", Literal("decimal", "-1.50", "-1.50")),
-        ("1e5", Literal("decimal", "1e5", "1e5")),
-        ("-2.5E-3", Literal("decimal", "-2.5E-3", "-2.5E-3")),
-        ("'abc'", Literal("string", "abc", "'abc'")),
-        ("''", Literal("string", "", "''")),
-        ("'it''s'", Literal("string", "it's", "'it''s'")),
-        ("'it\\'s'", Literal("string", "it's", "'it\\'s'")),
-        ('"dq"', Literal("string", "dq", '"dq"')),
-        ("'a;b'", Literal("string", "a;b", "'a;b'")),
-        ("DATE '2024-01-01'", Literal("string", "2024-01-01", "DATE '2024-01-01'")),
-        ("TIMESTAMP '2024-01-01 10:00:00'", Literal("string", "2024-01-01 10:00:00", "TIMESTAMP '2024-01-01 10:00:00'")),
+        ("NULL", ast.Literal("null", None, "NULL")),
+        ("null", ast.Literal("null", None, "NULL")),
+        ("TRUE", ast.Literal("bool", True, "TRUE")),
+        ("false", ast.Literal("bool", False, "FALSE")),
+        ("42", ast.Literal("int", 42, "42")),
+        ("-42", ast.Literal("int", -42, "-42")),
+        ("0", ast.Literal("int", 0, "0")),
+        ("12345678901234567890123", ast.Literal("int", 12345678901234567890123, "12345678901234567890123")),
+        ("1.50", ast.Literal("decimal", "1.50", "1.50")),
+        ("-1.50", ast.Literal("decimal", "-1.50", "-1.50")),
+        ("1e5", ast.Literal("decimal", "1e5", "1e5")),
+        ("-2.5E-3", ast.Literal("decimal", "-2.5E-3", "-2.5E-3")),
+        ("'abc'", ast.Literal("string", "abc", "'abc'")),
+        ("''", ast.Literal("string", "", "''")),
+        ("'it''s'", ast.Literal("string", "it's", "'it''s'")),
+        ("'it\\'s'", ast.Literal("string", "it's", "'it\\'s'")),
+        ('"dq"', ast.Literal("string", "dq", '"dq"')),
+        ("'a;b'", ast.Literal("string", "a;b", "'a;b'")),
+        ("DATE '2024-01-01'", ast.Literal("string", "2024-01-01", "DATE '2024-01-01'")),
+        ("TIMESTAMP '2024-01-01 10:00:00'", ast.Literal("string", "2024-01-01 10:00:00", "TIMESTAMP '2024-01-01 10:00:00'")),
     ],
 )
 def test_literal_kinds(written, expected):
     assert one(f"INSERT INTO t VALUES ({written})").rows == ((expected,),)
     assert one(f"CREATE TABLE t (c STRING DEFAULT {written})").columns[0].default == expected
-    assert alter_clause(f"ALTER COLUMN c SET DEFAULT {written}") == SetDefault("c", expected)
+    assert alter_clause(f"ALTER COLUMN c SET DEFAULT {written}") == ast.SetDefault("c", expected)
 
 
 # --------------------------------------------------------------------------------------------
@@ -220,11 +195,11 @@ def test_literal_kinds(written, expected):
 
 def test_select_keeps_text_and_lists_tables_in_order():
     stmt = one("SELECT a, b FROM t2 JOIN t1 ON t2.id = t1.id JOIN t2 AS again ON 1 = 1")
-    assert stmt == Select(sql="SELECT a, b FROM t2 JOIN t1 ON t2.id = t1.id JOIN t2 AS again ON 1 = 1", tables=("t2", "t1"))
+    assert stmt == ast.Select(sql="SELECT a, b FROM t2 JOIN t1 ON t2.id = t1.id JOIN t2 AS again ON 1 = 1", tables=("t2", "t1"))
 
 
 def test_select_without_tables():
-    assert one("SELECT 1 + 1") == Select(sql="SELECT 1 + 1", tables=())
+    assert one("SELECT 1 + 1") == ast.Select(sql="SELECT 1 + 1", tables=())
 
 
 def test_select_tables_exclude_ctes():
@@ -261,17 +236,17 @@ def test_nested_cte_and_table_valued_function():
 
 def test_create_view():
     stmt = one("CREATE VIEW v AS WITH c AS (SELECT * FROM t) SELECT * FROM c JOIN u ON c.a = u.a;")
-    assert stmt == CreateView(name="v", query="WITH c AS (SELECT * FROM t) SELECT * FROM c JOIN u ON c.a = u.a", tables=("t", "u"))
+    assert stmt == ast.CreateView(name="v", query="WITH c AS (SELECT * FROM t) SELECT * FROM c JOIN u ON c.a = u.a", tables=("t", "u"))
 
 
 def test_drop_view():
-    assert one("DROP VIEW v") == DropView("v", if_exists=False)
-    assert one("DROP VIEW IF EXISTS v") == DropView("v", if_exists=True)
+    assert one("DROP VIEW v") == ast.DropView("v", if_exists=False)
+    assert one("DROP VIEW IF EXISTS v") == ast.DropView("v", if_exists=True)
 
 
 def test_describe():
-    assert one("DESCRIBE t") == Describe("t")
-    assert one("desc `t`") == Describe("t")
+    assert one("DESCRIBE t") == ast.Describe("t")
+    assert one("desc `t`") == ast.Describe("t")
 
 
 # --------------------------------------------------------------------------------------------
@@ -280,66 +255,66 @@ def test_describe():
 
 def test_add_column_with_everything():
     clause = alter_clause("ADD COLUMN c DECIMAL(10,2) NOT NULL DEFAULT -1.50 COMMENT 'price' AFTER b")
-    assert clause == AddColumn(
-        ColumnDef(
+    assert clause == ast.AddColumn(
+        ast.ColumnDef(
             "c",
             "DECIMAL(10,2)",
             nullable=False,
-            default=Literal("decimal", "-1.50", "-1.50"),
+            default=ast.Literal("decimal", "-1.50", "-1.50"),
             comment="price",
-            position=Position(after="b"),
+            position=ast.Position(after="b"),
         )
     )
 
 
 def test_add_column_first_and_plain():
-    first = Position(first=True)
-    assert alter_clause("ADD COLUMN c INT FIRST") == AddColumn(ColumnDef("c", "INT", position=first))
-    assert alter_clause("add column c int") == AddColumn(ColumnDef("c", "INT"))
+    first = ast.Position(first=True)
+    assert alter_clause("ADD COLUMN c INT FIRST") == ast.AddColumn(ast.ColumnDef("c", "INT", position=first))
+    assert alter_clause("add column c int") == ast.AddColumn(ast.ColumnDef("c", "INT"))
 
 
 def test_add_columns_list():
-    assert alter_clause("ADD COLUMN (a INT NULL, b VARCHAR(5) DEFAULT 'x')") == AddColumns(
+    assert alter_clause("ADD COLUMN (a INT NULL, b VARCHAR(5) DEFAULT 'x')") == ast.AddColumns(
         (
-            ColumnDef("a", "INT", nullable=True),
-            ColumnDef("b", "VARCHAR(5)", default=Literal("string", "x", "'x'")),
+            ast.ColumnDef("a", "INT", nullable=True),
+            ast.ColumnDef("b", "VARCHAR(5)", default=ast.Literal("string", "x", "'x'")),
         )
     )
 
 
 def test_drop_column():
-    assert alter_clause("DROP COLUMN c") == DropColumn("c")
+    assert alter_clause("DROP COLUMN c") == ast.DropColumn("c")
 
 
 def test_modify_column_keeps_unstated_attributes_as_none():
-    assert alter_clause("MODIFY COLUMN c BIGINT") == ModifyColumn(ColumnDef("c", "BIGINT"))
-    assert alter_clause("MODIFY COLUMN c VARCHAR(50) NULL COMMENT 'n' AFTER a") == ModifyColumn(
-        ColumnDef("c", "VARCHAR(50)", nullable=True, comment="n", position=Position(after="a"))
+    assert alter_clause("MODIFY COLUMN c BIGINT") == ast.ModifyColumn(ast.ColumnDef("c", "BIGINT"))
+    assert alter_clause("MODIFY COLUMN c VARCHAR(50) NULL COMMENT 'n' AFTER a") == ast.ModifyColumn(
+        ast.ColumnDef("c", "VARCHAR(50)", nullable=True, comment="n", position=ast.Position(after="a"))
     )
 
 
 def test_rename_column_with_and_without_to():
-    assert alter_clause("RENAME COLUMN a TO b") == RenameColumn("a", "b")
-    assert alter_clause("RENAME COLUMN a b") == RenameColumn("a", "b")
+    assert alter_clause("RENAME COLUMN a TO b") == ast.RenameColumn("a", "b")
+    assert alter_clause("RENAME COLUMN a b") == ast.RenameColumn("a", "b")
 
 
 def test_set_and_drop_default():
-    assert alter_clause("ALTER COLUMN c SET DEFAULT 'z'") == SetDefault("c", Literal("string", "z", "'z'"))
-    assert alter_clause("ALTER COLUMN c SET DEFAULT NULL") == SetDefault("c", Literal("null", None, "NULL"))
-    assert alter_clause("ALTER COLUMN c DROP DEFAULT") == DropDefault("c")
+    assert alter_clause("ALTER COLUMN c SET DEFAULT 'z'") == ast.SetDefault("c", ast.Literal("string", "z", "'z'"))
+    assert alter_clause("ALTER COLUMN c SET DEFAULT NULL") == ast.SetDefault("c", ast.Literal("null", None, "NULL"))
+    assert alter_clause("ALTER COLUMN c DROP DEFAULT") == ast.DropDefault("c")
 
 
 def test_order_by_and_distributed_by():
-    assert alter_clause("ORDER BY (b, a)") == OrderBy(("b", "a"))
-    assert alter_clause("DISTRIBUTED BY HASH(a, b) BUCKETS 16") == DistributeBy(("a", "b"), 16)
+    assert alter_clause("ORDER BY (b, a)") == ast.OrderBy(("b", "a"))
+    assert alter_clause("DISTRIBUTED BY HASH(a, b) BUCKETS 16") == ast.DistributeBy(("a", "b"), 16)
 
 
 def test_alter_table_several_clauses_and_properties():
     sql = "ALTER TABLE t ADD COLUMN c INT, DROP COLUMN d, ORDER BY (a)\n  PROPERTIES (\"Timeout\" = \"3600\", 'on_cast_error' = 'null')"
     stmt = one(sql + ";")
-    assert stmt == AlterTable(
+    assert stmt == ast.AlterTable(
         table="t",
-        clauses=(AddColumn(ColumnDef("c", "INT")), DropColumn("d"), OrderBy(("a",))),
+        clauses=(ast.AddColumn(ast.ColumnDef("c", "INT")), ast.DropColumn("d"), ast.OrderBy(("a",))),
         properties={"timeout": "3600", "on_cast_error": "null"},
         explain=False,
         sql=sql,
@@ -348,8 +323,8 @@ def test_alter_table_several_clauses_and_properties():
 
 def test_explain_alter_table():
     stmt = one("EXPLAIN ALTER TABLE t MODIFY COLUMN c BIGINT")
-    assert stmt == AlterTable(
-        table="t", clauses=(ModifyColumn(ColumnDef("c", "BIGINT")),), explain=True, sql="ALTER TABLE t MODIFY COLUMN c BIGINT"
+    assert stmt == ast.AlterTable(
+        table="t", clauses=(ast.ModifyColumn(ast.ColumnDef("c", "BIGINT")),), explain=True, sql="ALTER TABLE t MODIFY COLUMN c BIGINT"
     )
 
 
@@ -358,11 +333,11 @@ def test_explain_alter_table():
 
 
 def test_show_cancel_resume_and_versions():
-    assert one("SHOW ALTER TABLE COLUMN") == ShowAlter(None)
-    assert one("show alter table column from t") == ShowAlter("t")
-    assert one("CANCEL ALTER TABLE COLUMN FROM t") == CancelAlter("t")
-    assert one("RESUME ALTER TABLE COLUMN FROM t") == ResumeAlter("t")
-    assert one("SHOW SCHEMA VERSIONS FROM t") == ShowSchemaVersions("t")
+    assert one("SHOW ALTER TABLE COLUMN") == ast.ShowAlter(None)
+    assert one("show alter table column from t") == ast.ShowAlter("t")
+    assert one("CANCEL ALTER TABLE COLUMN FROM t") == ast.CancelAlter("t")
+    assert one("RESUME ALTER TABLE COLUMN FROM t") == ast.ResumeAlter("t")
+    assert one("SHOW SCHEMA VERSIONS FROM t") == ast.ShowSchemaVersions("t")
 
 
 # --------------------------------------------------------------------------------------------
@@ -373,7 +348,7 @@ def test_splitting_respects_strings_and_comments():
     statements = parse_statements(
         "INSERT INTO t VALUES ('a;b', \"c;d\", 'e\\';f');\n-- a comment; with a semicolon\nSELECT ';' AS x /* ; */ FROM t;;\nDROP TABLE t"
     )
-    assert [type(s) for s in statements] == [Insert, Select, DropTable]
+    assert [type(s) for s in statements] == [ast.Insert, ast.Select, ast.DropTable]
     assert [lit.value for lit in statements[0].rows[0]] == ["a;b", "c;d", "e';f"]
     assert statements[1].sql == "SELECT ';' AS x /* ; */ FROM t"
 
@@ -384,7 +359,7 @@ def test_empty_input_gives_no_statements(text):
 
 
 def test_trailing_semicolon_is_optional():
-    assert parse_statements("DESC t;") == parse_statements("DESC t") == [Describe("t")]
+    assert parse_statements("DESC t;") == parse_statements("DESC t") == [ast.Describe("t")]
 
 
 def test_alter_sql_is_the_original_text_of_each_statement():
@@ -512,9 +487,10 @@ def test_split_statements_keeps_each_statement_text_without_parsing():
 
 
 def test_explain_select_and_set_engine_parse():
-    from alterflow.sql.ast import ExplainSelect, SetOption
-
     assert parse_statements("EXPLAIN WITH c AS (SELECT a FROM t) SELECT * FROM c JOIN u ON c.a = u.a") == [
-        ExplainSelect("WITH c AS (SELECT a FROM t) SELECT * FROM c JOIN u ON c.a = u.a", ("t", "u"))
+        ast.ExplainSelect("WITH c AS (SELECT a FROM t) SELECT * FROM c JOIN u ON c.a = u.a", ("t", "u"))
     ]
-    assert parse_statements("SET engine = spark; set ENGINE = 'Local'") == [SetOption("engine", "spark"), SetOption("engine", "local")]
+    assert parse_statements("SET engine = spark; set ENGINE = 'Local'") == [
+        ast.SetOption("engine", "spark"),
+        ast.SetOption("engine", "local"),
+    ]
