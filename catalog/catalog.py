@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
+from dataclasses import asdict, fields, replace
 from datetime import datetime, timedelta
 
 from sqlalchemy import Engine, and_, bindparam, func, or_, select, text, update
@@ -96,33 +96,27 @@ def _abort_expired(s: Session, txn: TransactionRow, now: datetime) -> list[str]:
     return paths
 
 
+# AlterJob's fields are its row's columns of the same name; two of them are stored as JSON.
+_JOB_JSON_FIELDS = ("properties", "steps")
+_JOB_COLUMNS = tuple(f.name for f in fields(AlterJob) if f.name not in _JOB_JSON_FIELDS)
+
+
 def job_from_row(row: AlterJobRow) -> AlterJob:
     return AlterJob(
-        id=row.id,
-        request_id=row.request_id,
-        table_id=row.table_id,
-        table_name=row.table_name,
-        kind=row.kind,
-        state=row.state,
-        statement=row.statement,
+        **{name: getattr(row, name) for name in _JOB_COLUMNS},
         properties=AlterProperties.from_json(json.loads(row.properties)),
-        from_version=row.from_version,
-        to_version=row.to_version,
-        boundary_txn=row.boundary_txn,
-        msg=row.msg,
-        progress=row.progress,
         steps=tuple(json.loads(row.steps)),
-        timeout_s=row.timeout_s,
-        created_at=row.created_at,
-        finished_at=row.finished_at,
-        origin_index_id=row.origin_index_id,
-        shadow_index_id=row.shadow_index_id,
-        lease_holder=row.lease_holder,
-        lease_group=row.lease_group,
-        lease_acquired_at=row.lease_acquired_at,
-        lease_renewed_at=row.lease_renewed_at,
-        lease_expires_at=row.lease_expires_at,
     )
+
+
+def extend_lease(
+    s: Session, row_class: type[TransactionRow | AlterJobRow], row_id: int, still_held: Iterable, expires_at: datetime, **more: object
+) -> bool:
+    """Move the lease of a load's transaction or of a job's runner to `expires_at`, a compare-and-set
+    on the row while `still_held` holds (`more`: other columns to set with it); False when it did
+    not (the lease is gone)."""
+    result = s.execute(update(row_class).where(row_class.id == row_id, *still_held).values(lease_expires_at=expires_at, **more))
+    return result.rowcount == 1
 
 
 def lock_job_row(s: Session, job_id: int) -> AlterJobRow:
@@ -530,18 +524,13 @@ class Catalog(SnapshotReads):
         """Extend a PREPARE transaction's load lease; False once it expired or the transaction ended
         (a lease that ran out is gone, even if nobody has aborted the transaction yet)."""
         now = now or utcnow()
+        still_held = (
+            TransactionRow.state == TransactionState.PREPARE,
+            TransactionRow.lease_expires_at.is_not(None),
+            TransactionRow.lease_expires_at >= now,
+        )
         with self.db_session() as s, s.begin():
-            result = s.execute(
-                update(TransactionRow)
-                .where(
-                    TransactionRow.id == txn_id,
-                    TransactionRow.state == TransactionState.PREPARE,
-                    TransactionRow.lease_expires_at.is_not(None),
-                    TransactionRow.lease_expires_at >= now,
-                )
-                .values(lease_expires_at=now + timedelta(seconds=lease_s))
-            )
-            return result.rowcount == 1
+            return extend_lease(s, TransactionRow, txn_id, still_held, now + timedelta(seconds=lease_s))
 
     def register_files(self, txn_id: int, files: Iterable[NewFile]) -> None:
         """Record files a PREPARE transaction is about to write (invisible until it commits),
@@ -557,20 +546,8 @@ class Catalog(SnapshotReads):
                 )
             if txn is None or txn.state != TransactionState.PREPARE:
                 raise TransactionStateError(f"transaction {txn_id} is not in PREPARE")
-            s.add_all(
-                DataFileRow(
-                    tablet_id=f.tablet_id,
-                    txn_id=txn_id,
-                    schema_version=f.schema_version,
-                    path=f.path,
-                    row_count=f.row_count,
-                    byte_size=f.byte_size,
-                    state=FileState.LIVE,
-                    created_at=now,
-                    quarantine_job_id=f.quarantine_job_id,
-                )
-                for f in files
-            )
+            # A NewFile's fields are the file row's columns of the same name.
+            s.add_all(DataFileRow(**asdict(f), txn_id=txn_id, state=FileState.LIVE, created_at=now) for f in files)
 
     def commit_transaction(
         self,

@@ -45,11 +45,17 @@ _BATCH = 500  # paths per IN (...) query
 
 
 @dataclass(frozen=True)
-class CompactionTarget:
-    """A tablet of a table's current index holding live committed files written under old versions."""
+class _OfTable:
+    """What compaction and version collection report about a table starts with its id and name."""
 
     table_id: int
     table_name: str
+
+
+@dataclass(frozen=True)
+class CompactionTarget(_OfTable):
+    """A tablet of a table's current index holding live committed files written under old versions."""
+
     index_id: int
     tablet_id: int
     partition_key: str
@@ -58,19 +64,15 @@ class CompactionTarget:
 
 
 @dataclass(frozen=True)
-class BusyTable:
+class BusyTable(_OfTable):
     """A live table with an unfinished alter job: compaction leaves it alone."""
 
-    table_id: int
-    table_name: str
     job_id: int
     job_state: str
 
 
 @dataclass(frozen=True)
-class CollectedVersions:
-    table_id: int
-    table_name: str
+class CollectedVersions(_OfTable):
     versions: tuple[int, ...]
 
 

@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from alterflow.catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog, job_from_row, lock_job_row, utcnow
+from alterflow.catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog, extend_lease, job_from_row, lock_job_row, utcnow
 from alterflow.catalog.errors import JobStateError, LeaseHeld, LeaseLost
 from alterflow.catalog.models import AlterJobRow
 from alterflow.catalog.states import JobKind, JobState
@@ -125,17 +125,9 @@ class JobLeases:
     def renew(self, job_id: int, holder: str, lease_s: float, now: datetime | None = None) -> bool:
         """Extend the holder's lease; False once another runner took it or the job is over."""
         now = now or utcnow()
+        still_held = (AlterJobRow.lease_holder == holder, AlterJobRow.state.in_(ACTIVE_JOB_STATES))
         with self._session() as s, s.begin():
-            result = s.execute(
-                update(AlterJobRow)
-                .where(
-                    AlterJobRow.id == job_id,
-                    AlterJobRow.lease_holder == holder,
-                    AlterJobRow.state.in_(ACTIVE_JOB_STATES),
-                )
-                .values(lease_renewed_at=now, lease_expires_at=now + timedelta(seconds=lease_s))
-            )
-            return result.rowcount == 1
+            return extend_lease(s, AlterJobRow, job_id, still_held, now + timedelta(seconds=lease_s), lease_renewed_at=now)
 
     def release(self, job_id: int, holder: str, now: datetime | None = None) -> bool:
         """The holder lets its lease go (it expires now); False if it was not the holder."""

@@ -29,20 +29,34 @@ class CatalogIdentityRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime)
 
 
-class TableRow(Base):
-    __tablename__ = "af_tables"
+class _IdKeyed:
+    """A row keyed by an autoincrement id that is never reused (on SQLite that takes AUTOINCREMENT:
+    a class with table arguments of its own repeats `sqlite_autoincrement` in them)."""
+
     __table_args__ = {"sqlite_autoincrement": True}
 
-    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
-    name: Mapped[str] = mapped_column(String(128))
-    # Lower-cased name while the table lives; NULL once dropped (NULLs never collide in a unique index).
-    name_key: Mapped[str | None] = mapped_column(String(128), unique=True)
+    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True, sort_order=-2)
+
+
+class _NamedObject(_IdKeyed):
+    """The columns of a table or a view row, the catalog's named objects: its id, name and name key
+    first, when it was created and dropped last (`sort_order`; the id before all), its own columns in
+    between."""
+
+    name: Mapped[str] = mapped_column(String(128), sort_order=-1)
+    # Lower-cased name while the object lives; NULL once dropped (NULLs never collide in a unique index).
+    name_key: Mapped[str | None] = mapped_column(String(128), unique=True, sort_order=-1)
+    created_at: Mapped[datetime] = mapped_column(DateTime, sort_order=1)
+    dropped_at: Mapped[datetime | None] = mapped_column(DateTime, sort_order=1)
+
+
+class TableRow(_NamedObject, Base):
+    __tablename__ = "af_tables"
+
     current_version: Mapped[int] = mapped_column(Integer)
     next_column_id: Mapped[int] = mapped_column(Integer)
     current_index_id: Mapped[int | None] = mapped_column(IdType)
     commit_seq: Mapped[int] = mapped_column(BigInteger, default=0)
-    created_at: Mapped[datetime] = mapped_column(DateTime)
-    dropped_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
 class SchemaVersionRow(Base):
@@ -57,11 +71,9 @@ class SchemaVersionRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime)
 
 
-class IndexRow(Base):
+class IndexRow(_IdKeyed, Base):
     __tablename__ = "af_indexes"
-    __table_args__ = {"sqlite_autoincrement": True}
 
-    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
     table_id: Mapped[int] = mapped_column(ForeignKey("af_tables.id"), index=True)
     schema_version: Mapped[int] = mapped_column(Integer)  # the version whose layout it follows
     state: Mapped[str] = mapped_column(String(16))  # ACTIVE, SHADOW, RETIRED
@@ -69,21 +81,19 @@ class IndexRow(Base):
     retired_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
-class TabletRow(Base):
+class TabletRow(_IdKeyed, Base):
     __tablename__ = "af_tablets"
     __table_args__ = (UniqueConstraint("index_id", "partition_key", "bucket"), {"sqlite_autoincrement": True})
 
-    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
     index_id: Mapped[int] = mapped_column(ForeignKey("af_indexes.id"), index=True)
     partition_key: Mapped[str] = mapped_column(String(1024))  # JSON list of the partition values, canonical text
     bucket: Mapped[int] = mapped_column(Integer)
 
 
-class TransactionRow(Base):
+class TransactionRow(_IdKeyed, Base):
     __tablename__ = "af_transactions"
     __table_args__ = (Index("ix_af_transactions_table_state", "table_id", "state"), {"sqlite_autoincrement": True})
 
-    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
     table_id: Mapped[int] = mapped_column(ForeignKey("af_tables.id"))
     state: Mapped[str] = mapped_column(String(16))  # PREPARE, COMMITTED, ABORTED
     label: Mapped[str] = mapped_column(String(256))
@@ -100,11 +110,10 @@ class TransactionRow(Base):
     lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
-class DataFileRow(Base):
+class DataFileRow(_IdKeyed, Base):
     __tablename__ = "af_data_files"
     __table_args__ = (Index("ix_af_data_files_state_dropped_at", "state", "dropped_at"), {"sqlite_autoincrement": True})
 
-    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
     tablet_id: Mapped[int] = mapped_column(ForeignKey("af_tablets.id"), index=True)
     txn_id: Mapped[int] = mapped_column(ForeignKey("af_transactions.id"), index=True)
     schema_version: Mapped[int] = mapped_column(Integer)
@@ -128,11 +137,9 @@ def _note_dropped(target: DataFileRow, value: str, old: str, _initiator) -> None
         target.dropped_at = datetime.now(UTC).replace(tzinfo=None)
 
 
-class AlterJobRow(Base):
+class AlterJobRow(_IdKeyed, Base):
     __tablename__ = "af_alter_jobs"
-    __table_args__ = {"sqlite_autoincrement": True}
 
-    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
     request_id: Mapped[str] = mapped_column(String(64), unique=True)  # idempotency key of the run
     table_id: Mapped[int] = mapped_column(ForeignKey("af_tables.id"), index=True)
     table_name: Mapped[str] = mapped_column(String(128))
@@ -163,25 +170,17 @@ class AlterJobRow(Base):
     lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
-class ViewRow(Base):
+class ViewRow(_NamedObject, Base):
     __tablename__ = "af_views"
-    __table_args__ = {"sqlite_autoincrement": True}
 
-    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
-    name: Mapped[str] = mapped_column(String(128))
-    name_key: Mapped[str | None] = mapped_column(String(128), unique=True)
     query: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime)
-    dropped_at: Mapped[datetime | None] = mapped_column(DateTime)
 
 
-class ViewDependencyRow(Base):
+class ViewDependencyRow(_IdKeyed, Base):
     """What a view reads: a table at a pinned version and the column ids it uses, or another view."""
 
     __tablename__ = "af_view_dependencies"
-    __table_args__ = {"sqlite_autoincrement": True}
 
-    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
     view_id: Mapped[int] = mapped_column(ForeignKey("af_views.id"), index=True)
     ref_name: Mapped[str] = mapped_column(String(128))  # the name the view's SQL uses
     table_id: Mapped[int | None] = mapped_column(ForeignKey("af_tables.id"), index=True)
@@ -190,14 +189,13 @@ class ViewDependencyRow(Base):
     dep_view_id: Mapped[int | None] = mapped_column(ForeignKey("af_views.id"))
 
 
-class ConvertedTabletRow(Base):
+class ConvertedTabletRow(_IdKeyed, Base):
     """One origin tablet converted by a heavyweight job: written in one transaction of its own, so a
     conversion that is killed resumes at the first tablet without such a row."""
 
     __tablename__ = "af_converted_tablets"
     __table_args__ = (UniqueConstraint("job_id", "origin_tablet_id"), {"sqlite_autoincrement": True})
 
-    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
     job_id: Mapped[int] = mapped_column(ForeignKey("af_alter_jobs.id"), index=True)
     origin_tablet_id: Mapped[int] = mapped_column(ForeignKey("af_tablets.id"))
     txn_id: Mapped[int] = mapped_column(ForeignKey("af_transactions.id"))
@@ -213,14 +211,12 @@ class ConvertedTabletRow(Base):
     quarantined: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")  # rows kept in t__quarantine
 
 
-class MigrationRow(Base):
+class MigrationRow(_IdKeyed, Base):
     """One versioned migration file the catalog has seen applied (or the baseline): `alterflow
     migrate` (SPEC §10). Its statements are `MigrationStatementRow`s."""
 
     __tablename__ = "af_migrations"
-    __table_args__ = {"sqlite_autoincrement": True}
 
-    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
     version: Mapped[str] = mapped_column(String(64), unique=True)  # as written in the file name: "3", "1.2"
     description: Mapped[str] = mapped_column(Text)
     script: Mapped[str] = mapped_column(String(256))  # the file name, e.g. V3__widen_amount.sql
@@ -232,14 +228,13 @@ class MigrationRow(Base):
     error: Mapped[str] = mapped_column(Text, default="")
 
 
-class MigrationStatementRow(Base):
+class MigrationStatementRow(_IdKeyed, Base):
     """One statement of a migration file: recorded RUNNING with its request id before it runs, and
     DONE with what it made after, so an apply that is killed in between finds the job it started."""
 
     __tablename__ = "af_migration_statements"
     __table_args__ = (UniqueConstraint("migration_id", "position"), {"sqlite_autoincrement": True})
 
-    id: Mapped[int] = mapped_column(IdType, primary_key=True, autoincrement=True)
     migration_id: Mapped[int] = mapped_column(ForeignKey("af_migrations.id"), index=True)
     position: Mapped[int] = mapped_column(Integer)  # 1-based, in the file
     line: Mapped[int] = mapped_column(Integer)  # where it starts in the file

@@ -1,21 +1,10 @@
-"""heavyweight jobs
-
-Revision ID: 0002
-Revises: 0001
-Create Date: 2026-11-22 04:08:40.884696
-
-"""
-
-from collections.abc import Sequence
+"""heavyweight jobs"""
 
 import sqlalchemy as sa
 from alembic import op
 
-# revision identifiers, used by Alembic.
-revision: str = "0002"
-down_revision: str | Sequence[str] | None = "0001"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0002"
+down_revision = "0001"
 
 
 def upgrade() -> None:
@@ -47,19 +36,19 @@ def upgrade() -> None:
         sa.UniqueConstraint("job_id", "origin_tablet_id"),
         sqlite_autoincrement=True,
     )
-    with op.batch_alter_table("af_converted_tablets", schema=None) as batch_op:
+    with op.batch_alter_table("af_converted_tablets") as batch_op:
         batch_op.create_index(batch_op.f("ix_af_converted_tablets_job_id"), ["job_id"], unique=False)
 
-    with op.batch_alter_table("af_transactions", schema=None) as batch_op:
+    with op.batch_alter_table("af_transactions") as batch_op:
         batch_op.add_column(sa.Column("job_id", sa.BigInteger(), nullable=True))
 
 
 def downgrade() -> None:
     """Downgrade schema."""
-    with op.batch_alter_table("af_transactions", schema=None) as batch_op:
+    with op.batch_alter_table("af_transactions") as batch_op:
         batch_op.drop_column("job_id")
 
-    with op.batch_alter_table("af_converted_tablets", schema=None) as batch_op:
+    with op.batch_alter_table("af_converted_tablets") as batch_op:
         batch_op.drop_index(batch_op.f("ix_af_converted_tablets_job_id"))
 
     op.drop_table("af_converted_tablets")

@@ -2,22 +2,16 @@
 bound to (SPEC §6, "a warehouse belongs to one catalog"), made here for new and existing catalogs
 alike; af_data_files.dropped_at is when a file left its table (DELETED or REPLACED), which GC
 waits the retention period after before it deletes the file
-
-Revision ID: 0007
-Revises: 0006
 """
 
 import uuid
-from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0007"
-down_revision: str | Sequence[str] | None = "0006"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0007"
+down_revision = "0006"
 
 
 def upgrade() -> None:
@@ -28,7 +22,7 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(), nullable=False),
     )
     op.bulk_insert(identity, [{"id": uuid.uuid4().hex, "created_at": now}])
-    with op.batch_alter_table("af_data_files", schema=None) as batch_op:
+    with op.batch_alter_table("af_data_files") as batch_op:
         batch_op.add_column(sa.Column("dropped_at", sa.DateTime(), nullable=True))
         batch_op.create_index("ix_af_data_files_state_dropped_at", ["state", "dropped_at"])
     # Files that left their table before this release: their retention starts now.
@@ -37,7 +31,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("af_data_files", schema=None) as batch_op:
+    with op.batch_alter_table("af_data_files") as batch_op:
         batch_op.drop_index("ix_af_data_files_state_dropped_at")
         batch_op.drop_column("dropped_at")
     op.drop_table("af_catalog")

@@ -1,20 +1,13 @@
 """versioned migrations (SPEC §10): af_migrations holds each migration file applied (or the
 baseline) with its checksum and state, af_migration_statements each statement of it with the job
 and schema version it made, af_migration_lease who runs `alterflow migrate apply` now
-
-Revision ID: 0008
-Revises: 0007
 """
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0008"
-down_revision: str | Sequence[str] | None = "0007"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0008"
+down_revision = "0007"
 
 _ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
