@@ -53,7 +53,7 @@ from collections.abc import Callable
 
 from alterflow.errors import AlterflowError
 from alterflow.text_patterns import DATE_PATTERN, DECIMAL_PATTERN, INT_PATTERN, NUMBER_PATTERN, WS, YEAR_PIVOT, two_digit_year
-from alterflow.types import Change, DataType, classify_conversion
+from alterflow.types import INTEGER_RANGES, Change, DataType, classify_conversion
 
 __all__ = [
     "ConversionFailed",
@@ -87,13 +87,8 @@ class ConversionFailed(AlterflowError):
 # Constants
 # --------------------------------------------------------------------------------------------
 
-INTEGER_RANGES = {
-    "TINYINT": (-(2**7), 2**7 - 1),
-    "SMALLINT": (-(2**15), 2**15 - 1),
-    "INT": (-(2**31), 2**31 - 1),
-    "BIGINT": (-(2**63), 2**63 - 1),
-    "LARGEINT": (-(10**38) + 1, 10**38 - 1),  # stored as DECIMAL(38,0)
-}
+# INTEGER_RANGES (type name -> inclusive range) is alterflow.types' table, exported here as well:
+# the conversions on both sides take it from this module with the other rules.
 
 FLOAT32_MAX = struct.unpack("<f", struct.pack("<I", 0x7F7FFFFF))[0]  # 3.4028234663852886e38
 
