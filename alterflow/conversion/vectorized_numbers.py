@@ -29,14 +29,14 @@ from alterflow.conversion.vectorized import (
     POW10,
     Outcome,
     arrow_array,
-    date_array,
+    date_outcome,
     decimal_from_unscaled,
     decimal_scalar,
     decimal_unscaled,
-    half_up_divide,
+    fits_integer_digits,
+    half_up_rescale,
     keep_only,
     numpy_values,
-    real_dates,
     valid_mask,
 )
 from alterflow.types import DataType, to_arrow
@@ -213,26 +213,23 @@ def _decimal_to_decimal(array: pa.Array, new: DataType) -> Outcome:
     valid = valid_mask(array)
     if old_precision <= 18 and precision <= 18:
         unscaled = decimal_unscaled(array)[0]
-        magnitude = np.abs(unscaled)
         shift = scale - old_scale
         if shift >= 0:
-            keep = valid & (magnitude < 10 ** (precision - shift))  # precision >= scale >= shift
-            result = np.where(keep, magnitude, 0) * POW10[shift]
+            keep = valid & (np.abs(unscaled) < 10 ** (precision - shift))  # precision >= scale >= shift
+            result = np.where(keep, unscaled, 0) * POW10[shift]
         else:
-            result = half_up_divide(magnitude, -shift)
-            keep = valid & (result < 10**precision)
-        return Outcome(decimal_from_unscaled(np.where(unscaled < 0, -result, result), keep, target), valid & ~keep)
+            result, fits = half_up_rescale(unscaled, -shift, precision)
+            keep = valid & fits
+        return Outcome(decimal_from_unscaled(result, keep, target), valid & ~keep)
     keep = valid
     if scale >= old_scale:
         if precision - scale < old_precision - old_scale:
-            limit = decimal_scalar(10 ** (precision - scale), array.type)
-            keep = valid & _flags(pc.less(pc.abs(array), limit))
+            keep = valid & fits_integer_digits(array, precision - scale)
         return Outcome(keep_only(array, keep).cast(target), valid & ~keep)
     wider = array.cast(pa.decimal256(old_precision + 1, old_scale))
     rounded = pc.round(wider, scale, round_mode="half_towards_infinity")
     if precision - scale <= old_precision - old_scale:
-        limit = decimal_scalar(10 ** (precision - scale), wider.type)
-        keep = valid & _flags(pc.less(pc.abs(rounded), limit))
+        keep = valid & fits_integer_digits(rounded, precision - scale)
     return Outcome(keep_only(rounded, keep).cast(target), valid & ~keep)
 
 
@@ -316,5 +313,4 @@ def integer_to_date(array: pa.Array, old: DataType, new: DataType) -> Outcome:
     value = _integers(array)
     first, last = YYYYMMDD_RANGE
     year, month, day = value // 10000, value // 100 % 100, value % 100
-    keep = valid & (value >= first) & (value <= last) & real_dates(year, month, day)
-    return Outcome(date_array(year, month, day, keep), valid & ~keep)
+    return date_outcome(year, month, day, valid & (value >= first) & (value <= last), valid)
