@@ -53,7 +53,7 @@ from collections.abc import Callable
 
 from alterflow.errors import AlterflowError
 from alterflow.text_patterns import DATE_PATTERN, DECIMAL_PATTERN, INT_PATTERN, NUMBER_PATTERN, WS, YEAR_PIVOT, two_digit_year
-from alterflow.types import INTEGER_RANGES, Change, DataType, classify_conversion
+from alterflow.types import FLOAT_TYPES, INTEGER_RANGES, INTEGER_TYPES, Change, DataType, classify_conversion
 
 __all__ = [
     "ConversionFailed",
@@ -137,40 +137,32 @@ def family(old: DataType, new: DataType) -> str:
     return kind
 
 
+# The family of a heavyweight change from a text or a number, by the new type's name.
+_FROM_TEXT = {
+    **dict.fromkeys(INTEGER_TYPES, "string_to_integer"),
+    **dict.fromkeys(FLOAT_TYPES, "string_to_float"),
+    "DECIMAL": "string_to_decimal",
+    "DATE": "string_to_date",
+}
+_FROM_NUMBER = {
+    **dict.fromkeys(INTEGER_TYPES, "number_to_integer"),
+    **dict.fromkeys(FLOAT_TYPES, "number_to_float"),
+    "DECIMAL": "number_to_decimal",
+    "VARCHAR": "number_to_string",
+    "STRING": "number_to_string",
+}
+
+
 def _heavy_family(old: DataType, new: DataType) -> str | None:
     """The family of a heavyweight type change, by the source's kind; None for none of them."""
     if old.is_string:
-        return _family_from_text(new)
+        return _FROM_TEXT.get(new.name)
     if old.is_number:
-        return _family_from_number(old, new)
+        if new.name == "DATE" and old.name in ("INT", "BIGINT"):
+            return "integer_to_date"
+        return _FROM_NUMBER.get(new.name)
     if old.name == "DATETIME" and new.name == "DATE":
         return "datetime_to_date"
-    return None
-
-
-def _family_from_text(new: DataType) -> str | None:
-    if new.is_integer:
-        return "string_to_integer"
-    if new.is_float:
-        return "string_to_float"
-    if new.name == "DECIMAL":
-        return "string_to_decimal"
-    if new.name == "DATE":
-        return "string_to_date"
-    return None
-
-
-def _family_from_number(old: DataType, new: DataType) -> str | None:
-    if new.is_integer:
-        return "number_to_integer"
-    if new.is_float:
-        return "number_to_float"
-    if new.name == "DECIMAL":
-        return "number_to_decimal"
-    if new.name in ("VARCHAR", "STRING"):
-        return "number_to_string"
-    if new.name == "DATE" and old.name in ("INT", "BIGINT"):
-        return "integer_to_date"
     return None
 
 
