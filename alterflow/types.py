@@ -55,6 +55,7 @@ __all__ = [
     "DATETIME_TEXT_PATTERN",
     "BOOLEAN_TEXTS",
     "MAX_EXPONENT_DIGITS",
+    "INTEGER_RANGES",
     "encode_value",
     "decode_value",
     "format_value",
@@ -90,13 +91,18 @@ MAX_VARCHAR_LENGTH = 65533
 MAX_CHAR_LENGTH = 255
 
 # Inclusive ranges. LARGEINT is stored as decimal(38,0), which bounds it tighter than 128 bits.
-_INT_RANGES = {
+INTEGER_RANGES = {
     "TINYINT": (-(2**7), 2**7 - 1),
     "SMALLINT": (-(2**15), 2**15 - 1),
     "INT": (-(2**31), 2**31 - 1),
     "BIGINT": (-(2**63), 2**63 - 1),
     "LARGEINT": (max(-(2**127), -(10**38) + 1), min(2**127 - 1, 10**38 - 1)),
 }
+
+
+def _name_in(names: tuple[str, ...]) -> property:
+    """A `DataType` property (bool): whether the type's name is one of `names`."""
+    return property(lambda self: self.name in names)
 
 
 @dataclass(frozen=True)
@@ -151,25 +157,11 @@ class DataType:
     def __str__(self) -> str:
         return self.sql()
 
-    @property
-    def is_integer(self) -> bool:
-        return self.name in INTEGER_TYPES
-
-    @property
-    def is_float(self) -> bool:
-        return self.name in FLOAT_TYPES
-
-    @property
-    def is_number(self) -> bool:
-        return self.name in NUMBER_TYPES
-
-    @property
-    def is_string(self) -> bool:
-        return self.name in STRING_TYPES
-
-    @property
-    def is_temporal(self) -> bool:
-        return self.name in TEMPORAL_TYPES
+    is_integer = _name_in(INTEGER_TYPES)
+    is_float = _name_in(FLOAT_TYPES)
+    is_number = _name_in(NUMBER_TYPES)
+    is_string = _name_in(STRING_TYPES)
+    is_temporal = _name_in(TEMPORAL_TYPES)
 
 
 _TYPE_RE = re.compile(r"^\s*([A-Za-z]+)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*$")
@@ -200,7 +192,7 @@ def parse_type(text: str) -> DataType:
 
 def integer_range(t: DataType) -> tuple[int, int]:
     """The inclusive range of values an integer type holds."""
-    return _INT_RANGES[t.name]
+    return INTEGER_RANGES[t.name]
 
 
 class Change(enum.Enum):
@@ -400,7 +392,7 @@ def _to_integer(value: numbers.Real, t: DataType, shown: str) -> int:
         if exact != int(exact):
             raise InvalidValue(f"value {shown} does not fit {t.sql()}")
     result = int(value)
-    low, high = _INT_RANGES[t.name]
+    low, high = INTEGER_RANGES[t.name]
     if not low <= result <= high:
         raise InvalidValue(f"value {shown} does not fit {t.sql()}")
     return result

@@ -43,6 +43,7 @@ from hypothesis import strategies as st
 
 from alterflow.cli.session import ResultSet
 from alterflow.errors import UserError
+from alterflow.types import DataType as T
 
 pytestmark = pytest.mark.spark
 
@@ -51,7 +52,9 @@ _tables = itertools.count(1)
 
 
 # ------------------------------------------------------------------------------------------------
-# types and values (the model's own rules, written from SPEC §3, independent of alterflow.types)
+# types and values (the model's own rules, written from SPEC §3, independent of alterflow.types'
+# rules; a type is alterflow's DataType record, used for its fields and its SQL text only, which
+# tests/test_types.py checks)
 # ------------------------------------------------------------------------------------------------
 
 INTEGERS = ("TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT")
@@ -62,21 +65,6 @@ INT_RANGE = {
     "BIGINT": (-(2**63), 2**63 - 1),
     "LARGEINT": (-(10**38) + 1, 10**38 - 1),  # stored as DECIMAL(38,0)
 }
-
-
-@dataclass(frozen=True)
-class T:
-    name: str
-    p: int | None = None  # DECIMAL precision
-    s: int | None = None  # DECIMAL scale
-    n: int | None = None  # CHAR / VARCHAR length
-
-    def sql(self) -> str:
-        if self.name == "DECIMAL":
-            return f"DECIMAL({self.p},{self.s})"
-        if self.name in ("CHAR", "VARCHAR"):
-            return f"{self.name}({self.n})"
-        return self.name
 
 
 EXACT = Context(prec=100)  # the default context (28 digits) would round DECIMAL(38,s) values
@@ -102,12 +90,12 @@ def widenings(t: T) -> list[T]:
         out = []
         for extra_scale in (0, 1, 3):
             for extra_int in (0, 1, 4):
-                s, p = t.s + extra_scale, t.p + extra_scale + extra_int
+                s, p = t.scale + extra_scale, t.precision + extra_scale + extra_int
                 if (extra_scale or extra_int) and p <= 38:
                     out.append(T("DECIMAL", p, s))
         return out
     if t.name in ("CHAR", "VARCHAR"):
-        return [T("VARCHAR", n=m) for m in sorted({t.n + (t.name == "VARCHAR"), t.n + 5, 40})] + [T("STRING")]
+        return [T("VARCHAR", length=m) for m in sorted({t.length + (t.name == "VARCHAR"), t.length + 5, 40})] + [T("STRING")]
     return []
 
 
@@ -140,7 +128,7 @@ def types(draw) -> T:
         p = draw(st.sampled_from([1, 3, 5, 9, 18, 20, 38]))
         return T("DECIMAL", p, draw(st.integers(0, min(p, 6))))
     if kind in ("CHAR", "VARCHAR"):
-        return T(kind, n=draw(st.sampled_from([1, 2, 5, 8])))
+        return T(kind, length=draw(st.sampled_from([1, 2, 5, 8])))
     return T(kind)
 
 
@@ -160,10 +148,10 @@ def values(t: T):
     if t.name == "DOUBLE":
         return st.floats(allow_nan=False, allow_infinity=False)
     if t.name == "DECIMAL":
-        top = 10**t.p - 1
-        return st.integers(-top, top).map(lambda n: Decimal(n).scaleb(-t.s, context=EXACT))
+        top = 10**t.precision - 1
+        return st.integers(-top, top).map(lambda n: Decimal(n).scaleb(-t.scale, context=EXACT))
     if t.name in ("CHAR", "VARCHAR"):
-        return st.text(alphabet="aZ _'é中;-", max_size=t.n)
+        return st.text(alphabet="aZ _'é中;-", max_size=t.length)
     if t.name == "STRING":
         return TEXT
     if t.name == "DATE":
@@ -198,7 +186,7 @@ def store(value, t: T):
     if t.name == "DOUBLE":
         return float(value)
     if t.name == "DECIMAL":
-        return scaled(value, t.s)
+        return scaled(value, t.scale)
     if t.name == "DATETIME" and not isinstance(value, dt.datetime):
         return dt.datetime.combine(value, dt.time())
     return value
@@ -209,7 +197,7 @@ def widen(value, old: T, new: T):
     if value is None:
         return None
     if new.name == "DECIMAL":
-        return scaled(value, new.s)
+        return scaled(value, new.scale)
     if old.name == "DATE":
         return dt.datetime.combine(value, dt.time())
     return value  # int -> wider int, float32 value -> double, str -> str

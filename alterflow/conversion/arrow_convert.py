@@ -32,7 +32,7 @@ from alterflow.conversion.rules import ConversionFailed, family, value_converter
 from alterflow.conversion.vectorized import Outcome
 from alterflow.types import DataType, to_arrow
 
-__all__ = ["CastFailure", "ArrowConversion", "convert_arrow", "convert_array", "default_array"]
+__all__ = ["CastFailure", "ArrowConversion", "convert_arrow", "convert_array", "convert_values", "default_array"]
 
 
 @dataclass(frozen=True)
@@ -102,8 +102,9 @@ def _vectorized(array: pa.Array, old: DataType, new: DataType) -> Outcome | None
     return _KERNELS[kind](array, old, new)
 
 
-def _convert_values(array: pa.Array, old: DataType, new: DataType) -> tuple[pa.Array, list[int]]:
-    """The reference: `value_converter` value by value; (array of `new`, failed rows)."""
+def convert_values(array: pa.Array, old: DataType, new: DataType) -> tuple[pa.Array, list[int]]:
+    """The reference: `value_converter` value by value; (array of `new`, failed rows). What the
+    kernels leave to it, and what tests/conversion/test_vectorized_convert.py holds them to."""
     convert = value_converter(old, new)
     values = []
     rows = []
@@ -122,7 +123,7 @@ def _convert_values(array: pa.Array, old: DataType, new: DataType) -> tuple[pa.A
 def _settle_deferred(array: pa.Array, old: DataType, new: DataType, outcome: Outcome) -> tuple[pa.Array, np.ndarray]:
     """The kernels' values and failures with the deferred rows converted by the reference."""
     rows = np.flatnonzero(outcome.deferred)
-    converted, failed_rows = _convert_values(array.take(pa.array(rows, type=pa.int64())), old, new)
+    converted, failed_rows = convert_values(array.take(pa.array(rows, type=pa.int64())), old, new)
     values = pc.replace_with_mask(outcome.values, pa.array(outcome.deferred, type=pa.bool_()), converted)
     failed = outcome.failed.copy()
     failed[rows[failed_rows]] = True
@@ -134,7 +135,7 @@ def _convert_slice(array: pa.Array, old: DataType, new: DataType) -> tuple[pa.Ar
     target = to_arrow(new)
     outcome = _vectorized(array, old, new)
     if outcome is None:
-        return _convert_values(array, old, new)
+        return convert_values(array, old, new)
     values, failed = outcome.values, outcome.failed
     if outcome.deferred is not None and outcome.deferred.any():
         values, failed = _settle_deferred(array, old, new, outcome)

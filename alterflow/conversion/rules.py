@@ -53,7 +53,7 @@ from collections.abc import Callable
 
 from alterflow.errors import AlterflowError
 from alterflow.text_patterns import DATE_PATTERN, DECIMAL_PATTERN, INT_PATTERN, NUMBER_PATTERN, WS, YEAR_PIVOT, two_digit_year
-from alterflow.types import Change, DataType, classify_conversion
+from alterflow.types import FLOAT_TYPES, INTEGER_RANGES, INTEGER_TYPES, Change, DataType, classify_conversion
 
 __all__ = [
     "ConversionFailed",
@@ -87,13 +87,8 @@ class ConversionFailed(AlterflowError):
 # Constants
 # --------------------------------------------------------------------------------------------
 
-INTEGER_RANGES = {
-    "TINYINT": (-(2**7), 2**7 - 1),
-    "SMALLINT": (-(2**15), 2**15 - 1),
-    "INT": (-(2**31), 2**31 - 1),
-    "BIGINT": (-(2**63), 2**63 - 1),
-    "LARGEINT": (-(10**38) + 1, 10**38 - 1),  # stored as DECIMAL(38,0)
-}
+# INTEGER_RANGES (type name -> inclusive range) is alterflow.types' table, exported here as well:
+# the conversions on both sides take it from this module with the other rules.
 
 FLOAT32_MAX = struct.unpack("<f", struct.pack("<I", 0x7F7FFFFF))[0]  # 3.4028234663852886e38
 
@@ -142,40 +137,32 @@ def family(old: DataType, new: DataType) -> str:
     return kind
 
 
+# The family of a heavyweight change from a text or a number, by the new type's name.
+_FROM_TEXT = {
+    **dict.fromkeys(INTEGER_TYPES, "string_to_integer"),
+    **dict.fromkeys(FLOAT_TYPES, "string_to_float"),
+    "DECIMAL": "string_to_decimal",
+    "DATE": "string_to_date",
+}
+_FROM_NUMBER = {
+    **dict.fromkeys(INTEGER_TYPES, "number_to_integer"),
+    **dict.fromkeys(FLOAT_TYPES, "number_to_float"),
+    "DECIMAL": "number_to_decimal",
+    "VARCHAR": "number_to_string",
+    "STRING": "number_to_string",
+}
+
+
 def _heavy_family(old: DataType, new: DataType) -> str | None:
     """The family of a heavyweight type change, by the source's kind; None for none of them."""
     if old.is_string:
-        return _family_from_text(new)
+        return _FROM_TEXT.get(new.name)
     if old.is_number:
-        return _family_from_number(old, new)
+        if new.name == "DATE" and old.name in ("INT", "BIGINT"):
+            return "integer_to_date"
+        return _FROM_NUMBER.get(new.name)
     if old.name == "DATETIME" and new.name == "DATE":
         return "datetime_to_date"
-    return None
-
-
-def _family_from_text(new: DataType) -> str | None:
-    if new.is_integer:
-        return "string_to_integer"
-    if new.is_float:
-        return "string_to_float"
-    if new.name == "DECIMAL":
-        return "string_to_decimal"
-    if new.name == "DATE":
-        return "string_to_date"
-    return None
-
-
-def _family_from_number(old: DataType, new: DataType) -> str | None:
-    if new.is_integer:
-        return "number_to_integer"
-    if new.is_float:
-        return "number_to_float"
-    if new.name == "DECIMAL":
-        return "number_to_decimal"
-    if new.name in ("VARCHAR", "STRING"):
-        return "number_to_string"
-    if new.name == "DATE" and old.name in ("INT", "BIGINT"):
-        return "integer_to_date"
     return None
 
 
@@ -466,8 +453,6 @@ def _dtoa(bin_exp: int, fract_bits: int, n_significant_bits: int) -> tuple[str, 
     b_bits = n_fract_bits + b2 + (_N_5_BITS[b5] if b5 < len(_N_5_BITS) else b5 * 3)
     ten_s_bits = s2 + 1 + (_N_5_BITS[s5 + 1] if s5 + 1 < len(_N_5_BITS) else (s5 + 1) * 3)
     digits: list[int] = []
-    # E-form needs at least two digits: the first digit never stops the loop there.
-    e_form = lambda: dec_exp < -3 or dec_exp >= 8  # noqa: E731
     if b_bits < 64 and ten_s_bits < 64:
         # Java int (or long) arithmetic. b stays in [0, 10*s) and never wraps; m and b + m can.
         small = b_bits < 32 and ten_s_bits < 32
@@ -480,15 +465,9 @@ def _dtoa(bin_exp: int, fract_bits: int, n_significant_bits: int) -> tuple[str, 
         q, b = divmod(b, s)
         b *= 10
         m = wrap(m * 10)
-        low = b < m
         total = b + m
         high = (wrap(total) if total > limit or total < -limit else total) > tens
-        if q == 0 and not high:
-            dec_exp -= 1
-        else:
-            digits.append(q)
-        if e_form():
-            low = high = False
+        low, high, dec_exp = _first_digit(digits, q, b < m, high, dec_exp)
         while not low and not high:
             q, b = divmod(b, s)
             b *= 10
@@ -510,14 +489,7 @@ def _dtoa(bin_exp: int, fract_bits: int, n_significant_bits: int) -> tuple[str, 
         ten_s = 5 ** (s5 + 1) << (s2 + 1)
         q, big_b = divmod(big_b, big_s)
         big_b *= 10
-        low = big_b < big_m
-        high = big_b + big_m >= ten_s
-        if q == 0 and not high:
-            dec_exp -= 1
-        else:
-            digits.append(q)
-        if e_form():
-            low = high = False
+        low, high, dec_exp = _first_digit(digits, q, big_b < big_m, big_b + big_m >= ten_s, dec_exp)
         while not low and not high:
             q, big_b = divmod(big_b, big_s)
             big_b *= 10
@@ -541,6 +513,19 @@ def _dtoa(bin_exp: int, fract_bits: int, n_significant_bits: int) -> tuple[str, 
         else:
             return _roundup(digits, dec_exponent)
     return "".join(map(str, digits)), dec_exponent
+
+
+def _first_digit(digits: list[int], q: int, low: bool, high: bool, dec_exp: int) -> tuple[bool, bool, int]:
+    """dtoa's first digit `q`, with the stopping tests it gave: (low, high, dec_exp) for the loop of
+    the other digits. A leading 0 is dropped (the exponent goes down one) unless it ends the number;
+    E-form needs at least two digits, so there the first digit never stops the loop."""
+    if q == 0 and not high:
+        dec_exp -= 1
+    else:
+        digits.append(q)
+    if dec_exp < -3 or dec_exp >= 8:
+        low = high = False
+    return low, high, dec_exp
 
 
 def _roundup(digits: list[int], dec_exponent: int) -> tuple[str, int]:
@@ -578,27 +563,7 @@ def java_double_to_string(value: float) -> str:
 
 @functools.lru_cache(maxsize=65536)  # keyed by the bits: 0.0 and -0.0 print differently
 def _double_text(bits: int) -> str:
-    negative = bool(bits >> 63)
-    fract_bits = bits & (_FRACT_HOB - 1)
-    bin_exp = (bits >> _EXP_SHIFT) & 0x7FF
-    if bin_exp == 0x7FF:
-        if fract_bits:
-            return "NaN"
-        return "-Infinity" if negative else "Infinity"
-    if bin_exp == 0:
-        if fract_bits == 0:
-            return "-0.0" if negative else "0.0"
-        leading_zeros = 64 - fract_bits.bit_length()
-        shift = leading_zeros - (63 - _EXP_SHIFT)
-        fract_bits <<= shift
-        bin_exp = 1 - shift
-        n_significant_bits = 64 - leading_zeros
-    else:
-        fract_bits |= _FRACT_HOB
-        n_significant_bits = _EXP_SHIFT + 1
-    bin_exp -= 1023
-    digits, dec_exponent = _dtoa(bin_exp, fract_bits, n_significant_bits)
-    return _java_chars(negative, digits, dec_exponent)
+    return _binary_text(bits, 64, _EXP_SHIFT)
 
 
 def java_float_to_string(value: float) -> str:
@@ -610,26 +575,35 @@ def java_float_to_string(value: float) -> str:
 
 @functools.lru_cache(maxsize=65536)
 def _float_text(bits: int) -> str:
-    negative = bool(bits >> 31)
-    fract_bits = bits & 0x7FFFFF
-    bin_exp = (bits >> 23) & 0xFF
-    if bin_exp == 0xFF:
+    return _binary_text(bits, 32, 23)
+
+
+def _binary_text(bits: int, width: int, fraction_width: int) -> str:
+    """Java's toString of an IEEE 754 binary number: `bits` of a `width`-bit value whose fraction
+    has `fraction_width` bits (64 and 52 for a double, 32 and 23 for a float). Java's float path
+    runs the double's dtoa on the fraction moved to the double's place, as here."""
+    exponent_width = width - 1 - fraction_width
+    all_ones = (1 << exponent_width) - 1  # the exponent of NaN and infinities; its half is the bias
+    negative = bool(bits >> (width - 1))
+    fract_bits = bits & ((1 << fraction_width) - 1)
+    bin_exp = (bits >> fraction_width) & all_ones
+    if bin_exp == all_ones:
         if fract_bits:
             return "NaN"
         return "-Infinity" if negative else "Infinity"
     if bin_exp == 0:
         if fract_bits == 0:
             return "-0.0" if negative else "0.0"
-        leading_zeros = 32 - fract_bits.bit_length()
-        shift = leading_zeros - (31 - 23)
+        leading_zeros = width - fract_bits.bit_length()
+        shift = leading_zeros - exponent_width
         fract_bits <<= shift
         bin_exp = 1 - shift
-        n_significant_bits = 32 - leading_zeros
+        n_significant_bits = width - leading_zeros
     else:
-        fract_bits |= 1 << 23
-        n_significant_bits = 24
-    bin_exp -= 127
-    digits, dec_exponent = _dtoa(bin_exp, fract_bits << (_EXP_SHIFT - 23), n_significant_bits)
+        fract_bits |= 1 << fraction_width
+        n_significant_bits = fraction_width + 1
+    bin_exp -= all_ones >> 1
+    digits, dec_exponent = _dtoa(bin_exp, fract_bits << (_EXP_SHIFT - fraction_width), n_significant_bits)
     return _java_chars(negative, digits, dec_exponent)
 
 

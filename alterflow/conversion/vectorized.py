@@ -32,11 +32,14 @@ __all__ = [
     "decimal_unscaled",
     "decimal_from_unscaled",
     "decimal_scalar",
+    "fits_integer_digits",
     "half_up_divide",
+    "half_up_rescale",
     "two_digit_years",
     "real_dates",
     "days_since_epoch",
     "date_array",
+    "date_outcome",
 ]
 
 # The characters of rules.WS (ASCII whitespace), for pc.ascii_trim.
@@ -100,6 +103,13 @@ def decimal_scalar(value: int | decimal.Decimal, arrow_type: pa.DataType) -> pa.
     return pa.scalar(decimal.Decimal(value), arrow_type)
 
 
+def fits_integer_digits(array: pa.Array, digits: int) -> np.ndarray:
+    """Per decimal value, whether its integer part has at most `digits` digits (|v| < 10**digits,
+    as DECIMAL(p, s) asks with p - s digits); False for NULL."""
+    limit = decimal_scalar(10**digits, array.type)
+    return numpy_values(pc.less(pc.abs(array), limit), False)
+
+
 # --------------------------------------------------------------------------------------------
 # Unscaled DECIMAL values (the integer u of u * 10**-scale) in int64
 # --------------------------------------------------------------------------------------------
@@ -134,6 +144,14 @@ def half_up_divide(magnitude: np.ndarray, digits: np.ndarray | int) -> np.ndarra
     digit decides (>= 5 rounds away from zero)."""
     shifted = magnitude // POW10[np.asarray(digits) - 1]
     return shifted // 10 + (shifted % 10 >= 5)
+
+
+def half_up_rescale(unscaled: np.ndarray, digits: int, precision: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rescaled, fits): int64 unscaled decimal values with `digits` (1..18) fraction digits fewer,
+    rounded HALF_UP (a tie away from zero), and per value whether the result has at most
+    `precision` digits."""
+    magnitude = half_up_divide(np.abs(unscaled), digits)
+    return np.where(unscaled < 0, -magnitude, magnitude), magnitude < 10**precision
 
 
 # --------------------------------------------------------------------------------------------
@@ -185,3 +203,10 @@ def date_array(year: np.ndarray, month: np.ndarray, day: np.ndarray, keep: np.nd
     anything, they are not computed into a date)."""
     year, month, day = (np.where(keep, part, 1).astype(np.int64) for part in (year, month, day))
     return arrow_array(days_since_epoch(year, month, day), keep, pa.date32())
+
+
+def date_outcome(year: np.ndarray, month: np.ndarray, day: np.ndarray, candidate: np.ndarray, valid: np.ndarray) -> Outcome:
+    """A -> DATE kernel's outcome from the (year, month, day) it read: the `candidate` rows that are
+    real dates become those dates, every other `valid` row fails."""
+    keep = candidate & real_dates(year, month, day)
+    return Outcome(date_array(year, month, day, keep), valid & ~keep)

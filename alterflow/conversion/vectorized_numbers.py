@@ -20,6 +20,8 @@ Values whose exact result these cannot reach are deferred to the reference (see 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -29,14 +31,14 @@ from alterflow.conversion.vectorized import (
     POW10,
     Outcome,
     arrow_array,
-    date_array,
+    date_outcome,
     decimal_from_unscaled,
     decimal_scalar,
     decimal_unscaled,
-    half_up_divide,
+    fits_integer_digits,
+    half_up_rescale,
     keep_only,
     numpy_values,
-    real_dates,
     valid_mask,
 )
 from alterflow.types import DataType, to_arrow
@@ -45,10 +47,17 @@ __all__ = ["number_to_integer", "number_to_float", "number_to_decimal", "number_
 
 _INT64_MIN, _INT64_MAX = INTEGER_RANGES["BIGINT"]
 
+_Kernel = Callable[[pa.Array, DataType], Outcome]  # one kind of source number to one target type
 
-def _is_decimal(t: DataType) -> bool:
-    """DECIMAL and LARGEINT (stored as DECIMAL(38,0)) share the decimal kernels."""
-    return t.name in ("DECIMAL", "LARGEINT")
+
+def _by_source(old: DataType, from_float: _Kernel, from_decimal: _Kernel, from_integer: _Kernel) -> _Kernel:
+    """The kernel for the source's kind of number: FLOAT / DOUBLE, a decimal (DECIMAL, and LARGEINT
+    stored as DECIMAL(38,0): they share the decimal kernels), or TINYINT .. BIGINT."""
+    if old.is_float:
+        return from_float
+    if old.name in ("DECIMAL", "LARGEINT"):
+        return from_decimal
+    return from_integer
 
 
 def _flags(array: pa.Array) -> np.ndarray:
@@ -70,15 +79,7 @@ def _doubles(array: pa.Array) -> np.ndarray:
 
 def number_to_integer(array: pa.Array, old: DataType, new: DataType) -> Outcome:
     """Integral and in range (number narrowing, decimals, floating values)."""
-    if old.is_float:
-        return _float_to_integer(array, new)
-    if _is_decimal(old):
-        return _decimal_to_integer(array, new)
-    valid = valid_mask(array)
-    value = _integers(array)
-    low, high = INTEGER_RANGES[new.name]
-    keep = valid & (value >= low) & (value <= high)
-    return Outcome(arrow_array(value, keep, to_arrow(new)), valid & ~keep)
+    return _by_source(old, _float_to_integer, _decimal_to_integer, _integer_to_integer)(array, new)
 
 
 def _float_to_integer(array: pa.Array, new: DataType) -> Outcome:
@@ -127,27 +128,34 @@ def _decimal_to_integer(array: pa.Array, new: DataType) -> Outcome:
     return Outcome(keep_only(array, keep).cast(to_arrow(new)), valid & ~keep)
 
 
+def _integer_to_integer(array: pa.Array, new: DataType) -> Outcome:
+    """In range (a narrowing)."""
+    valid = valid_mask(array)
+    value = _integers(array)
+    low, high = INTEGER_RANGES[new.name]
+    keep = valid & (value >= low) & (value <= high)
+    return Outcome(arrow_array(value, keep, to_arrow(new)), valid & ~keep)
+
+
 # --------------------------------------------------------------------------------------------
 # -> FLOAT / DOUBLE
 # --------------------------------------------------------------------------------------------
 
 
 def number_to_float(array: pa.Array, old: DataType, new: DataType) -> Outcome:
-    """DOUBLE -> FLOAT rounds to nearest and fails beyond FLOAT's range (and NaN, +-inf);
-    integers convert correctly rounded (numpy's int64 -> float32 is one rounding); decimals see
-    `_decimal_to_float`."""
+    """Correctly rounded (some decimals deferred, see `_decimal_to_float`); DOUBLE -> FLOAT fails
+    beyond FLOAT's range and for NaN / +-inf."""
+    return _by_source(old, _float_to_float, _decimal_to_float, _integer_to_float)(array, new)
+
+
+def _float_to_float(array: pa.Array, new: DataType) -> Outcome:
+    """DOUBLE -> FLOAT rounds to nearest and fails beyond FLOAT's range (and NaN, +-inf)."""
     valid = valid_mask(array)
-    target = to_arrow(new)
-    if old.is_float:
-        value = _doubles(array)
-        with np.errstate(over="ignore", invalid="ignore"):
-            narrowed = value.astype(np.float32)
-        keep = valid & np.isfinite(value) & np.isfinite(narrowed)
-        return Outcome(arrow_array(narrowed, keep, target), valid & ~keep)
-    if _is_decimal(old):
-        return _decimal_to_float(array, new)
-    converted = _integers(array).astype(target.to_pandas_dtype())
-    return Outcome(arrow_array(converted, valid, target), np.zeros(len(array), dtype=bool))
+    value = _doubles(array)
+    with np.errstate(over="ignore", invalid="ignore"):
+        narrowed = value.astype(np.float32)
+    keep = valid & np.isfinite(value) & np.isfinite(narrowed)
+    return Outcome(arrow_array(narrowed, keep, to_arrow(new)), valid & ~keep)
 
 
 def _float32_midpoints(quotient: np.ndarray, narrowed: np.ndarray) -> np.ndarray:
@@ -181,6 +189,13 @@ def _decimal_to_float(array: pa.Array, new: DataType) -> Outcome:
     return Outcome(arrow_array(converted, keep, target), np.zeros(len(array), dtype=bool), valid & ~exact)
 
 
+def _integer_to_float(array: pa.Array, new: DataType) -> Outcome:
+    """Correctly rounded: numpy's int64 -> float32 / float64 is one rounding. Never fails."""
+    target = to_arrow(new)
+    converted = _integers(array).astype(target.to_pandas_dtype())
+    return Outcome(arrow_array(converted, valid_mask(array), target), np.zeros(len(array), dtype=bool))
+
+
 # --------------------------------------------------------------------------------------------
 # -> DECIMAL
 # --------------------------------------------------------------------------------------------
@@ -188,19 +203,7 @@ def _decimal_to_float(array: pa.Array, new: DataType) -> Outcome:
 
 def number_to_decimal(array: pa.Array, old: DataType, new: DataType) -> Outcome:
     """HALF_UP to the target's scale; a failure when the integer digits overflow."""
-    if old.is_float:
-        return _float_to_decimal(array, new)
-    if _is_decimal(old):
-        return _decimal_to_decimal(array, new)
-    valid = valid_mask(array)
-    value = _integers(array)
-    keep = valid
-    if new.precision - new.scale <= 18:
-        limit = 10 ** (new.precision - new.scale)
-        keep = valid & (value > -limit) & (value < limit)
-    # via DECIMAL(38,0): Arrow's int64 -> DECIMAL(p,s) cast wants room for any int64
-    exact = arrow_array(value, keep, pa.int64()).cast(pa.decimal128(38, 0))
-    return Outcome(exact.cast(to_arrow(new)), valid & ~keep)
+    return _by_source(old, _float_to_decimal, _decimal_to_decimal, _integer_to_decimal)(array, new)
 
 
 def _decimal_to_decimal(array: pa.Array, new: DataType) -> Outcome:
@@ -213,26 +216,23 @@ def _decimal_to_decimal(array: pa.Array, new: DataType) -> Outcome:
     valid = valid_mask(array)
     if old_precision <= 18 and precision <= 18:
         unscaled = decimal_unscaled(array)[0]
-        magnitude = np.abs(unscaled)
         shift = scale - old_scale
         if shift >= 0:
-            keep = valid & (magnitude < 10 ** (precision - shift))  # precision >= scale >= shift
-            result = np.where(keep, magnitude, 0) * POW10[shift]
+            keep = valid & (np.abs(unscaled) < 10 ** (precision - shift))  # precision >= scale >= shift
+            result = np.where(keep, unscaled, 0) * POW10[shift]
         else:
-            result = half_up_divide(magnitude, -shift)
-            keep = valid & (result < 10**precision)
-        return Outcome(decimal_from_unscaled(np.where(unscaled < 0, -result, result), keep, target), valid & ~keep)
+            result, fits = half_up_rescale(unscaled, -shift, precision)
+            keep = valid & fits
+        return Outcome(decimal_from_unscaled(result, keep, target), valid & ~keep)
     keep = valid
     if scale >= old_scale:
         if precision - scale < old_precision - old_scale:
-            limit = decimal_scalar(10 ** (precision - scale), array.type)
-            keep = valid & _flags(pc.less(pc.abs(array), limit))
+            keep = valid & fits_integer_digits(array, precision - scale)
         return Outcome(keep_only(array, keep).cast(target), valid & ~keep)
     wider = array.cast(pa.decimal256(old_precision + 1, old_scale))
     rounded = pc.round(wider, scale, round_mode="half_towards_infinity")
     if precision - scale <= old_precision - old_scale:
-        limit = decimal_scalar(10 ** (precision - scale), wider.type)
-        keep = valid & _flags(pc.less(pc.abs(rounded), limit))
+        keep = valid & fits_integer_digits(rounded, precision - scale)
     return Outcome(keep_only(rounded, keep).cast(target), valid & ~keep)
 
 
@@ -291,6 +291,19 @@ def _exact_ties(magnitude: np.ndarray, scale: int, scaled: np.ndarray) -> tuple[
     return tie, ((odd * 5**scale + 1) // 2).astype(np.float64)
 
 
+def _integer_to_decimal(array: pa.Array, new: DataType) -> Outcome:
+    """Exact; a failure when the integer has more digits than the target's integer part."""
+    valid = valid_mask(array)
+    value = _integers(array)
+    keep = valid
+    if new.precision - new.scale <= 18:
+        limit = 10 ** (new.precision - new.scale)
+        keep = valid & (value > -limit) & (value < limit)
+    # via DECIMAL(38,0): Arrow's int64 -> DECIMAL(p,s) cast wants room for any int64
+    exact = arrow_array(value, keep, pa.int64()).cast(pa.decimal128(38, 0))
+    return Outcome(exact.cast(to_arrow(new)), valid & ~keep)
+
+
 # --------------------------------------------------------------------------------------------
 # -> STRING / VARCHAR(n), INT / BIGINT -> DATE
 # --------------------------------------------------------------------------------------------
@@ -316,5 +329,4 @@ def integer_to_date(array: pa.Array, old: DataType, new: DataType) -> Outcome:
     value = _integers(array)
     first, last = YYYYMMDD_RANGE
     year, month, day = value // 10000, value // 100 % 100, value % 100
-    keep = valid & (value >= first) & (value <= last) & real_dates(year, month, day)
-    return Outcome(date_array(year, month, day, keep), valid & ~keep)
+    return date_outcome(year, month, day, valid & (value >= first) & (value <= last), valid)

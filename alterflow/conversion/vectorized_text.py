@@ -23,14 +23,13 @@ from alterflow.conversion.vectorized import (
     Outcome,
     arrow_array,
     as_mask,
-    date_array,
+    date_outcome,
     decimal_from_unscaled,
-    decimal_scalar,
     decimal_unscaled,
-    half_up_divide,
+    fits_integer_digits,
+    half_up_rescale,
     keep_only,
     numpy_values,
-    real_dates,
     two_digit_years,
     valid_mask,
 )
@@ -142,15 +141,11 @@ def _round_last_digit(truncated: pa.Array, new: DataType) -> tuple[pa.Array, np.
     with Arrow's round (half_towards_infinity is Java's HALF_UP)."""
     precision, scale = new.precision, new.scale
     if precision <= 17:
-        unscaled = decimal_unscaled(truncated)[0]
-        result = half_up_divide(np.abs(unscaled), 1)
-        overflow = result >= 10**precision
-        signed = np.where(unscaled < 0, -result, result)
-        return decimal_from_unscaled(signed, ~overflow, to_arrow(new)), overflow
+        rounded, fits = half_up_rescale(decimal_unscaled(truncated)[0], 1, precision)
+        return decimal_from_unscaled(rounded, fits, to_arrow(new)), ~fits
     rounded = pc.round(truncated, scale, round_mode="half_towards_infinity")
-    limit = decimal_scalar(10 ** (precision - scale), truncated.type)
-    overflow = _flags(pc.greater_equal(pc.abs(rounded), limit))
-    return keep_only(rounded, ~overflow).cast(to_arrow(new)), overflow
+    fits = fits_integer_digits(rounded, precision - scale)  # `truncated` has no NULL
+    return keep_only(rounded, fits).cast(to_arrow(new)), ~fits
 
 
 # --------------------------------------------------------------------------------------------
@@ -264,5 +259,4 @@ def string_to_date(array: pa.Array, old: DataType, new: DataType) -> Outcome:
         year[rows] = two_digit_years(years) if len(year_at) == 2 else years
         month[rows] = _number(part, month_at)
         day[rows] = _number(part, day_at)
-    keep = matched & real_dates(year, month, day)
-    return Outcome(date_array(year, month, day, keep), valid & ~keep)
+    return date_outcome(year, month, day, matched, valid)
