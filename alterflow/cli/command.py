@@ -14,6 +14,7 @@ import sys
 from typing import NoReturn
 
 from alterflow.cli.output import report_failure, to_json, to_table
+from alterflow.cli.startup import import_paused
 from alterflow.errors import UserError, shown
 from alterflow.text_files import read_utf8
 
@@ -226,26 +227,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def command() -> NoReturn:
     """The `alterflow` console script: `main`, then `exit_now`. `alterflow sql` imports the session
-    beforehand, with the garbage collector paused (`_import_paused`)."""
+    beforehand, with the garbage collector paused (`import_paused`; `alterflow migrate` does the
+    same with what its catalog commands import)."""
     if sys.argv[1:2] == ["sql"]:
-        _import_paused("alterflow.cli.session")
+        import_paused("alterflow.cli.session")
     exit_now(main())
-
-
-def _import_paused(name: str) -> None:
-    """Import module `name` with Python's cyclic garbage collector paused, then freeze what exists
-    (modules, classes, functions: they live as long as the process) and resume it. An import makes
-    hundreds of thousands of objects and no garbage, and each collection while it runs walks them
-    again: about a fifth of a light ALTER's imports on this host (docs/benchmarks.md)."""
-    import gc
-    import importlib
-
-    gc.disable()
-    try:
-        importlib.import_module(name)
-    finally:
-        gc.freeze()
-        gc.enable()
 
 
 def exit_now(code: int) -> NoReturn:
