@@ -227,10 +227,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def command() -> NoReturn:
     """The `alterflow` console script: `main`, then `exit_now`. `alterflow sql` imports the session
-    beforehand, with the garbage collector paused (`import_paused`; `alterflow migrate` does the
-    same with what its catalog commands import)."""
+    beforehand, with the garbage collector paused (`import_paused`); `alterflow migrate` the
+    session, the catalog and what status, lint and apply share, unless it only makes a new file."""
     if sys.argv[1:2] == ["sql"]:
         import_paused("alterflow.cli.session")
+    elif sys.argv[1:2] == ["migrate"] and "new" not in sys.argv[2:]:
+        import_paused("alterflow.cli.session")
+        import_paused("alterflow.migrate.apply")
     exit_now(main())
 
 

@@ -61,10 +61,6 @@ def _run(args) -> int:
     if args.action == "new":
         print(f"created {new_file(directory, ' '.join(args.words))}")
         return 0
-    from alterflow.cli.startup import import_paused
-
-    for module in ("alterflow.cli.session", "alterflow.migrate.apply"):  # the catalog, and what status, lint and apply share
-        import_paused(module)
     from alterflow.cli.session import Session
 
     session = Session()
