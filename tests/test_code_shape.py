@@ -9,7 +9,8 @@ import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MAX_LINES = 60
-EXEMPT = {("alterflow/conversion/rules.py", "_dtoa")}  # a line-by-line port of the JDK's FloatingDecimal.dtoa (Java's float text, as Spark casts)
+# A line-by-line port of the JDK's FloatingDecimal.dtoa (Java's float text, as Spark casts).
+EXEMPT = {("alterflow/conversion/rules.py", "_dtoa")}
 
 
 def _long_functions() -> list[str]:
