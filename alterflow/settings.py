@@ -141,6 +141,7 @@ class Settings:
     airflow_url: str | None
     txn_timeout_s: int = 3600
     gc_retention_s: int = 3600
+    gc_orphan_retention_s: int = 3 * 24 * 3600  # files no catalog row names wait this long (docs/gc.md)
     lease_s: float = DEFAULT_LEASE_S
     target_file_mb: int = TARGET_FILE_MB
     load_buffer_mb: int = LOAD_BUFFER_MB
@@ -166,6 +167,7 @@ class Settings:
             airflow_url=env.get("ALTERFLOW_AIRFLOW_URL") or None,
             txn_timeout_s=_whole(env, "ALTERFLOW_TXN_TIMEOUT", 3600, 1, MAX_SECONDS, "seconds"),
             gc_retention_s=_seconds(env, "ALTERFLOW_GC_RETENTION", 3600),
+            gc_orphan_retention_s=_seconds(env, "ALTERFLOW_GC_ORPHAN_RETENTION", 3 * 24 * 3600),
             lease_s=lease_seconds(env),
             target_file_mb=_megabytes(env, "ALTERFLOW_TARGET_FILE_MB", TARGET_FILE_MB),
             load_buffer_mb=_megabytes(env, "ALTERFLOW_LOAD_BUFFER_MB", LOAD_BUFFER_MB),

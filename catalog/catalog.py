@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, fields, replace
 from datetime import datetime, timedelta
@@ -212,6 +213,16 @@ class Catalog(SnapshotReads):
             if self._id is None:
                 raise CatalogError("the catalog database has no identity row (af_catalog): run `alterflow db upgrade`")
         return self._id
+
+    def new_identity(self) -> str:
+        """Give this catalog a new id (a forced `alterflow db bind-warehouse`): copies of the
+        database made before (a clone, an older restore) keep the old one, so the warehouse the
+        new id is recorded in refuses them."""
+        new_id = uuid.uuid4().hex
+        with self.db_session() as s, s.begin():
+            s.execute(update(CatalogIdentityRow).values(id=new_id))
+        self._id = new_id
+        return new_id
 
     def table_ids(self) -> set[int]:
         """Every table id this catalog ever gave, dropped tables included."""

@@ -167,6 +167,17 @@ class GarbageCollection:
                 states.update(s.execute(select(TransactionRow.id, TransactionRow.state).where(TransactionRow.id.in_(chunk))).all())
         return states
 
+    def newest_transaction(self) -> int:
+        """The highest transaction id this catalog ever gave (0 before the first): ids are never
+        reused, so a warehouse file named with a higher one was committed by another catalog."""
+        with self._session() as s:
+            return s.scalar(select(func.max(TransactionRow.id))) or 0
+
+    def index_tables(self) -> dict[int, int]:
+        """Every index id this catalog ever made, dropped ones included -> its table's id."""
+        with self._session() as s:
+            return dict(s.execute(select(IndexRow.id, IndexRow.table_id)).all())
+
     # -- files --------------------------------------------------------------------------------
     def dead_files(self, cutoff: datetime, limit: int = 10_000, after_id: int = 0) -> list[DeadFile]:
         """Files the catalog no longer references (DELETED, REPLACED) that left their table at or

@@ -37,7 +37,13 @@ def run_step(name: str) -> dict:
     if name == "collect_versions":
         return gc.collect_versions(catalog, settings.gc_retention_s)
     if name == "delete_files":
-        return gc.delete_files(catalog, settings.warehouse, settings.gc_retention_s)
+        return gc.delete_files(
+            catalog,
+            settings.warehouse,
+            settings.gc_retention_s,
+            orphan_retention_s=settings.gc_orphan_retention_s,
+            lease_s=settings.lease_s,
+        )
     raise ValueError(f"unknown GC step {name!r}; the steps are {', '.join(STEP_ORDER)}")
 
 

@@ -15,7 +15,7 @@ from typing import NoReturn
 
 from alterflow.cli.output import report_failure, to_json, to_table
 from alterflow.cli.startup import import_paused
-from alterflow.errors import UserError, shown
+from alterflow.errors import UserError, escaped, shown
 from alterflow.text_files import read_utf8
 
 
@@ -83,11 +83,29 @@ def _gc_parser() -> argparse.ArgumentParser:
         help="how long a file that left its table, a retired origin index and a superseded schema version are kept "
         "(default: ALTERFLOW_GC_RETENTION, else 3600)",
     )
-    parser.add_argument("--dry-run", action="store_true", help="list every file a run would delete now, and why; change nothing")
+    parser.add_argument(
+        "--orphan-retention",
+        metavar="SECONDS",
+        default=None,
+        help="how old a file no catalog row names must be before it is deleted, by its modification time "
+        "(default: ALTERFLOW_GC_ORPHAN_RETENTION, else 259200: 3 days; never less than --retention or the lease)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="list every file a run would delete now, and why, and the files that wait; change nothing"
+    )
     return parser
 
 
 _WHOLE = re.compile(r"[0-9]{1,20}")
+
+
+def _gc_seconds(flag: str, given: str | None, default: int, most: int) -> int:
+    if given is None:
+        return default
+    text = given.strip()
+    if not _WHOLE.fullmatch(text) or int(text) > most:
+        raise _GcUsageError(f"alterflow gc: {flag} must be a whole number of seconds from 0 to {most}, not {shown(given)}")
+    return int(text)
 
 
 def _gc(argv: list[str]) -> int:
@@ -96,24 +114,25 @@ def _gc(argv: list[str]) -> int:
     try:
         args = _gc_parser().parse_args(argv)
         settings = Settings.from_env()
-        retention = settings.gc_retention_s
-        if args.retention is not None:
-            text = args.retention.strip()
-            if not _WHOLE.fullmatch(text) or int(text) > MAX_SECONDS:
-                raise _GcUsageError(
-                    f"alterflow gc: --retention must be a whole number of seconds from 0 to {MAX_SECONDS}, not {shown(args.retention)}"
-                )
-            retention = int(text)
+        retention = _gc_seconds("--retention", args.retention, settings.gc_retention_s, MAX_SECONDS)
+        orphan_retention = _gc_seconds("--orphan-retention", args.orphan_retention, settings.gc_orphan_retention_s, MAX_SECONDS)
         settings.ensure_dirs()
         from alterflow.catalog.catalog import Catalog
 
         if args.dry_run:
             from alterflow.gc.steps import dry_run
 
-            listed = dry_run(Catalog(settings.catalog_url), settings.warehouse, retention)
+            listed = dry_run(Catalog(settings.catalog_url), settings.warehouse, retention, None, orphan_retention, settings.lease_s)
+            doomed = [item for item in listed if not item.get("wait") and not item.get("skip")]
             for item in listed:
-                print(f"would delete {item['path']}: {item['why']}")
-            print(f"dry run: {len(listed)} file(s) or folder(s) would be deleted; nothing was changed")
+                verb = "waits" if item.get("wait") else "skips" if item.get("skip") else "would delete"
+                print(f"{verb} {escaped(item['path'])}: {item['why']}")
+            waiting = sum(1 for item in listed if item.get("wait"))
+            print(
+                f"dry run: {len(doomed)} file(s) or folder(s) would be deleted"
+                + (f", {waiting} unreferenced file(s) wait for the orphan retention" if waiting else "")
+                + "; nothing was changed"
+            )
             return 0
         from alterflow.gc.runner import run_gc
         from alterflow.gc.summary import step_line
@@ -126,6 +145,7 @@ def _gc(argv: list[str]) -> int:
             retention,
             on_step=lambda name, result: print(step_line(name, result), flush=True),
             lease_s=settings.lease_s,
+            orphan_retention_s=orphan_retention,
         )
     except Exception as exc:
         return report_failure(exc)

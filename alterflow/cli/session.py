@@ -152,6 +152,11 @@ class Session:
             version, next_id = plan_create_table(stmt, table_id)
             return dataclasses.replace(version, statement=_statement_text(stmt)), next_id
 
+        from alterflow.store.warehouse import Warehouse
+
+        # The table's files will go to the warehouse: it must be this catalog's (claimed when it
+        # proves to be), before the catalog records a table (docs/gc.md, "Claims need proof").
+        Warehouse(self.warehouse, self.catalog).check_owner()
         created = self.catalog.create_table(stmt.name, build, _statement_text(stmt), stmt.if_not_exists)
         return Done(f"CREATE TABLE {stmt.name}" if created else f"table {stmt.name} exists, skipped")
 

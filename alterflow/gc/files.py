@@ -5,32 +5,40 @@ A file is deleted only when
 - its catalog row is DELETED or REPLACED since at least the retention period (deferred deletes: a
   query, INSERT ... SELECT or view read that planned before the change still finds it), and no
   LIVE row names the same path: then the row goes too;
-- it lies in a tablet folder (`t*/i*/b*/`) and no catalog row names it at all: every writer records
+- it lies in a tablet folder (`t*/i*/b*/`), no catalog row names it, its transaction is one this
+  catalog began and never committed, and its own modification time is older than the orphan
+  retention (default 3 days, never less than the retention or the lease): every writer records
   a file's row before the file appears (a load registers before it writes, a conversion or a
   compaction registers before it moves its output in), and a dead row is forgotten only after its
   file was deleted, so such a file was never visible: a leftover of a crash, or written by a load
-  after it was aborted. The folder is listed first and the rows are looked up after;
+  after it was aborted. The folders are listed first and the rows are looked up after. A file no
+  row names of a transaction this catalog never began, or committed with other files, is another
+  catalog's (a newer copy of this one): then nothing at all is deleted
+  (`Warehouse.check_current`);
 - it is a staging folder of a job that is over: a conversion's `_staging` under an index that is no
   longer a SHADOW index, a compaction's `_compact/x<txn>` or a Spark load's `_load/l<txn>` whose
   transaction is no longer PREPARE (scratch output that never became visible).
 Empty folders are removed only under DROPPED indexes (nothing writes there any more).
-Anything else in the warehouse is left alone.
+Anything else in the warehouse is left alone, and links are never followed: a link or a special
+file where a folder or a data file belongs is reported (`Sweep.skipped`), not deleted, and every
+other step goes on.
 
 `dry_run` lists what would go, and why, and changes nothing.
 """
 
 from __future__ import annotations
 
+import os
 import pathlib
+import stat
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from alterflow.catalog.garbage import GarbageCollection
 from alterflow.catalog.states import IndexState, TransactionState
 from alterflow.store.layout import COMPACTION_DIR, COMPACTION_STAGING, CONVERSION_STAGING, LOAD_DIR, LOAD_STAGING
-from alterflow.store.warehouse import Warehouse
+from alterflow.store.warehouse import Evidence, IndexFolder, Skipped, Warehouse
 
-_IndexFolder = tuple[str, int, pathlib.Path]  # (relative folder, index id, path): `Warehouse.index_folders`
 _Scratch = tuple[str, pathlib.Path, str]  # (relative folder, its path, why it goes)
 
 
@@ -42,32 +50,59 @@ class Doomed:
     why: str
 
 
+@dataclass(frozen=True)
+class WaitingOrphan:
+    """A file no catalog row names, younger than the orphan retention: kept until `due`."""
+
+    path: str
+    modified: datetime
+    due: datetime
+
+
 @dataclass
 class Sweep:
     """What `sweep` deleted (or would delete, in a dry run)."""
 
     dead_files: int = 0  # files of DELETED / REPLACED rows past the retention (rows removed as well)
-    orphan_files: list[str] = field(default_factory=list)  # files without any catalog row
+    orphan_files: list[str] = field(default_factory=list)  # files without any catalog row, older than the orphan retention
+    waiting_orphans: list[WaitingOrphan] = field(default_factory=list)  # files without any catalog row, younger
     staging_dirs: list[str] = field(default_factory=list)
     waiting_files: int = 0  # files that left their table less than the retention period ago
     first_due: datetime | None = None  # when the first of them left
     listed: list[Doomed] = field(default_factory=list)  # each deletion with its reason
+    skipped: list[Skipped] = field(default_factory=list)  # links and special files: never followed, never deleted
 
 
-def sweep(gc: GarbageCollection, store: Warehouse, cutoff: datetime, dry_run: bool = False) -> Sweep:
+@dataclass(frozen=True)
+class OrphanAge:
+    """How old a file no row names must be before GC deletes it: `retention`, so modified at or
+    before `cutoff`."""
+
+    cutoff: datetime
+    retention: timedelta
+
+
+def sweep(gc: GarbageCollection, store: Warehouse, cutoff: datetime, orphans: OrphanAge, dry_run: bool = False) -> Sweep:
     """Delete (or, in a dry run, list) what the catalog proves unreferenced, in this order: dead
-    rows' files then the rows, orphan files, staging folders of jobs that are over, and the empty
-    folders of dropped indexes."""
+    rows' files then the rows (left at or before `cutoff`), orphan files older than
+    `orphans`, staging folders of jobs that are over, and the empty folders of dropped indexes.
+    Nothing at all when the warehouse holds files this catalog never committed
+    (CatalogBehindWarehouse: a restored or copied catalog)."""
     result = Sweep()
     store.check_owner(claim=not dry_run)
+    scan = store.scan()  # listed before the catalog is asked: a file written after is not a candidate
+    evidence = store.evidence(scan)
+    store.check_current(evidence)
     result.waiting_files, result.first_due = gc.waiting_files(cutoff)
     _sweep_dead_files(gc, store, cutoff, dry_run, result)
-    _sweep_orphan_files(gc, store, dry_run, result)
-    indexes = store.index_folders()
-    states = gc.index_states(index_id for _relative, index_id, _path in indexes)
-    _sweep_staging(gc, indexes, states, store, dry_run, result)
+    _sweep_orphan_files(store, evidence, orphans, dry_run, result)
+    states = gc.index_states(i.index_id for i in scan.indexes)
+    _sweep_staging(gc, scan.indexes, states, store, dry_run, result)
     if not dry_run:
-        _remove_dropped_index_folders(store, indexes, states)
+        _remove_dropped_index_folders(store, scan.indexes, states)
+        store.record_high_water(evidence.newest_txn)
+    seen = {s.path for s in scan.skipped}
+    result.skipped = scan.skipped + [s for s in store.skipped if s.path not in seen]
     return result
 
 
@@ -83,7 +118,7 @@ def _sweep_dead_files(gc: GarbageCollection, store: Warehouse, cutoff: datetime,
         gone = [f for f in dead if f.path not in live]
         result.listed += [Doomed(f.path, f"{f.why}, at {f.dropped_at:%Y-%m-%d %H:%M:%S}") for f in gone]
         if dry_run:
-            result.dead_files += sum(store.path(f.path).exists() for f in gone)
+            result.dead_files += sum(os.path.lexists(store.path(f.path)) for f in gone)
             after = dead[-1].id
             continue
         result.dead_files += store.delete(f.path for f in gone)
@@ -91,22 +126,22 @@ def _sweep_dead_files(gc: GarbageCollection, store: Warehouse, cutoff: datetime,
             break
 
 
-def _sweep_orphan_files(gc: GarbageCollection, store: Warehouse, dry_run: bool, result: Sweep) -> None:
-    """Files in tablet folders that no row names. The folders are listed first, the catalog asked after."""
-    candidates = dict(store.data_files())
-    if not candidates:
-        return
-    names = {path: path.removesuffix(".tmp") for path in candidates}
-    known = gc.known_paths(set(names.values()))
-    orphans = [path for path in candidates if names[path] not in known]
-    if not dry_run:
-        store.delete(orphans)
-    result.orphan_files += orphans
-    result.listed += [Doomed(path, "no catalog row names it (left by a crash or an aborted write)") for path in orphans]
+def _sweep_orphan_files(store: Warehouse, evidence: Evidence, orphans: OrphanAge, dry_run: bool, result: Sweep) -> None:
+    """Files in tablet folders that no row names, of this catalog's own aborted or open
+    transactions (`Warehouse.evidence`): deleted once older than the orphan retention, by their
+    own modification time; younger ones wait (docs/gc.md, "Orphans wait")."""
+    due = [f for f in evidence.orphans if f.modified <= orphans.cutoff]
+    if due and not dry_run:
+        store.delete(f.path for f in due)
+    result.orphan_files += [f.path for f in due]
+    result.listed += [Doomed(f.path, "no catalog row names it (left by a crash or an aborted write)") for f in due]
+    result.waiting_orphans += [
+        WaitingOrphan(f.path, f.modified, f.modified + orphans.retention) for f in evidence.orphans if f.modified > orphans.cutoff
+    ]
 
 
 def _sweep_staging(
-    gc: GarbageCollection, indexes: list[_IndexFolder], states: dict[int, str], store: Warehouse, dry_run: bool, result: Sweep
+    gc: GarbageCollection, indexes: list[IndexFolder], states: dict[int, str], store: Warehouse, dry_run: bool, result: Sweep
 ) -> None:
     """Staging folders of jobs that are over: conversions' first, then those of transactions."""
     scratch = _over_conversions(indexes, states) + _over_transactions(gc, indexes)
@@ -117,31 +152,43 @@ def _sweep_staging(
         result.listed.append(Doomed(relative + "/", why))
 
 
-def _over_conversions(indexes: list[_IndexFolder], states: dict[int, str]) -> list[_Scratch]:
+def _is_folder(path: pathlib.Path) -> bool:
+    """A real folder, not a link to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def _over_conversions(indexes: list[IndexFolder], states: dict[int, str]) -> list[_Scratch]:
     """(relative path, folder, why) of each conversion's staging folder under an index that is no
     longer a SHADOW index."""
     found = []
-    for relative, index_id, index in indexes:
-        staging = index / CONVERSION_STAGING
-        if staging.is_dir() and states.get(index_id) != IndexState.SHADOW:
+    for index in indexes:
+        staging = index.path / CONVERSION_STAGING
+        if _is_folder(staging) and states.get(index.index_id) != IndexState.SHADOW:
             found.append(
-                (f"{relative}/{CONVERSION_STAGING}", staging, f"conversion output of index {index_id}, which is no longer a shadow")
+                (
+                    f"{index.relative}/{CONVERSION_STAGING}",
+                    staging,
+                    f"conversion output of index {index.index_id}, which is no longer a shadow",
+                )
             )
     return found
 
 
-def _over_transactions(gc: GarbageCollection, indexes: list[_IndexFolder]) -> list[_Scratch]:
+def _over_transactions(gc: GarbageCollection, indexes: list[IndexFolder]) -> list[_Scratch]:
     """(relative path, folder, why) of each compaction's or Spark load's staging folder whose
     transaction is no longer PREPARE, in transaction order."""
     staged_by_txn: dict[int, tuple[str, pathlib.Path]] = {}
-    for relative, _index_id, index in indexes:
+    for index in indexes:
         for folder, pattern in ((COMPACTION_STAGING, COMPACTION_DIR), (LOAD_STAGING, LOAD_DIR)):
-            if not (index / folder).is_dir():
+            if not _is_folder(index.path / folder):
                 continue
-            for attempt in sorted((index / folder).iterdir()):
+            for attempt in sorted((index.path / folder).iterdir()):
                 match = pattern.fullmatch(attempt.name)
-                if attempt.is_dir() and match:
-                    staged_by_txn[int(match.group(1))] = (f"{relative}/{folder}/{attempt.name}", attempt)
+                if match and _is_folder(attempt):
+                    staged_by_txn[int(match.group(1))] = (f"{index.relative}/{folder}/{attempt.name}", attempt)
     if not staged_by_txn:
         return []
     txn_states = gc.transaction_states(staged_by_txn)
@@ -152,9 +199,9 @@ def _over_transactions(gc: GarbageCollection, indexes: list[_IndexFolder]) -> li
     ]
 
 
-def _remove_dropped_index_folders(store: Warehouse, indexes: list[_IndexFolder], states: dict[int, str]) -> None:
+def _remove_dropped_index_folders(store: Warehouse, indexes: list[IndexFolder], states: dict[int, str]) -> None:
     """Empty folders of dropped indexes, and then their table's folder if nothing is left in it."""
-    for _relative, index_id, index in indexes:
-        if states.get(index_id) == IndexState.DROPPED:
-            store.remove_empty_folders(index)
-            store.remove_empty_folders(index.parent, below=False)
+    for index in indexes:
+        if states.get(index.index_id) == IndexState.DROPPED:
+            store.remove_empty_folders(index.path)
+            store.remove_empty_folders(index.path.parent, below=False)

@@ -20,6 +20,7 @@ delete_files         the only step that deletes data files, last: every file tha
 
 from __future__ import annotations
 
+import math
 import pathlib
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -29,18 +30,30 @@ from alterflow.catalog.errors import CatalogError
 from alterflow.catalog.garbage import GarbageCollection
 from alterflow.catalog.leases import JobLeases, last_seen
 from alterflow.gc.compaction import compact_tablet
-from alterflow.gc.files import Sweep, sweep
+from alterflow.gc.files import OrphanAge, Sweep, sweep
 from alterflow.settings import DEFAULT_LEASE_S
+from alterflow.store.layout import LinkInWarehouse
 from alterflow.store.warehouse import Warehouse
 
 GC_STEPS = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions", "delete_files")
 DEFAULT_RETENTION_S = 3600
+DEFAULT_ORPHAN_RETENTION_S = 3 * 24 * 3600  # Iceberg's remove_orphan_files default: files no row names wait this long
 
 
 def _cutoff(retention_s: int, now: datetime | None) -> datetime:
     if isinstance(retention_s, bool) or not isinstance(retention_s, int) or retention_s < 0:
         raise ValueError(f"retention must be a whole number of seconds, 0 or more; got {retention_s!r}")
     return (now or utcnow()) - timedelta(seconds=retention_s)
+
+
+def orphan_age(retention_s: int, orphan_retention_s: int, lease_s: float, now: datetime | None) -> OrphanAge:
+    """How old a file no catalog row names must be before it is deleted: the orphan retention,
+    never shorter than the retention or the longest lease (a writer holding its lease may still
+    be about to record or rename its file)."""
+    if isinstance(orphan_retention_s, bool) or not isinstance(orphan_retention_s, int) or orphan_retention_s < 0:
+        raise ValueError(f"orphan retention must be a whole number of seconds, 0 or more; got {orphan_retention_s!r}")
+    seconds = max(orphan_retention_s, retention_s, math.ceil(lease_s))
+    return OrphanAge((now or utcnow()) - timedelta(seconds=seconds), timedelta(seconds=seconds))
 
 
 def abort_expired_loads(catalog: Catalog, warehouse: pathlib.Path, now: datetime | None = None) -> dict:
@@ -98,33 +111,82 @@ def drop_origin_indexes(
     return {"dropped_indexes": dropped, "index_files_dropped": files}
 
 
-def delete_files(catalog: Catalog, warehouse: pathlib.Path, retention_s: int = DEFAULT_RETENTION_S, now: datetime | None = None) -> dict:
+def delete_files(
+    catalog: Catalog,
+    warehouse: pathlib.Path,
+    retention_s: int = DEFAULT_RETENTION_S,
+    now: datetime | None = None,
+    orphan_retention_s: int = DEFAULT_ORPHAN_RETENTION_S,
+    lease_s: float = DEFAULT_LEASE_S,
+) -> dict:
     """Deletes what the catalog proves nobody reads: files that left their table at least
-    `retention_s` ago, files no row names, staging folders of finished work (alterflow.gc.files)."""
-    swept = sweep(GarbageCollection(catalog), Warehouse(warehouse, catalog), _cutoff(retention_s, now))
+    `retention_s` ago, files no row names older than the orphan retention, staging folders of
+    finished work (alterflow.gc.files). Nothing when the catalog is behind its warehouse."""
+    cutoff = _cutoff(retention_s, now)
+    orphans = orphan_age(retention_s, orphan_retention_s, lease_s, now)
+    swept = sweep(GarbageCollection(catalog), Warehouse(warehouse, catalog), cutoff, orphans)
     return {
         "files_deleted": swept.dead_files,
         "orphan_files": swept.orphan_files,
         "staging_dirs_deleted": swept.staging_dirs,
         "files_kept_for_retention": swept.waiting_files,
+        "orphans_waiting": [_waiting(w) for w in swept.waiting_orphans],
+        "skipped": [{"path": k.path, "why": k.why} for k in swept.skipped],
     }
 
 
-def dry_run(catalog: Catalog, warehouse: pathlib.Path, retention_s: int = DEFAULT_RETENTION_S, now: datetime | None = None) -> list[dict]:
-    """Every file and folder a GC run now would delete, with why; changes nothing (not the
+def _waiting(orphan) -> dict:
+    return {
+        "path": orphan.path,
+        "modified": orphan.modified.isoformat(sep=" ", timespec="seconds"),
+        "deletable_from": orphan.due.isoformat(sep=" ", timespec="seconds"),
+    }
+
+
+def dry_run(
+    catalog: Catalog,
+    warehouse: pathlib.Path,
+    retention_s: int = DEFAULT_RETENTION_S,
+    now: datetime | None = None,
+    orphan_retention_s: int = DEFAULT_ORPHAN_RETENTION_S,
+    lease_s: float = DEFAULT_LEASE_S,
+) -> list[dict]:
+    """Every file and folder a GC run now would delete, with why; then each file no row names
+    that waits for the orphan retention (`"wait": True`, with its age and when it may go), and
+    each link or special file GC leaves alone (`"skip": True`). Changes nothing (not the
     catalog, not the warehouse). Files of indexes past their retention are listed as the run
     would drop them; loads a run would abort first are not (their files wait the retention)."""
     cutoff = _cutoff(retention_s, now)
+    orphans = orphan_age(retention_s, orphan_retention_s, lease_s, now)
     store = Warehouse(warehouse, catalog)
     gc = GarbageCollection(catalog)
-    swept: Sweep = sweep(gc, store, cutoff, dry_run=True)
+    swept: Sweep = sweep(gc, store, cutoff, orphans, dry_run=True)
     listed = [{"path": d.path, "why": d.why} for d in swept.listed]
     for index_id in gc.expired_indexes(cutoff):
         for path in gc.index_live_paths(index_id):
             listed.append(
                 {"path": path, "why": f"index {index_id} retired more than {retention_s} s ago (the origin of a swap or a dropped table)"}
             )
-    return sorted(listed, key=lambda d: d["path"])
+    moment = now or utcnow()
+    waiting = [
+        {
+            "path": w.path,
+            "why": f"no catalog row names it; {_age(moment - w.modified)} old, deletable from {w.due:%Y-%m-%d %H:%M:%S} "
+            f"(orphan retention {int(orphans.retention.total_seconds())} s)",
+            "wait": True,
+        }
+        for w in swept.waiting_orphans
+    ]
+    skipped = [{"path": k.path, "why": k.why, "skip": True} for k in swept.skipped]
+    return sorted(listed, key=lambda d: d["path"]) + sorted(waiting, key=lambda d: d["path"]) + skipped
+
+
+def _age(age: timedelta) -> str:
+    seconds = max(0, int(age.total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s"
 
 
 def compact(catalog: Catalog, warehouse: pathlib.Path, spark_factory: Callable[[], object], lease_s: float = DEFAULT_LEASE_S) -> dict:
@@ -139,7 +201,10 @@ def compact(catalog: Catalog, warehouse: pathlib.Path, spark_factory: Callable[[
     for target in targets:
         try:
             done = compact_tablet(spark, catalog, warehouse, target, lease_s)
-        except CatalogError as exc:  # a drop, a swap, a job, a timeout or another compaction got there first
+        except (
+            CatalogError,
+            LinkInWarehouse,
+        ) as exc:  # a drop, a swap, a job, a timeout or another compaction got there first; a linked tablet folder
             conflicts.append({"table": target.table_name, "tablet_id": target.tablet_id, "reason": str(exc)})
             continue
         if done is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from alterflow.errors import escaped
+
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
@@ -28,6 +30,11 @@ def step_line(step: str, result: dict) -> str:
             text += f", {_plural(len(result['staging_dirs_deleted']), 'staging folder')} deleted"
         if result["files_kept_for_retention"]:
             text += f", {_plural(result['files_kept_for_retention'], 'file')} kept until the retention period has passed"
+        if result.get("orphans_waiting"):
+            first = min(w["deletable_from"] for w in result["orphans_waiting"])
+            text += f", {_plural(len(result['orphans_waiting']), 'unreferenced file')} kept until the orphan retention has passed (first at {first})"
+        for skipped in result.get("skipped", ()):
+            text += f"; skipped {escaped(skipped['path'])}: {skipped['why']}"
     elif step == "compact":
         text = (
             f"{_plural(result['tablets_compacted'], 'tablet')} compacted "

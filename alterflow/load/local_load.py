@@ -44,7 +44,7 @@ from alterflow.load.bad_rows import BadRows
 from alterflow.load.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
 from alterflow.store.column_splice import shadow_from_origin, write_with_shadow
-from alterflow.store.layout import absolute, data_file_path
+from alterflow.store.layout import data_file_path, writable
 from alterflow.store.quarantine import QuarantineTarget, kept_row_numbers, register_and_write, split_quarantined
 from alterflow.store.quarantine_table import quarantine_target
 from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_tablets, tablet_rows, with_txn_column, write_parquet
@@ -240,8 +240,8 @@ class _LoadWriter:
                     self.sizes[path] = write_parquet(self.warehouse, path, rows)
                 else:  # the shadow's file of the same rows, from the origin's encoded columns
                     self.sizes[path], self.sizes[shadow_path] = write_with_shadow(
-                        absolute(self.warehouse, path),
-                        absolute(self.warehouse, shadow_path),
+                        writable(self.warehouse, path),
+                        writable(self.warehouse, shadow_path),
                         rows,
                         self.version,
                         self.shadow_from_origin.version,

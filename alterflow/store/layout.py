@@ -11,9 +11,13 @@ alterflow.gc.files)."""
 
 from __future__ import annotations
 
+import os
 import pathlib
 import re
+import stat
 import uuid
+
+from alterflow.errors import UserError
 
 TXN_COLUMN = "af$txn"  # hidden column of primary-key tables: the transaction that wrote the row
 
@@ -50,11 +54,48 @@ def data_file_path(table_id: int, index_id: int, tablet_id: int, txn_id: int, se
 
 
 def absolute(warehouse: pathlib.Path, relative: str) -> pathlib.Path:
-    """Resolve a catalog path, refusing anything that would leave the warehouse."""
-    root = warehouse.resolve()
-    path = (root / relative).resolve()
-    if root != path and root not in path.parents:
+    """A catalog path under the warehouse's root, refusing anything that would leave it.
+
+    Only the root is resolved (a symlinked warehouse root keeps working); the path below it is
+    joined as written, never through a link's target: a link inside the warehouse is the link
+    (docs/gc.md, "Links are not followed")."""
+    parts = pathlib.PurePosixPath(relative).parts
+    if not parts or parts[0] == "/" or ".." in parts:
         raise ValueError(f"path {relative!r} is outside the warehouse")
+    return _resolved_root(warehouse).joinpath(*parts)
+
+
+_ROOTS: dict[pathlib.Path, pathlib.Path] = {}
+
+
+def _resolved_root(warehouse: pathlib.Path) -> pathlib.Path:
+    """The warehouse root with its links resolved, cached (a query's reader asks per file)."""
+    root = _ROOTS.get(warehouse)
+    if root is None:
+        root = pathlib.Path(warehouse).resolve()
+        if len(_ROOTS) < 64:
+            _ROOTS[warehouse] = root
+    return root
+
+
+class LinkInWarehouse(UserError):
+    """A folder a write would go through is a symbolic link (or not a folder)."""
+
+
+def writable(warehouse: pathlib.Path, relative: str) -> pathlib.Path:
+    """`absolute`, its folders made, after checking that none of the folders below the root is a
+    symbolic link: a write never lands at a link's target (another table's folder, a path outside
+    the warehouse)."""
+    path = absolute(warehouse, relative)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    root = _resolved_root(warehouse)
+    folder = path.parent
+    while folder != root:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            raise LinkInWarehouse(
+                f"{folder.relative_to(root)} in warehouse {root} is a symbolic link or not a folder: alterflow writes through no link"
+            )
+        folder = folder.parent
     return path
 
 

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from alterflow.bucketing import bucket_array
 from alterflow.catalog.schema import SchemaVersion
-from alterflow.store.layout import TXN_COLUMN, absolute
+from alterflow.store.layout import TXN_COLUMN, writable
 from alterflow.types import format_value
 
 # Hidden columns carry a "$", which no user-typed name can (SPEC §9), so they never collide.
@@ -227,7 +227,7 @@ def write_options(data: pa.Table) -> dict:
 
 def write_parquet(warehouse: pathlib.Path, relative: str, data: pa.Table) -> int:
     """Write one data file (field ids come from the schema's field metadata); returns its size."""
-    return write_parquet_file(absolute(warehouse, relative), data)
+    return write_parquet_file(writable(warehouse, relative), data)
 
 
 def flush_data(path: pathlib.Path) -> None:

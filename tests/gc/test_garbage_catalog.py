@@ -4,6 +4,9 @@ open load transaction or the staging files of a running job)."""
 
 from __future__ import annotations
 
+import os
+import re
+import time
 import uuid
 
 import pyarrow as pa
@@ -40,10 +43,19 @@ def test_sweep_deletes_only_provably_unreferenced_files(catalog_session):
     write_parquet(catalog_session.warehouse, open_file, pa.table({"id": [2]}))
     put(catalog_session, open_tmp + ".tmp")
 
+    # Files no row names, of a transaction of this catalog that never committed (a crash after an
+    # abort's rows went): older than the orphan retention (by their own modification time) they
+    # go; a younger one waits, listed with when it may go.
+    crashed = catalog_session.catalog.begin_transaction(info.id, "crashed load", 3600)
+    catalog_session.catalog.abort_transaction(crashed, "test")
     orphans = [
-        put(catalog_session, f"{folder}/77-{uuid.uuid4().hex}.parquet"),  # a crash after an abort's row went
-        put(catalog_session, f"{folder}/78-{uuid.uuid4().hex}.parquet.tmp"),
+        put(catalog_session, f"{folder}/{crashed}-{uuid.uuid4().hex}.parquet"),
+        put(catalog_session, f"{folder}/{crashed}-{uuid.uuid4().hex}.parquet.tmp"),
     ]
+    four_days_ago = time.time() - 4 * 24 * 3600
+    for orphan in orphans:
+        os.utime(catalog_session.warehouse / orphan, (four_days_ago, four_days_ago))
+    young = put(catalog_session, f"{folder}/{crashed}-{uuid.uuid4().hex}.parquet")
     staging_over = put(catalog_session, f"{index_dir(info.id, info.current_index_id)}/_staging/o{tablet}/part-0.parquet")
     compact_running = put(catalog_session, f"{index_dir(info.id, info.current_index_id)}/_compact/x{txn}/part-0.parquet")
     compact_over = put(catalog_session, f"{index_dir(info.id, info.current_index_id)}/_compact/x{live.txn_id}/part-0.parquet")
@@ -61,8 +73,14 @@ def test_sweep_deletes_only_provably_unreferenced_files(catalog_session):
     assert job.id == job_id
     staging_running = put(catalog_session, f"{index_dir(job.table_id, job.shadow_index_id)}/_staging/o1/part-0.parquet")
 
+    listed = {d["path"]: d for d in gc_steps.dry_run(catalog_session.catalog, catalog_session.warehouse, 3600)}
+    assert set(orphans) <= set(listed) and listed[young].get("wait")
+    assert re.fullmatch(
+        r"no catalog row names it; \d+ s old, deletable from \S+ \S+ \(orphan retention 259200 s\)", listed[young]["why"]
+    ), listed[young]
     result = gc_steps.delete_files(catalog_session.catalog, catalog_session.warehouse, 3600)
     assert sorted(result["orphan_files"]) == sorted(orphans)
+    assert [w["path"] for w in result["orphans_waiting"]] == [young]
     assert sorted(result["staging_dirs_deleted"]) == sorted(
         [
             f"{index_dir(info.id, info.current_index_id)}/_staging",
@@ -72,7 +90,7 @@ def test_sweep_deletes_only_provably_unreferenced_files(catalog_session):
     on_disk = set(disk_files(catalog_session))
     assert not set(orphans) & on_disk
     assert staging_over not in on_disk and compact_over not in on_disk
-    for kept in (live.path, open_file, open_tmp + ".tmp", compact_running, staging_running, *foreign):
+    for kept in (live.path, young, open_file, open_tmp + ".tmp", compact_running, staging_running, *foreign):
         assert kept in on_disk, kept
 
     # Past its timeout the open transaction is aborted, and then its files are unreferenced.

@@ -121,7 +121,10 @@ def test_a_catalog_that_does_not_own_the_warehouse_deletes_and_writes_nothing(tm
 
     # The fresh catalog (a worker without ALTERFLOW_CATALOG_URL, or a second catalog on one path):
     # GC, a dry run, a load, an INSERT, a heavyweight ALTER and a re-bind without --force, refused.
-    ok(run(home, fresh_url, warehouse, "sql", "-e", "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))"))
+    # CREATE TABLE is refused too; the fresh catalog's table is made against a warehouse of its own.
+    create = ("sql", "-e", "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))")
+    assert OWNER_LINE.fullmatch(refused(run(home, fresh_url, warehouse, *create)))
+    ok(run(home, fresh_url, tmp_path / "its-own", *create))
     for args in (
         ("gc", "--retention", "0"),
         ("gc", "--dry-run"),
