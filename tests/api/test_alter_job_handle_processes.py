@@ -1,5 +1,7 @@
 """A heavyweight ALTER through the Python API in a user's own process, whatever runs it (issue 35):
-`python -c`, `python -` (stdin), `runpy` from `python -c`, a thread of such a process. Each runs in
+`python -c`, `python -` (stdin), `runpy` from `python -c`, a thread of such a process, an embedded
+interpreter (tests/support/embedded_python.c; a notebook kernel's `__main__` is of the same kind,
+without file or spec). Each runs in
 an environment without the Spark Connect dependencies the project pins (zstandard made
 unimportable first), where pyspark's import check used to `sys.exit(0)`: the driver thread died
 in VALIDATING and `wait()` raised an ImportError. (`python -` names its main module's file
@@ -22,6 +24,7 @@ import pytest
 
 from alterflow.catalog.leases import is_orphaned
 from alterflow.errors import MAX_LINE
+from tests.support.embedded_python import compile_embedded_python
 
 ROWS = 20_000
 WITHOUT_ZSTANDARD = "import sys\nsys.modules['zstandard'] = None  # as if it were not installed\n"
@@ -79,7 +82,14 @@ def _run(command: list[str], env: dict[str, str], cwd, stdin: str | None = None)
     return subprocess.run(command, input=stdin, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
-def _command(how: str, program: str, tmp_path) -> tuple[list[str], str | None]:
+@pytest.fixture(scope="module")
+def embedded_python(tmp_path_factory):
+    return compile_embedded_python(tmp_path_factory.mktemp("embedded"))
+
+
+def _command(how: str, program: str, request, tmp_path) -> tuple[list[str], str | None]:
+    if how == "an embedded interpreter":
+        return [str(request.getfixturevalue("embedded_python")), sys.executable, program], None
     if how == "python -c":
         return [sys.executable, "-c", program], None
     if how == "python -":
@@ -93,9 +103,9 @@ def _command(how: str, program: str, tmp_path) -> tuple[list[str], str | None]:
     return [sys.executable, "-c", IN_A_THREAD.format(body=body)], None
 
 
-@pytest.mark.parametrize("how", ["python -c", "python -", "runpy from python -c", "a thread of python -c"])
-def test_a_heavy_alter_finishes_under_any_main_without_the_pinned_extras(how, tmp_path):
-    command, stdin = _command(how, WITHOUT_ZSTANDARD + CREATE_AND_ALTER, tmp_path)
+@pytest.mark.parametrize("how", ["python -c", "python -", "runpy from python -c", "a thread of python -c", "an embedded interpreter"])
+def test_a_heavy_alter_finishes_under_any_main_without_the_pinned_extras(how, request, tmp_path):
+    command, stdin = _command(how, WITHOUT_ZSTANDARD + CREATE_AND_ALTER, request, tmp_path)
     done = _run(command, _env(tmp_path / "home"), tmp_path, stdin)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines() == ["wait FINISHED", f"rows {ROWS} {ROWS} int32"], done.stderr[-3000:]
