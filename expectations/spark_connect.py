@@ -37,8 +37,10 @@ def _spark_connect_missing_a_dependency() -> bool:
     """pyspark's own list of what Spark Connect needs (the message it would print before exiting)."""
     if "__main__" not in sys.modules:
         return True
-    from pyspark.testing.utils import connect_requirement_message
-
+    try:
+        from pyspark.testing.utils import connect_requirement_message
+    except ImportError:  # pyspark's check imports it too: Spark Connect cannot be imported here either
+        return True
     return bool(connect_requirement_message)
 
 
