@@ -3,6 +3,8 @@
 `ALTERFLOW_CRASH_AT=after_start` (a comma-separated list of names) makes a runner kill itself,
 with the same signal as `kill -9`, the moment it reaches that point; `name@k` the k-th time this
 process reaches it (`migrate_statement_recorded@3`: after the third statement an apply records).
+`name:exit` and `name:interrupt` (`validating:exit@1`) raise SystemExit or KeyboardInterrupt in
+the thread that reaches the point instead: a driver thread that dies, not its process.
 Unset (always, in production) a crash point costs one dictionary look-up. The points of a
 heavyweight job:
 
@@ -39,6 +41,7 @@ from collections import Counter
 from alterflow.settings import crash_points_wanted
 
 _reached: Counter[str] = Counter()  # times this process reached each wanted point
+_RAISED = {"exit": SystemExit, "interrupt": KeyboardInterrupt}
 
 
 def crash_point(name: str) -> None:
@@ -47,10 +50,13 @@ def crash_point(name: str) -> None:
         return
     for entry in wanted.split(","):
         point, _, nth = entry.partition("@")
+        point, _, how = point.partition(":")
         if point != name:
             continue
         _reached[name] += 1
         if not nth or _reached[name] == int(nth):
+            if how:
+                raise _RAISED[how](f"crash point {name}")
             _die()
         return
 

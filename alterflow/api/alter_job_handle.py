@@ -11,6 +11,10 @@ before anything exists. Then:
 The driver thread is not a daemon: a script that ends without `wait()` still finishes its
 change before the interpreter exits. A process killed meanwhile leaves an orphaned job that the
 garbage-collection DAG or `RESUME ALTER TABLE COLUMN` takes over (SPEC §4), as for the CLI.
+A driver thread that dies of anything alterflow did not raise itself (SystemExit, KeyboardInterrupt,
+a failed import, a bug) lets its lease go as it unwinds (`JobLease`), so the job is orphaned where
+it stopped, nothing of it visible; `wait()` raises `DriverDied`, one line with the job's state and
+the statement that drives it on.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import time
 from typing import TYPE_CHECKING
 
 from alterflow.catalog.states import JobKind, JobState
-from alterflow.errors import UserError
+from alterflow.errors import AlterflowError, UserError, capped, first_line
 from alterflow.workflow.request import AlterRequest
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,6 +40,11 @@ class JobWaitTimeout(UserError, TimeoutError):
     """`wait(timeout)` ran out; the job goes on."""
 
 
+class DriverDied(UserError):
+    """The thread driving (or following) the job in this process died of an error alterflow did not
+    raise itself; the job stays where it stopped (its `__cause__` is that error)."""
+
+
 class AlterJobHandle:
     """One ALTER's job: `state`, `progress`, `wait(timeout)`, `cancel()`. `job` is the job as the
     catalog has it now (None while a DAG run has not created it yet)."""
@@ -47,6 +56,7 @@ class AlterJobHandle:
         self._driver = driver
         self._error: BaseException | None = None
         self._cancelled_here = False
+        self._via_airflow = False  # the thread follows a DAG run that drives the job
 
     def __repr__(self) -> str:
         job = self.job
@@ -130,9 +140,29 @@ class AlterJobHandle:
             if self._cancelled_here:
                 return job
             raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
-        if self._error is not None:
+        if self._error is None:
+            return job
+        if isinstance(self._error, AlterflowError):  # the line the CLI would print
             raise self._error
-        return job
+        if job is not None and job.state in (JobState.FINISHED, JobState.READY_TO_SWAP):
+            return job  # it died after the work was done (a DAG run's thread: the run did it)
+        raise DriverDied(self._died_line(job)) from self._error
+
+    def _died_line(self, job: AlterJob | None) -> str:
+        from alterflow.catalog.leases import is_orphaned, runner_text
+
+        error = self._error
+        why = type(error).__name__ + (f": {first_line(error, 80)}" if str(error).strip() else "")
+        role = "following" if self._via_airflow else "driving"
+        head = f"ALTER TABLE {self.table}: the thread {role} its job died ({why})"
+        if job is None:
+            return capped(f"{head}; no job was created for request {self.request.request_id}; nothing was changed")
+        if self._via_airflow:
+            return capped(f"{head}; job {job.id} is {job.state} and goes on in its DAG run; handle.state follows it")
+        resume = f"RESUME ALTER TABLE COLUMN FROM {job.table_name}"
+        if is_orphaned(job):
+            return capped(f"{head}; job {job.id} stays {job.state} with nothing of it visible; {resume} drives it on")
+        return capped(f"{head}; job {job.id} stays {job.state}, {runner_text(job)}; {resume} drives it on once that lease expires")
 
     def cancel(self) -> AlterJob:
         """Cancel the job (CANCEL ALTER TABLE COLUMN): its new index and pending version go, the
@@ -160,7 +190,7 @@ class AlterJobHandle:
     def _drive(self, work) -> None:
         try:
             work()
-        except BaseException as exc:  # kept for wait(): the thread has no one else to tell
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt too: kept for wait(), the thread has no one else to tell
             self._error = exc
 
 
@@ -178,6 +208,7 @@ def start_alter(connection: Connection, table: str, statement: str, properties: 
 
         request = dataclasses.replace(request, request_id=new_run_id())
         handle = AlterJobHandle(connection, request, validated.job_id)
+        handle._via_airflow = True
         return _started(handle, lambda: session.submit_to_airflow(request, keep_id=True))
     if validated.kind == JobKind.LIGHT:
         return AlterJobHandle(connection, request, steps.commit_job(catalog, request, validated, warehouse).id)
