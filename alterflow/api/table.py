@@ -19,6 +19,7 @@ import pathlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from alterflow.catalog.errors import MAX_LABEL
 from alterflow.errors import UserError, shown
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -119,8 +120,9 @@ class Table:
 
         batches = _batches_of(data, self.name)
         label = label if label is not None else f"append into {self.name}"
-        if not isinstance(label, str) or not label.strip():
-            raise AppendError(f"append into {self.name}: label is a non-empty string")
+        if not isinstance(label, str) or not label.strip() or len(label) > MAX_LABEL or not label.isprintable():
+            what = shown(label) if isinstance(label, str) else f"a {type(label).__name__}"
+            raise AppendError(f"append into {self.name}: label {what} is not 1 to {MAX_LABEL} printable characters (no control characters)")
         try:
             result = self._connection.session.load_result(self.name, batches, label)
         except BadRows as exc:
