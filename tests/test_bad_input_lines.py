@@ -9,6 +9,7 @@ starts Spark (which would print its own lines on stderr)."""
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import subprocess
@@ -319,3 +320,65 @@ def test_a_bad_load_argument_is_one_short_line(unchanged, table, path, fragment)
     path = str(unchanged / path) if path == "catalog.db" else path  # a file that exists
     message = refused(run(unchanged, "load", table, path, "--format", "csv"))
     assert fragment in message, message
+
+
+# -- NUL where the catalog keeps text; control characters in printed values, both catalogs -------------
+NUL_KEPT = [
+    ("ALTER TABLE t ADD COLUMN z STRING DEFAULT 'a\x00b'", "ALTER TABLE t"),
+    ("ALTER TABLE t MODIFY COLUMN s STRING COMMENT 'c\x00'", "ALTER TABLE t"),
+    ("EXPLAIN ALTER TABLE t ADD COLUMN z STRING DEFAULT 'a\x00b'", "ALTER TABLE t"),
+    ("CREATE TABLE u (a INT COMMENT 'a\x00')", "CREATE TABLE u"),
+    ("CREATE TABLE u (a STRING DEFAULT '\x00')", "CREATE TABLE u"),
+    ("CREATE VIEW w AS SELECT k, 'a\x00b' AS c FROM t", "CREATE VIEW w"),
+]
+
+
+def test_a_nul_where_the_catalog_keeps_text_is_one_line_and_data_may_hold_one(catalog_url, tmp_path):
+    """PostgreSQL text cannot hold NUL (it raised an internal DataError; SQLite took it): a CREATE
+    TABLE, ALTER TABLE or CREATE VIEW with one is refused on both catalogs, and nothing changes.
+    A NUL in a data value goes to Parquet and is printed escaped."""
+    home = tmp_path / "home"
+    db = {"ALTERFLOW_CATALOG_URL": catalog_url}
+    assert run(home, "sql", "-e", SETUP, **db).returncode == 0
+    versions = run(home, "sql", "-e", "SHOW SCHEMA VERSIONS FROM t", **db).stdout
+    script = tmp_path / "nul.sql"
+    for sql, subject in NUL_KEPT:
+        script.write_text(sql)  # a NUL cannot be an argument: through -f, as a file would carry it
+        message = refused(run(home, "sql", "-f", str(script), **db))
+        assert message == (
+            f"{subject}: a NUL character (\\x00) cannot be kept in the catalog (its statements, defaults, comments, views); "
+            "data values may hold one"
+        ), message
+    assert run(home, "sql", "-e", "SHOW SCHEMA VERSIONS FROM t", **db).stdout == versions
+    for name in ("u", "w"):
+        assert f"unknown table or view {name}" in refused(run(home, "sql", "-e", f"SELECT * FROM {name}", **db))
+
+    script.write_text("INSERT INTO t (k, s) VALUES (1, 'a\x00b\x1b]0;owned\x07\x1b[2J\x9b\u2028\x7fc')")
+    assert run(home, "sql", "-f", str(script), **db).returncode == 0
+    shown_value = "a\\x00b\\x1b]0;owned\\x07\\x1b[2J\\x9b\\u2028\\x7fc"
+    table = run(home, "sql", "-e", "SELECT k, s FROM t", **db)
+    assert table.returncode == 0 and table.stderr == "", table.stderr
+    assert all(line.isprintable() for line in table.stdout.splitlines()), repr(table.stdout)
+    assert f"| 1 | {shown_value} |" in table.stdout, table.stdout
+    as_json = run(home, "sql", "-e", "SELECT k, s FROM t", "--format", "json", **db)
+    assert as_json.stdout.endswith("\n") and as_json.stdout[:-1].isprintable(), repr(as_json.stdout)
+    assert json.loads(as_json.stdout)["rows"] == [[1, "a\x00b\x1b]0;owned\x07\x1b[2J\x9b\u2028\x7fc"]]
+
+
+def test_alterflow_load_of_a_long_path_labels_its_load_with_a_label_the_catalog_keeps(catalog_url, tmp_path):
+    """`alterflow load`'s label is `load <path>`: a path past 256 characters (PostgreSQL refused
+    the label, SQLite kept it whole) or with a control character is cut with a digest and escaped."""
+    home = tmp_path / "home"
+    db = {"ALTERFLOW_CATALOG_URL": catalog_url}
+    assert run(home, "sql", "-e", SETUP, **db).returncode == 0
+    deep = tmp_path.joinpath(*["d" * 100] * 3, "e\x1b[2J")
+    deep.mkdir(parents=True)
+    (deep / "rows.csv").write_text("k,s\n1,x\n")
+    loaded = run(home, "load", "t", str(deep / "rows.csv"), **db)
+    assert loaded.returncode == 0 and loaded.stderr == "", loaded.stderr
+    from alterflow.catalog.catalog import Catalog
+    from alterflow.catalog.models import TransactionRow
+
+    with Catalog(catalog_url).db_session() as s:
+        (label,) = [row.label for row in s.query(TransactionRow)]
+    assert len(label) == 256 and label.isprintable() and label.startswith(f"load {tmp_path}"), label
