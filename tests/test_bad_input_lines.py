@@ -32,7 +32,7 @@ SETUP = (
 
 def _env(home: pathlib.Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
-    env.update(ALTERFLOW_HOME=str(home), ALTERFLOW_SPARK_MASTER="local[1]", PYSPARK_PYTHON=sys.executable, **extra)
+    env.update({"ALTERFLOW_HOME": str(home), "ALTERFLOW_SPARK_MASTER": "local[1]", "PYSPARK_PYTHON": sys.executable, **extra})
     return env
 
 
@@ -382,3 +382,46 @@ def test_alterflow_load_of_a_long_path_labels_its_load_with_a_label_the_catalog_
     with Catalog(catalog_url).db_session() as s:
         (label,) = [row.label for row in s.query(TransactionRow)]
     assert len(label) == 256 and label.isprintable() and label.startswith(f"load {tmp_path}"), label
+
+
+# -- a home or warehouse that cannot be a folder this process writes -------------------------------------
+def test_a_home_or_warehouse_that_is_a_file_or_under_one_is_one_line(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    cases = [
+        ({"ALTERFLOW_HOME": str(afile)}, f"ALTERFLOW_HOME '{afile}' cannot be a folder: it is a file"),
+        ({"ALTERFLOW_HOME": str(afile / "sub")}, f"ALTERFLOW_HOME '{afile}/sub' cannot be a folder: '{afile}' is a file"),
+        ({"ALTERFLOW_WAREHOUSE": str(afile)}, f"the warehouse (ALTERFLOW_WAREHOUSE) '{afile}' cannot be a folder: it is a file"),
+        (
+            {"ALTERFLOW_WAREHOUSE": str(afile / "w")},
+            f"the warehouse (ALTERFLOW_WAREHOUSE) '{afile}/w' cannot be a folder: '{afile}' is a file",
+        ),
+    ]
+    home = tmp_path / "home"
+    for env, line in cases:
+        for args in (["sql", "-e", "CREATE TABLE t (a INT); INSERT INTO t VALUES (1)"], ["gc"], ["db", "upgrade"]):
+            assert refused(run(home, *args, **env)) == line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"], "a refused home or warehouse left folders behind"
+    assert afile.read_text() == "not a folder"
+
+
+def test_a_read_only_home_or_warehouse_is_one_line(catalog_url, tmp_path):
+    """Read-only by its mount (chmod does not stop root): the home itself, a home to be made in
+    it, and a warehouse, on both catalogs."""
+    from tests.support.mounts import tmpfs
+
+    with tmpfs(tmp_path / "ro", "1m", read_only=True) as ro:
+        home = tmp_path / "home"
+        db = {"ALTERFLOW_CATALOG_URL": catalog_url}
+        assert run(home, "sql", "-e", SETUP, **db).returncode == 0
+        files = sorted(home.rglob("*"))
+        cases = [
+            ({"ALTERFLOW_HOME": str(ro)}, f"ALTERFLOW_HOME '{ro}' is not writable: read-only file system"),
+            ({"ALTERFLOW_HOME": str(ro / "h")}, f"ALTERFLOW_HOME '{ro}/h' cannot be a folder: read-only file system"),
+            ({"ALTERFLOW_WAREHOUSE": str(ro)}, f"the warehouse (ALTERFLOW_WAREHOUSE) '{ro}' is not writable: read-only file system"),
+        ]
+        for env, line in cases:
+            for args in (["sql", "-e", "INSERT INTO t (k) VALUES (1)"], ["gc"]):
+                assert refused(run(home, *args, **db, **env)) == line
+        assert sorted(home.rglob("*")) == files and not any(ro.iterdir())
+        assert "0 rows" in run(home, "sql", "-e", "SELECT * FROM t", **db).stdout
