@@ -44,6 +44,11 @@ class CatalogUnavailable(CatalogError):
     """The catalog database cannot be opened (a bad URL, no driver, no server)."""
 
 
+class CatalogFull(CatalogError):
+    """The catalog database cannot grow (its disk is full, a quota, a read-only SQLite file): the
+    transaction was rolled back, nothing of it committed."""
+
+
 class CatalogOutdated(CatalogError):
     """A catalog database that is not at this release's migration; only `alterflow db upgrade`
     migrates a catalog that is not SQLite."""

@@ -9,7 +9,7 @@ import json
 import math
 import sys
 
-from alterflow.errors import UserError, escaped, first_line, internal_error_line
+from alterflow.errors import UserError, capped, escaped, first_line, internal_error_line, out_of_room
 from alterflow.results import ResultSet
 
 
@@ -19,6 +19,10 @@ def report_failure(exc: Exception) -> int:
     the exception's type and the log file under `$ALTERFLOW_HOME/logs/` that holds its traceback."""
     if isinstance(exc, UserError):
         line = first_line(exc)  # at most MAX_LINE characters, escaped
+    elif (reason := out_of_room(exc)) is not None:  # where it writes, not a bug: no log (it could not be written)
+        line = capped(
+            f"{reason}: the command stopped; what it committed before stays and nothing is half visible. Free space and run it again"
+        )
     else:
         from alterflow.settings import home_from_env
 

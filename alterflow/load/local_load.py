@@ -40,7 +40,7 @@ from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.errors import first_line, shown
 from alterflow.leases import TransactionLease, new_holder
-from alterflow.load.bad_rows import BadRows
+from alterflow.load.bad_rows import BadRows, aborted_for_room
 from alterflow.load.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
 from alterflow.store.column_splice import shadow_from_origin, write_with_shadow
@@ -391,6 +391,9 @@ def load_batches(
     except BaseException as exc:
         writer.close(wait=False)
         abort_load(catalog, txn_id, exc)
+        refusal = aborted_for_room(exc, table.name)
+        if refusal is not None:
+            raise refusal from exc
         raise
     return LoadResult(txn_id, writer.origin.buffers.rows_flushed, len(planned))
 

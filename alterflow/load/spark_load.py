@@ -44,7 +44,7 @@ from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.crash_points import crash_point
 from alterflow.leases import TransactionLease, new_holder
-from alterflow.load.bad_rows import BadRows
+from alterflow.load.bad_rows import BadRows, aborted_for_room
 from alterflow.load.inputs import CsvSplit, LoadInput, LoadInputError, csv_header, csv_split_batches, csv_splits
 from alterflow.load.local_load import LoadResult, abort_load, dual_write_rows, numbered
 from alterflow.load.rows import rows_from_arrow
@@ -397,6 +397,9 @@ def spark_load(
             return _write_and_commit(spark, catalog, store, table, version, source, txn_id, staging, planned, settings)
     except BaseException as exc:
         abort_load(catalog, txn_id, exc)
+        refusal = aborted_for_room(exc, table.name)
+        if refusal is not None:
+            raise refusal from exc
         raise
     finally:
         store.remove_scratch(staging)

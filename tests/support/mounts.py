@@ -29,8 +29,7 @@ def tmpfs(where: pathlib.Path, size: str = "2m", read_only: bool = False) -> Ite
 def fill(folder: pathlib.Path) -> None:
     """Write into `folder` until its file system is full (ENOSPC): what is left is a few blocks at
     most, fewer than any write needs."""
-    with open(folder / "filler", "wb") as out:
-        with contextlib.suppress(OSError):
-            while True:
-                out.write(b"\0" * 4096)
-                out.flush()
+    with contextlib.suppress(OSError), open(folder / "filler", "wb") as out:  # closing flushes: full too
+        while True:
+            out.write(b"\0" * 4096)
+            out.flush()
