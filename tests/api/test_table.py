@@ -213,3 +213,32 @@ def test_a_scan_of_a_table_dropped_and_created_again_says_so(api):
     api.sql("DROP TABLE t; CREATE TABLE t (id INT)")
     with pytest.raises(alterflow.UserError, match="the table was dropped and created again since the scan was made"):
         scan.to_arrow()
+
+
+def test_a_scan_that_outlives_the_retention_is_one_line_not_a_file_not_found(api, settings):
+    """A stream handed out its first batch; meanwhile the table was dropped and `alterflow gc
+    --retention 0` (another process, as an operator runs it) deleted its files. The rest of the
+    stream is one line (it was a raw FileNotFoundError); the rows handed out stand."""
+    import os
+    import subprocess
+    import sys
+
+    api.sql("CREATE TABLE t (id INT, v STRING)")
+    for i in (1, 2, 3):
+        api.sql(f"INSERT INTO t VALUES ({i}, 'v{i}')")
+    stream = api.table("t").scan().to_batches()
+    first = next(stream)
+    api.sql("DROP TABLE t")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
+    env.update(ALTERFLOW_HOME=str(settings.home), ALTERFLOW_CATALOG_URL=settings.catalog_url, ALTERFLOW_WAREHOUSE=str(settings.warehouse))
+    gc = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "alterflow"), "gc", "--retention", "0"], env=env, capture_output=True, text=True
+    )
+    assert gc.returncode == 0 and "delete_files: 3 files that left their tables deleted" in gc.stdout, gc.stdout + gc.stderr
+    with pytest.raises(alterflow.UserError) as caught:
+        list(stream)
+    assert str(caught.value) == (
+        "scan of t: a data file it read is gone (GC deleted it: the scan ran longer than the retention period, "
+        "ALTERFLOW_GC_RETENTION) after rows were handed out; run the scan again"
+    )
+    assert first.num_rows == 1
