@@ -623,6 +623,17 @@ class Catalog(SnapshotReads):
                 )
             )
 
+    def aborted_elsewhere(self, txn_id: int) -> TransactionStateError | None:
+        """The line for a load whose transaction someone else aborted meanwhile (its lease ran out
+        and GC or a waiting job aborted it, a later run of the same load), None while it is not
+        ABORTED. A load that fails after that (GC deleted the file it was writing) says this,
+        not what it tripped over."""
+        with self.db_session() as s:
+            txn = s.get(TransactionRow, txn_id)
+            if txn is None or txn.state != TransactionState.ABORTED:
+                return None
+            return TransactionStateError(f"transaction {txn_id} was aborted ({txn.reason or 'by another process'}); retry the load")
+
     def abort_transaction(self, txn_id: int, reason: str) -> list[str]:
         """PREPARE -> ABORTED. Returns the paths of its files, which the caller deletes."""
         with self.db_session() as s, s.begin():
