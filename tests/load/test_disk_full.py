@@ -4,34 +4,16 @@ nothing of the load is visible, and a later `alterflow gc` leaves only the files
 
 from __future__ import annotations
 
-import os
 import pathlib
-import subprocess
-import sys
 
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.models import DataFileRow
-from alterflow.errors import MAX_LINE
+from tests.support.cli_lines import one_line, run
 from tests.support.mounts import fill, tmpfs
 
-ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"
 SETUP = "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2; INSERT INTO t VALUES (1, 'a')"
 LOAD_ABORTED = "load into t: no space left on device: the load was aborted and nothing of it is visible; `alterflow gc` deletes its files"
 CATALOG_FULL = "the catalog database cannot be written: its disk is full; nothing was committed. Free space and run the command again"
-
-
-def run(home: pathlib.Path, *args: str, **extra: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
-    env.update({"ALTERFLOW_HOME": str(home), "ALTERFLOW_SPARK_MASTER": "local[1]", "PYSPARK_PYTHON": sys.executable, **extra})
-    return subprocess.run([str(ALTERFLOW), *args], env=env, cwd=home.parent, capture_output=True, text=True, timeout=600)
-
-
-def one_line(proc: subprocess.CompletedProcess) -> str:
-    assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr[:500])
-    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr[:500]
-    message = proc.stderr[len("error: ") : -1]
-    assert len(message) <= MAX_LINE and "internal error" not in message, message
-    return message
 
 
 def big_csv(folder: pathlib.Path) -> pathlib.Path:
