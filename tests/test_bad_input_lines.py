@@ -425,3 +425,17 @@ def test_a_read_only_home_or_warehouse_is_one_line(catalog_url, tmp_path):
                 assert refused(run(home, *args, **db, **env)) == line
         assert sorted(home.rglob("*")) == files and not any(ro.iterdir())
         assert "0 rows" in run(home, "sql", "-e", "SELECT * FROM t", **db).stdout
+
+
+def test_migrate_apply_prints_a_statements_control_characters_escaped(tmp_path):
+    """The dry run quotes each statement and apply prints a line per statement: a raw ESC/OSC/BEL
+    in a migration file reaches the terminal as `\\x1b`, `\\x07`."""
+    (tmp_path / "migrations").mkdir()
+    (tmp_path / "migrations" / "V1__m.sql").write_text("CREATE TABLE m (a INT COMMENT 'x\x1b]0;owned\x07y');\n")
+    home = tmp_path / "home"
+    dry_run = run(home, "migrate", "apply", "--dry-run", ALTERFLOW_MIGRATIONS=str(tmp_path / "migrations"))
+    assert dry_run.returncode == 0 and dry_run.stderr == "", dry_run.stderr
+    assert "would run V1__m.sql:1  CREATE TABLE m (a INT COMMENT 'x\\x1b]0;owned\\x07y')\n" in dry_run.stdout, dry_run.stdout
+    applied = run(home, "migrate", "apply", ALTERFLOW_MIGRATIONS=str(tmp_path / "migrations"))
+    assert applied.returncode == 0 and applied.stderr == "", applied.stderr
+    assert all(line.isprintable() for line in dry_run.stdout.splitlines() + applied.stdout.splitlines())
