@@ -6,6 +6,9 @@ workflow steps, the CLI, the Airflow tasks).
   table, a job in the wrong state, bad run conf. Its message is the one line the user sees, and
   nothing was changed. The CLI prints it as `error: <message>`; an Airflow task fails without
   retrying.
+- A full disk, an exceeded quota or a read-only file system where alterflow writes (`out_of_room`)
+  is no bug either: the work that met it rolls back (a load aborts, a catalog transaction rolls
+  back), and the CLI prints one line without a log.
 - Anything else that escapes (a `KeyError`, a lost database connection) is an internal error: the
   CLI prints `error: internal error: <type>: <message> (details in <log file>)` and writes the
   traceback under `$ALTERFLOW_HOME/logs/` (`internal_error_line`); an Airflow task retries.
@@ -15,6 +18,7 @@ This module imports nothing of alterflow: every package may import it.
 
 from __future__ import annotations
 
+import errno
 import os
 import pathlib
 import re
@@ -29,6 +33,7 @@ __all__ = [
     "escaped",
     "shown",
     "capped",
+    "out_of_room",
     "MAX_NESTING",
     "MAX_OPERATIONS",
     "MAX_LINE",
@@ -86,6 +91,33 @@ def capped(line: str, limit: int = MAX_LINE) -> str:
         return line
     tail = f"… (shortened from {len(line)} characters)"
     return line[: max(limit - len(tail), 0)] + tail
+
+
+_OUT_OF_ROOM = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system"}
+
+
+def out_of_room(exc: BaseException) -> str | None:
+    """When `exc`, or an error it wraps or was raised from, is a full disk, an exceeded quota or a
+    read-only file system (an OSError's errno; Arrow's OSError carries it too): those words, with
+    the file when the error names one. Not a bug of alterflow's but of where it writes: a
+    command prints it as one line, with no log (which could not be written either)."""
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [exc]
+    while pending:
+        error = pending.pop()
+        if error is None or id(error) in seen:
+            continue
+        seen.add(id(error))
+        if isinstance(error, OSError) and error.errno in _OUT_OF_ROOM:
+            where = f" ({shown(error.filename, 120)})" if isinstance(error.filename, str) else ""
+            return _OUT_OF_ROOM[error.errno] + where
+        if type(error).__name__ == "Py4JJavaError":  # Spark's writers: the JVM's IOException, in its text
+            text = str(error)
+            for words in ("No space left on device", "Disk quota exceeded", "Read-only file system"):
+                if words in text:
+                    return words.lower()
+        pending += [error.__context__, error.__cause__, getattr(error, "orig", None)]
+    return None
 
 
 # Py4J's first line names the JVM call ("An error occurred while calling o158.collectToPython."); the

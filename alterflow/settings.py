@@ -9,6 +9,7 @@ environment (a JVM's, spark-submit's) is not reading one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import re
@@ -181,8 +182,45 @@ class Settings:
         )
 
     def ensure_dirs(self) -> None:
-        self.home.mkdir(parents=True, exist_ok=True)
-        self.warehouse.mkdir(parents=True, exist_ok=True)
+        """The home and the warehouse, made when missing; SettingError, one line and nothing
+        written, when either cannot be a folder this process writes (a file, under a file,
+        read-only, not permitted)."""
+        made: list[pathlib.Path] = []
+        try:
+            usable_folder(self.home, "ALTERFLOW_HOME", made)
+            usable_folder(self.warehouse, "the warehouse (ALTERFLOW_WAREHOUSE)", made)
+        except SettingError:
+            for folder in reversed(made):  # a home made for a warehouse that cannot be goes again
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+            raise
+
+
+def usable_folder(path: pathlib.Path, what: str, made: list[pathlib.Path] | None = None) -> None:
+    """Make `path` a folder if it is none (adding the folders it made to `made`); SettingError
+    naming `what` and why when it is a file, lies under a file, or cannot be written (a read-only
+    file system stops root too)."""
+    missing = [place for place in (path, *path.parents) if not place.exists() and not place.is_symlink()]
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        if made is not None:
+            made.extend(reversed(missing))
+    except OSError as exc:
+        raise SettingError(f"{what} {shown(str(path), 120)} cannot be a folder: {_not_a_folder(path, exc)}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        read_only = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+        raise SettingError(
+            f"{what} {shown(str(path), 120)} is not writable: {'read-only file system' if read_only else 'permission denied'}"
+        )
+
+
+def _not_a_folder(path: pathlib.Path, exc: OSError) -> str:
+    for place in (path, *path.parents):
+        if place.exists() or place.is_symlink():
+            if not place.is_dir():
+                return "it is a file" if place == path else f"{shown(str(place), 120)} is a file"
+            break
+    return (exc.strerror or type(exc).__name__).lower()
 
 
 # -- not settings: read where they are needed ----------------------------------------------------

@@ -39,6 +39,7 @@ import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from alterflow.catalog.errors import MAX_LABEL
 from alterflow.errors import UserError, capped, first_line, shown
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -134,8 +135,8 @@ def write_table(df, name: str, connection: Connection | None = None, label: str 
     visible."""
     _check_frame(df)
     name = _table_name(name, "write_table")
-    if label is not None and (not isinstance(label, str) or not label.strip()):
-        raise SparkTableError(f"write_table: label is a non-empty string, not {shown(label)}")
+    if label is not None and (not isinstance(label, str) or not label.strip() or len(label) > MAX_LABEL or not label.isprintable()):
+        raise SparkTableError(f"write_table: label is 1 to {MAX_LABEL} printable characters (no control characters), not {shown(label)}")
     with _opened(connection, "write_table") as conn:
         from alterflow.load.spark_load import query_result, spark_load
 

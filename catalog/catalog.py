@@ -18,7 +18,15 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from alterflow.catalog.database import open_engine
-from alterflow.catalog.errors import CatalogError, ConcurrentChange, DependentObjects, NameInUse, TransactionStateError, UnknownObject
+from alterflow.catalog.errors import (
+    CatalogError,
+    ConcurrentChange,
+    DependentObjects,
+    NameInUse,
+    TransactionStateError,
+    UnknownObject,
+    checked_label,
+)
 from alterflow.catalog.models import (
     AlterJobRow,
     CatalogIdentityRow,
@@ -52,6 +60,7 @@ from alterflow.catalog.records import (
 from alterflow.catalog.schema import SchemaVersion, name_key
 from alterflow.catalog.snapshot_reads import Fetch, SnapshotReads, read_snapshot
 from alterflow.catalog.states import FileState, IndexState, JobKind, JobState, TransactionState, VersionState
+from alterflow.sql.names import named
 
 ACTIVE_JOB_STATES = (JobState.PENDING, JobState.WAITING_TXN, JobState.RUNNING, JobState.VALIDATING, JobState.READY_TO_SWAP)
 
@@ -233,7 +242,7 @@ class Catalog(SnapshotReads):
     def _live_table(self, s: Session, name: str) -> TableRow:
         row = s.scalar(select(TableRow).where(TableRow.name_key == name_key(name)))
         if row is None:
-            raise UnknownObject(f"unknown table {name}")
+            raise UnknownObject(f"unknown table {named(name)}")
         return row
 
     def _live_view(self, s: Session, name: str) -> ViewRow | None:
@@ -299,7 +308,7 @@ class Catalog(SnapshotReads):
             if row is None:
                 if if_exists:
                     return None
-                raise UnknownObject(f"unknown table {name}")
+                raise UnknownObject(f"unknown table {named(name)}")
             views = self._views_reading_table(s, row.id)
             if views:
                 raise DependentObjects(f"cannot drop table {row.name}: view {', '.join(views)} uses it")
@@ -412,7 +421,7 @@ class Catalog(SnapshotReads):
         with self.db_session() as s:
             found = s.execute(_TABLE_AT_CURRENT_VERSION, {"name_key": name_key(name)}).first()
             if found is None:
-                raise UnknownObject(f"unknown table {name}")
+                raise UnknownObject(f"unknown table {named(name)}")
             table, current = found[0], _version(found[1])
             base = current
             if version is not None and version != current.version:
@@ -513,7 +522,8 @@ class Catalog(SnapshotReads):
 
         With `lease_s` the transaction has a load lease (SPEC §4) that its process renews
         (`renew_transaction`); once past, whoever looks first aborts it. Without, only the
-        timeout bounds it."""
+        timeout bounds it. A label the catalog cannot keep is refused (BadLabel) before anything is written."""
+        checked_label(label, "load")
         now = utcnow()
         with self.db_session() as s, s.begin():
             if s.scalar(select(TableRow.id).where(TableRow.id == table_id, TableRow.name_key.is_not(None)).with_for_update()) is None:
@@ -612,6 +622,17 @@ class Catalog(SnapshotReads):
                     .order_by(DataFileRow.id)
                 )
             )
+
+    def aborted_elsewhere(self, txn_id: int) -> TransactionStateError | None:
+        """The line for a load whose transaction someone else aborted meanwhile (its lease ran out
+        and GC or a waiting job aborted it, a later run of the same load), None while it is not
+        ABORTED. A load that fails after that (GC deleted the file it was writing) says this,
+        not what it tripped over."""
+        with self.db_session() as s:
+            txn = s.get(TransactionRow, txn_id)
+            if txn is None or txn.state != TransactionState.ABORTED:
+                return None
+            return TransactionStateError(f"transaction {txn_id} was aborted ({txn.reason or 'by another process'}); retry the load")
 
     def abort_transaction(self, txn_id: int, reason: str) -> list[str]:
         """PREPARE -> ABORTED. Returns the paths of its files, which the caller deletes."""
@@ -717,7 +738,7 @@ class Catalog(SnapshotReads):
             if row is None:
                 if if_exists:
                     return False
-                raise UnknownObject(f"unknown view {name}")
+                raise UnknownObject(f"unknown view {named(name)}")
             users = s.scalars(
                 select(ViewRow.name)
                 .join(ViewDependencyRow, ViewDependencyRow.view_id == ViewRow.id)

@@ -16,7 +16,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
-from alterflow.catalog.errors import CatalogOutdated, CatalogUnavailable
+from alterflow.catalog.errors import CatalogFull, CatalogOutdated, CatalogUnavailable
 from alterflow.catalog.revisions import MIGRATIONS, head_revision
 from alterflow.errors import first_line
 
@@ -49,6 +49,47 @@ def _sqlite_begin(conn) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
+_SQLITE_FULL, _SQLITE_READONLY, _SQLITE_IOERR, _SQLITE_CANTOPEN = 13, 8, 10, 14  # sqlite3's result codes (their low byte)
+
+
+def _no_room_beside(context) -> bool:
+    """Whether the file system of a SQLite catalog's file has no block left for it."""
+    import os
+
+    engine = getattr(context, "engine", None)
+    database = engine.url.database if engine is not None else None
+    if not database:
+        return False
+    try:
+        return os.statvfs(os.path.dirname(os.path.abspath(database))).f_bavail == 0
+    except OSError:
+        return False
+
+
+_PG_OUT_OF_ROOM = {"53100": "its disk is full", "53200": "it is out of memory", "25006": "it is read-only"}
+
+
+def _refusing_a_full_database(context) -> None:
+    """SQLAlchemy's handle_error: a database that cannot grow (SQLite's "database or disk is full",
+    a read-only SQLite file, PostgreSQL's disk_full) is CatalogFull, one line; the transaction
+    is rolled back as for any failed statement."""
+    orig = context.original_exception
+    code = getattr(orig, "sqlite_errorcode", None)
+    reason = None
+    if code is not None and code & 0xFF == _SQLITE_FULL:
+        reason = "its disk is full"
+    elif code is not None and code & 0xFF == _SQLITE_READONLY:
+        reason = "it is read-only"
+    elif code is not None and code & 0xFF in (_SQLITE_IOERR, _SQLITE_CANTOPEN) and _no_room_beside(context):
+        reason = "its disk is full"  # its write-ahead log or shared memory file could not grow
+    elif getattr(orig, "sqlstate", None) in _PG_OUT_OF_ROOM:
+        reason = _PG_OUT_OF_ROOM[orig.sqlstate]
+    if reason is not None:
+        raise CatalogFull(
+            f"the catalog database cannot be written: {reason}; nothing was committed. Free space and run the command again"
+        ) from orig
+
+
 def make_engine(url: str) -> Engine:
     url = normalise_url(url)
     if url.startswith("sqlite"):
@@ -57,6 +98,7 @@ def make_engine(url: str) -> Engine:
         event.listen(engine, "begin", _sqlite_begin)
     else:
         engine = create_engine(url, pool_pre_ping=True)
+    event.listen(engine, "handle_error", _refusing_a_full_database)
     return engine
 
 

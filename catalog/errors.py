@@ -1,6 +1,6 @@
 """Errors the catalog raises. Each message is one line a user can act on."""
 
-from alterflow.errors import UserError
+from alterflow.errors import UserError, shown
 
 
 class CatalogError(UserError):
@@ -44,6 +44,29 @@ class CatalogUnavailable(CatalogError):
     """The catalog database cannot be opened (a bad URL, no driver, no server)."""
 
 
+class CatalogFull(CatalogError):
+    """The catalog database cannot grow (its disk is full, a quota, a read-only SQLite file): the
+    transaction was rolled back, nothing of it committed."""
+
+
 class CatalogOutdated(CatalogError):
     """A catalog database that is not at this release's migration; only `alterflow db upgrade`
     migrates a catalog that is not SQLite."""
+
+
+class BadLabel(CatalogError):
+    """A load's label the catalog cannot keep (too long, empty, control characters); nothing was written."""
+
+
+MAX_LABEL = 256  # af_transactions.label
+
+
+def checked_label(label: object, context: str) -> str:
+    """`label` when the catalog can keep it as a load's label: text of 1 to MAX_LABEL printable
+    characters (no control character: PostgreSQL text holds no NUL, and a label is printed);
+    otherwise BadLabel, one line that begins with `context`."""
+    if not isinstance(label, str):
+        raise BadLabel(f"{context}: a label is a string, not {type(label).__name__}")
+    if not label.strip() or len(label) > MAX_LABEL or not label.isprintable():
+        raise BadLabel(f"{context}: label {shown(label)} is not 1 to {MAX_LABEL} printable characters (no control characters)")
+    return label

@@ -34,6 +34,7 @@ from alterflow.catalog.models import (
 from alterflow.catalog.records import AlterProperties, JobSpec
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.states import FileState, IndexState, JobKind, JobState, OnCastError, TransactionState, VersionState
+from alterflow.sql.names import named
 from alterflow.types import Change, classify_conversion
 
 # States in which loads dual-write into the shadow index.
@@ -218,7 +219,7 @@ class HeavyJobs:
         table_name = spec.table_name
         table = s.scalar(select(TableRow).where(TableRow.id == spec.table_id).with_for_update())
         if table is None or table.name_key is None:
-            raise UnknownObject(f"unknown table {table_name}")
+            raise UnknownObject(f"unknown table {named(table_name)}")
         active = self.catalog.active_job_row(s, spec.table_id)
         if active is not None:
             raise ConcurrentChange(f"ALTER TABLE {table_name}: job {active.id} ({active.state}) is not finished; one job per table")

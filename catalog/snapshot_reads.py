@@ -22,6 +22,7 @@ from alterflow.catalog.records import DataFile, TableInfo, TableSnapshot, ViewDe
 from alterflow.catalog.revisions import head_revision
 from alterflow.catalog.schema import SchemaVersion, name_key
 from alterflow.catalog.states import FileState, TransactionState
+from alterflow.sql.names import named
 
 # fetch(sql, params) -> rows: one statement of the read's transaction, parameters named `:name`.
 Fetch = Callable[[str, dict], list[tuple]]
@@ -104,7 +105,7 @@ class SnapshotReads(ABC):
         with self._reading() as fetch:
             rows = fetch(_TABLE_BY_NAME, {"name_key": name_key(name)})
             if not rows:
-                raise UnknownObject(f"unknown table {name}")
+                raise UnknownObject(f"unknown table {named(name)}")
             return read_snapshot(fetch, _table_info(rows[0]))
 
     def snapshot_by_id(self, table_id: int) -> TableSnapshot:
@@ -133,7 +134,7 @@ class SnapshotReads(ABC):
         with self._reading() as fetch:
             rows = fetch(_VIEW_BY_NAME, {"name_key": name_key(name)})
             if not rows:
-                raise UnknownObject(f"unknown view {name}")
+                raise UnknownObject(f"unknown view {named(name)}")
             return _view_info(fetch, rows[0])
 
     def view_by_id(self, view_id: int) -> ViewInfo:

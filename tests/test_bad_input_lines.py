@@ -9,6 +9,7 @@ starts Spark (which would print its own lines on stderr)."""
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import subprocess
@@ -31,7 +32,7 @@ SETUP = (
 
 def _env(home: pathlib.Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
-    env.update(ALTERFLOW_HOME=str(home), ALTERFLOW_SPARK_MASTER="local[1]", PYSPARK_PYTHON=sys.executable, **extra)
+    env.update({"ALTERFLOW_HOME": str(home), "ALTERFLOW_SPARK_MASTER": "local[1]", "PYSPARK_PYTHON": sys.executable, **extra})
     return env
 
 
@@ -319,3 +320,122 @@ def test_a_bad_load_argument_is_one_short_line(unchanged, table, path, fragment)
     path = str(unchanged / path) if path == "catalog.db" else path  # a file that exists
     message = refused(run(unchanged, "load", table, path, "--format", "csv"))
     assert fragment in message, message
+
+
+# -- NUL where the catalog keeps text; control characters in printed values, both catalogs -------------
+NUL_KEPT = [
+    ("ALTER TABLE t ADD COLUMN z STRING DEFAULT 'a\x00b'", "ALTER TABLE t"),
+    ("ALTER TABLE t MODIFY COLUMN s STRING COMMENT 'c\x00'", "ALTER TABLE t"),
+    ("EXPLAIN ALTER TABLE t ADD COLUMN z STRING DEFAULT 'a\x00b'", "ALTER TABLE t"),
+    ("CREATE TABLE u (a INT COMMENT 'a\x00')", "CREATE TABLE u"),
+    ("CREATE TABLE u (a STRING DEFAULT '\x00')", "CREATE TABLE u"),
+    ("CREATE VIEW w AS SELECT k, 'a\x00b' AS c FROM t", "CREATE VIEW w"),
+]
+
+
+def test_a_nul_where_the_catalog_keeps_text_is_one_line_and_data_may_hold_one(catalog_url, tmp_path):
+    """PostgreSQL text cannot hold NUL (it raised an internal DataError; SQLite took it): a CREATE
+    TABLE, ALTER TABLE or CREATE VIEW with one is refused on both catalogs, and nothing changes.
+    A NUL in a data value goes to Parquet and is printed escaped."""
+    home = tmp_path / "home"
+    db = {"ALTERFLOW_CATALOG_URL": catalog_url}
+    assert run(home, "sql", "-e", SETUP, **db).returncode == 0
+    versions = run(home, "sql", "-e", "SHOW SCHEMA VERSIONS FROM t", **db).stdout
+    script = tmp_path / "nul.sql"
+    for sql, subject in NUL_KEPT:
+        script.write_text(sql)  # a NUL cannot be an argument: through -f, as a file would carry it
+        message = refused(run(home, "sql", "-f", str(script), **db))
+        assert message == (
+            f"{subject}: a NUL character (\\x00) cannot be kept in the catalog (its statements, defaults, comments, views); "
+            "data values may hold one"
+        ), message
+    assert run(home, "sql", "-e", "SHOW SCHEMA VERSIONS FROM t", **db).stdout == versions
+    for name in ("u", "w"):
+        assert f"unknown table or view {name}" in refused(run(home, "sql", "-e", f"SELECT * FROM {name}", **db))
+
+    script.write_text("INSERT INTO t (k, s) VALUES (1, 'a\x00b\x1b]0;owned\x07\x1b[2J\x9b\u2028\x7fc')")
+    assert run(home, "sql", "-f", str(script), **db).returncode == 0
+    shown_value = "a\\x00b\\x1b]0;owned\\x07\\x1b[2J\\x9b\\u2028\\x7fc"
+    table = run(home, "sql", "-e", "SELECT k, s FROM t", **db)
+    assert table.returncode == 0 and table.stderr == "", table.stderr
+    assert all(line.isprintable() for line in table.stdout.splitlines()), repr(table.stdout)
+    assert f"| 1 | {shown_value} |" in table.stdout, table.stdout
+    as_json = run(home, "sql", "-e", "SELECT k, s FROM t", "--format", "json", **db)
+    assert as_json.stdout.endswith("\n") and as_json.stdout[:-1].isprintable(), repr(as_json.stdout)
+    assert json.loads(as_json.stdout)["rows"] == [[1, "a\x00b\x1b]0;owned\x07\x1b[2J\x9b\u2028\x7fc"]]
+
+
+def test_alterflow_load_of_a_long_path_labels_its_load_with_a_label_the_catalog_keeps(catalog_url, tmp_path):
+    """`alterflow load`'s label is `load <path>`: a path past 256 characters (PostgreSQL refused
+    the label, SQLite kept it whole) or with a control character is cut with a digest and escaped."""
+    home = tmp_path / "home"
+    db = {"ALTERFLOW_CATALOG_URL": catalog_url}
+    assert run(home, "sql", "-e", SETUP, **db).returncode == 0
+    deep = tmp_path.joinpath(*["d" * 100] * 3, "e\x1b[2J")
+    deep.mkdir(parents=True)
+    (deep / "rows.csv").write_text("k,s\n1,x\n")
+    loaded = run(home, "load", "t", str(deep / "rows.csv"), **db)
+    assert loaded.returncode == 0 and loaded.stderr == "", loaded.stderr
+    from alterflow.catalog.catalog import Catalog
+    from alterflow.catalog.models import TransactionRow
+
+    with Catalog(catalog_url).db_session() as s:
+        (label,) = [row.label for row in s.query(TransactionRow)]
+    assert len(label) == 256 and label.isprintable() and label.startswith(f"load {tmp_path}"), label
+
+
+# -- a home or warehouse that cannot be a folder this process writes -------------------------------------
+def test_a_home_or_warehouse_that_is_a_file_or_under_one_is_one_line(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    cases = [
+        ({"ALTERFLOW_HOME": str(afile)}, f"ALTERFLOW_HOME '{afile}' cannot be a folder: it is a file"),
+        ({"ALTERFLOW_HOME": str(afile / "sub")}, f"ALTERFLOW_HOME '{afile}/sub' cannot be a folder: '{afile}' is a file"),
+        ({"ALTERFLOW_WAREHOUSE": str(afile)}, f"the warehouse (ALTERFLOW_WAREHOUSE) '{afile}' cannot be a folder: it is a file"),
+        (
+            {"ALTERFLOW_WAREHOUSE": str(afile / "w")},
+            f"the warehouse (ALTERFLOW_WAREHOUSE) '{afile}/w' cannot be a folder: '{afile}' is a file",
+        ),
+    ]
+    home = tmp_path / "home"
+    for env, line in cases:
+        for args in (["sql", "-e", "CREATE TABLE t (a INT); INSERT INTO t VALUES (1)"], ["gc"], ["db", "upgrade"]):
+            assert refused(run(home, *args, **env)) == line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"], "a refused home or warehouse left folders behind"
+    assert afile.read_text() == "not a folder"
+
+
+def test_a_read_only_home_or_warehouse_is_one_line(catalog_url, tmp_path):
+    """Read-only by its mount (chmod does not stop root): the home itself, a home to be made in
+    it, and a warehouse, on both catalogs."""
+    from tests.support.mounts import tmpfs
+
+    with tmpfs(tmp_path / "ro", "1m", read_only=True) as ro:
+        home = tmp_path / "home"
+        db = {"ALTERFLOW_CATALOG_URL": catalog_url}
+        assert run(home, "sql", "-e", SETUP, **db).returncode == 0
+        files = sorted(home.rglob("*"))
+        cases = [
+            ({"ALTERFLOW_HOME": str(ro)}, f"ALTERFLOW_HOME '{ro}' is not writable: read-only file system"),
+            ({"ALTERFLOW_HOME": str(ro / "h")}, f"ALTERFLOW_HOME '{ro}/h' cannot be a folder: read-only file system"),
+            ({"ALTERFLOW_WAREHOUSE": str(ro)}, f"the warehouse (ALTERFLOW_WAREHOUSE) '{ro}' is not writable: read-only file system"),
+        ]
+        for env, line in cases:
+            for args in (["sql", "-e", "INSERT INTO t (k) VALUES (1)"], ["gc"]):
+                assert refused(run(home, *args, **db, **env)) == line
+        assert sorted(home.rglob("*")) == files and not any(ro.iterdir())
+        assert "0 rows" in run(home, "sql", "-e", "SELECT * FROM t", **db).stdout
+
+
+def test_migrate_apply_prints_a_statements_control_characters_escaped(tmp_path):
+    """The dry run quotes each statement and apply prints a line per statement: a raw ESC/OSC/BEL
+    in a migration file reaches the terminal as `\\x1b`, `\\x07`."""
+    (tmp_path / "migrations").mkdir()
+    (tmp_path / "migrations" / "V1__m.sql").write_text("CREATE TABLE m (a INT COMMENT 'x\x1b]0;owned\x07y');\n")
+    home = tmp_path / "home"
+    dry_run = run(home, "migrate", "apply", "--dry-run", ALTERFLOW_MIGRATIONS=str(tmp_path / "migrations"))
+    assert dry_run.returncode == 0 and dry_run.stderr == "", dry_run.stderr
+    assert "would run V1__m.sql:1  CREATE TABLE m (a INT COMMENT 'x\\x1b]0;owned\\x07y')\n" in dry_run.stdout, dry_run.stdout
+    applied = run(home, "migrate", "apply", ALTERFLOW_MIGRATIONS=str(tmp_path / "migrations"))
+    assert applied.returncode == 0 and applied.stderr == "", applied.stderr
+    assert all(line.isprintable() for line in dry_run.stdout.splitlines() + applied.stdout.splitlines())

@@ -237,7 +237,10 @@ def test_bad_input_is_one_line_and_writes_nothing(af, spark, tmp_path):
             lambda: write_table(ids, "b", connection="sqlite://"),
             "write_table: connection is an alterflow.Connection (alterflow.connect()), not str",
         ),
-        "an empty label": (lambda: write_table(ids, "b", connection=af, label=" "), "write_table: label is a non-empty string, not ' '"),
+        "an empty label": (
+            lambda: write_table(ids, "b", connection=af, label=" "),
+            "write_table: label is 1 to 256 printable characters (no control characters), not ' '",
+        ),
     }
     for case, (call, message) in cases.items():
         with pytest.raises(UserError) as caught:

@@ -10,7 +10,6 @@ before the transaction begins, and a bad value later aborts it."""
 
 from __future__ import annotations
 
-import hashlib
 import pathlib
 from typing import Any
 
@@ -18,7 +17,7 @@ from alterflow import schema_change_events as events
 from alterflow.airflow.hooks import DEFAULT_CONN_ID, AlterflowHook
 from alterflow.airflow.tasks import refusals_fail_the_task
 from alterflow.errors import UserError, shown
-from alterflow.load.load_once import MAX_LABEL, load_once
+from alterflow.load.load_once import fitted_label, load_once
 
 __all__ = ["BadLoadInput", "load", "task_label", "as_appendable"]
 
@@ -31,11 +30,7 @@ class BadLoadInput(UserError):
 
 def task_label(dag_id: str, run_id: str, task_id: str, map_index: int | None = None) -> str:
     """The load's transaction label: the task instance, which every try of it shares."""
-    label = f"airflow {dag_id} {run_id} {task_id}" + (f" [{map_index}]" if map_index is not None and map_index >= 0 else "")
-    if len(label) <= MAX_LABEL:
-        return label
-    digest = hashlib.sha256(label.encode()).hexdigest()[:32]
-    return f"{label[: MAX_LABEL - len(digest) - 2]} #{digest}"
+    return fitted_label(f"airflow {dag_id} {run_id} {task_id}" + (f" [{map_index}]" if map_index is not None and map_index >= 0 else ""))
 
 
 def as_appendable(data: Any, table: str) -> Any:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from alterflow.errors import UserError, shown
 from alterflow.settings import Settings
+from alterflow.sql.names import MAX_NAME, valid_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from alterflow.api.table import Table
@@ -88,6 +89,10 @@ class Connection:
 
         if not isinstance(name, str):
             raise UserError(f"table: a table name is a string, not {type(name).__name__}")
+        if not valid_name(name):  # before the catalog is asked: PostgreSQL refuses a NUL even in a query
+            raise UserError(
+                f"table: invalid name {shown(name, MAX_NAME + 2)}: names match [A-Za-z_][A-Za-z0-9_]* up to {MAX_NAME} characters"
+            )
         info = self.catalog.table(name)  # UnknownObject, one line, for a name the catalog lacks
         return Table(self, info.name)
 

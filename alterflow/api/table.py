@@ -19,6 +19,7 @@ import pathlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from alterflow.catalog.errors import MAX_LABEL
 from alterflow.errors import UserError, shown
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,6 +36,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 class ScanError(UserError):
     """A scan that cannot be made (an unknown column or version); nothing was read."""
+
+
+class ScanGone(ScanError):
+    """A data file of the scan's snapshot was deleted by GC while the scan ran (it outlived the
+    retention period), and planning again did not help or rows were already handed out."""
 
 
 class AppendError(UserError):
@@ -119,8 +125,9 @@ class Table:
 
         batches = _batches_of(data, self.name)
         label = label if label is not None else f"append into {self.name}"
-        if not isinstance(label, str) or not label.strip():
-            raise AppendError(f"append into {self.name}: label is a non-empty string")
+        if not isinstance(label, str) or not label.strip() or len(label) > MAX_LABEL or not label.isprintable():
+            what = shown(label) if isinstance(label, str) else f"a {type(label).__name__}"
+            raise AppendError(f"append into {self.name}: label {what} is not 1 to {MAX_LABEL} printable characters (no control characters)")
         try:
             result = self._connection.session.load_result(self.name, batches, label)
         except BadRows as exc:
@@ -188,20 +195,47 @@ class Scan:
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         """The rows as Arrow record batches, read one data file (primary-key tables: one tablet)
-        at a time."""
+        at a time. A data file that GC deleted meanwhile (the scan outlived the retention period)
+        makes the scan plan again on a new snapshot, up to READ_ATTEMPTS times, while no batch
+        has been handed out; after that it is a ScanGone line (rows handed out stand)."""
+        from alterflow.cli.session import READ_ATTEMPTS
         from alterflow.read.arrow_read import read_snapshot_arrow
 
-        snapshot, warehouse = self._snapshot()
         read = self._read_columns()
-        for files in _units(snapshot):
-            part = read_snapshot_arrow(warehouse, dataclasses.replace(snapshot, files=files), self.version, columns=read)
-            if self._condition is not None:
-                part = part.filter(self._condition[0])
-            yield from part.select(self.columns).to_batches()
+        attempt, handed_out = 1, False
+        while True:
+            snapshot, warehouse = self._snapshot()
+            try:
+                for files in _units(snapshot):
+                    part = read_snapshot_arrow(warehouse, dataclasses.replace(snapshot, files=files), self.version, columns=read)
+                    if self._condition is not None:
+                        part = part.filter(self._condition[0])
+                    for batch in part.select(self.columns).to_batches():
+                        handed_out = True
+                        yield batch
+                return
+            except FileNotFoundError:
+                if handed_out or attempt >= READ_ATTEMPTS:
+                    raise ScanGone(
+                        f"scan of {self.table.name}: a data file it read is gone (GC deleted it: the scan ran longer than the "
+                        f"retention period, ALTERFLOW_GC_RETENTION){' after rows were handed out' if handed_out else ''}; "
+                        "run the scan again"
+                    ) from None
+                attempt += 1
 
     def to_arrow(self) -> pa.Table:
-        """The rows as one Arrow table."""
-        return _pa().Table.from_batches(list(self.to_batches()), schema=self.schema)
+        """The rows as one Arrow table. It holds every batch until the end, so a file gone midway
+        makes it read again from a new snapshot (up to READ_ATTEMPTS times) before ScanGone."""
+        from alterflow.cli.session import READ_ATTEMPTS
+
+        attempt = 1
+        while True:
+            try:
+                return _pa().Table.from_batches(list(self.to_batches()), schema=self.schema)
+            except ScanGone:
+                if attempt >= READ_ATTEMPTS:
+                    raise
+                attempt += 1
 
     def to_pandas(self) -> pd.DataFrame:
         """The rows as a pandas DataFrame (Arrow's conversion: LARGEINT and DECIMAL become Python

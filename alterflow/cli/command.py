@@ -222,11 +222,12 @@ def _read_sql_file(name: str) -> str:
 def _load(args) -> int:
     from alterflow.cli.session import Session
     from alterflow.load.inputs import open_input
+    from alterflow.load.load_once import fitted_label
 
     try:
         source = open_input(pathlib.Path(args.path), args.format)
         session = Session()
-        result = session.load_input(args.table, source, label=f"load {args.path}", engine=args.engine)
+        result = session.load_input(args.table, source, label=fitted_label(f"load {args.path}"), engine=args.engine)
     except Exception as exc:
         return report_failure(exc)
     print(result.message)

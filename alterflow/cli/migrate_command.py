@@ -106,16 +106,17 @@ def _run(args) -> int:
 
 
 def _apply(session, directory: pathlib.Path, args) -> int:
+    from alterflow.errors import escaped
     from alterflow.migrate.apply import MigrationApply
     from alterflow.migrate.lint import findings_of
     from alterflow.migrate.rules import load_rules
 
     rules = load_rules(directory)
-    apply = MigrationApply(session, directory, on_line=lambda line: print(line, flush=True), approve_rules=rules)
+    apply = MigrationApply(session, directory, on_line=lambda line: print(escaped(line), flush=True), approve_rules=rules)
     result = apply.run(to=args.to, dry_run=args.dry_run)
     if args.dry_run:
         for plan in result.planned:
-            print(f"would run {plan.script}:{plan.statement.line}  {' '.join(plan.statement.text.split())[:160]}")
+            print(f"would run {plan.script}:{plan.statement.line}  {escaped(' '.join(plan.statement.text.split())[:160])}")
             print(f"  {plan.kind:<8} {plan.reason}")
             for finding in findings_of(plan, rules):
                 print(f"  {finding.level:<8} {finding.rule}: {finding.message}")

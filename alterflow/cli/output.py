@@ -9,7 +9,7 @@ import json
 import math
 import sys
 
-from alterflow.errors import UserError, first_line, internal_error_line
+from alterflow.errors import UserError, capped, escaped, first_line, internal_error_line, out_of_room
 from alterflow.results import ResultSet
 
 
@@ -19,6 +19,10 @@ def report_failure(exc: Exception) -> int:
     the exception's type and the log file under `$ALTERFLOW_HOME/logs/` that holds its traceback."""
     if isinstance(exc, UserError):
         line = first_line(exc)  # at most MAX_LINE characters, escaped
+    elif (reason := out_of_room(exc)) is not None:  # where it writes, not a bug: no log (it could not be written)
+        line = capped(
+            f"{reason}: the command stopped; what it committed before stays and nothing is half visible. Free space and run it again"
+        )
     else:
         from alterflow.settings import home_from_env
 
@@ -44,27 +48,39 @@ def json_value(value):
 
 
 def to_json(result: ResultSet) -> str:
-    return json.dumps(
+    """One JSON line. JSON escapes the C0 controls itself; what else a terminal would act on (DEL,
+    the C1 controls such as CSI 0x9b, line and paragraph separators) is written as `\\uXXXX` too,
+    which a JSON reader reads back as the same character."""
+    line = json.dumps(
         {"columns": list(result.columns), "rows": [[json_value(v) for v in row] for row in result.rows]},
         ensure_ascii=False,
     )
+    if line.isprintable():  # the usual case: one scan of the line
+        return line
+    # Outside strings JSON has only printable characters, so every one left is inside a string.
+    return "".join(ch if ch.isprintable() else json.dumps(ch)[1:-1] for ch in line)
 
 
 def text_value(value) -> str:
-    if isinstance(value, str) and ("\n" in value or "\r" in value):
-        return " ".join(value.split())  # one table row per result row
+    """A value as a text table's cell: one line, with every character a terminal would act on
+    (ESC, BEL, CR, LF, DEL, the C1 controls, other non-printable ones) escaped as `\\x1b`,
+    `\\n`, `\\u2028`, so a stored value can neither break the table nor drive the terminal."""
+    if isinstance(value, str):
+        return value if value.isprintable() else escaped(value)
     if value is None:
         return "NULL"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dt.datetime):
         return value.isoformat(sep=" ")
-    return str(value)
+    text = str(value)
+    return text if text.isprintable() else escaped(text)
 
 
 def to_table(result: ResultSet) -> str:
     cells = [[text_value(v) for v in row] for row in result.rows]
-    widths = [len(c) for c in result.columns]
+    columns = [text_value(c) for c in result.columns]
+    widths = [len(c) for c in columns]
     for row in cells:
         widths = [max(w, len(v)) for w, v in zip(widths, row)]
     rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
@@ -72,6 +88,6 @@ def to_table(result: ResultSet) -> str:
     def line(values):
         return "| " + " | ".join(v.ljust(w) for v, w in zip(values, widths)) + " |"
 
-    out = [rule, line(result.columns), rule, *(line(r) for r in cells), rule]
+    out = [rule, line(columns), rule, *(line(r) for r in cells), rule]
     out.append(f"{len(cells)} row{'s' if len(cells) != 1 else ''}")
     return "\n".join(out)

@@ -22,7 +22,7 @@ from alterflow.catalog.records import ViewDependency, utcnow
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.snapshot_reads import SnapshotReads, sqlite_snapshot_reads
 from alterflow.catalog.states import JobState
-from alterflow.errors import UserError, first_line, shown
+from alterflow.errors import UserError, first_line, out_of_room, shown
 from alterflow.load.bad_rows import BadRows
 from alterflow.results import Done, Result, ResultSet
 from alterflow.settings import Settings
@@ -414,8 +414,26 @@ class Session:
         if self.settings.airflow_url:  # a DAG run of alterflow_schema_change, waited for
             job = self.submit_to_airflow(request, keep_id=request_id is not None)
             return Done(f"ALTER TABLE {stmt.table}: job {job.id} {job.state}, schema version {job.to_version}")
-        job = run_alter(self.catalog, request, self.warehouse, lambda: self.spark, self.settings.lease_s)
+        try:
+            job = run_alter(self.catalog, request, self.warehouse, lambda: self.spark, self.settings.lease_s)
+        except Exception as exc:
+            reason = out_of_room(exc)
+            if reason is None:
+                raise
+            raise StatementError(self._stopped_for_room(stmt.table, reason)) from None
         return Done(f"ALTER TABLE {stmt.table}: job {job.id} {job.state}, schema version {job.to_version}")
+
+    def _stopped_for_room(self, table: str, reason: str) -> str:
+        """The line of an ALTER that a full disk (or a read-only one) stopped: its job, unfinished
+        and resumable, or nothing committed."""
+        open_jobs = [j for j in self.catalog.jobs(self.catalog.table(table).id) if j.state not in (JobState.FINISHED, JobState.CANCELLED)]
+        if not open_jobs:
+            return f"ALTER TABLE {table}: {reason}: nothing was committed; free space and run it again"
+        job = open_jobs[-1]
+        return (
+            f"ALTER TABLE {table}: {reason}: job {job.id} stopped in {job.state} and nothing of it is visible; "
+            f"free space and RESUME ALTER TABLE COLUMN FROM {table} (or CANCEL it)"
+        )
 
     def submit_to_airflow(self, request: AlterRequest, keep_id: bool = False):
         """`request` as a DAG run of alterflow_schema_change (with its own run id, or with the

@@ -35,7 +35,7 @@ def _format_of(path: pathlib.Path, given: str | None) -> str:
         return given
     found = FORMATS.get(path.suffix.lower())
     if found is None:
-        raise LoadInputError(f"cannot tell the format of {path}; pass --format parquet|csv|json")
+        raise LoadInputError(f"cannot tell the format of {_path(path)}; pass --format parquet|csv|json")
     return found
 
 

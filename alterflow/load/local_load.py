@@ -38,9 +38,9 @@ import pyarrow as pa
 from alterflow.catalog.catalog import Catalog, NewFile, TableInfo
 from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
-from alterflow.errors import first_line, shown
+from alterflow.errors import UserError, first_line, shown
 from alterflow.leases import TransactionLease, new_holder
-from alterflow.load.bad_rows import BadRows
+from alterflow.load.bad_rows import BadRows, aborted_for_room
 from alterflow.load.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
 from alterflow.store.column_splice import shadow_from_origin, write_with_shadow
@@ -390,9 +390,27 @@ def load_batches(
                 _write_and_commit(catalog, store, writer, first, stream)
     except BaseException as exc:
         writer.close(wait=False)
+        elsewhere = aborted_elsewhere(catalog, txn_id, exc)
         abort_load(catalog, txn_id, exc)
+        if elsewhere is not None:
+            raise elsewhere from exc
+        refusal = aborted_for_room(exc, table.name)
+        if refusal is not None:
+            raise refusal from exc
         raise
     return LoadResult(txn_id, writer.origin.buffers.rows_flushed, len(planned))
+
+
+def aborted_elsewhere(catalog: Catalog, txn_id: int, error: BaseException) -> Exception | None:
+    """When a load failed because another process aborted its transaction first (its lease ran
+    out while it was stopped; GC then deleted the file it was writing): the one line that says
+    so. None for a failure of the load's own, and when the catalog cannot be asked."""
+    if not isinstance(error, Exception) or isinstance(error, UserError):
+        return None
+    try:
+        return catalog.aborted_elsewhere(txn_id)
+    except Exception:  # the original error matters more
+        return None
 
 
 def abort_load(catalog: Catalog, txn_id: int, error: BaseException) -> None:

@@ -44,9 +44,9 @@ from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.crash_points import crash_point
 from alterflow.leases import TransactionLease, new_holder
-from alterflow.load.bad_rows import BadRows
+from alterflow.load.bad_rows import BadRows, aborted_for_room
 from alterflow.load.inputs import CsvSplit, LoadInput, LoadInputError, csv_header, csv_split_batches, csv_splits
-from alterflow.load.local_load import LoadResult, abort_load, dual_write_rows, numbered
+from alterflow.load.local_load import LoadResult, abort_load, aborted_elsewhere, dual_write_rows, numbered
 from alterflow.load.rows import rows_from_arrow
 from alterflow.load.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.store.column_splice import shadow_from_origin, write_with_shadow
@@ -396,7 +396,13 @@ def spark_load(
         with TransactionLease(catalog, txn_id, settings.lease_s):
             return _write_and_commit(spark, catalog, store, table, version, source, txn_id, staging, planned, settings)
     except BaseException as exc:
+        elsewhere = aborted_elsewhere(catalog, txn_id, exc)
         abort_load(catalog, txn_id, exc)
+        if elsewhere is not None:
+            raise elsewhere from exc
+        refusal = aborted_for_room(exc, table.name)
+        if refusal is not None:
+            raise refusal from exc
         raise
     finally:
         store.remove_scratch(staging)

@@ -473,6 +473,24 @@ def _sqlglot_message(error: SqlglotError, context: str) -> str:
 # alterflow DDL: recursive descent over the tokens of one statement
 
 
+def _check_kept_text(stmt: Statement) -> None:
+    """The catalog keeps the text of a CREATE TABLE, an ALTER TABLE and a CREATE VIEW (with its
+    defaults and comments): a NUL character, which PostgreSQL's text cannot hold, is refused there
+    on every catalog in one line. Data values (INSERT, loads) go to Parquet and may hold one."""
+    kept = stmt.sql if isinstance(stmt, CreateTable | AlterTable) else stmt.query if isinstance(stmt, CreateView) else ""
+    if "\x00" in kept:
+        what = (
+            f"CREATE VIEW {stmt.name}"
+            if isinstance(stmt, CreateView)
+            else f"CREATE TABLE {stmt.name}"
+            if isinstance(stmt, CreateTable)
+            else f"ALTER TABLE {stmt.table}"
+        )
+        raise SqlError(
+            f"{what}: a NUL character (\\x00) cannot be kept in the catalog (its statements, defaults, comments, views); data values may hold one"
+        )
+
+
 class _Parser:
     def __init__(self, text: str, tokens: list[_Tok]):
         self.text = text
@@ -692,6 +710,7 @@ class _Parser:
                 self.context = " ".join(keys)
                 stmt = method(self)
                 self.end()
+                _check_kept_text(stmt)
                 return stmt
         raise self.unsupported()
 

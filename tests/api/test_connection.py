@@ -81,6 +81,26 @@ def test_bad_connect_arguments_are_one_line(tmp_path):
     assert not isinstance(UnknownObject("x"), ConnectionClosed)
 
 
+def test_a_home_or_warehouse_connect_cannot_write_is_one_line(catalog_url, tmp_path):
+    """A file, a folder under a file, a read-only mount (root is not stopped by chmod)."""
+    from tests.support.mounts import tmpfs
+
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    env = {"ALTERFLOW_HOME": str(tmp_path / "home")}
+    with pytest.raises(alterflow.UserError) as caught:
+        alterflow.connect(catalog_url, env={"ALTERFLOW_HOME": str(afile / "sub")})
+    assert str(caught.value) == f"ALTERFLOW_HOME '{afile}/sub' cannot be a folder: '{afile}' is a file"
+    with pytest.raises(alterflow.UserError) as caught:
+        alterflow.connect(catalog_url, warehouse=afile, env=env)
+    assert str(caught.value) == f"the warehouse (ALTERFLOW_WAREHOUSE) '{afile}' cannot be a folder: it is a file"
+    with tmpfs(tmp_path / "ro", "1m", read_only=True) as ro:
+        with pytest.raises(alterflow.UserError) as caught:
+            alterflow.connect(catalog_url, warehouse=ro, env=env)
+        assert str(caught.value) == f"the warehouse (ALTERFLOW_WAREHOUSE) '{ro}' is not writable: read-only file system"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "ro"], "a refused connect made a home or a catalog"
+
+
 def test_import_alterflow_loads_nothing_until_used():
     """`import alterflow` is free: the API's names load on first use (a lightweight CLI statement
     imports neither SQLAlchemy nor pyarrow through the package)."""

@@ -12,6 +12,7 @@ import pytest
 
 import alterflow
 from alterflow.catalog.models import TransactionRow
+from alterflow.errors import MAX_LINE
 
 
 def committed_txns(api) -> int:
@@ -155,12 +156,55 @@ def test_bad_scans_and_labels_are_one_line(api):
         (lambda: t.scan(version="1"), "t: a schema version is a whole number, not '1'"),
         (lambda: t.scan(where=5), "scan of t: where is a SQL condition or a pyarrow.compute.Expression, not int"),
         (lambda: t.scan(where="nope = 1"), "scan of t: where: unknown column 'nope'"),
-        (lambda: t.append(pa.table({"id": [1]}), label=" "), "append into t: label is a non-empty string"),
+        (
+            lambda: t.append(pa.table({"id": [1]}), label=" "),
+            "append into t: label ' ' is not 1 to 256 printable characters (no control characters)",
+        ),
     ]:
         with pytest.raises(alterflow.UserError) as caught:
             call()
         assert str(caught.value) == message
     assert t.scan().to_arrow().num_rows == 0
+
+
+def all_txns(api) -> int:
+    from sqlalchemy import func, select
+
+    with api.catalog.db_session() as s:
+        return s.scalar(select(func.count()).select_from(TransactionRow))
+
+
+@pytest.mark.parametrize(
+    ("label", "shown_as"),
+    [
+        ("l" * 100_000, "'" + "l" * 60 + "…' (100000 characters)"),
+        ("l" * 257, "'" + "l" * 60 + "…' (257 characters)"),
+        ("a\x00b", "'a\\x00b'"),
+        ("a\x1b]0;x\x07b", "'a\\x1b]0;x\\x07b'"),
+        ("two\nlines", "'two\\nlines'"),
+    ],
+    ids=["100k", "257", "nul", "osc", "newline"],
+)
+def test_a_label_the_catalog_cannot_keep_is_one_line_and_writes_nothing(api, label, shown_as):
+    """PostgreSQL refused a NUL (DataError) and SQLite kept 100,000 characters in a 256 column:
+    both now refuse before a transaction begins."""
+    api.sql("CREATE TABLE t (id INT NOT NULL)")
+    t = api.table("t")
+    with pytest.raises(alterflow.UserError) as caught:
+        t.append(pa.table({"id": [1]}), label=label)
+    assert str(caught.value) == f"append into t: label {shown_as} is not 1 to 256 printable characters (no control characters)"
+    assert all_txns(api) == 0 and t.scan().to_arrow().num_rows == 0
+    assert t.append(pa.table({"id": [1]}), label="l" * 256).rows == 1  # the longest label is kept
+
+
+@pytest.mark.parametrize("name", ["a" * 2_000_000, "a\x00", "t\x1b[2J"], ids=["2MB", "nul", "escape"])
+def test_a_table_name_that_cannot_be_a_name_is_one_short_line(api, name):
+    api.sql("CREATE TABLE t (id INT)")
+    with pytest.raises(alterflow.UserError) as caught:
+        api.table(name)
+    message = str(caught.value)
+    assert message.startswith("table: invalid name '") and message.endswith(": names match [A-Za-z_][A-Za-z0-9_]* up to 128 characters")
+    assert len(message) <= MAX_LINE and message.isprintable(), message[:400]
 
 
 def test_a_scan_of_a_table_dropped_and_created_again_says_so(api):
@@ -169,3 +213,32 @@ def test_a_scan_of_a_table_dropped_and_created_again_says_so(api):
     api.sql("DROP TABLE t; CREATE TABLE t (id INT)")
     with pytest.raises(alterflow.UserError, match="the table was dropped and created again since the scan was made"):
         scan.to_arrow()
+
+
+def test_a_scan_that_outlives_the_retention_is_one_line_not_a_file_not_found(api, settings):
+    """A stream handed out its first batch; meanwhile the table was dropped and `alterflow gc
+    --retention 0` (another process, as an operator runs it) deleted its files. The rest of the
+    stream is one line (it was a raw FileNotFoundError); the rows handed out stand."""
+    import os
+    import subprocess
+    import sys
+
+    api.sql("CREATE TABLE t (id INT, v STRING)")
+    for i in (1, 2, 3):
+        api.sql(f"INSERT INTO t VALUES ({i}, 'v{i}')")
+    stream = api.table("t").scan().to_batches()
+    first = next(stream)
+    api.sql("DROP TABLE t")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
+    env.update(ALTERFLOW_HOME=str(settings.home), ALTERFLOW_CATALOG_URL=settings.catalog_url, ALTERFLOW_WAREHOUSE=str(settings.warehouse))
+    gc = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "alterflow"), "gc", "--retention", "0"], env=env, capture_output=True, text=True
+    )
+    assert gc.returncode == 0 and "delete_files: 3 files that left their tables deleted" in gc.stdout, gc.stdout + gc.stderr
+    with pytest.raises(alterflow.UserError) as caught:
+        list(stream)
+    assert str(caught.value) == (
+        "scan of t: a data file it read is gone (GC deleted it: the scan ran longer than the retention period, "
+        "ALTERFLOW_GC_RETENTION) after rows were handed out; run the scan again"
+    )
+    assert first.num_rows == 1

@@ -180,13 +180,22 @@ def test_waiting_txn_names_each_blocking_transaction_with_its_age_and_lease(any_
     leased = s.catalog.begin_transaction(table.id, "a live load", 3600, lease_s=30, holder="live:1:l")
     plain = s.catalog.begin_transaction(table.id, "a load without lease", 3600)
     job_id = start_job(s)
-    result = heavy_steps.wait_for_boundary(s.catalog, s.warehouse, job_id, heavy_steps.StepDriver(group="driver A"))
+    boundary = HeavyJobs(s.catalog).job(job_id).boundary_txn
+    # The clock is moved, not read: the ages are the same on a busy host as on a quiet one.
+    first, second = s.catalog.blocking_transactions(table.id, boundary)
+    now = second.created_at + timedelta(seconds=7)
+    result = heavy_steps.wait_for_boundary(s.catalog, s.warehouse, job_id, heavy_steps.StepDriver(group="driver A"), now=now)
     assert result == {"done": False, "blocking": [leased, plain]}
     msg = HeavyJobs(s.catalog).job(job_id).msg
-    boundary = HeavyJobs(s.catalog).job(job_id).boundary_txn
-    assert msg.startswith(f"waiting for transactions {leased}, {plain} (below boundary {boundary}): ")
-    assert f"{leased} open 0 s, lease expires in " in msg
-    assert f"{plain} open 0 s, no lease, times out in " in msg
+
+    def seconds(delta: timedelta) -> int:
+        return int(delta.total_seconds())
+
+    assert msg == (
+        f"waiting for transactions {leased}, {plain} (below boundary {boundary}): "
+        f"{leased} open {seconds(now - first.created_at)} s, lease expires in {seconds(first.lease_expires_at - now)} s; "
+        f"{plain} open 7 s, no lease, times out in {seconds(second.timeout_at - now)} s"
+    )
 
 
 def test_a_failing_process_lets_its_lease_go_and_an_airflow_run_hands_it_on_with_grace(any_session):
