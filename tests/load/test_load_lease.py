@@ -113,9 +113,13 @@ def test_a_load_killed_in_prepare_holds_a_heavy_alter_no_longer_than_its_lease(t
         assert msg.startswith(f"waiting for transactions {txn} (below boundary ") and "lease expires in" in msg, msg
     while not heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id)["done"]:
         time.sleep(0.2)
-    waited = time.monotonic() - began
     # What the dead load cost the job: its lease (it may have been renewed just before the kill).
-    assert waited < LEASE_S + 5, f"the ALTER waited {waited:.1f} s behind a dead load"
+    # Judged on the catalog's own clock, not the test's: the job's look aborted the transaction at
+    # its first poll after the lease ran out (a busy host may stretch a poll, never a lease).
+    with session.catalog.db_session() as s:
+        row = s.get(TransactionRow, txn)
+        late = (row.finished_at - row.lease_expires_at).total_seconds()
+    assert 0 <= late < 10, f"the dead load was aborted {late:.1f} s after its lease ran out"
     job = run_heavy(session.catalog, session.warehouse, job_id, lambda: spark)
     took = time.monotonic() - began
     assert job.state == "FINISHED"
