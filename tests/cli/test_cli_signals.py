@@ -35,9 +35,14 @@ EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 ROWS = 40
 
 
+CATALOG_URLS: dict[pathlib.Path, str] = {}  # a home's catalog, when it is not the home's SQLite file
+
+
 def env_of(home: pathlib.Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
     env.update(ALTERFLOW_HOME=str(home), ALTERFLOW_SPARK_MASTER="local[2]", PYSPARK_PYTHON=sys.executable)
+    if home in CATALOG_URLS:
+        env.update(ALTERFLOW_CATALOG_URL=CATALOG_URLS[home])
     return env
 
 
@@ -79,7 +84,7 @@ def interrupt(proc: subprocess.Popen, signum: int, may_finish: bool = False) -> 
 
 
 def catalog_of(home: pathlib.Path) -> Catalog:
-    return Catalog(Settings.from_env({"ALTERFLOW_HOME": str(home)}).catalog_url)
+    return Catalog(Settings.from_env({k: v for k, v in env_of(home).items() if k.startswith("ALTERFLOW_")}).catalog_url)
 
 
 def poll(what: str, check, proc: subprocess.Popen | None = None, every_s: float = 0.05):
@@ -105,9 +110,13 @@ def job_in(home: pathlib.Path, states: tuple[str, ...]):
 
 
 @pytest.fixture
-def home(tmp_path) -> pathlib.Path:
-    """A home with table t of ROWS rows (id, v = id)."""
+def home(request, tmp_path) -> pathlib.Path:
+    """A home with table t of ROWS rows (id, v = id), its catalog on SQLite (or, parametrised
+    indirectly with "postgresql", on PostgreSQL)."""
     home = tmp_path / "home"
+    if getattr(request, "param", "sqlite") == "postgresql":
+        CATALOG_URLS[home] = request.getfixturevalue("pg_url")
+        request.addfinalizer(lambda: CATALOG_URLS.pop(home))
     values = ", ".join(f"({i}, {i})" for i in range(1, ROWS + 1))
     ok(run(home, "sql", "-e", f"CREATE TABLE t (id INT NOT NULL, v INT, PRIMARY KEY (id)); INSERT INTO t VALUES {values}"))
     return home
@@ -134,7 +143,14 @@ def continue_command(line: str) -> list[str]:
     return shlex.split(match.group(1))[1:]
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(
+    ("signum", "home"),
+    [
+        pytest.param(signal.SIGINT, "sqlite", id="SIGINT-sqlite"),
+        pytest.param(signal.SIGTERM, "postgresql", id="SIGTERM-postgresql", marks=pytest.mark.postgres),
+    ],
+    indirect=["home"],
+)
 def test_heavy_alter_interrupted_while_waiting_resumes_at_once(home, signum):
     held = blocker(home)
     proc = start(home, "sql", "-e", "ALTER TABLE t MODIFY COLUMN v SMALLINT")
@@ -198,7 +214,14 @@ def open_load(home: pathlib.Path):
     return next((t for t in catalog.blocking_transactions(table_id, 1 << 62) if t.label.startswith("load ")), None)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(
+    ("signum", "home"),
+    [
+        pytest.param(signal.SIGINT, "sqlite", id="SIGINT-sqlite"),
+        pytest.param(signal.SIGTERM, "postgresql", id="SIGTERM-postgresql", marks=pytest.mark.postgres),
+    ],
+    indirect=["home"],
+)
 def test_load_interrupted_mid_write_is_aborted_and_loads_once_again(home, tmp_path, signum):
     data = big_csv(tmp_path / "data.csv", ROWS + 1, LOAD_ROWS)
     proc = start(home, "load", "t", str(data), "--engine", "local")
@@ -240,7 +263,14 @@ def migrations(tmp_path: pathlib.Path) -> pathlib.Path:
     return folder
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(
+    ("signum", "home"),
+    [
+        pytest.param(signal.SIGINT, "sqlite", id="SIGINT-sqlite"),
+        pytest.param(signal.SIGTERM, "postgresql", id="SIGTERM-postgresql", marks=pytest.mark.postgres),
+    ],
+    indirect=["home"],
+)
 def test_migrate_apply_interrupted_in_a_heavy_alter_is_finished_by_apply_again(home, tmp_path, signum):
     folder = migrations(tmp_path)
     held = blocker(home)
