@@ -88,7 +88,7 @@ def install() -> None:
         sys.stdout = QuietStdout(sys.stdout)
 
 
-_NOTHING_YET = "alterflow stopped before it changed anything; run the same command again"
+_BEFORE = "alterflow stopped before its work began, or in a catalog transaction that commits whole: nothing is half visible"
 _WHOLE = (
     "every commit is whole, nothing is half visible; SHOW ALTER TABLE COLUMN and alterflow migrate status "
     "show where the work stands, and the same command run again continues it"
@@ -122,7 +122,7 @@ def interrupted(exc: KeyboardInterrupt) -> int:
     signal.signal(signal.SIGINT, now)
     signal.signal(signal.SIGTERM, now)
     _let_go(exc)
-    describe = _under_way[0] if _under_way else (lambda: _NOTHING_YET)
+    describe = _under_way[0] if _under_way else (lambda: f"{_BEFORE}; run the same command again: {again()}")
     try:
         state = describe()
     except Exception as error:  # noqa: BLE001 - the catalog cannot say: the line says so

@@ -322,3 +322,20 @@ def test_migrate_apply_into_a_closed_pipe_applies_every_file(home, tmp_path):
     states = json.loads(ok(run(home, "migrate", "--dir", str(folder), "status", "--format", "json")))
     assert [f["state"] for f in states["migrations"]] == ["APPLIED"] * 12, states
     assert rows(home, "SELECT c1, c12 FROM t WHERE id = 1") == [[1, 12]]
+
+
+def test_gc_interrupted_while_it_drives_an_orphaned_job_lets_it_go_and_gc_again_finishes_it(home):
+    held = blocker(home)
+    alter = start(home, "sql", "-e", "ALTER TABLE t MODIFY COLUMN v SMALLINT")
+    poll("job in WAITING_TXN", lambda: job_in(home, (JobState.WAITING_TXN,)), alter)
+    assert "RESUME" in interrupt(alter, signal.SIGINT)
+    orphan = job_in(home, (JobState.WAITING_TXN,))
+    assert is_orphaned(orphan)
+    gc = start(home, "gc")
+    poll("gc driving the orphaned job", lambda: not is_orphaned(catalog_of(home).job_by_request(orphan.request_id)), gc)
+    line = interrupt(gc, signal.SIGTERM)
+    assert "alterflow gc stopped after its step 'abort_expired_loads'" in line and line.endswith("run it again: alterflow gc"), line
+    assert is_orphaned(catalog_of(home).job_by_request(orphan.request_id))  # let go, not left to lapse
+    catalog_of(home).abort_transaction(held, "the test lets the job go on")
+    assert "1 orphaned job resumed" in ok(run(home, "gc"))
+    heavy_done(home)
