@@ -35,11 +35,24 @@ def _terminate(_signum, _frame) -> None:
     context = getattr(sys.modules.get("pyspark"), "SparkContext", None)
     spark = getattr(context, "_active_spark_context", None)
     if spark is not None:  # as PySpark's own SIGINT handler does: no Spark job outlives the process's work
-        try:
-            spark.cancelAllJobs()
-        except Exception:  # noqa: BLE001 - a JVM already gone has no job left to cancel
-            pass
+        import threading
+
+        # From another thread: this one may be inside a Py4J call on its own connection.
+        threading.Thread(target=_cancel_jobs, args=(spark,), name="cancel-spark-jobs", daemon=True).start()
     raise Terminated()
+
+
+def _cancel_jobs(spark) -> None:
+    try:
+        spark.cancelAllJobs()
+    except Exception:  # noqa: BLE001 - a JVM already gone has no job left to cancel
+        return
+
+
+def _not_py4j(record) -> bool:
+    """Py4J logs on the root logger (so, unconfigured, on stderr with a traceback) when a signal
+    interrupts one of its calls, or the call fails: the exception itself is what the command reports."""
+    return record.module not in ("java_gateway", "clientserver")
 
 
 class QuietStdout:
@@ -81,8 +94,10 @@ def install() -> None:
     """For the `alterflow` process (never an in-process caller of `main`): SIGTERM raises
     `Terminated` in the main thread, and stdout goes quiet when its reader goes away."""
     import atexit
+    import logging
 
     signal.signal(signal.SIGTERM, _terminate)
+    logging.getLogger().addFilter(_not_py4j)
     atexit.register(_ignore_from_now)  # the first registered runs last: just before Python's own teardown
     if not isinstance(sys.stdout, QuietStdout) and sys.stdout is not None:
         sys.stdout = QuietStdout(sys.stdout)

@@ -339,3 +339,16 @@ def test_gc_interrupted_while_it_drives_an_orphaned_job_lets_it_go_and_gc_again_
     catalog_of(home).abort_transaction(held, "the test lets the job go on")
     assert "1 orphaned job resumed" in ok(run(home, "gc"))
     heavy_done(home)
+
+
+def test_spark_load_interrupted_prints_one_line_and_loads_once_again(home, tmp_path):
+    """Ctrl-C reaches PySpark's own SIGINT handler once Spark runs (it cancels Spark's jobs), and a
+    Py4J call it interrupts logs nothing on stderr."""
+    data = big_csv(tmp_path / "data.csv", ROWS + 1, LOAD_ROWS)
+    proc = start(home, "load", "t", str(data), "--engine", "spark")
+    txn = poll("load transaction in PREPARE", lambda: open_load(home), proc)
+    line = interrupt(proc, signal.SIGINT)
+    assert f"the load into t was aborted (transaction {txn.id}), none of its rows are visible; run it again" in line
+    assert loaded(home) == [ROWS, ROWS, sum(range(1, ROWS + 1))]
+    ok(run(home, "load", "t", str(data), "--engine", "local"))
+    load_done(home)
