@@ -12,7 +12,7 @@ state the work is in and the command that continues it (each command says what i
 
 A reader that goes away (`alterflow sql -e "SELECT ..." | head -1`) ends the output quietly: the
 first write that meets the closed pipe points stdout at the null device, and the command finishes
-its work with its output dropped and exits with its own status (`QuietStdout`).
+its work with its output dropped and exits with its own status (`QuietStream`).
 """
 
 from __future__ import annotations
@@ -55,8 +55,8 @@ def _not_py4j(record) -> bool:
     return record.module not in ("java_gateway", "clientserver")
 
 
-class QuietStdout:
-    """Standard output that a closed pipe silences instead of failing: on BrokenPipeError the
+class QuietStream:
+    """Standard output (or error) that a closed pipe silences instead of failing: on BrokenPipeError the
     stream's descriptor is pointed at the null device (what is still buffered goes there too), and
     every later write succeeds without going anywhere."""
 
@@ -99,8 +99,10 @@ def install() -> None:
     signal.signal(signal.SIGTERM, _terminate)
     logging.getLogger().addFilter(_not_py4j)
     atexit.register(_ignore_from_now)  # the first registered runs last: just before Python's own teardown
-    if not isinstance(sys.stdout, QuietStdout) and sys.stdout is not None:
-        sys.stdout = QuietStdout(sys.stdout)
+    if not isinstance(sys.stdout, QuietStream) and sys.stdout is not None:
+        sys.stdout = QuietStream(sys.stdout)
+    if not isinstance(sys.stderr, QuietStream) and sys.stderr is not None:  # `2>&1 | head`
+        sys.stderr = QuietStream(sys.stderr)
 
 
 _BEFORE = "alterflow stopped before its work began, or in a catalog transaction that commits whole: nothing is half visible"
@@ -131,7 +133,7 @@ def interrupted(exc: KeyboardInterrupt) -> int:
 
     def now(second, _frame) -> None:
         name = signal.Signals(second).name
-        os.write(2, f"{prefix}a second {name} stopped it before the state of the work was read; {_WHOLE}\n".encode())
+        _say(f"{prefix}a second {name} stopped it before the state of the work was read; {_WHOLE}")
         os._exit(code)
 
     signal.signal(signal.SIGINT, now)
@@ -146,6 +148,15 @@ def interrupted(exc: KeyboardInterrupt) -> int:
         state = f"the state of the work could not be read ({first_line(error, 80)}); {_WHOLE}"
     print(capped(prefix + state), file=sys.stderr, flush=True)
     return code
+
+
+def _say(line: str) -> None:
+    """`line` on stderr from a signal handler that ends the process next (unbuffered; a closed
+    stderr is no reason not to end)."""
+    try:
+        os.write(2, (line + "\n").encode())
+    except OSError:
+        return
 
 
 def _let_go(exc: BaseException) -> None:
@@ -169,7 +180,7 @@ def exiting() -> None:
 
     def now(signum, _frame) -> None:
         name = signal.Signals(signum).name
-        os.write(2, f"interrupted by {name}: alterflow had finished its work and was exiting; the lines above say what it did\n".encode())
+        _say(f"interrupted by {name}: alterflow had finished its work and was exiting; the lines above say what it did")
         os._exit(128 + signum)
 
     signal.signal(signal.SIGINT, now)

@@ -293,10 +293,15 @@ def test_long_select_into_head_ends_quietly(home, tmp_path):
     values = ", ".join(f"({i}, {i})" for i in range(ROWS + 1, 30_001))
     (tmp_path / "insert.sql").write_text(f"INSERT INTO t VALUES {values}")
     ok(run(home, "sql", "-f", str(tmp_path / "insert.sql")))
-    script = f"{shlex.quote(str(ALTERFLOW))} sql -e 'SELECT * FROM t ORDER BY id; SHOW SCHEMA VERSIONS FROM t' | head -1; echo \"status ${{PIPESTATUS[0]}}\" >&2"
-    proc = subprocess.run(["bash", "-c", script], env=env_of(home), cwd=home.parent, capture_output=True, text=True, timeout=TIMEOUT)
-    assert proc.stdout.splitlines() == ["+-------+-------+"], proc.stdout
-    assert proc.stderr == "status 0\n", proc.stderr  # no BrokenPipeError, no internal error line
+    command = shlex.quote(str(ALTERFLOW))
+    for statements, tail, status in (
+        ("SELECT * FROM t ORDER BY id; SHOW SCHEMA VERSIONS FROM t", "", 0),  # every statement runs: status 0
+        ("SELECT * FROM t ORDER BY id; SELECT nothing FROM t", "2>&1", 1),  # stderr into the closed pipe too
+    ):
+        script = f"{command} sql -e '{statements}' {tail} | head -1; echo \"status ${{PIPESTATUS[0]}}\" >&2"
+        proc = subprocess.run(["bash", "-c", script], env=env_of(home), cwd=home.parent, capture_output=True, text=True, timeout=TIMEOUT)
+        assert proc.stdout.splitlines() == ["+-------+-------+"], proc.stdout
+        assert proc.stderr == f"status {status}\n", proc.stderr  # no BrokenPipeError, no internal error line
 
 
 def test_migrate_apply_into_a_closed_pipe_applies_every_file(home, tmp_path):
