@@ -45,7 +45,7 @@ def _alter_state(session, statement) -> str:
     info = catalog.table(statement.table)
     name = info.name
     resume = f'alterflow sql -e "RESUME ALTER TABLE COLUMN FROM {name}"'
-    request = getattr(session, "alter_request", None)
+    request = session.alter_request
     job = None
     if isinstance(statement, ast.AlterTable) and request is not None and request.table == statement.table:
         job = catalog.job_by_request(request.request_id)
