@@ -14,7 +14,7 @@ from alterflow.catalog.errors import TransactionStateError
 from alterflow.catalog.models import DataFileRow, TabletRow, TransactionRow
 from alterflow.catalog.states import TransactionState
 
-__all__ = ["CommittedLoad", "committed_load", "abort_open_loads"]
+__all__ = ["CommittedLoad", "committed_load", "abort_open_loads", "loads_by_holder"]
 
 
 @dataclass(frozen=True)
@@ -66,3 +66,20 @@ def abort_open_loads(catalog: Catalog, table_id: int, label: str, reason: str) -
             continue
         aborted.append(txn_id)
     return aborted
+
+
+def loads_by_holder(catalog: Catalog, table_id: int, label: str, holder_prefix: str) -> list[tuple[int, str]]:
+    """(transaction id, state) of every load of `table_id` labelled `label` whose lease holder
+    starts with `holder_prefix` (`host:pid:`: the loads one process began), oldest first. An
+    interrupted `alterflow load` says with it whether its load committed or was aborted."""
+    with catalog.db_session() as s:
+        rows = s.execute(
+            select(TransactionRow.id, TransactionRow.state)
+            .where(
+                TransactionRow.table_id == table_id,
+                TransactionRow.label == label,
+                TransactionRow.lease_holder.startswith(holder_prefix, autoescape=True),
+            )
+            .order_by(TransactionRow.id)
+        )
+        return [(int(txn_id), str(state)) for txn_id, state in rows]

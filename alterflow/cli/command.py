@@ -3,6 +3,8 @@
 Every failure is one line on stderr and exit status 1. A refusal (`UserError`) prints its own
 message; anything else is an internal error: its line names the exception's type and the log file
 under `$ALTERFLOW_HOME/logs/` that holds its traceback, so a bug never passes for a user's mistake.
+Ctrl-C and SIGTERM print one line, the state of the work and what continues it, and exit 130 or
+143; a closed stdout silences the output and the work goes on (`alterflow.cli.signals`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import re
 import sys
 from typing import NoReturn
 
+from alterflow.cli import signals
 from alterflow.cli.output import report_failure, to_json, to_table
 from alterflow.cli.startup import import_paused
 from alterflow.errors import UserError, escaped, shown
@@ -134,16 +137,22 @@ def _gc(argv: list[str]) -> int:
                 + "; nothing was changed"
             )
             return 0
+        from alterflow.cli.work_state import gc_state
         from alterflow.gc.runner import run_gc
         from alterflow.gc.summary import step_line
         from alterflow.spark_session import get_spark
 
+        def on_step(name, result) -> None:
+            signals.under_way(lambda: gc_state(name))
+            print(step_line(name, result), flush=True)
+
+        signals.under_way(lambda: gc_state(None))
         run_gc(
             Catalog(settings.catalog_url),
             settings.warehouse,
             lambda: get_spark(settings),
             retention,
-            on_step=lambda name, result: print(step_line(name, result), flush=True),
+            on_step=on_step,
             lease_s=settings.lease_s,
             orphan_retention_s=orphan_retention,
         )
@@ -196,7 +205,8 @@ def _sql(args) -> int:
         pieces = split_statements(text)
     except Exception as exc:
         return report_failure(exc)
-    for piece in pieces:
+    for number, piece in enumerate(pieces, 1):
+        signals.under_way(lambda number=number, piece=piece: _sql_state(session, number, len(pieces), piece))
         try:
             results = list(session.run(piece))
         except Exception as exc:  # statements before it stay done
@@ -207,6 +217,12 @@ def _sql(args) -> int:
             elif args.format == "table":
                 print(result.message, flush=True)
     return 0
+
+
+def _sql_state(session, number: int, total: int, piece: str) -> str:
+    from alterflow.cli.work_state import sql_state
+
+    return sql_state(session, number, total, piece)
 
 
 class _FileError(UserError):
@@ -224,14 +240,22 @@ def _load(args) -> int:
     from alterflow.load.inputs import open_input
     from alterflow.load.load_once import fitted_label
 
+    label = fitted_label(f"load {args.path}")
     try:
         source = open_input(pathlib.Path(args.path), args.format)
         session = Session()
-        result = session.load_input(args.table, source, label=fitted_label(f"load {args.path}"), engine=args.engine)
+        signals.under_way(lambda: _load_state(session, args.table, label))
+        result = session.load_input(args.table, source, label=label, engine=args.engine)
     except Exception as exc:
         return report_failure(exc)
     print(result.message)
     return 0
+
+
+def _load_state(session, table: str, label: str) -> str:
+    from alterflow.cli.work_state import load_state
+
+    return load_state(session, table, label)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,13 +273,20 @@ def main(argv: list[str] | None = None) -> int:
 def command() -> NoReturn:
     """The `alterflow` console script: `main`, then `exit_now`. `alterflow sql` imports the session
     beforehand, with the garbage collector paused (`import_paused`); `alterflow migrate` the
-    session, the catalog and what status, lint and apply share, unless it only makes a new file."""
-    if sys.argv[1:2] == ["sql"]:
-        import_paused("alterflow.cli.session")
-    elif sys.argv[1:2] == ["migrate"] and "new" not in sys.argv[2:]:
-        import_paused("alterflow.cli.session")
-        import_paused("alterflow.migrate.apply")
-    exit_now(main())
+    session, the catalog and what status, lint and apply share, unless it only makes a new file.
+    SIGINT and SIGTERM end it with one line and 130 or 143 (`signals.interrupted`)."""
+    signals.install()
+    try:
+        if sys.argv[1:2] == ["sql"]:
+            import_paused("alterflow.cli.session")
+        elif sys.argv[1:2] == ["migrate"] and "new" not in sys.argv[2:]:
+            import_paused("alterflow.cli.session")
+            import_paused("alterflow.migrate.apply")
+        code = main()
+    except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM (signals.Terminated)
+        code = signals.interrupted(exc)
+    signals.exiting()
+    exit_now(code)
 
 
 def exit_now(code: int) -> NoReturn:

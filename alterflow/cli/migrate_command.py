@@ -106,12 +106,16 @@ def _run(args) -> int:
 
 
 def _apply(session, directory: pathlib.Path, args) -> int:
+    from alterflow.cli import signals
+    from alterflow.cli.work_state import apply_state
     from alterflow.errors import escaped
     from alterflow.migrate.apply import MigrationApply
     from alterflow.migrate.lint import findings_of
     from alterflow.migrate.rules import load_rules
 
     rules = load_rules(directory)
+    if not args.dry_run:
+        signals.under_way(lambda: apply_state(session, directory))
     apply = MigrationApply(session, directory, on_line=lambda line: print(escaped(line), flush=True), approve_rules=rules)
     result = apply.run(to=args.to, dry_run=args.dry_run)
     if args.dry_run:

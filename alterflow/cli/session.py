@@ -89,6 +89,7 @@ class Session:
             self._catalog = self.catalog
         self.warehouse: pathlib.Path = self.settings.warehouse
         self.query_engine = self.settings.query_engine  # SET engine = ... changes it
+        self.alter_request: AlterRequest | None = None  # the last ALTER's request
 
     @property
     def catalog(self) -> Catalog:
@@ -97,6 +98,11 @@ class Session:
 
             self._catalog = Catalog(self.settings.catalog_url)
         return self._catalog
+
+    @property
+    def catalog_opened(self) -> bool:
+        """Whether the Catalog is open: every write goes through it, so until then nothing was written."""
+        return self._catalog is not None
 
     @property
     def reads(self) -> SnapshotReads:
@@ -411,6 +417,7 @@ class Session:
         request = AlterRequest(stmt.table, stmt.sql or _statement_text(stmt))
         if request_id is not None:
             request = dataclasses.replace(request, request_id=request_id)
+        self.alter_request = request  # an interrupted `alterflow sql` finds its job by it (cli/work_state.py)
         if self.settings.airflow_url:  # a DAG run of alterflow_schema_change, waited for
             job = self.submit_to_airflow(request, keep_id=request_id is not None)
             return Done(f"ALTER TABLE {stmt.table}: job {job.id} {job.state}, schema version {job.to_version}")
