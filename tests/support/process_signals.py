@@ -23,7 +23,10 @@ def _write_lock_is_free(database: str) -> bool:
         probe.execute("ROLLBACK")
         return True
     except sqlite3.OperationalError as exc:
-        if "locked" not in str(exc):
+        # "locking protocol" (SQLITE_PROTOCOL): the process was stopped while it held one of the
+        # WAL index's locks (beginning a read, a checkpoint), so the probe could not begin either:
+        # no safe moment, as with a held write lock.
+        if "locked" not in str(exc) and "locking protocol" not in str(exc):
             raise
         return False
     finally:
