@@ -234,7 +234,13 @@ def test_a_load_stopped_mid_file_whose_lease_gc_ended_says_it_was_aborted(catalo
             text=True,
             start_new_session=True,
         )
-        if _stopped_writing_a_file(proc, catalog_url, warehouse):
+        try:
+            caught = _stopped_writing_a_file(proc, catalog_url, warehouse)
+        except BaseException:  # never leave a stopped load behind the test
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate(timeout=60)
+            raise
+        if caught:
             break
         assert proc.communicate(timeout=120)[1] == ""
         expected = 1 + rows  # loaded whole (the same keys each time)
