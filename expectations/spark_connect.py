@@ -54,6 +54,6 @@ def import_spark_connect() -> None:
     try:
         importlib.import_module(SPARK_CONNECT)
     except ImportError:  # a missing dependency, said the usual way: Great Expectations falls back
-        pass
+        return
     except SystemExit:  # any other path of pyspark's to sys.exit on import
         sys.modules[SPARK_CONNECT] = None

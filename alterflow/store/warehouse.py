@@ -197,13 +197,18 @@ class Warehouse:
         """The marker, None without one; one line (WarehouseNotOwned) when it is unreadable: not
         JSON, not UTF-8, empty, a folder, a link or a special file."""
         try:
-            if stat.S_ISREG(os.lstat(self.marker).st_mode):
-                return MarkerRecord.from_json(self.marker.read_bytes().decode("utf-8"))
+            readable = stat.S_ISREG(os.lstat(self.marker).st_mode)
+            text = self.marker.read_bytes().decode("utf-8") if readable else None
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-        raise self._unreadable()
+        except (OSError, ValueError):  # unreadable, or not UTF-8
+            raise self._unreadable() from None
+        if text is None:  # a folder, a link, a special file
+            raise self._unreadable()
+        try:
+            return MarkerRecord.from_json(text)
+        except (ValueError, KeyError, TypeError):
+            raise self._unreadable() from None
 
     def owner(self) -> str | None:
         """The id of the catalog the marker names, None without a marker."""
