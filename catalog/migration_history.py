@@ -337,6 +337,18 @@ class MigrationHistory:
                     done.append(f"{row.script}: its current checksum accepted")
         return done
 
+    def readopt(self, version: str, checksum: str) -> str:
+        """A file `repair` marked DELETED is back in the directory: its row goes back to the state
+        it had (APPLIED when it had finished, else APPLYING: the next apply continues it) with
+        the file's checksum; that state. Compare-and-set on DELETED."""
+        with self._session() as s, s.begin():
+            row = s.scalars(select(MigrationRow).where(MigrationRow.version == version, MigrationRow.state == DELETED)).first()
+            if row is None:
+                raise ConcurrentChange(f"version {version} is no longer DELETED in the migration history")
+            row.state = APPLIED if row.finished_at is not None and not row.error else APPLYING
+            row.checksum = checksum
+            return row.state
+
     def mark_deleted(self, version: str) -> None:
         with self._session() as s, s.begin():
             s.execute(update(MigrationRow).where(MigrationRow.version == version).values(state=DELETED))
