@@ -349,6 +349,43 @@ class MigrationHistory:
             row.checksum = checksum
             return row.state
 
+    def record_applied(self, files: list[tuple[str, str, str, str]], installed_by: str) -> datetime:
+        """`migrate set`: record each (version, description, script, checksum) as APPLIED without
+        running it, by `installed_by`, now (one transaction; the time). A file's row may exist
+        only as APPLYING with no statement recorded (an apply that stopped before its first
+        statement); any other row refuses the whole (ConcurrentChange)."""
+        now = utcnow()
+        with self._session() as s, s.begin():
+            for version, description, script, checksum in files:
+                row = s.scalars(select(MigrationRow).where(MigrationRow.version == version)).first()
+                if row is None:
+                    s.add(
+                        MigrationRow(
+                            version=version,
+                            description=description,
+                            script=script,
+                            checksum=checksum,
+                            state=APPLIED,
+                            installed_by=installed_by,
+                            started_at=now,
+                            finished_at=now,
+                            error="",
+                        )
+                    )
+                    continue
+                ran = s.scalars(select(MigrationStatementRow.position).where(MigrationStatementRow.migration_id == row.id)).first()
+                if row.state != APPLYING or ran is not None:
+                    raise ConcurrentChange(f"{script} is {row.state} in the migration history now; nothing was recorded")
+                row.state, row.checksum, row.installed_by, row.started_at, row.finished_at, row.error = (
+                    APPLIED,
+                    checksum,
+                    installed_by,
+                    now,
+                    now,
+                    "",
+                )
+        return now
+
     def mark_deleted(self, version: str) -> None:
         with self._session() as s, s.begin():
             s.execute(update(MigrationRow).where(MigrationRow.version == version).values(state=DELETED))

@@ -1,4 +1,4 @@
-"""`alterflow migrate status|lint|apply|baseline|repair|new|diff` (SPEC §10). Every refusal is one
+"""`alterflow migrate status|lint|apply|baseline|set|repair|new|diff` (SPEC §10). Every refusal is one
 line on stderr and exit status 1 (`alterflow.cli.output.report_failure`); `lint` also exits 1 when a finding is
 an error."""
 
@@ -38,6 +38,8 @@ def parser() -> argparse.ArgumentParser:
     _out_of_order_flag(apply)
     baseline = sub.add_parser("baseline", help="adopt migrations up to version V on an existing catalog")
     baseline.add_argument("version", metavar="V")
+    set_ = sub.add_parser("set", help="record the pending files up to version V as applied without running them")
+    set_.add_argument("version", metavar="V")
     sub.add_parser("repair", help="accept edited checksums after review, clear FAILED, settle deleted files")
     new = sub.add_parser("new", help="create the next migration file, empty")
     new.add_argument("words", nargs="+")
@@ -112,6 +114,12 @@ def _run(args) -> int:
         from alterflow.migrate.apply import baseline
 
         print(baseline(catalog, directory, args.version))
+        return 0
+    if args.action == "set":
+        from alterflow.migrate.apply import set_applied
+
+        for line in set_applied(catalog, directory, args.version):
+            print(line)
         return 0
     if args.action == "repair":
         from alterflow.migrate.apply import repair

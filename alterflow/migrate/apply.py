@@ -457,3 +457,60 @@ def repair(catalog: Catalog, directory: pathlib.Path) -> list[str]:
             history.forget(recorded.version)
             lines.append(f"{recorded.script}: deleted before any statement of it ran; forgotten")
     return lines or ["nothing to repair"]
+
+
+def set_applied(
+    catalog: Catalog, directory: pathlib.Path, version: str, who: str | None = None, config: MigrateConfig | None = None
+) -> list[str]:
+    """`migrate set V` (Atlas `migrate set`, Liquibase `changelog-sync`): record every pending
+    file up to and including V as APPLIED without running it, by `who`, now; a line per file and
+    a last one. Refused in one line, recording nothing: V no file has; what apply refuses
+    (blocking drift, which includes a pending file below an applied version: a hole `set` would
+    hide); a FAILED file up to V, or an APPLYING one with a statement recorded (an apply ran part
+    of it: `apply` finishes it). Under the apply lease, so no apply runs meanwhile."""
+    try:
+        key = version_key(version)
+    except ValueError:
+        raise MigrationRefused(f"migrate set: {version!r} is not a version (numbers, dotted allowed)") from None
+    who = who or installed_by()
+    history = MigrationHistory(catalog)
+    holder = new_holder()
+    state = history.acquire_lease(holder, 60.0)
+    if state.holder != holder:
+        raise MigrationLeaseHeld(
+            f"migrate set: an apply is running on this catalog ({shown_holder(state.holder)}, "
+            f"lease until {state.expires_at:%H:%M:%S} UTC); nothing was recorded"
+        )
+    try:
+        status = migration_status(catalog, directory, config)
+        target = next((f for f in status.files if f.key == key), None)
+        if target is None:
+            raise MigrationRefused(f"migrate set: no migration file has version {version}; nothing was recorded")
+        for drift in status.blocking():
+            raise MigrationRefused(f"migrate set: {drift.detail}; nothing was recorded")
+        files = [f for f in status.pending if f.key <= key]
+        for file in files:
+            recorded = status.recorded(file.version)
+            if recorded is None:
+                continue
+            if recorded.state == FAILED:
+                raise MigrationRefused(
+                    f"migrate set: {file.script} FAILED: {recorded.error} — set would skip a failed file; "
+                    "fix it, `alterflow migrate repair`, then apply; nothing was recorded"
+                )
+            if recorded.statements:
+                done = sum(1 for s in recorded.statements if s.state == DONE)
+                raise MigrationRefused(
+                    f"migrate set: {file.script} is APPLYING with {done} of {len(file.statements)} statement(s) done; "
+                    "`alterflow migrate apply` finishes it; nothing was recorded"
+                )
+        if not files:
+            return [f"nothing to record: every file up to version {version} is applied"]
+        at = history.record_applied([(f.version, f.description, f.script, f.checksum) for f in files], who)
+    finally:
+        history.release_lease(holder)
+    lines = [f"{f.script}: recorded as APPLIED without running it" for f in files]
+    lines.append(
+        f"set: {len(files)} file(s) up to version {version} recorded as applied by {who} at {at:%Y-%m-%d %H:%M:%S} UTC; no statement ran"
+    )
+    return lines

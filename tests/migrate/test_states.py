@@ -216,13 +216,91 @@ def test_a_file_deleted_below_the_highest_file_is_still_deleted_drift(project):
         ("[tool.alterflow]\nmigrate = 3\n", "[tool.alterflow.migrate] must be a table of key = value"),
     ],
 )
-@pytest.mark.parametrize("command", [("status",), ("lint",), ("apply",), ("apply", "--dry-run")])
+@pytest.mark.parametrize("command", [("status",), ("lint",), ("apply",), ("apply", "--dry-run"), ("set", "1")])
 def test_a_bad_migrate_section_is_one_line_and_changes_nothing(project, toml, expected, command):
     project.write("V1__orders.sql", ORDERS)
     project.config(toml)
     assert project.run(*command).error.endswith(expected)
     project.config("")
     assert project.states() == {"V1__orders.sql": "PENDING"}
+
+
+# -- set --------------------------------------------------------------------------------------
+def test_set_records_files_as_applied_without_running_them(project):
+    project.write("V1__orders.sql", ORDERS)
+    project.write("V2__region.sql", REGION)
+    project.write("V3__channel.sql", CHANNEL)
+    from alterflow.cli.session import Session
+
+    list(Session().run(ORDERS + REGION))  # the catalog already has what V1 and V2 make (adoption)
+    ran = project.run("set", "2")
+    assert ran.code == 0, ran
+    lines = ran.out.splitlines()
+    assert lines[:2] == ["V1__orders.sql: recorded as APPLIED without running it", "V2__region.sql: recorded as APPLIED without running it"]
+    assert lines[2].startswith("set: 2 file(s) up to version 2 recorded as applied by ") and lines[2].endswith(" UTC; no statement ran")
+    by_script = {m["script"]: m for m in project.status()["migrations"]}
+    assert [(by_script[s]["state"], by_script[s]["statements_done"]) for s in ("V1__orders.sql", "V2__region.sql", "V3__channel.sql")] == [
+        ("APPLIED", 0),
+        ("APPLIED", 0),
+        ("PENDING", 0),
+    ]
+    assert by_script["V1__orders.sql"]["installed_by"] and by_script["V1__orders.sql"]["installed_at"]
+    assert project.run("set", "2").out.strip() == "nothing to record: every file up to version 2 is applied"
+    applied = project.run("apply")
+    assert applied.code == 0 and applied.out.splitlines()[-1] == "applied 1 file(s), 1 statement(s)"
+    assert project.columns() == ["id", "amount", "region", "channel"]
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [("9", "error: migrate set: no migration file has version 9; nothing was recorded"), ("x", "error: migrate set: 'x' is not a version")],
+)
+def test_set_refuses_a_version_without_a_file(project, version, expected):
+    project.write("V1__orders.sql", ORDERS)
+    assert project.run("set", version).error.startswith(expected)
+    assert project.states() == {"V1__orders.sql": "PENDING"}
+
+
+def test_set_refuses_while_an_apply_holds_the_lease(project):
+    from alterflow.catalog.migration_history import MigrationHistory
+    from alterflow.cli.session import Session
+    from alterflow.leases import new_holder
+
+    project.write("V1__orders.sql", ORDERS)
+    history = MigrationHistory(Session().catalog)
+    holder = new_holder()
+    history.acquire_lease(holder, 60.0)  # what a running apply holds
+    assert project.run("set", "1").error.startswith("error: migrate set: an apply is running on this catalog (")
+    assert project.states() == {"V1__orders.sql": "PENDING"}
+    history.release_lease(holder)
+    assert project.run("set", "1").code == 0 and project.states() == {"V1__orders.sql": "APPLIED"}
+
+
+def test_set_refuses_to_skip_a_failed_or_part_applied_file(project):
+    _applied(project, ("V1__orders.sql", ORDERS + "INSERT INTO orders VALUES (1, 10);\n"))
+    project.write("V2__retype.sql", REGION + "INSERT INTO orders VALUES (1, 11);\n")  # two values for three columns: it fails
+    project.write("V3__channel.sql", CHANNEL)
+    assert project.run("apply").code == 1
+    assert project.states()["V2__retype.sql"] == "FAILED"
+    refused = project.run("set", "3").error
+    assert refused.startswith("error: migrate set: V2__retype.sql FAILED: ") and "set would skip a failed file" in refused
+    assert project.run("repair").code == 0  # FAILED cleared: APPLYING with its first statement done
+    assert project.run("set", "3").error == (
+        "error: migrate set: V2__retype.sql is APPLYING with 1 of 2 statement(s) done; "
+        "`alterflow migrate apply` finishes it; nothing was recorded"
+    )
+    assert project.states() == {"V1__orders.sql": "APPLIED", "V2__retype.sql": "APPLYING", "V3__channel.sql": "PENDING"}
+
+
+def test_set_refuses_an_out_of_order_hole_unless_out_of_order_is_on(project):
+    _applied(project, ("V1__orders.sql", ORDERS), ("V3__channel.sql", CHANNEL))
+    project.write("V2__region.sql", REGION)
+    refused = project.run("set", "2").error
+    assert refused.startswith("error: migrate set: V2__region.sql is pending but a higher version is already applied")
+    assert project.states()["V2__region.sql"] == "PENDING"
+    project.config("[tool.alterflow.migrate]\nout_of_order = true\n")
+    assert project.run("set", "2").out.splitlines()[0] == "V2__region.sql: recorded as APPLIED without running it"
+    assert project.states()["V2__region.sql"] == "APPLIED" and project.columns() == ["id", "amount", "channel"]
 
 
 # -- out of order -----------------------------------------------------------------------------
