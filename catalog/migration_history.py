@@ -5,7 +5,9 @@ checksum, and each statement with the request it ran under and what it made; plu
 States of a file: APPLYING (an apply is running it, or was killed or repaired inside it: the next
 apply continues it), APPLIED, FAILED (a statement failed: `repair` clears it), BASELINE (the
 catalog adopted migrations up to this version without running them), DELETED (its file left the
-directory after it ran; `repair` marked it so, and it is no longer drift). Of a statement: RUNNING
+directory after it ran; `repair` marked it so, and it is no longer drift; back in the directory,
+`repair` returns it to APPLIED, or APPLYING if it had not finished). `migrate set` records a file
+APPLIED with no statement row. Of a statement: RUNNING
 (recorded before it runs, with its request id), DONE, FAILED.
 
 A statement's RUNNING and DONE records are committed without waiting for the disk (`_unsynced`:
