@@ -5,7 +5,9 @@ checksum, and each statement with the request it ran under and what it made; plu
 States of a file: APPLYING (an apply is running it, or was killed or repaired inside it: the next
 apply continues it), APPLIED, FAILED (a statement failed: `repair` clears it), BASELINE (the
 catalog adopted migrations up to this version without running them), DELETED (its file left the
-directory after it ran; `repair` marked it so, and it is no longer drift). Of a statement: RUNNING
+directory after it ran; `repair` marked it so, and it is no longer drift; back in the directory,
+`repair` returns it to APPLIED, or APPLYING if it had not finished). `migrate set` records a file
+APPLIED with no statement row. Of a statement: RUNNING
 (recorded before it runs, with its request id), DONE, FAILED.
 
 A statement's RUNNING and DONE records are committed without waiting for the disk (`_unsynced`:
@@ -336,6 +338,55 @@ class MigrationHistory:
                     row.checksum = checksums[row.version]
                     done.append(f"{row.script}: its current checksum accepted")
         return done
+
+    def readopt(self, version: str, checksum: str) -> str:
+        """A file `repair` marked DELETED is back in the directory: its row goes back to the state
+        it had (APPLIED when it had finished, else APPLYING: the next apply continues it) with
+        the file's checksum; that state. Compare-and-set on DELETED."""
+        with self._session() as s, s.begin():
+            row = s.scalars(select(MigrationRow).where(MigrationRow.version == version, MigrationRow.state == DELETED)).first()
+            if row is None:
+                raise ConcurrentChange(f"version {version} is no longer DELETED in the migration history")
+            row.state = APPLIED if row.finished_at is not None and not row.error else APPLYING
+            row.checksum = checksum
+            return row.state
+
+    def record_applied(self, files: list[tuple[str, str, str, str]], installed_by: str) -> datetime:
+        """`migrate set`: record each (version, description, script, checksum) as APPLIED without
+        running it, by `installed_by`, now (one transaction; the time). A file's row may exist
+        only as APPLYING with no statement recorded (an apply that stopped before its first
+        statement); any other row refuses the whole (ConcurrentChange)."""
+        now = utcnow()
+        with self._session() as s, s.begin():
+            for version, description, script, checksum in files:
+                row = s.scalars(select(MigrationRow).where(MigrationRow.version == version)).first()
+                if row is None:
+                    s.add(
+                        MigrationRow(
+                            version=version,
+                            description=description,
+                            script=script,
+                            checksum=checksum,
+                            state=APPLIED,
+                            installed_by=installed_by,
+                            started_at=now,
+                            finished_at=now,
+                            error="",
+                        )
+                    )
+                    continue
+                ran = s.scalars(select(MigrationStatementRow.position).where(MigrationStatementRow.migration_id == row.id)).first()
+                if row.state != APPLYING or ran is not None:
+                    raise ConcurrentChange(f"{script} is {row.state} in the migration history now; nothing was recorded")
+                row.state, row.checksum, row.installed_by, row.started_at, row.finished_at, row.error = (
+                    APPLIED,
+                    checksum,
+                    installed_by,
+                    now,
+                    now,
+                    "",
+                )
+        return now
 
     def mark_deleted(self, version: str) -> None:
         with self._session() as s, s.begin():

@@ -1,4 +1,4 @@
-"""`alterflow migrate status|lint|apply|baseline|repair|new|diff` (SPEC §10). Every refusal is one
+"""`alterflow migrate status|lint|apply|baseline|set|repair|new|diff` (SPEC §10). Every refusal is one
 line on stderr and exit status 1 (`alterflow.cli.output.report_failure`); `lint` also exits 1 when a finding is
 an error."""
 
@@ -27,20 +27,40 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="action", required=True, parser_class=_Parser)
     status = sub.add_parser("status", help="every file's state, and drift")
     status.add_argument("--format", choices=("text", "json"), default="text")
+    _out_of_order_flag(status)
     lint = sub.add_parser("lint", help="plan every pending statement in order and check the rules; exit 1 on an error")
     lint.add_argument("--analyze", action="store_true", help="add EXPLAIN ANALYZE figures of each rewrite on today's data")
     lint.add_argument("--format", choices=("text", "json", "github"), default="text")
+    _out_of_order_flag(lint)
     apply = sub.add_parser("apply", help="apply pending files in order")
     apply.add_argument("--to", default=None, metavar="V", help="stop after version V")
     apply.add_argument("--dry-run", action="store_true", help="print what would run, with its plan; change nothing")
+    _out_of_order_flag(apply)
     baseline = sub.add_parser("baseline", help="adopt migrations up to version V on an existing catalog")
     baseline.add_argument("version", metavar="V")
+    set_ = sub.add_parser("set", help="record the pending files up to version V as applied without running them")
+    set_.add_argument("version", metavar="V")
     sub.add_parser("repair", help="accept edited checksums after review, clear FAILED, settle deleted files")
     new = sub.add_parser("new", help="create the next migration file, empty")
     new.add_argument("words", nargs="+")
     diff = sub.add_parser("diff", help="write the next migration file that takes the catalog to the CREATE TABLEs of FILE")
     diff.add_argument("--to", dest="desired", required=True, metavar="FILE")
     return top
+
+
+def _out_of_order_flag(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--out-of-order",
+        action="store_true",
+        help="pending files below an applied version are applied (and reported), as out_of_order = true in [tool.alterflow.migrate]",
+    )
+
+
+def _config(directory: pathlib.Path, args):
+    """[tool.alterflow.migrate] of the project, with --out-of-order when given."""
+    from alterflow.migrate.config import load_migrate_config
+
+    return load_migrate_config(directory).with_out_of_order(getattr(args, "out_of_order", False))
 
 
 def main(argv: list[str]) -> int:
@@ -68,15 +88,17 @@ def _run(args) -> int:
     if args.action == "status":
         from alterflow.migrate.status import migration_status
 
-        status = migration_status(catalog, directory)
+        status = migration_status(catalog, directory, _config(directory, args))
         print(json.dumps(status.as_json(), indent=2) if args.format == "json" else status_text(status))
         return 0
     if args.action == "lint":
         from alterflow.migrate.lint import lint_migrations
         from alterflow.migrate.rules import load_rules
+        from alterflow.migrate.status import migration_status
 
+        status = migration_status(catalog, directory, _config(directory, args))
         report = lint_migrations(
-            catalog, directory, load_rules(directory), session.warehouse, analyze=args.analyze, spark=lambda: session.spark
+            catalog, directory, load_rules(directory), session.warehouse, analyze=args.analyze, spark=lambda: session.spark, status=status
         )
         print(
             json.dumps(report.as_json(), indent=2)
@@ -92,6 +114,12 @@ def _run(args) -> int:
         from alterflow.migrate.apply import baseline
 
         print(baseline(catalog, directory, args.version))
+        return 0
+    if args.action == "set":
+        from alterflow.migrate.apply import set_applied
+
+        for line in set_applied(catalog, directory, args.version):
+            print(line)
         return 0
     if args.action == "repair":
         from alterflow.migrate.apply import repair
@@ -116,7 +144,9 @@ def _apply(session, directory: pathlib.Path, args) -> int:
     rules = load_rules(directory)
     if not args.dry_run:
         signals.under_way(lambda: apply_state(session, directory))
-    apply = MigrationApply(session, directory, on_line=lambda line: print(escaped(line), flush=True), approve_rules=rules)
+    apply = MigrationApply(
+        session, directory, on_line=lambda line: print(escaped(line), flush=True), approve_rules=rules, config=_config(directory, args)
+    )
     result = apply.run(to=args.to, dry_run=args.dry_run)
     if args.dry_run:
         for plan in result.planned:
@@ -124,6 +154,8 @@ def _apply(session, directory: pathlib.Path, args) -> int:
             print(f"  {plan.kind:<8} {plan.reason}")
             for finding in findings_of(plan, rules):
                 print(f"  {finding.level:<8} {finding.rule}: {finding.message}")
+        for line in result.out_of_order:
+            print(f"would be {line}")
         print(f"dry run: {len(result.planned)} statement(s) would run; nothing was changed")
         return 0
     if not result.applied and not result.statements:

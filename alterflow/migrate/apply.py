@@ -12,9 +12,11 @@ resumed (after the dead runner's lease runs out, as RESUME does) or taken as don
 DROP is found in the catalog by name and time; an INSERT by its committed transaction's label.
 
 Refused in one line, before anything runs: an applied file that was edited or deleted (until
-`repair`), a FAILED file (fix it, `repair`, apply again), a pending file below an applied version,
-a statement already done whose text changed, `--to` a version no file has, and any pending
-statement the in-order plan rejects.
+`repair`), a file `repair` marked DELETED that is back (until `repair`), a FAILED file (fix it,
+`repair`, apply again), a pending file below an applied version (unless out_of_order is on: then
+it runs and is reported), a history version above every file when `future = "error"` (by default
+a warning), a statement already done whose text changed, `--to` a version no file has, and any
+pending statement the in-order plan rejects.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from alterflow.catalog.schema import name_key
 from alterflow.crash_points import crash_point
 from alterflow.errors import UserError, first_line
 from alterflow.leases import Renewal, new_holder
+from alterflow.migrate.config import MigrateConfig
 from alterflow.migrate.files import MigrationFile, version_key
 from alterflow.migrate.plan import REJECTED, StatementPlan, plan_pending
 from alterflow.migrate.status import MigrationStatus, migration_status
@@ -83,6 +86,8 @@ class ApplyResult:
     statements: int = 0  # statements run (or found done after a kill) by this apply
     tables: set[str] = field(default_factory=set)  # tables a statement changed (asset events)
     planned: list[StatementPlan] = field(default_factory=list)  # dry run: what would run
+    out_of_order: list[str] = field(default_factory=list)  # lines "applied out of order: V2.5 below applied V3"
+    warnings: list[str] = field(default_factory=list)  # drift apply went past (future versions)
 
 
 def _check_apply(status: MigrationStatus) -> None:
@@ -106,6 +111,10 @@ def _check_apply(status: MigrationStatus) -> None:
                     f"migrate apply: {file.script} statement {done.position} (line {done.line}) was already applied with another text; "
                     "a statement that ran must keep its text (put a change in a new file); nothing was applied"
                 )
+
+
+def _out_of_order_line(file: MigrationFile, status: MigrationStatus) -> str:
+    return f"applied out of order: V{file.version} below applied V{status.out_of_order[file.script]}"
 
 
 def _select_to(pending: list[MigrationFile], status: MigrationStatus, to: str | None) -> list[MigrationFile]:
@@ -141,6 +150,7 @@ class MigrationApply:
         on_line: Callable[[str], None] = print,
         lease_s: float | None = None,
         approve_rules=None,
+        config: MigrateConfig | None = None,
     ):
         self.session = session
         self.catalog: Catalog = session.catalog
@@ -153,21 +163,27 @@ class MigrationApply:
         self._renewal: Renewal | None = None
         self.result = ApplyResult()
         self.approve_rules = approve_rules  # LintRules: print the findings this apply approves
+        self.config = config  # [tool.alterflow.migrate] (None: read from the project's pyproject.toml)
 
     # -- entry -------------------------------------------------------------------------------
     def run(self, to: str | None = None, dry_run: bool = False) -> ApplyResult:
-        status = migration_status(self.catalog, self.directory)
+        status = migration_status(self.catalog, self.directory, self.config)
+        self.config = status.config
         _check_apply(status)
         files = _select_to(status.pending, status, to)
         result = self.result = ApplyResult()
+        for drift in status.warnings():
+            result.warnings.append(drift.detail)
+            self.on_line(f"warning: {drift.detail}")
         if dry_run:
             result.planned = plan_pending(self.catalog, files, self.session.warehouse, status.done_statements)
+            result.out_of_order = [_out_of_order_line(f, status) for f in files if f.script in status.out_of_order]
             return result
         if not files:
             return result
         self._take_lease()
         try:
-            status = migration_status(self.catalog, self.directory)  # again, under the lease
+            status = migration_status(self.catalog, self.directory, self.config)  # again, under the lease
             _check_apply(status)
             files = _select_to(status.pending, status, to)
             self._finish_running(status, files, result)
@@ -181,6 +197,9 @@ class MigrationApply:
             self._say_approved(plans)
             for file in files:
                 self._apply_file(file, status, result)
+                if file.script in status.out_of_order:
+                    result.out_of_order.append(_out_of_order_line(file, status))
+                    self.on_line(result.out_of_order[-1])
         finally:
             self._release_lease()
         return result
@@ -409,15 +428,28 @@ def baseline(catalog: Catalog, directory: pathlib.Path, version: str, who: str |
 
 def repair(catalog: Catalog, directory: pathlib.Path) -> list[str]:
     """Accept the current checksums of edited applied files (after review), clear FAILED (apply
-    retries from the failed statement), and for files deleted from the directory: forget those
-    that never ran a statement, mark the others DELETED (kept in the history, no longer drift)."""
+    retries from the failed statement), adopt again a file marked DELETED that is back in the
+    directory (its row back to APPLIED, or APPLYING when it had not finished, with the file's
+    checksum), and for files deleted from the directory: forget those that never ran a statement,
+    mark the others DELETED (kept in the history, no longer drift)."""
     status = migration_status(catalog, directory)
     history = MigrationHistory(catalog)
     lines = history.repair({f.version: f.checksum for f in status.files if status.recorded(f.version) is not None})
+    for file in status.files:
+        deleted = status.deleted_row(file.version)
+        if deleted is None:
+            continue
+        state = history.readopt(deleted.version, file.checksum)
+        lines.append(f"{file.script}: back in the directory; DELETED -> {state} in the history")
+        if deleted.checksum != file.checksum:
+            lines.append(f"{file.script}: its current checksum accepted")
     on_disk = {f.key for f in status.files}
+    highest_file = max(on_disk, default=None)
     for recorded in status.history:
         if recorded.state in (BASELINE, DELETED) or version_key(recorded.version) in on_disk:
             continue
+        if highest_file is None or version_key(recorded.version) > highest_file:
+            continue  # FUTURE: a newer checkout's file, not a deleted one
         if any(s.state == DONE for s in recorded.statements) or recorded.state == APPLIED:
             history.mark_deleted(recorded.version)
             lines.append(f"{recorded.script}: deleted from the directory; marked DELETED in the history (what it did stays)")
@@ -425,3 +457,60 @@ def repair(catalog: Catalog, directory: pathlib.Path) -> list[str]:
             history.forget(recorded.version)
             lines.append(f"{recorded.script}: deleted before any statement of it ran; forgotten")
     return lines or ["nothing to repair"]
+
+
+def set_applied(
+    catalog: Catalog, directory: pathlib.Path, version: str, who: str | None = None, config: MigrateConfig | None = None
+) -> list[str]:
+    """`migrate set V` (Atlas `migrate set`, Liquibase `changelog-sync`): record every pending
+    file up to and including V as APPLIED without running it, by `who`, now; a line per file and
+    a last one. Refused in one line, recording nothing: V no file has; what apply refuses
+    (blocking drift, which includes a pending file below an applied version: a hole `set` would
+    hide); a FAILED file up to V, or an APPLYING one with a statement recorded (an apply ran part
+    of it: `apply` finishes it). Under the apply lease, so no apply runs meanwhile."""
+    try:
+        key = version_key(version)
+    except ValueError:
+        raise MigrationRefused(f"migrate set: {version!r} is not a version (numbers, dotted allowed)") from None
+    who = who or installed_by()
+    history = MigrationHistory(catalog)
+    holder = new_holder()
+    state = history.acquire_lease(holder, 60.0)
+    if state.holder != holder:
+        raise MigrationLeaseHeld(
+            f"migrate set: an apply is running on this catalog ({shown_holder(state.holder)}, "
+            f"lease until {state.expires_at:%H:%M:%S} UTC); nothing was recorded"
+        )
+    try:
+        status = migration_status(catalog, directory, config)
+        target = next((f for f in status.files if f.key == key), None)
+        if target is None:
+            raise MigrationRefused(f"migrate set: no migration file has version {version}; nothing was recorded")
+        for drift in status.blocking():
+            raise MigrationRefused(f"migrate set: {drift.detail}; nothing was recorded")
+        files = [f for f in status.pending if f.key <= key]
+        for file in files:
+            recorded = status.recorded(file.version)
+            if recorded is None:
+                continue
+            if recorded.state == FAILED:
+                raise MigrationRefused(
+                    f"migrate set: {file.script} FAILED: {recorded.error} — set would skip a failed file; "
+                    "fix it, `alterflow migrate repair`, then apply; nothing was recorded"
+                )
+            if recorded.statements:
+                done = sum(1 for s in recorded.statements if s.state == DONE)
+                raise MigrationRefused(
+                    f"migrate set: {file.script} is APPLYING with {done} of {len(file.statements)} statement(s) done; "
+                    "`alterflow migrate apply` finishes it; nothing was recorded"
+                )
+        if not files:
+            return [f"nothing to record: every file up to version {version} is applied"]
+        at = history.record_applied([(f.version, f.description, f.script, f.checksum) for f in files], who)
+    finally:
+        history.release_lease(holder)
+    lines = [f"{f.script}: recorded as APPLIED without running it" for f in files]
+    lines.append(
+        f"set: {len(files)} file(s) up to version {version} recorded as applied by {who} at {at:%Y-%m-%d %H:%M:%S} UTC; no statement ran"
+    )
+    return lines

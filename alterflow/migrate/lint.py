@@ -108,9 +108,10 @@ class LintReport:
             lines.extend(f"  {f.level:<8} {f.rule}: {f.message}" for f in s.findings)
         for script, f in self.drift_findings:
             lines.append(f"{script}  {f.level} {f.rule}: {f.message}")
-        for d in self.drift:
-            if d.kind == "outside":
-                lines.append(f"drift    outside: {d.detail}")
+        flagged = {(script, f.rule) for script, f in self.drift_findings}
+        for d in self.drift:  # what is neither an error nor a warning: reported only
+            if ((d.script or "", d.kind)) not in flagged:
+                lines.append(f"drift    {d.kind}: {d.detail}")
         lines.append(
             f"{len(self.statements)} pending statement(s): {self.errors} error(s), {self.warnings} warning(s), {self.approvals} to approve"
         )
@@ -175,6 +176,8 @@ def lint_migrations(
     report = LintReport(directory, linted, status.drift, rules)
     for d in status.blocking():
         report.drift_findings.append((d.script or "", Finding(d.kind, "error", f"{d.detail} (apply refuses until then)")))
+    for d in status.warnings():
+        report.drift_findings.append((d.script or "", Finding(d.kind, "warning", d.detail)))
     return report
 
 

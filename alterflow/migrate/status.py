@@ -3,7 +3,12 @@ directory, the history and the catalog (SPEC §10):
 
 - edited        an applied (or started) file whose text changed since (checksum)
 - deleted       a recorded file that is no longer in the directory
-- out_of_order  a pending file whose version is below an applied one (apply refuses it)
+- restored      a file back in the directory that `repair` had marked DELETED (until `repair`
+                adopts it again)
+- out_of_order  a pending file whose version is below an applied one (apply refuses it, unless
+                `out_of_order = true` in `[tool.alterflow.migrate]` or `--out-of-order`)
+- future        a version in the history above every file in the directory (an older checkout):
+                a warning, or blocking with `future = "error"`
 - outside       a schema version made since migrations began that no migration statement made
                 (an ALTER typed at a prompt): reported, never blocking
 
@@ -18,10 +23,12 @@ from dataclasses import dataclass, field
 
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.migration_history import APPLIED, BASELINE, DELETED, DONE, MigrationHistory, RecordedMigration
+from alterflow.migrate.config import MigrateConfig, load_migrate_config
 from alterflow.migrate.files import MigrationFile, read_directory, version_key
 
 PENDING = "PENDING"
 BELOW_BASELINE = "BELOW_BASELINE"
+FUTURE = "FUTURE"  # a recorded version above every file in the directory (status only)
 
 
 @dataclass(frozen=True)
@@ -29,7 +36,7 @@ class FileState:
     version: str
     description: str
     script: str
-    state: str  # PENDING, APPLYING, APPLIED, FAILED, BASELINE (the baseline's own row), BELOW_BASELINE
+    state: str  # PENDING, APPLYING, APPLIED, FAILED, BASELINE (the baseline's own row), BELOW_BASELINE, DELETED, FUTURE
     checksum_ok: bool
     installed_by: str | None = None
     installed_at: str | None = None
@@ -43,7 +50,7 @@ class FileState:
 
 @dataclass(frozen=True)
 class Drift:
-    kind: str  # edited, deleted, out_of_order, outside
+    kind: str  # edited, deleted, restored, out_of_order, future, outside
     detail: str
     script: str | None = None
     table: str | None = None
@@ -62,6 +69,8 @@ class MigrationStatus:
     states: list[FileState] = field(default_factory=list)
     drift: list[Drift] = field(default_factory=list)
     baseline: str | None = None
+    config: MigrateConfig = field(default_factory=MigrateConfig)
+    out_of_order: dict[str, str] = field(default_factory=dict)  # pending script -> the applied version it is below
 
     def recorded(self, version: str) -> RecordedMigration | None:
         key = version_key(version)
@@ -75,10 +84,17 @@ class MigrationStatus:
         for file in self.files:
             if self.baseline is not None and file.key <= version_key(self.baseline):
                 continue
+            if self.deleted_row(file.version) is not None:
+                continue  # restored after `repair` marked it DELETED: blocking drift, never run again
             recorded = self.recorded(file.version)
             if recorded is None or recorded.state != APPLIED:
                 result.append(file)
         return result
+
+    def deleted_row(self, version: str) -> RecordedMigration | None:
+        """The history row `repair` marked DELETED of this version, if any."""
+        key = version_key(version)
+        return next((m for m in self.history if m.state == DELETED and version_key(m.version) == key), None)
 
     @property
     def done_statements(self) -> frozenset[tuple[str, int]]:
@@ -91,8 +107,18 @@ class MigrationStatus:
         return frozenset(done)
 
     def blocking(self) -> list[Drift]:
-        """Drift that stops an apply until `repair` (edited, deleted) or a rename (out_of_order)."""
-        return [d for d in self.drift if d.kind in ("edited", "deleted", "out_of_order")]
+        """Drift that stops an apply until `repair` (edited, deleted, restored) or a rename
+        (out_of_order, unless the config allows it); future too when the config says "error"."""
+        kinds = {"edited", "deleted", "restored"}
+        if not self.config.out_of_order:
+            kinds.add("out_of_order")
+        if self.config.future == "error":
+            kinds.add("future")
+        return [d for d in self.drift if d.kind in kinds]
+
+    def warnings(self) -> list[Drift]:
+        """Drift that lint, status and apply warn of and go past: future versions by default."""
+        return [d for d in self.drift if d.kind == "future" and self.config.future == "warning"]
 
     def as_json(self) -> dict:
         return {"migrations": [s.as_json() for s in self.states], "drift": [d.as_json() for d in self.drift], "baseline": self.baseline}
@@ -102,13 +128,16 @@ def _time(value) -> str | None:
     return value.isoformat(sep=" ", timespec="seconds") if value is not None else None
 
 
-def migration_status(catalog: Catalog, directory: pathlib.Path) -> MigrationStatus:
+def migration_status(catalog: Catalog, directory: pathlib.Path, config: MigrateConfig | None = None) -> MigrationStatus:
     """Every migration file with its state (the baseline's row first, the files of the directory,
-    then recorded files no longer there), and the drift found."""
+    then recorded files no longer there), and the drift found. `config`: the project's
+    `[tool.alterflow.migrate]` (read from its pyproject.toml when not given)."""
     files = read_directory(directory)
+    if config is None:
+        config = load_migrate_config(directory)
     history = MigrationHistory(catalog)
     recorded = history.migrations()
-    status = MigrationStatus(files, recorded)
+    status = MigrationStatus(files, recorded, config=config)
     baseline = next((m for m in recorded if m.state == BASELINE), None)
     status.baseline = baseline.version if baseline else None
     highest_applied = max((version_key(m.version) for m in recorded if m.state in (APPLIED, BASELINE)), default=None)
@@ -120,18 +149,26 @@ def migration_status(catalog: Catalog, directory: pathlib.Path) -> MigrationStat
         )
     for file in files:
         row = status.recorded(file.version)
-        if row is None:
+        deleted = status.deleted_row(file.version) if row is None else None
+        if deleted is not None:
+            _add_restored(status, file, deleted)
+        elif row is None:
             _add_unrecorded(status, file, highest_applied)
         else:
             _add_recorded(status, file, row)
     on_disk = {f.key for f in files}
+    highest_file = max(on_disk, default=None)
     for row in recorded:
         if row.state == DELETED:
-            status.states.append(
-                FileState(row.version, row.description, row.script, DELETED, True, row.installed_by, _time(row.finished_at))
-            )
+            if version_key(row.version) not in on_disk:
+                status.states.append(
+                    FileState(row.version, row.description, row.script, DELETED, True, row.installed_by, _time(row.finished_at))
+                )
         elif row.state != BASELINE and version_key(row.version) not in on_disk:
-            _add_deleted(status, row)
+            if highest_file is None or version_key(row.version) > highest_file:
+                _add_future(status, row)
+            else:
+                _add_deleted(status, row)
     status.drift.extend(_outside(history, recorded))
     return status
 
@@ -143,13 +180,80 @@ def _add_unrecorded(status: MigrationStatus, file: MigrationFile, highest_applie
     state = BELOW_BASELINE if below else PENDING
     status.states.append(FileState(file.version, file.description, file.script, state, True, statements=len(file.statements)))
     if state == PENDING and highest_applied is not None and file.key < highest_applied:
+        above = next(m.version for m in status.history if m.state in (APPLIED, BASELINE) and version_key(m.version) == highest_applied)
+        status.out_of_order[file.script] = above
+        if status.config.out_of_order:
+            detail = f"{file.script} is pending below applied V{above}; apply runs it out of order (out_of_order is on)"
+        else:
+            detail = (
+                f"{file.script} is pending but a higher version is already applied; apply refuses it "
+                "(give it a version above the applied ones, or allow out_of_order in [tool.alterflow.migrate])"
+            )
+        status.drift.append(Drift("out_of_order", detail, script=file.script))
+
+
+def _add_restored(status: MigrationStatus, file: MigrationFile, row: RecordedMigration) -> None:
+    """A file back in the directory that `repair` marked DELETED: blocking until `repair` adopts
+    it again (and, when its text is not the one recorded, edited too)."""
+    ok = row.checksum == file.checksum
+    done = sum(1 for s in row.statements if s.state == DONE)
+    status.states.append(
+        FileState(
+            file.version,
+            file.description,
+            file.script,
+            DELETED,
+            ok,
+            row.installed_by,
+            _time(row.finished_at or row.started_at),
+            row.error,
+            len(file.statements),
+            done,
+        )
+    )
+    status.drift.append(
+        Drift(
+            "restored",
+            f"{file.script} is back in the directory but DELETED in the history; review it, then `alterflow migrate repair` adopts it again",
+            script=file.script,
+        )
+    )
+    if not ok:
         status.drift.append(
             Drift(
-                "out_of_order",
-                f"{file.script} is pending but a higher version is already applied; apply refuses it (give it a version above the applied ones)",
+                "edited",
+                f"{file.script} was edited since it was applied (checksum); review the change, then `alterflow migrate repair`",
                 script=file.script,
             )
         )
+
+
+def _add_future(status: MigrationStatus, row: RecordedMigration) -> None:
+    """A recorded version above every file in the directory: applied by a newer checkout."""
+    status.states.append(
+        FileState(
+            row.version,
+            row.description,
+            row.script,
+            FUTURE,
+            True,
+            row.installed_by,
+            _time(row.finished_at or row.started_at),
+            row.error,
+            statements_done=sum(1 for s in row.statements if s.state == DONE),
+        )
+    )
+    if status.config.future == "error":
+        tail = 'apply refuses (future = "error" in [tool.alterflow.migrate]); check out the newer migrations'
+    else:
+        tail = 'apply goes on with the pending files (future = "warning")'
+    status.drift.append(
+        Drift(
+            "future",
+            f"{row.script} ({row.state}) is in the history above every file in the directory (an older checkout?); {tail}",
+            script=row.script,
+        )
+    )
 
 
 def _add_recorded(status: MigrationStatus, file: MigrationFile, row: RecordedMigration) -> None:
