@@ -50,6 +50,7 @@ from alterflow.errors import UserError, first_line
 from alterflow.leases import Renewal, new_holder
 from alterflow.migrate.files import MigrationFile, version_key
 from alterflow.migrate.plan import REJECTED, StatementPlan, plan_pending
+from alterflow.migrate.repeatable import RepeatableApply
 from alterflow.migrate.status import MigrationStatus, migration_status
 from alterflow.settings import RENEWALS_PER_LEASE
 
@@ -161,9 +162,9 @@ class MigrationApply:
         files = _select_to(status.pending, status, to)
         result = self.result = ApplyResult()
         if dry_run:
-            result.planned = plan_pending(self.catalog, files, self.session.warehouse, status.done_statements)
+            result.planned = plan_pending(self.catalog, files, self.session.warehouse, status.done_statements, status.pending_repeatables)
             return result
-        if not files:
+        if not files and not status.pending_repeatables:
             return result
         self._take_lease()
         try:
@@ -172,7 +173,7 @@ class MigrationApply:
             files = _select_to(status.pending, status, to)
             self._finish_running(status, files, result)
             status = migration_status(self.catalog, self.directory)
-            plans = plan_pending(self.catalog, files, self.session.warehouse, status.done_statements)
+            plans = plan_pending(self.catalog, files, self.session.warehouse, status.done_statements, status.pending_repeatables)
             rejected = next((p for p in plans if p.kind == REJECTED), None)
             if rejected is not None:
                 raise MigrationRefused(
@@ -181,6 +182,7 @@ class MigrationApply:
             self._say_approved(plans)
             for file in files:
                 self._apply_file(file, status, result)
+            RepeatableApply(self).run(status.repeatables)  # after the versioned files, as in Flyway
         finally:
             self._release_lease()
         return result
