@@ -33,8 +33,8 @@ from alterflow.migrate.files import FileStatement, RepeatableFile
 PENDING, OUTDATED = "PENDING", "OUTDATED"
 REPLACE_VIEW = re.compile(r"CREATE\s+OR\s+REPLACE\s+VIEW\b", re.IGNORECASE)
 ALLOWED_HINT = (
-    "a repeatable migration takes CREATE [OR REPLACE] VIEW, DROP VIEW IF EXISTS and INSERT ... VALUES "
-    "into a table with a primary key; put this in a versioned file"
+    "put it in a versioned file (a repeatable file takes CREATE [OR REPLACE] VIEW, DROP VIEW IF EXISTS, "
+    "INSERT ... VALUES into a table with a primary key)"
 )
 
 
@@ -85,7 +85,7 @@ def refusal(stmt: ast.Statement) -> str | None:
         return None if stmt.if_exists else f"DROP VIEW {stmt.name} fails when run again: write DROP VIEW IF EXISTS {stmt.name}"
     if isinstance(stmt, ast.Insert):
         if stmt.rows is None:
-            return f"INSERT INTO {stmt.table} ... SELECT may load other rows each time it runs; {ALLOWED_HINT}"
+            return f"INSERT INTO {stmt.table} ... SELECT may load other rows each time it runs; write INSERT ... VALUES, or put it in a versioned file"
         return None
     words = {ast.CreateTable: "CREATE TABLE", ast.DropTable: "DROP TABLE", ast.AlterTable: "ALTER TABLE"}
     what = words.get(type(stmt), type(stmt).__name__)
@@ -154,7 +154,7 @@ def plan_repeatable(schema, file: RepeatableFile) -> list:
             if not table.context.current.primary_key:
                 plan = result(
                     REJECTED,
-                    f"INSERT INTO {table.name}: the table has no primary key, so each run would add the rows again; {ALLOWED_HINT}",
+                    f"INSERT INTO {table.name}: the table has no primary key, so each run would add the rows again; put it in a versioned file",
                     table=table.name,
                 )
             else:
