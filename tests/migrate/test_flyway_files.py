@@ -318,3 +318,19 @@ def test_an_apply_killed_inside_a_repeatable_converges(project):
     assert project.query("SELECT code FROM channels") == [["pos"], ["web"]]
     assert [state for _script, state, _sum in _repeatable_rows(project)] == [APPLIED, FAILED, APPLIED]
     assert project.status()["drift"] == []
+
+
+def test_the_dag_applies_no_repeatable_file_changed_since_its_approval(project):
+    """The alterflow_migrate DAG's lint names every pending file it planned (repeatables too), and
+    its apply refuses once one of them changed since the person approved it."""
+    from alterflow.airflow.migrate_tasks import BadMigrateParams, check_unchanged, lint
+    from alterflow.migrate.status import migration_status
+
+    project.write("V1__orders.sql", ORDERS + "INSERT INTO orders VALUES (1, 10, 'a'), (2, 20, 'b');\n")
+    project.write("R__views.sql", "CREATE VIEW big_orders AS SELECT id FROM orders WHERE amount > 10;\n")
+    summary, _report, _body = lint({"migrations_dir": str(project.dir)})
+    assert set(summary["files"]) == {"V1__orders.sql", "R__views.sql"}
+    check_unchanged(migration_status(_catalog(project), project.dir), summary)  # as approved: no refusal
+    project.write("R__views.sql", "CREATE VIEW big_orders AS SELECT id FROM orders;\n")
+    with pytest.raises(BadMigrateParams, match=r"the pending migrations changed since the lint \(R__views.sql\)"):
+        check_unchanged(migration_status(_catalog(project), project.dir), summary)
