@@ -140,11 +140,13 @@ class NextSchema:
                 REJECTED,
                 f"{what} is not allowed in a migration: use CREATE/DROP TABLE, ALTER TABLE, CREATE/DROP VIEW or INSERT",
             )
+        return self.plan_parsed(stmt, result)
+
+    def plan_parsed(self, stmt, result) -> StatementPlan:
+        """The plan of one parsed statement of an ALLOWED class; a refusal is a REJECTED plan."""
         try:
             return self._plan_statement(stmt, result)
-        except (AlterRejected, CreateTableRejected) as exc:
-            return result(REJECTED, str(exc))
-        except UserError as exc:
+        except (AlterRejected, CreateTableRejected, UserError) as exc:
             return result(REJECTED, str(exc))
 
     @functools.singledispatchmethod

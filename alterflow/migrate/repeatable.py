@@ -110,7 +110,6 @@ def plan_repeatable(schema, file: RepeatableFile) -> list:
     statements), as an application runs it: the file's existing views dropped first, then each
     statement in order."""
     from alterflow.migrate.plan import DATA, REJECTED, StatementPlan
-    from alterflow.planner import AlterRejected, CreateTableRejected
 
     history = RepeatableHistory(schema.catalog)
     mine = {name_key(n) for n in created_views(file)}
@@ -145,10 +144,7 @@ def plan_repeatable(schema, file: RepeatableFile) -> list:
         if why is not None:
             plans.append(result(REJECTED, why))
             continue
-        try:
-            plan = schema._plan_statement(stmt, result)
-        except (AlterRejected, CreateTableRejected, UserError) as exc:
-            plan = result(REJECTED, str(exc))
+        plan = schema.plan_parsed(stmt, result)
         if plan.kind == DATA:
             table = schema.table(stmt.table)
             if not table.context.current.primary_key:
