@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from alterflow import sql as ast
 from alterflow.catalog.catalog import Catalog
@@ -29,6 +30,10 @@ from alterflow.catalog.repeatable_history import RepeatableHistory, RepeatableRu
 from alterflow.catalog.schema import name_key
 from alterflow.errors import UserError
 from alterflow.migrate.files import FileStatement, RepeatableFile
+
+if TYPE_CHECKING:
+    from alterflow.migrate.apply import MigrationApply
+    from alterflow.migrate.plan import NextSchema, StatementPlan
 
 PENDING, OUTDATED = "PENDING", "OUTDATED"
 REPLACE_VIEW = re.compile(r"CREATE\s+OR\s+REPLACE\s+VIEW\b", re.IGNORECASE)
@@ -105,7 +110,7 @@ def created_views(file: RepeatableFile) -> list[str]:
     return names
 
 
-def plan_repeatable(schema, file: RepeatableFile) -> list:
+def plan_repeatable(schema: NextSchema, file: RepeatableFile) -> list[StatementPlan]:
     """Every statement of `file` planned on `schema` (a `NextSchema`, after the pending versioned
     statements), as an application runs it: the file's existing views dropped first, then each
     statement in order."""
@@ -169,7 +174,7 @@ class RepeatableApply:
     """Applies pending repeatable files for a `MigrationApply` (its session, history, lease and
     lines)."""
 
-    def __init__(self, apply):
+    def __init__(self, apply: MigrationApply):
         self.apply = apply
         self.history = RepeatableHistory(apply.catalog)
 
