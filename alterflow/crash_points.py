@@ -30,6 +30,7 @@ and of `alterflow migrate apply` (alterflow.migrate.apply):
 
 migrate_statement_ran       a statement finished (its job too); its history row still says RUNNING
 migrate_statement_recorded  a statement is recorded DONE; the next one has not started
+repeatable_views_dropped    a repeatable file's views are dropped; its statements have not run
 """
 
 from __future__ import annotations

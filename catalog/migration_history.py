@@ -46,6 +46,7 @@ from alterflow.catalog.models import (
 
 APPLYING, APPLIED, FAILED, BASELINE, DELETED = "APPLYING", "APPLIED", "FAILED", "BASELINE", "DELETED"
 RUNNING, DONE = "RUNNING", "DONE"
+VERSIONED, REPEATABLE = "VERSIONED", "REPEATABLE"  # af_migrations.kind
 LEASE_NAME = "apply"
 
 # The two writes apply makes around every statement, as Core statements built once and run on a
@@ -180,9 +181,10 @@ class MigrationHistory:
 
     # -- reading ----------------------------------------------------------------------------
     def migrations(self) -> list[RecordedMigration]:
-        """Every recorded file (and the baseline), with its statements, oldest first."""
+        """Every recorded versioned file (and the baseline), with its statements, oldest first
+        (the applications of repeatable files: `alterflow.catalog.repeatable_history`)."""
         with self._session() as s:
-            rows = list(s.scalars(select(MigrationRow).order_by(MigrationRow.id)))
+            rows = list(s.scalars(select(MigrationRow).where(MigrationRow.kind == VERSIONED).order_by(MigrationRow.id)))
             statements: dict[int, list[RecordedStatement]] = {}
             for st in s.scalars(select(MigrationStatementRow).order_by(MigrationStatementRow.migration_id, MigrationStatementRow.position)):
                 statements.setdefault(st.migration_id, []).append(_statement(st))
@@ -328,7 +330,8 @@ class MigrationHistory:
         nothing done). What it did, a line each."""
         done: list[str] = []
         with self._session() as s, s.begin():
-            for row in s.scalars(select(MigrationRow).where(MigrationRow.state.not_in((BASELINE, DELETED))).order_by(MigrationRow.id)):
+            rows = select(MigrationRow).where(MigrationRow.state.not_in((BASELINE, DELETED)), MigrationRow.kind == VERSIONED)
+            for row in s.scalars(rows.order_by(MigrationRow.id)):
                 if row.state == FAILED:
                     row.state = APPLYING
                     row.error = ""

@@ -226,6 +226,9 @@ class MigrationRow(_IdKeyed, Base):
     started_at: Mapped[datetime] = mapped_column(DateTime)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime)
     error: Mapped[str] = mapped_column(Text, default="")
+    # VERSIONED, or REPEATABLE: one application of an R__ file (its version is then a unique id
+    # of that application, "R:<hex>", and never a version; migration 0009)
+    kind: Mapped[str] = mapped_column(String(16), default="VERSIONED", server_default="VERSIONED")
 
 
 class MigrationStatementRow(_IdKeyed, Base):

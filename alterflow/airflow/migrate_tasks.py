@@ -124,7 +124,7 @@ def lint(params: Mapping) -> tuple[dict, dict, str]:
     summary = {
         "directory": str(directory),
         "to": to,
-        "files": {f.script: f.checksum for f in upto.pending},
+        "files": {f.script: f.checksum for f in [*upto.pending, *upto.pending_repeatables]},
         "statements": len(report.statements),
         "errors": report.errors,
         "warnings": report.warnings,
@@ -248,7 +248,8 @@ def check_unchanged(status, summary: Mapping) -> None:
     same text. Files applied since are no longer pending: a retried apply continues the rest."""
     key = version_key(summary["to"]) if summary["to"] else None
     linted = summary["files"]
-    changed = [f.script for f in _up_to(status.pending, key) if linted.get(f.script) != f.checksum]
+    pending = [*_up_to(status.pending, key), *status.pending_repeatables]  # repeatables: applied after them
+    changed = [f.script for f in pending if linted.get(f.script) != f.checksum]
     if not changed:
         return
     raise BadMigrateParams(

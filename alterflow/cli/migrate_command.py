@@ -169,10 +169,9 @@ def status_text(status) -> str:
     lines = [f"{'Version':<10} {'State':<15} {'Checksum':<9} {'Done':<7} Script"]
     for s in status.states:
         done = f"{s.statements_done}/{s.statements}" if s.statements else ""
-        lines.append(
-            f"{s.version:<10} {s.state:<15} {'ok' if s.checksum_ok else 'EDITED':<9} {done:<7} {s.script}"
-            + (f"  ({s.error})" if s.error else "")
-        )
+        version = s.version or "repeatable"
+        checksum = "ok" if s.checksum_ok else "changed" if s.kind == "REPEATABLE" else "EDITED"  # a changed repeatable runs again
+        lines.append(f"{version:<10} {s.state:<15} {checksum:<9} {done:<7} {s.script}" + (f"  ({s.error})" if s.error else ""))
     if status.drift:
         lines.append("drift:")
         lines.extend(f"  {d.kind}: {d.detail}" for d in status.drift)

@@ -53,6 +53,7 @@ from alterflow.leases import Renewal, new_holder
 from alterflow.migrate.config import MigrateConfig
 from alterflow.migrate.files import MigrationFile, version_key
 from alterflow.migrate.plan import REJECTED, StatementPlan, plan_pending
+from alterflow.migrate.repeatable import RepeatableApply
 from alterflow.migrate.status import MigrationStatus, migration_status
 from alterflow.settings import RENEWALS_PER_LEASE
 
@@ -176,10 +177,10 @@ class MigrationApply:
             result.warnings.append(drift.detail)
             self.on_line(f"warning: {drift.detail}")
         if dry_run:
-            result.planned = plan_pending(self.catalog, files, self.session.warehouse, status.done_statements)
+            result.planned = plan_pending(self.catalog, files, self.session.warehouse, status.done_statements, status.pending_repeatables)
             result.out_of_order = [_out_of_order_line(f, status) for f in files if f.script in status.out_of_order]
             return result
-        if not files:
+        if not files and not status.pending_repeatables:
             return result
         self._take_lease()
         try:
@@ -188,7 +189,7 @@ class MigrationApply:
             files = _select_to(status.pending, status, to)
             self._finish_running(status, files, result)
             status = migration_status(self.catalog, self.directory)
-            plans = plan_pending(self.catalog, files, self.session.warehouse, status.done_statements)
+            plans = plan_pending(self.catalog, files, self.session.warehouse, status.done_statements, status.pending_repeatables)
             rejected = next((p for p in plans if p.kind == REJECTED), None)
             if rejected is not None:
                 raise MigrationRefused(
@@ -200,6 +201,7 @@ class MigrationApply:
                 if file.script in status.out_of_order:
                     result.out_of_order.append(_out_of_order_line(file, status))
                     self.on_line(result.out_of_order[-1])
+            RepeatableApply(self).run(status.repeatables)  # after the versioned files, as in Flyway
         finally:
             self._release_lease()
         return result

@@ -168,7 +168,7 @@ def lint_migrations(
     status: MigrationStatus | None = None,
 ) -> LintReport:
     status = status or migration_status(catalog, directory)
-    plans = plan_pending(catalog, status.pending, warehouse, status.done_statements)
+    plans = plan_pending(catalog, status.pending, warehouse, status.done_statements, status.pending_repeatables)
     linted = [LintedStatement(p, findings_of(p, rules)) for p in plans]
     if analyze:
         for item in linted:

@@ -20,7 +20,7 @@ from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.errors import UnknownObject
 from alterflow.catalog.schema import SchemaVersion, name_key
 from alterflow.errors import UserError
-from alterflow.migrate.files import FileStatement, MigrationFile
+from alterflow.migrate.files import FileStatement, MigrationFile, RepeatableFile
 from alterflow.planner import AlterPlan, AlterRejected, CreateTableRejected, TableContext, Verdict, plan_alter, plan_create_table
 
 LIGHT, HEAVY, REJECTED, DATA = "LIGHT", "HEAVY", "REJECTED", "DATA"
@@ -39,7 +39,7 @@ class _Table:
 
 @dataclass(frozen=True)
 class StatementPlan:
-    file: MigrationFile
+    file: MigrationFile | RepeatableFile
     statement: FileStatement
     kind: str  # LIGHT, HEAVY, REJECTED, DATA (an INSERT)
     reason: str
@@ -140,11 +140,13 @@ class NextSchema:
                 REJECTED,
                 f"{what} is not allowed in a migration: use CREATE/DROP TABLE, ALTER TABLE, CREATE/DROP VIEW or INSERT",
             )
+        return self.plan_parsed(stmt, result)
+
+    def plan_parsed(self, stmt, result) -> StatementPlan:
+        """The plan of one parsed statement of an ALLOWED class; a refusal is a REJECTED plan."""
         try:
             return self._plan_statement(stmt, result)
-        except (AlterRejected, CreateTableRejected) as exc:
-            return result(REJECTED, str(exc))
-        except UserError as exc:
+        except (AlterRejected, CreateTableRejected, UserError) as exc:
             return result(REJECTED, str(exc))
 
     @functools.singledispatchmethod
@@ -292,13 +294,20 @@ def plan_pending(
     files: list[MigrationFile],
     warehouse: pathlib.Path | None = None,
     done: frozenset[tuple[str, int]] = frozenset(),
+    repeatables: list[RepeatableFile] = (),
 ) -> list[StatementPlan]:
     """Every statement of `files` not in `done` ((version, position) of statements a partly
-    applied file already ran), in order, planned against the schema the ones before leave."""
+    applied file already ran), in order, planned against the schema the ones before leave; then
+    every statement of the `repeatables` (`alterflow.migrate.repeatable`), after them."""
+    from alterflow.migrate.repeatable import plan_repeatable
+
     schema = NextSchema(catalog, warehouse)
     pending = [(file, statement) for file in files for statement in file.statements if (file.version, statement.position) not in done]
     schema.read_tables(_tables_named(statement.text for _file, statement in pending))
-    return [schema.plan(file, statement) for file, statement in pending]
+    plans = [schema.plan(file, statement) for file, statement in pending]
+    for file in repeatables:
+        plans.extend(plan_repeatable(schema, file))
+    return plans
 
 
 def _tables_named(texts) -> set[str]:

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.migration_history import APPLIED, BASELINE, DELETED, DONE, MigrationHistory, RecordedMigration
 from alterflow.migrate.config import MigrateConfig, load_migrate_config
-from alterflow.migrate.files import MigrationFile, read_directory, version_key
+from alterflow.migrate.files import MigrationFile, RepeatableFile, read_migrations, version_key
+from alterflow.migrate.repeatable import RepeatableStatus, repeatable_status
 
 PENDING = "PENDING"
 BELOW_BASELINE = "BELOW_BASELINE"
@@ -43,6 +44,8 @@ class FileState:
     error: str = ""
     statements: int = 0  # statements in the file
     statements_done: int = 0
+    kind: str = "VERSIONED"  # or REPEATABLE (an R__ file: no version)
+    checksum: str | None = None  # a repeatable file's checksum on disk
 
     def as_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -71,6 +74,12 @@ class MigrationStatus:
     baseline: str | None = None
     config: MigrateConfig = field(default_factory=MigrateConfig)
     out_of_order: dict[str, str] = field(default_factory=dict)  # pending script -> the applied version it is below
+    repeatables: list[RepeatableStatus] = field(default_factory=list)  # R__ files, in description order
+
+    @property
+    def pending_repeatables(self) -> list[RepeatableFile]:
+        """Repeatable files an apply runs after the versioned ones: never applied, or changed since."""
+        return [r.file for r in self.repeatables if r.pending]
 
     def recorded(self, version: str) -> RecordedMigration | None:
         key = version_key(version)
@@ -132,7 +141,8 @@ def migration_status(catalog: Catalog, directory: pathlib.Path, config: MigrateC
     """Every migration file with its state (the baseline's row first, the files of the directory,
     then recorded files no longer there), and the drift found. `config`: the project's
     `[tool.alterflow.migrate]` (read from its pyproject.toml when not given)."""
-    files = read_directory(directory)
+    directory_files = read_migrations(directory)
+    files = directory_files.versioned
     if config is None:
         config = load_migrate_config(directory)
     history = MigrationHistory(catalog)
@@ -170,7 +180,29 @@ def migration_status(catalog: Catalog, directory: pathlib.Path, config: MigrateC
             else:
                 _add_deleted(status, row)
     status.drift.extend(_outside(history, recorded))
+    status.repeatables = repeatable_status(catalog, directory_files.repeatable)
+    status.states.extend(_repeatable_state(r) for r in status.repeatables)
     return status
+
+
+def _repeatable_state(status: RepeatableStatus) -> FileState:
+    """A repeatable file's line: its state, and whether its checksum is the one last applied."""
+    last, file = status.last, status.file
+    when = _time(last.finished_at or last.started_at) if last is not None else None
+    return FileState(
+        "",
+        file.description,
+        file.script,
+        status.state,
+        last is None or last.checksum == file.checksum,
+        last.installed_by if last is not None else None,
+        when,
+        last.error if last is not None else "",
+        len(file.statements),
+        len(file.statements) if status.state == "APPLIED" else 0,
+        "REPEATABLE",
+        file.checksum,
+    )
 
 
 def _add_unrecorded(status: MigrationStatus, file: MigrationFile, highest_applied: tuple[int, ...] | None) -> None:

@@ -16,13 +16,31 @@ def test_versions_compare_as_numbers_dotted_allowed():
 def test_names_parse_to_version_and_description():
     assert parse_name("V3__widen_amount.sql") == ("3", "widen amount")
     assert parse_name("V1.2.3__x.sql") == ("1.2.3", "x")
+    # Flyway's rules: `_` between version parts, spaces in the description, no description at all
+    assert parse_name("V1_1__x.sql") == ("1.1", "x")
+    assert parse_name("V2__add order channel.sql") == ("2", "add order channel")
+    assert parse_name("V3.sql") == parse_name("V3__.sql") == ("3", "")
+    assert parse_name("V4__a__b.sql") == ("4", "a  b")  # the description starts after the first `__`
+    assert version_key("1_10") == version_key("1.10") > version_key("1_9")
 
 
-@pytest.mark.parametrize("name", ["v3__x.sql", "V3_x.sql", "V__x.sql", "Vx__y.sql", "V3__.sql", "V3__a b.sql", "V3.__x.sql"])
-def test_a_name_that_does_not_parse_is_one_line(name):
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("V3_x.sql", "V<version>__<description>.sql"),
+        ("V__x.sql", "V<version>__<description>.sql"),
+        ("Vx__y.sql", "V<version>__<description>.sql"),
+        ("V3.__x.sql", "V<version>__<description>.sql"),
+        ("V3__a\tb.sql", "V<version>__<description>.sql"),
+        ("v3__x.sql", "the prefix must be an upper-case V"),
+        ("U3__x.sql", "ALTER TABLE t REVERT TO VERSION n"),
+        ("R3__x.sql", "a repeatable migration has no version"),
+    ],
+)
+def test_a_name_that_does_not_parse_is_one_line(name, expected):
     with pytest.raises(MigrationFileError) as info:
         parse_name(name)
-    assert "\n" not in str(info.value) and "V<version>__<words>.sql" in str(info.value)
+    assert "\n" not in str(info.value) and expected in str(info.value)
 
 
 def test_directory_in_version_order_with_gaps_and_other_files_ignored(migrations):
