@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.migration_history import APPLIED, BASELINE, DELETED, DONE, MigrationHistory, RecordedMigration
 from alterflow.migrate.files import MigrationFile, read_directory, version_key
+from alterflow.migrate.sum_file import verify_sum
 
 PENDING = "PENDING"
 BELOW_BASELINE = "BELOW_BASELINE"
@@ -105,6 +106,7 @@ def _time(value) -> str | None:
 def migration_status(catalog: Catalog, directory: pathlib.Path) -> MigrationStatus:
     """Every migration file with its state (the baseline's row first, the files of the directory,
     then recorded files no longer there), and the drift found."""
+    verify_sum(directory)  # a directory that does not match its alterflow.sum: one line, before its files are read
     files = read_directory(directory)
     history = MigrationHistory(catalog)
     recorded = history.migrations()
