@@ -120,6 +120,14 @@ def _select_to(pending: list[MigrationFile], status: MigrationStatus, to: str | 
     return [f for f in pending if f.key <= key]
 
 
+def _refuse_rejected(plans: list[StatementPlan]) -> None:
+    """Refuse the apply (and its dry run, with the same line) when the in-order plan rejects a
+    pending statement."""
+    rejected = next((p for p in plans if p.kind == REJECTED), None)
+    if rejected is not None:
+        raise MigrationRefused(f"migrate apply: {rejected.script} line {rejected.statement.line}: {rejected.reason}; nothing was applied")
+
+
 # The statements that make or drop an object, with the words their line starts with and the
 # migration history's question of whether that happened since a time.
 OBJECT_RECORDS = {
@@ -160,8 +168,9 @@ class MigrationApply:
         _check_apply(status)
         files = _select_to(status.pending, status, to)
         result = self.result = ApplyResult()
-        if dry_run:
+        if dry_run:  # every refusal of the real apply below, with the same line; nothing changes
             result.planned = plan_pending(self.catalog, files, self.session.warehouse, status.done_statements)
+            _refuse_rejected(result.planned)
             return result
         if not files:
             return result
@@ -173,11 +182,7 @@ class MigrationApply:
             self._finish_running(status, files, result)
             status = migration_status(self.catalog, self.directory)
             plans = plan_pending(self.catalog, files, self.session.warehouse, status.done_statements)
-            rejected = next((p for p in plans if p.kind == REJECTED), None)
-            if rejected is not None:
-                raise MigrationRefused(
-                    f"migrate apply: {rejected.script} line {rejected.statement.line}: {rejected.reason}; nothing was applied"
-                )
+            _refuse_rejected(plans)
             self._say_approved(plans)
             for file in files:
                 self._apply_file(file, status, result)
