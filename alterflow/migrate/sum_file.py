@@ -113,9 +113,12 @@ def _name_key(name: str) -> tuple:
 
 def _sql_files(directory: pathlib.Path) -> list[pathlib.Path]:
     """Every `.sql` file of the directory that `read_directory` looks at (hidden files aside)."""
-    if not directory.is_dir():
+    if not directory.exists():
         raise MigrationFileError(f"migrations directory {shown(str(directory), 200)} does not exist (--dir or ALTERFLOW_MIGRATIONS)")
-    found = [p for p in directory.iterdir() if not p.name.startswith(".") and p.name.lower().endswith(".sql") and p.is_file()]
+    if not directory.is_dir():
+        raise MigrationFileError(f"migrations directory {shown(str(directory), 200)} is not a directory")
+    with os.scandir(directory) as entries:  # one system call for the names and kinds
+        found = [directory / e.name for e in entries if not e.name.startswith(".") and e.name.lower().endswith(".sql") and e.is_file()]
     return sorted(found, key=lambda p: _name_key(p.name))
 
 
@@ -127,10 +130,11 @@ def _total(files: tuple[FileHash, ...]) -> str:
 def _file_hash(path: pathlib.Path) -> FileHash:
     if "\n" in path.name or "\r" in path.name:
         raise MigrationFileError(f"{shown(path.name, 120)}: a migration file's name cannot hold a line break; rename it")
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise MigrationFileError(f"{shown(path.name, 120)} is {size} bytes; a migration file is SQL text (at most {MAX_FILE_BYTES})")
-    return FileHash(path.name, hashlib.sha256(path.read_bytes()).hexdigest())
+    with path.open("rb") as file:
+        data = file.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise MigrationFileError(f"{shown(path.name, 120)} is over {MAX_FILE_BYTES} bytes; a migration file is SQL text")
+    return FileHash(path.name, hashlib.sha256(data).hexdigest())
 
 
 def directory_sum(directory: pathlib.Path) -> DirectorySum:

@@ -14,8 +14,7 @@ import subprocess
 import pytest
 
 from tests.migrate.conftest import ORDERS
-from tests.migrate.migrate_cli import MigrateCli
-from tests.migrate.test_cli import _cli
+from tests.migrate.migrate_cli import MigrateCli, Outcome
 
 
 @pytest.fixture
@@ -55,7 +54,7 @@ def test_hash_writes_each_files_bytes_and_a_total_that_sha256sum_can_check(cli, 
         checked = subprocess.run(
             ["sha256sum", "-c", "-"], input="\n".join(lines[1:]) + "\n", text=True, cwd=migrations.path, capture_output=True
         )
-        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert checked.code == 0, checked.stdout + checked.stderr
     again = cli("hash")
     assert again.out.strip() == f"wrote {migrations.path}/alterflow.sum: 3 file(s) (unchanged)"
 
@@ -199,6 +198,27 @@ def test_a_sum_path_that_is_a_directory_and_hash_of_a_missing_directory(settings
     assert not (tmp_path / "nowhere").exists()
 
 
+@pytest.fixture
+def in_repo(tmp_path, monkeypatch, capsys):
+    """`alterflow migrate ARGS` in this process with the repository `tmp_path/repo` as the working
+    directory (the default `migrations/`), as a person types it there."""
+    from alterflow.cli.migrate_command import main
+
+    (tmp_path / "repo").mkdir()
+    monkeypatch.chdir(tmp_path / "repo")
+    monkeypatch.setenv("ALTERFLOW_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ALTERFLOW_CATALOG_URL", raising=False)
+    monkeypatch.delenv("ALTERFLOW_MIGRATIONS", raising=False)
+
+    def run(*args: str) -> Outcome:
+        capsys.readouterr()
+        code = main(list(args))
+        printed = capsys.readouterr()
+        return Outcome(code, printed.out, printed.err)
+
+    return run
+
+
 def _git(repo, *args: str) -> subprocess.CompletedProcess:
     env = {
         **os.environ,
@@ -212,22 +232,22 @@ def _git(repo, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_two_branches_that_each_add_v7_conflict_in_git_on_the_sum_file(tmp_path):
+def test_two_branches_that_each_add_v7_conflict_in_git_on_the_sum_file(tmp_path, in_repo):
     """The docs' example: main holds V1..V6 and their sum; two branches each run `alterflow migrate
     new`, write their V7 and `migrate hash`; the second merge conflicts in alterflow.sum only."""
-    repo = tmp_path
+    repo = tmp_path / "repo"
     (repo / "migrations").mkdir()
     for version in range(1, 7):
         (repo / "migrations" / f"V{version}__step_{version}.sql").write_text(f"ALTER TABLE orders ADD COLUMN c{version} INT;\n")
     assert _git(repo, "init", "-q", "-b", "main").returncode == 0
-    assert _cli(repo, "migrate", "hash").returncode == 0
+    assert in_repo("hash").code == 0
     assert _git(repo, "add", "-A").returncode == 0 and _git(repo, "commit", "-qm", "V1..V6").returncode == 0
     for branch, words in (("region", "add region"), ("channel", "add channel")):
         assert _git(repo, "checkout", "-q", "-b", branch, "main").returncode == 0
-        created = _cli(repo, "migrate", "new", *words.split())
-        assert created.stdout.strip() == f"created migrations/V7__{words.replace(' ', '_')}.sql", created
+        created = in_repo("new", *words.split())
+        assert created.out.strip() == f"created migrations/V7__{words.replace(' ', '_')}.sql", created
         (repo / "migrations" / f"V7__{words.replace(' ', '_')}.sql").write_text(f"ALTER TABLE orders ADD COLUMN {words.split()[1]} INT;\n")
-        assert _cli(repo, "migrate", "hash").returncode == 0
+        assert in_repo("hash").code == 0
         assert _git(repo, "add", "-A").returncode == 0 and _git(repo, "commit", "-qm", f"V7: {words}").returncode == 0
     assert _git(repo, "checkout", "-q", "main").returncode == 0
     assert _git(repo, "merge", "-q", "region").returncode == 0  # the first one merges cleanly
@@ -236,27 +256,27 @@ def test_two_branches_that_each_add_v7_conflict_in_git_on_the_sum_file(tmp_path)
     conflicted = _git(repo, "diff", "--name-only", "--diff-filter=U").stdout.split()
     assert conflicted == ["migrations/alterflow.sum"]
     # the conflicted directory is refused, pointing at the fix
-    refused = _cli(repo, "migrate", "status")
-    assert refused.returncode == 1 and "alterflow.sum line 1 is a git merge conflict marker" in refused.stderr, refused
+    refused = in_repo("status")
+    assert refused.error_line.startswith("error: migrations/alterflow.sum line 1 is a git merge conflict marker: two branches"), refused
     # resolved: channel's file gets the next version, the sum is written again, the merge commits
     os.rename(repo / "migrations" / "V7__add_channel.sql", repo / "migrations" / "V8__add_channel.sql")
-    assert _cli(repo, "migrate", "hash").returncode == 0
+    assert in_repo("hash").code == 0
     assert _git(repo, "add", "-A").returncode == 0 and _git(repo, "commit", "-qm", "merge channel as V8").returncode == 0
     listed = [line.split("  ")[1] for line in (repo / "migrations" / "alterflow.sum").read_text().splitlines()[1:]]
     assert listed[-2:] == ["V7__add_region.sql", "V8__add_channel.sql"]
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_without_the_sum_file_the_same_two_branches_merge_silently(tmp_path):
+def test_without_the_sum_file_the_same_two_branches_merge_silently(tmp_path, in_repo):
     """What the sum file prevents: without it git merges both V7 files without a word."""
-    repo = tmp_path
+    repo = tmp_path / "repo"
     (repo / "migrations").mkdir()
     (repo / "migrations" / "V6__step.sql").write_text("ALTER TABLE orders ADD COLUMN c INT;\n")
     assert _git(repo, "init", "-q", "-b", "main").returncode == 0
     assert _git(repo, "add", "-A").returncode == 0 and _git(repo, "commit", "-qm", "V6").returncode == 0
     for branch in ("region", "channel"):
         assert _git(repo, "checkout", "-q", "-b", branch, "main").returncode == 0
-        assert _cli(repo, "migrate", "new", "add", branch).returncode == 0
+        assert in_repo("new", "add", branch).code == 0
         (repo / "migrations" / f"V7__add_{branch}.sql").write_text(f"ALTER TABLE orders ADD COLUMN {branch} INT;\n")
         assert _git(repo, "add", "-A").returncode == 0 and _git(repo, "commit", "-qm", branch).returncode == 0
     assert _git(repo, "checkout", "-q", "main").returncode == 0
