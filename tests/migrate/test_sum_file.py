@@ -54,7 +54,7 @@ def test_hash_writes_each_files_bytes_and_a_total_that_sha256sum_can_check(cli, 
         checked = subprocess.run(
             ["sha256sum", "-c", "-"], input="\n".join(lines[1:]) + "\n", text=True, cwd=migrations.path, capture_output=True
         )
-        assert checked.code == 0, checked.stdout + checked.stderr
+        assert checked.returncode == 0, checked.stdout + checked.stderr
     again = cli("hash")
     assert again.out.strip() == f"wrote {migrations.path}/alterflow.sum: 3 file(s) (unchanged)"
 
