@@ -221,6 +221,8 @@ def write_sum(directory: pathlib.Path) -> DirectorySum:
 def rehash(directory: pathlib.Path) -> str:
     """`alterflow migrate hash`: write the sum file after review; the line says what it changed."""
     _sql_files(directory)  # a missing directory: one line
+    if sum_path(directory).exists() and not sum_path(directory).is_file():
+        read_sum(directory)  # its one line: not a file, remove it
     try:
         before = read_sum(directory)
         unreadable = False

@@ -193,6 +193,8 @@ def test_a_sum_path_that_is_a_directory_and_hash_of_a_missing_directory(settings
     path = migrations.path / "alterflow.sum"
     path.mkdir()
     assert cli("status").error_line == f"error: {path} is not a file; remove it, then run `alterflow migrate hash`"
+    assert cli("hash").error_line == f"error: {path} is not a file; remove it, then run `alterflow migrate hash`"
+    assert path.is_dir()
     nowhere = MigrateCli(settings, tmp_path / "nowhere", monkeypatch, capsys)
     assert nowhere("hash").error_line == f"error: migrations directory '{tmp_path}/nowhere' does not exist (--dir or ALTERFLOW_MIGRATIONS)"
     assert not (tmp_path / "nowhere").exists()
