@@ -179,11 +179,20 @@ def _plain(text: str) -> str:
 
 
 def _code(text: str) -> str:
-    """Text as a Markdown code span (nothing inside one is escaped), on one line."""
-    one_line = " ".join(str(text).split())
+    """Text as written, as a Markdown code span: nothing inside one is escaped (a `\\_` would show
+    as typed). Its delimiter is one backtick more than the longest run inside, and a space pads
+    each side when the text starts or ends with a backtick or a space (CommonMark strips one
+    space from each side of a span). A line break, which a span shows as a space, is a space."""
+    one_line = str(text).replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
     longest = max((len(run) for run in _backtick_runs(one_line)), default=0)
     fence = "`" * (longest + 1)
-    return f"{fence} {one_line} {fence}" if longest else f"`{one_line}`"
+    pad = " " if one_line[:1] in ("`", " ") or one_line[-1:] in ("`", " ") else ""
+    return f"{fence}{pad}{one_line}{pad}{fence}"
+
+
+def _rules_source(source: str) -> str:
+    """Where the lint rules came from: a pyproject.toml's path (as written, a code span), or the defaults."""
+    return "the defaults" if source == "defaults" else _code(source)
 
 
 def approval_body(report: dict, summary: dict) -> str:
@@ -194,20 +203,20 @@ def approval_body(report: dict, summary: dict) -> str:
     lines = [
         f"**{len(statements)} pending statement(s)** in {_code(summary['directory'])} ({scope}, "
         f"{len(summary['files'])} file(s)): **{report['approvals']} to approve**, {report['errors']} error(s), "
-        f"{report['warnings']} warning(s). Rules: {_plain(report['rules_from'])}.",
+        f"{report['warnings']} warning(s). Rules: {_rules_source(report['rules_from'])}.",
         "",
         "*Approve* applies them in version order, each statement as a tracked schema change; *Reject* ends this run and applies nothing.",
     ]
     for s in statements[:MAX_BODY_STATEMENTS]:
         levels = sorted({f["level"] for f in s["findings"]})
-        lines += ["", f"#### {_plain(s['script'])} line {s['line']}: {s['kind']}" + (f" ({', '.join(levels)})" if levels else "")]
+        lines += ["", f"#### {_code(s['script'])} line {s['line']}: {s['kind']}" + (f" ({', '.join(levels)})" if levels else "")]
         lines += [_fenced(s["statement"]), ""]
         rows = f"; {s['rows']} rows of {_plain(s['table'])} today" if s["kind"] == "HEAVY" else ""
         lines.append(f"- **Plan:** {_plain(s['reason'])}{rows}")
         if s["failed_casts"] is not None:
             samples = "; ".join(
-                f"{_plain(x.get('column'))} {_plain(repr(x.get('value')))}"
-                + (f" ({_plain(', '.join(f'{k}={v}' for k, v in x['key'].items()))})" if x.get("key") else "")
+                f"{_plain(x.get('column'))} {_code(repr(x.get('value')))}"
+                + (f" ({_code(', '.join(f'{k}={v!r}' for k, v in x['key'].items()))})" if x.get("key") else "")
                 for x in s["samples"]
             )
             failed = (

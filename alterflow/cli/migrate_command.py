@@ -1,4 +1,4 @@
-"""`alterflow migrate status|lint|apply|baseline|set|repair|new|diff` (SPEC §10). Every refusal is one
+"""`alterflow migrate status|lint|apply|baseline|set|repair|new|diff|hash` (SPEC §10). Every refusal is one
 line on stderr and exit status 1 (`alterflow.cli.output.report_failure`); `lint` also exits 1 when a finding is
 an error."""
 
@@ -45,6 +45,7 @@ def parser() -> argparse.ArgumentParser:
     new.add_argument("words", nargs="+")
     diff = sub.add_parser("diff", help="write the next migration file that takes the catalog to the CREATE TABLEs of FILE")
     diff.add_argument("--to", dest="desired", required=True, metavar="FILE")
+    sub.add_parser("hash", help="write migrations/alterflow.sum (the directory's integrity file) after review")
     return top
 
 
@@ -75,11 +76,17 @@ def main(argv: list[str]) -> int:
 
 def _run(args) -> int:
     from alterflow.migrate.files import migrations_dir, new_file
+    from alterflow.migrate.sum_file import keeping_sum, rehash
     from alterflow.settings import migrations_from_env
 
     directory = migrations_dir(args.dir, migrations_from_env())
     if args.action == "new":
-        print(f"created {new_file(directory, ' '.join(args.words))}")
+        with keeping_sum(directory):
+            created = new_file(directory, " ".join(args.words))
+        print(f"created {created}")
+        return 0
+    if args.action == "hash":
+        print(rehash(directory))
         return 0
     from alterflow.cli.session import Session
 
@@ -87,9 +94,16 @@ def _run(args) -> int:
     catalog = session.catalog
     if args.action == "status":
         from alterflow.migrate.status import migration_status
+        from alterflow.migrate.sum_file import SUM_FILE, verify_sum
 
-        status = migration_status(catalog, directory, _config(directory, args))
-        print(json.dumps(status.as_json(), indent=2) if args.format == "json" else status_text(status))
+        status = migration_status(catalog, directory, _config(directory, args))  # refuses a directory that does not match its alterflow.sum
+        checked = verify_sum(directory).value
+        if args.format == "json":
+            print(json.dumps({**status.as_json(), "sum_file": checked}, indent=2))
+        else:
+            print(status_text(status))
+            if checked == "missing":
+                print(f"note: no {SUM_FILE}: the directory is not checked for integrity; `alterflow migrate hash` writes it")
         return 0
     if args.action == "lint":
         from alterflow.migrate.lint import lint_migrations
@@ -129,7 +143,9 @@ def _run(args) -> int:
         return 0
     from alterflow.migrate.diff import write_diff
 
-    print(write_diff(session, directory, pathlib.Path(args.desired)))
+    with keeping_sum(directory):
+        report = write_diff(session, directory, pathlib.Path(args.desired))
+    print(report)
     return 0
 
 

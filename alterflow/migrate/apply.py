@@ -130,6 +130,14 @@ def _select_to(pending: list[MigrationFile], status: MigrationStatus, to: str | 
     return [f for f in pending if f.key <= key]
 
 
+def _refuse_rejected(plans: list[StatementPlan]) -> None:
+    """Refuse the apply (and its dry run, with the same line) when the in-order plan rejects a
+    pending statement."""
+    rejected = next((p for p in plans if p.kind == REJECTED), None)
+    if rejected is not None:
+        raise MigrationRefused(f"migrate apply: {rejected.script} line {rejected.statement.line}: {rejected.reason}; nothing was applied")
+
+
 # The statements that make or drop an object, with the words their line starts with and the
 # migration history's question of whether that happened since a time.
 OBJECT_RECORDS = {
@@ -179,6 +187,7 @@ class MigrationApply:
         if dry_run:
             result.planned = plan_pending(self.catalog, files, self.session.warehouse, status.done_statements, status.pending_repeatables)
             result.out_of_order = [_out_of_order_line(f, status) for f in files if f.script in status.out_of_order]
+            _refuse_rejected(result.planned)
             return result
         if not files and not status.pending_repeatables:
             return result
@@ -188,13 +197,9 @@ class MigrationApply:
             _check_apply(status)
             files = _select_to(status.pending, status, to)
             self._finish_running(status, files, result)
-            status = migration_status(self.catalog, self.directory)
+            status = migration_status(self.catalog, self.directory, self.config)
             plans = plan_pending(self.catalog, files, self.session.warehouse, status.done_statements, status.pending_repeatables)
-            rejected = next((p for p in plans if p.kind == REJECTED), None)
-            if rejected is not None:
-                raise MigrationRefused(
-                    f"migrate apply: {rejected.script} line {rejected.statement.line}: {rejected.reason}; nothing was applied"
-                )
+            _refuse_rejected(plans)
             self._say_approved(plans)
             for file in files:
                 self._apply_file(file, status, result)

@@ -26,6 +26,7 @@ from alterflow.catalog.migration_history import APPLIED, BASELINE, DELETED, DONE
 from alterflow.migrate.config import MigrateConfig, load_migrate_config
 from alterflow.migrate.files import MigrationFile, RepeatableFile, read_migrations, version_key
 from alterflow.migrate.repeatable import RepeatableStatus, repeatable_status
+from alterflow.migrate.sum_file import verify_sum
 
 PENDING = "PENDING"
 BELOW_BASELINE = "BELOW_BASELINE"
@@ -141,6 +142,7 @@ def migration_status(catalog: Catalog, directory: pathlib.Path, config: MigrateC
     """Every migration file with its state (the baseline's row first, the files of the directory,
     then recorded files no longer there), and the drift found. `config`: the project's
     `[tool.alterflow.migrate]` (read from its pyproject.toml when not given)."""
+    verify_sum(directory)  # a directory that does not match its alterflow.sum: one line, before its files are read
     directory_files = read_migrations(directory)
     files = directory_files.versioned
     if config is None:

@@ -471,7 +471,7 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
     assert answer.status_code in (200, 409), f"trigger {MIGRATE}: {answer.status_code} {answer.text}"
     detail = wait_for_approval(live, headers, MIGRATE_RUN)
     assert detail["subject"] == f"Apply 1 pending migration statement(s) of {migrations}?", detail
-    assert "V2\\_\\_customers\\_tier\\_to\\_int.sql line 1: HEAVY (approve)" in detail["body"], detail["body"]
+    assert "`V2__customers_tier_to_int.sql` line 1: HEAVY (approve)" in detail["body"], detail["body"]
     assert "**Analysis on today's data:** every value converts" in detail["body"], detail["body"]
     assert [s["state"] for s in migrate_status(live, migrations)["migrations"]] == [
         "APPLIED",

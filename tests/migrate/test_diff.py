@@ -434,7 +434,7 @@ def test_cli_writes_the_file_prints_the_plan_and_refuses_bad_input_in_one_line(s
         refused.stderr
         == "error: desired.sql:2: DROP TABLE is not CREATE TABLE; the desired schema file holds CREATE TABLE statements only\n"
     )
-    assert sorted(p.name for p in (tmp_path / "db/migrations").iterdir()) == ["V1__diff_to_desired.sql"]
+    assert sorted(p.name for p in (tmp_path / "db/migrations").iterdir()) == ["V1__diff_to_desired.sql", "alterflow.sum"]
 
 
 # ------------------------------------------------------------------------------------------------
