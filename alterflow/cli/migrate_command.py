@@ -73,11 +73,23 @@ def _run(args) -> int:
         return 0
     if args.action == "lint":
         from alterflow.migrate.lint import lint_migrations
+        from alterflow.migrate.readers import AirflowDagReaders
         from alterflow.migrate.rules import load_rules
 
-        report = lint_migrations(
-            catalog, directory, load_rules(directory), session.warehouse, analyze=args.analyze, spark=lambda: session.spark
-        )
+        dag_readers = AirflowDagReaders.from_settings(session.settings)  # None without ALTERFLOW_AIRFLOW_URL
+        try:
+            report = lint_migrations(
+                catalog,
+                directory,
+                load_rules(directory),
+                session.warehouse,
+                analyze=args.analyze,
+                spark=lambda: session.spark,
+                dag_readers=dag_readers,
+            )
+        finally:
+            if dag_readers is not None:
+                dag_readers.close()
         print(
             json.dumps(report.as_json(), indent=2)
             if args.format == "json"
