@@ -253,7 +253,7 @@ def backward_incompatible(plan: StatementPlan, dag_readers: AirflowDagReaders | 
     if plan.views_reading_renamed:
         readers.append(f"{_plural('view', plan.views_reading_renamed)} (pinned to the old name: re-create them to read the new one)")
     if dags:
-        readers.append(f"{_plural('DAG', dags)} (scheduled on {asset})")
+        readers.append(f"{_plural('DAG', dags)} (scheduled on or reading the asset {asset})")
     if readers:
         said = "readers alterflow knows: " + "; ".join(readers)
     else:
