@@ -251,7 +251,7 @@ def backward_incompatible(plan: StatementPlan, dag_readers: AirflowDagReaders | 
         return None
     readers = []
     if plan.views_reading_renamed:
-        readers.append(f"{_plural('view', plan.views_reading_renamed)} (pinned to the old name: re-create them to read the new one)")
+        readers.append(f"{_plural('view', plan.views_reading_renamed)} (pinned to the old name: re-create to read the new one)")
     if dags:
         readers.append(f"{_plural('DAG', dags)} (scheduled on or reading the asset {asset})")
     if readers:

@@ -129,7 +129,7 @@ def test_the_finding_names_the_dags_scheduled_on_or_reading_the_tables_asset(pro
     rename = found[("V2__breaking.sql", 1)]["findings"][0]
     assert rename["readers"] == {"views": ["notes"], "dags": ["orders_audit", "orders_report"], "asset": orders_asset}
     assert rename["message"] == (
-        "renames column note to remark of orders: readers alterflow knows: view notes (pinned to the old name: re-create them "
+        "renames column note to remark of orders: readers alterflow knows: view notes (pinned to the old name: re-create "
         f"to read the new one); DAGs orders_audit, orders_report (scheduled on or reading the asset {orders_asset})"
     )
     drop = found[("V2__breaking.sql", 2)]
