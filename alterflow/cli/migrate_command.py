@@ -72,32 +72,7 @@ def _run(args) -> int:
         print(json.dumps(status.as_json(), indent=2) if args.format == "json" else status_text(status))
         return 0
     if args.action == "lint":
-        from alterflow.migrate.lint import lint_migrations
-        from alterflow.migrate.readers import AirflowDagReaders
-        from alterflow.migrate.rules import load_rules
-
-        dag_readers = AirflowDagReaders.from_settings(session.settings)  # None without ALTERFLOW_AIRFLOW_URL
-        try:
-            report = lint_migrations(
-                catalog,
-                directory,
-                load_rules(directory),
-                session.warehouse,
-                analyze=args.analyze,
-                spark=lambda: session.spark,
-                dag_readers=dag_readers,
-            )
-        finally:
-            if dag_readers is not None:
-                dag_readers.close()
-        print(
-            json.dumps(report.as_json(), indent=2)
-            if args.format == "json"
-            else report.github()
-            if args.format == "github"
-            else report.text()
-        )
-        return 1 if report.errors else 0
+        return _lint(session, directory, args)
     if args.action == "apply":
         return _apply(session, directory, args)
     if args.action == "baseline":
@@ -115,6 +90,33 @@ def _run(args) -> int:
 
     print(write_diff(session, directory, pathlib.Path(args.desired)))
     return 0
+
+
+def _lint(session, directory: pathlib.Path, args) -> int:
+    """Lint in the chosen format; exit 1 on an error finding. With ALTERFLOW_AIRFLOW_URL, the
+    backward-incompatible findings name the DAGs reading each table's asset."""
+    from alterflow.migrate.lint import lint_migrations
+    from alterflow.migrate.readers import AirflowDagReaders
+    from alterflow.migrate.rules import load_rules
+
+    dag_readers = AirflowDagReaders.from_settings(session.settings)  # None without ALTERFLOW_AIRFLOW_URL
+    try:
+        report = lint_migrations(
+            session.catalog,
+            directory,
+            load_rules(directory),
+            session.warehouse,
+            analyze=args.analyze,
+            spark=lambda: session.spark,
+            dag_readers=dag_readers,
+        )
+    finally:
+        if dag_readers is not None:
+            dag_readers.close()
+    print(
+        json.dumps(report.as_json(), indent=2) if args.format == "json" else report.github() if args.format == "github" else report.text()
+    )
+    return 1 if report.errors else 0
 
 
 def _apply(session, directory: pathlib.Path, args) -> int:
