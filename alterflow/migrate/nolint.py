@@ -68,7 +68,15 @@ class _Directive:
 
 def suppression_of(file: MigrationFile, position: int) -> Suppression:
     """The suppression of statement `position` (1-based) of `file`."""
-    return file_suppressions(file.script, file.text, _known_rules()).get(position, NOTHING_SUPPRESSED)
+    if "alterflow:nolint" not in file.text:
+        return NOTHING_SUPPRESSED
+    return _suppressions_of_file(file, _known_rules()).get(position, NOTHING_SUPPRESSED)
+
+
+@functools.lru_cache(maxsize=256)
+def _suppressions_of_file(file: MigrationFile, known: tuple[str, ...]) -> dict[int, Suppression]:
+    statements = tuple((s.position, s.line, s.line + s.text.count("\n")) for s in file.statements)
+    return file_suppressions(file.script, file.text, statements, known)
 
 
 def _known_rules() -> tuple[str, ...]:
@@ -77,21 +85,19 @@ def _known_rules() -> tuple[str, ...]:
     return tuple(DEFAULTS)
 
 
-@functools.lru_cache(maxsize=256)
-def file_suppressions(script: str, text: str, known: tuple[str, ...]) -> dict[int, Suppression]:
+def file_suppressions(
+    script: str, text: str, statements: tuple[tuple[int, int, int], ...], known: tuple[str, ...]
+) -> dict[int, Suppression]:
     """Statement position -> its suppression, for every statement of the file a directive applies
-    to; a directive that names an unknown rule or applies to none is refused (NolintError)."""
-    if "alterflow:nolint" not in text:
-        return {}
-    from alterflow.sql.parser import SqlError, statement_spans, tokenize
+    to (`statements`: the position, first line and last line of each); a directive that names an
+    unknown rule or applies to none is refused (NolintError)."""
+    from alterflow.sql.parser import SqlError, tokenize
 
     try:
         tokens = tokenize(text)
-        spans = statement_spans(text)
     except SqlError:
         return {}  # the file's statements are refused with the reason where they are read
     directives = _directives(script, text, [(t.start, t.end) for t in tokens], known)
-    statements = [(position, _line_of(text, start), _line_of(text, start + len(piece))) for position, (start, piece) in enumerate(spans, 1)]
     found: dict[int, Suppression] = {}
     for directive in directives:
         targets = [
