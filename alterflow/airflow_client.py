@@ -203,6 +203,32 @@ class AirflowClient:
             return []
         return [ti["task_id"] for ti in response.json().get("task_instances", [])]
 
+    # -- assets -----------------------------------------------------------------------------
+    def dags_reading_asset(self, uri: str) -> list[str]:
+        """The DAGs scheduled on the asset `uri` or reading it as a task's inlet, sorted: Airflow 3's
+        GET /api/v2/assets?uri_pattern=URI (a substring search, so only the asset whose URI is
+        `uri` counts), its `scheduled_dags` and `consuming_tasks`, page by page."""
+        dags: set[str] = set()
+        offset = 0
+        while True:
+            response = self._api("GET", "/assets", params={"uri_pattern": uri, "limit": 100, "offset": offset})
+            if response.status_code >= 300:
+                raise AirflowRequestError(f"Airflow at {self.base}: GET /api/v2/assets failed: {_detail(response)}")
+            try:
+                body = response.json()
+                assets = body["assets"]
+                for asset in assets:
+                    if asset["uri"] == uri:
+                        dags.update(ref["dag_id"] for ref in [*asset["scheduled_dags"], *asset["consuming_tasks"]])
+                total = int(body["total_entries"])
+            except (ValueError, KeyError, TypeError):
+                raise AirflowRequestError(
+                    f"{self.base} answered GET /api/v2/assets with no Airflow 3 asset list; check ALTERFLOW_AIRFLOW_URL"
+                ) from None
+            offset += len(assets)
+            if not assets or offset >= total:
+                return sorted(dags)
+
     def wait(self, run_id: str, stop: Callable[[], bool] = lambda: False) -> str:
         """Poll the run until it ends (its state) or `stop()` says the caller has what it needs."""
         started = time.monotonic()

@@ -106,22 +106,7 @@ def _run(args) -> int:
                 print(f"note: no {SUM_FILE}: the directory is not checked for integrity; `alterflow migrate hash` writes it")
         return 0
     if args.action == "lint":
-        from alterflow.migrate.lint import lint_migrations
-        from alterflow.migrate.rules import load_rules
-        from alterflow.migrate.status import migration_status
-
-        status = migration_status(catalog, directory, _config(directory, args))
-        report = lint_migrations(
-            catalog, directory, load_rules(directory), session.warehouse, analyze=args.analyze, spark=lambda: session.spark, status=status
-        )
-        print(
-            json.dumps(report.as_json(), indent=2)
-            if args.format == "json"
-            else report.github()
-            if args.format == "github"
-            else report.text()
-        )
-        return 1 if report.errors else 0
+        return _lint(session, directory, args)
     if args.action == "apply":
         return _apply(session, directory, args)
     if args.action == "baseline":
@@ -147,6 +132,36 @@ def _run(args) -> int:
         report = write_diff(session, directory, pathlib.Path(args.desired))
     print(report)
     return 0
+
+
+def _lint(session, directory: pathlib.Path, args) -> int:
+    """Lint in the chosen format; exit 1 on an error finding. With ALTERFLOW_AIRFLOW_URL, the
+    backward-incompatible findings name the DAGs reading each table's asset."""
+    from alterflow.migrate.lint import lint_migrations
+    from alterflow.migrate.readers import AirflowDagReaders
+    from alterflow.migrate.rules import load_rules
+    from alterflow.migrate.status import migration_status
+
+    status = migration_status(session.catalog, directory, _config(directory, args))
+    dag_readers = AirflowDagReaders.from_settings(session.settings)  # None without ALTERFLOW_AIRFLOW_URL
+    try:
+        report = lint_migrations(
+            session.catalog,
+            directory,
+            load_rules(directory),
+            session.warehouse,
+            analyze=args.analyze,
+            spark=lambda: session.spark,
+            status=status,
+            dag_readers=dag_readers,
+        )
+    finally:
+        if dag_readers is not None:
+            dag_readers.close()
+    print(
+        json.dumps(report.as_json(), indent=2) if args.format == "json" else report.github() if args.format == "github" else report.text()
+    )
+    return 1 if report.errors else 0
 
 
 def _apply(session, directory: pathlib.Path, args) -> int:

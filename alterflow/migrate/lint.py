@@ -2,6 +2,11 @@
 checked against the project's rules (`alterflow.migrate.rules`), and with `analyze` the EXPLAIN
 ANALYZE figures of each rewrite on today's data: failed casts with samples, estimated seconds.
 Changes nothing. Output as text, JSON, or GitHub annotations (`::error file=...,line=...::...`).
+
+A statement's `-- alterflow:nolint RULE...` directives (`alterflow.migrate.nolint`) suppress those
+rules' findings for it: they are listed as suppressed, not counted. The backward-incompatible rule
+names the readers alterflow knows: views (`alterflow.migrate.plan`) and, with an Airflow to ask,
+the DAGs scheduled on the table's asset (`alterflow.migrate.readers`).
 """
 
 from __future__ import annotations
@@ -12,9 +17,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from alterflow.catalog.catalog import Catalog
+from alterflow.migrate.nolint import suppression_of
 from alterflow.migrate.plan import HEAVY, REJECTED, StatementPlan, plan_pending
+from alterflow.migrate.readers import AirflowDagReaders
 from alterflow.migrate.rules import LintRules
 from alterflow.migrate.status import Drift, MigrationStatus, migration_status
+
+
+@dataclass(frozen=True)
+class Readers:
+    """Who reads what a backward-incompatible statement changes: views, and the DAGs on the table's
+    asset (`asset`: None when no Airflow was asked)."""
+
+    views: tuple[str, ...] = ()
+    dags: tuple[str, ...] = ()
+    asset: str | None = None
+
+    def as_json(self) -> dict:
+        return {"views": list(self.views), "dags": list(self.dags), "asset": self.asset}
 
 
 @dataclass(frozen=True)
@@ -22,15 +42,31 @@ class Finding:
     rule: str
     level: str  # error, warning, approve
     message: str
+    readers: Readers | None = None  # backward_incompatible: the readers it names
 
     def as_json(self) -> dict:
-        return {"rule": self.rule, "level": self.level, "message": self.message}
+        found = {"rule": self.rule, "level": self.level, "message": self.message}
+        if self.readers is not None:
+            found["readers"] = self.readers.as_json()
+        return found
+
+
+@dataclass(frozen=True)
+class SuppressedFinding:
+    """A finding a `-- alterflow:nolint` directive suppressed: shown to a reviewer, not counted."""
+
+    finding: Finding
+    nolint_line: int  # the line of the (first) directive that suppresses it
+
+    def as_json(self) -> dict:
+        return {**self.finding.as_json(), "nolint_line": self.nolint_line}
 
 
 @dataclass
 class LintedStatement:
     plan: StatementPlan
     findings: list[Finding] = field(default_factory=list)
+    suppressed: list[SuppressedFinding] = field(default_factory=list)
     failed_casts: int | None = None  # None without analyze (or nothing to analyse)
     samples: list[dict] = field(default_factory=list)
     est_seconds: float | None = None
@@ -53,6 +89,7 @@ class LintedStatement:
             "samples": self.samples,
             "est_seconds": self.est_seconds,
             "findings": [f.as_json() for f in self.findings],
+            "suppressed": [f.as_json() for f in self.suppressed],
         }
 
 
@@ -63,11 +100,18 @@ class LintReport:
     drift: list[Drift]
     rules: LintRules
     drift_findings: list[tuple[str, Finding]] = field(default_factory=list)  # (script, finding)
+    airflow_warning: str | None = None  # why the DAGs reading the tables could not be listed
 
     def count(self, level: str) -> int:
-        return sum(1 for s in self.statements for f in s.findings if f.level == level) + sum(
-            1 for _script, f in self.drift_findings if f.level == level
+        return (
+            sum(1 for s in self.statements for f in s.findings if f.level == level)
+            + sum(1 for _script, f in self.drift_findings if f.level == level)
+            + (1 if level == "warning" and self.airflow_warning else 0)
         )
+
+    @property
+    def suppressed(self) -> int:
+        return sum(len(s.suppressed) for s in self.statements)
 
     @property
     def errors(self) -> int:
@@ -90,6 +134,8 @@ class LintReport:
             "errors": self.errors,
             "warnings": self.warnings,
             "approvals": self.approvals,
+            "suppressed": self.suppressed,
+            "airflow_warning": self.airflow_warning,
             "rules": {**self.rules.levels, "rewrite_rows_over_rows": self.rules.rows_over},
             "rules_from": self.rules.source,
         }
@@ -106,16 +152,26 @@ class LintReport:
                     f"  analyze  {s.failed_casts} failed casts, est. {s.est_seconds} s on {s.engine}; samples {json.dumps(s.samples)}"
                 )
             lines.extend(f"  {f.level:<8} {f.rule}: {f.message}" for f in s.findings)
+            lines.extend(
+                f"  {'nolint':<8} {x.finding.rule} ({x.finding.level}, suppressed at line {x.nolint_line}): {x.finding.message}"
+                for x in s.suppressed
+            )
         for script, f in self.drift_findings:
             lines.append(f"{script}  {f.level} {f.rule}: {f.message}")
         flagged = {(script, f.rule) for script, f in self.drift_findings}
         for d in self.drift:  # what is neither an error nor a warning: reported only
             if ((d.script or "", d.kind)) not in flagged:
                 lines.append(f"drift    {d.kind}: {d.detail}")
+        if self.airflow_warning:
+            lines.append(f"warning  {self.airflow_warning}")
         lines.append(
             f"{len(self.statements)} pending statement(s): {self.errors} error(s), {self.warnings} warning(s), {self.approvals} to approve"
+            + self._suppressed_note()
         )
         return "\n".join(lines)
+
+    def _suppressed_note(self) -> str:
+        return f", {self.suppressed} suppressed by alterflow:nolint" if self.suppressed else ""
 
     def github(self) -> str:
         """GitHub Actions workflow commands: each finding an annotation on its file and line."""
@@ -129,7 +185,12 @@ class LintReport:
                 )
         for script, f in self.drift_findings:
             lines.append(f"::{kinds[f.level]} file={_property(f'{self.directory}/{script}')},title={_property(f.rule)}::{_data(f.message)}")
-        lines.append(f"alterflow migrate lint: {self.errors} error(s), {self.warnings} warning(s), {self.approvals} to approve")
+        if self.airflow_warning:
+            lines.append(f"::warning title=airflow::{_data(self.airflow_warning)}")
+        lines.append(
+            f"alterflow migrate lint: {self.errors} error(s), {self.warnings} warning(s), {self.approvals} to approve"
+            + self._suppressed_note()
+        )
         return "\n".join(lines)
 
 
@@ -142,6 +203,14 @@ def _property(text: str) -> str:
 
 
 def findings_of(plan: StatementPlan, rules: LintRules) -> list[Finding]:
+    """The findings of `plan` that count: those its `-- alterflow:nolint` directives leave."""
+    suppression = suppression_of(plan.file, plan.statement.position)
+    return [f for f in _plan_findings(plan, rules) if not suppression.covers(f.rule)]
+
+
+def _plan_findings(plan: StatementPlan, rules: LintRules, dag_readers: AirflowDagReaders | None = None) -> list[Finding]:
+    """Every finding of `plan` by the rules (before suppression); `dag_readers`: the Airflow to ask
+    for the DAGs a backward-incompatible statement's table has."""
     found: list[tuple[str, str]] = []
     if plan.kind == REJECTED:
         found.append(("rejected", plan.reason))
@@ -155,7 +224,44 @@ def findings_of(plan: StatementPlan, rules: LintRules) -> list[Finding]:
         found.append(("drop_table", f"drops table {plan.table}; its data goes once GC's retention passes"))
     if plan.alter is not None and plan.kind != REJECTED and not plan.guarded:
         found.append(("missing_expected_version", f'not guarded by PROPERTIES ("expected_version" = "{plan.alter.old.version}")'))
-    return [Finding(rule, rules.level(rule), message) for rule, message in found if rules.level(rule) != "off"]
+    findings = [Finding(rule, rules.level(rule), message) for rule, message in found if rules.level(rule) != "off"]
+    if rules.level("backward_incompatible") != "off":
+        incompatible = backward_incompatible(plan, dag_readers)
+        if incompatible is not None:
+            message, readers = incompatible
+            findings.append(Finding("backward_incompatible", rules.level("backward_incompatible"), message, readers))
+    return findings
+
+
+def backward_incompatible(plan: StatementPlan, dag_readers: AirflowDagReaders | None = None) -> tuple[str, Readers] | None:
+    """Atlas's BC101/BC102: a statement after which readers of the table as it was break. A column
+    rename always (whoever reads the old name); a column drop when alterflow knows a consumer of
+    the table (a view using the column is refused by the planner already, so: a DAG on its asset).
+    The message names the readers: views using a renamed column (they stay pinned to the version
+    they were created on, under the old name) and the DAGs scheduled on the table's asset."""
+    if plan.kind == REJECTED or plan.table is None or not (plan.renamed_columns or plan.dropped_columns):
+        return None
+    dags = dag_readers.dags_reading(plan.table) if dag_readers is not None else ()
+    asset = dag_readers.asset_uri(plan.table) if dag_readers is not None and dag_readers.unreachable is None else None
+    changes = []
+    if plan.renamed_columns:
+        changes.append("renames column " + ", ".join(f"{old} to {new}" for old, new in plan.renamed_columns))
+    if plan.dropped_columns and dags:
+        changes.append("drops column " + ", ".join(plan.dropped_columns))
+    if not changes:
+        return None
+    readers = []
+    if plan.views_reading_renamed:
+        readers.append(f"{_plural('view', plan.views_reading_renamed)} (pinned to the old name: re-create to read the new one)")
+    if dags:
+        readers.append(f"{_plural('DAG', dags)} (scheduled on or reading the asset {asset})")
+    if readers:
+        said = "readers alterflow knows: " + "; ".join(readers)
+    else:
+        said = "every reader of the old name breaks; alterflow knows none: no view uses it" + (
+            f", no DAG is scheduled on {asset}" if asset is not None else ""
+        )
+    return f"{' and '.join(changes)} of {plan.table}: {said}", Readers(plan.views_reading_renamed, dags, asset)
 
 
 def lint_migrations(
@@ -166,19 +272,41 @@ def lint_migrations(
     analyze: bool = False,
     spark: Callable[[], object] | None = None,
     status: MigrationStatus | None = None,
+    dag_readers: AirflowDagReaders | None = None,
 ) -> LintReport:
+    """`dag_readers`: the Airflow to ask for the DAGs reading a table (`AirflowDagReaders.from_settings`)."""
     status = status or migration_status(catalog, directory)
     plans = plan_pending(catalog, status.pending, warehouse, status.done_statements, status.pending_repeatables)
-    linted = [LintedStatement(p, findings_of(p, rules)) for p in plans]
+    linted = [LintedStatement(p, _plan_findings(p, rules, dag_readers)) for p in plans]
     if analyze:
         for item in linted:
             _analyze(catalog, warehouse, item, rules, spark)
+    for item in linted:
+        _suppress(item)
     report = LintReport(directory, linted, status.drift, rules)
+    report.airflow_warning = dag_readers.unreachable if dag_readers is not None else None
     for d in status.blocking():
         report.drift_findings.append((d.script or "", Finding(d.kind, "error", f"{d.detail} (apply refuses until then)")))
     for d in status.warnings():
         report.drift_findings.append((d.script or "", Finding(d.kind, "warning", d.detail)))
     return report
+
+
+def _plural(noun: str, names: tuple[str, ...]) -> str:
+    return f"{noun}{'s' if len(names) > 1 else ''} {', '.join(names)}"
+
+
+def _suppress(item: LintedStatement) -> None:
+    """Move the findings the statement's `-- alterflow:nolint` directives cover to `suppressed`."""
+    suppression = suppression_of(item.plan.file, item.plan.statement.position)
+    kept = []
+    for finding in item.findings:
+        line = suppression.line_covering(finding.rule)
+        if line is not None:
+            item.suppressed.append(SuppressedFinding(finding, line))
+        else:
+            kept.append(finding)
+    item.findings = kept
 
 
 def _analyze(catalog: Catalog, warehouse: pathlib.Path | None, item: LintedStatement, rules: LintRules, spark) -> None:

@@ -47,6 +47,8 @@ class StatementPlan:
     rows: int = 0  # rows a rewrite reads today (HEAVY)
     bytes: int = 0
     dropped_columns: tuple[str, ...] = ()
+    renamed_columns: tuple[tuple[str, str], ...] = ()  # (old name, new name) of each column it renames
+    views_reading_renamed: tuple[str, ...] = ()  # views (in the catalog or pending) that use a renamed column
     dropped_table: bool = False
     guarded: bool = False  # an ALTER with PROPERTIES ("expected_version" = ...)
     alter: AlterPlan | None = None
@@ -212,6 +214,7 @@ class NextSchema:
                 table=table.name,
             )
         dropped = tuple(plan.old.column_by_id(c.id).name for c in plan.old.columns if plan.new.column_by_id(c.id) is None)
+        renamed, renamed_readers = self._renames(plan, context)
         # The next statement plans against the new version; the job this one leaves unfinished
         # (none: the apply waits for each statement's job to end) does not block it.
         table.context = dataclasses.replace(
@@ -231,6 +234,8 @@ class NextSchema:
             rows=rows,
             bytes=nbytes,
             dropped_columns=dropped,
+            renamed_columns=renamed,
+            views_reading_renamed=renamed_readers,
             guarded=guarded,
             alter=plan,
             catalog_version=table.catalog_version,
@@ -239,6 +244,18 @@ class NextSchema:
         if heavy:
             table.changed_types = True
         return made
+
+    def _renames(self, plan: AlterPlan, context: TableContext) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+        """(old, new) name of each column `plan` renames, and the live views (in the catalog, or
+        created by a pending statement and not dropped by one) that use one of them."""
+        renamed = []
+        for column in plan.new.columns:
+            before = plan.old.column_by_id(column.id)
+            if before is not None and before.name != column.name:
+                renamed.append((column.id, before.name, column.name))
+        views = {view for cid, _old, _new in renamed for view in context.view_uses.get(cid, ())}
+        live = sorted((v for v in views if self.view_exists(v)), key=str.lower)
+        return tuple((old, new) for _cid, old, new in renamed), tuple(live)
 
     @_plan_statement.register(ast.CreateView)
     def _create_view(self, stmt: ast.CreateView, result) -> StatementPlan:

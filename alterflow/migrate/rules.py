@@ -8,6 +8,8 @@
     rewrite_rows_over = 10000000         # a rewrite of more rows than this (a number, or
                                          # { rows = N, level = "..." }); its level by default "warning"
     missing_expected_version = "off"     # an ALTER without PROPERTIES ("expected_version" = ...)
+    backward_incompatible = "warning"    # a column rename, or a drop of a column a consumer reads;
+                                         # names the views and Airflow DAGs that read it
     rejected = "error"                   # a statement the planner rejects: always an error
 
 Levels: "error" (lint exits 1), "warning", "approve" (a person must say yes before it is applied:
@@ -32,6 +34,7 @@ DEFAULTS: dict[str, str] = {
     "failed_casts": "error",
     "rewrite_rows_over": "warning",
     "missing_expected_version": "off",
+    "backward_incompatible": "warning",
     "rejected": "error",
 }
 DEFAULT_ROWS_OVER = 10_000_000
