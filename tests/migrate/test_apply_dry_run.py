@@ -42,7 +42,9 @@ def edited(cli, migrations):
 
 
 def deleted(cli, migrations):
+    """A file below the highest one deleted (the highest deleted would be FUTURE, a warning)."""
     _history(migrations)
+    migrations.write("V3__channel.sql", "ALTER TABLE orders ADD COLUMN channel VARCHAR(8);\n")
     _applied(cli)
     (migrations.path / "V2__region.sql").unlink()
     return (), "error: migrate apply: V2__region.sql is APPLIED in the history but no longer in the directory"
