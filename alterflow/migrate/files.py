@@ -27,7 +27,6 @@ from alterflow.text_files import read_utf8
 VERSIONED_NAME = re.compile(r"V(?P<version>[0-9]+(?:[._][0-9]+)*)(?:__(?P<words>.*))?\.sql", re.DOTALL)
 REPEATABLE_NAME = re.compile(r"R__(?P<words>.*)\.sql", re.DOTALL)
 UNDO_NAME = re.compile(r"U[0-9][0-9._]*(?:__.*)?\.sql", re.DOTALL)
-BOM = "\ufeff"
 MAX_FILE_BYTES = 16 << 20  # a migration is SQL text; a bigger file is surely not one
 
 
@@ -227,10 +226,9 @@ def _check_statements(file: SqlFile, allow_empty_files: bool) -> None:
 
 
 def _read_text(path: pathlib.Path) -> str:
-    """The file's text without a leading UTF-8 byte-order mark (editors on Windows write one): a
-    file with one and without it have one checksum, and their statements parse alike."""
-    text = read_utf8(path, path.name, MigrationFileError, MAX_FILE_BYTES, "a migration file is SQL text")
-    return text[1:] if text.startswith(BOM) else text
+    """The file's text without a leading UTF-8 byte-order mark (`read_utf8` drops it): a file with
+    one and without it have one checksum, and their statements parse alike."""
+    return read_utf8(path, path.name, MigrationFileError, MAX_FILE_BYTES, "a migration file is SQL text")
 
 
 def new_file(directory: pathlib.Path, words: str) -> pathlib.Path:

@@ -177,7 +177,8 @@ def test_sql_f_file_json_one_object_per_result(tmp_path):
         "DESCRIBE t;\n"
         "EXPLAIN ALTER TABLE t DROP COLUMN id, ADD COLUMN x INT;\n"
         "SHOW ALTER TABLE COLUMN FROM t;\n"
-        "SHOW SCHEMA VERSIONS FROM t;\n"
+        "SHOW SCHEMA VERSIONS FROM t;\n",
+        encoding="utf-8-sig",  # with a byte-order mark, as editors on Windows write: not part of the text
     )
     out = ok(cli(home, "sql", "-f", str(script), "--format", "json"))
     describe, explain, jobs, versions = json_lines(out)  # exactly 4: DDL and loads print nothing

@@ -403,7 +403,8 @@ def test_desired_file_inside_the_migrations_directory_is_refused(session, migrat
 
 def test_cli_writes_the_file_prints_the_plan_and_refuses_bad_input_in_one_line(session, settings, catalog_url, tmp_path):
     run(session, "CREATE TABLE t (id INT NOT NULL, v INT, PRIMARY KEY (id))")
-    (tmp_path / "desired.sql").write_text("CREATE TABLE t (id INT NOT NULL, v BIGINT, PRIMARY KEY (id));\n")
+    # written with a byte-order mark, as editors on Windows do: it is not part of the text
+    (tmp_path / "desired.sql").write_text("CREATE TABLE t (id INT NOT NULL, v BIGINT, PRIMARY KEY (id));\n", encoding="utf-8-sig")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
     env.update(ALTERFLOW_HOME=str(settings.home), ALTERFLOW_CATALOG_URL=catalog_url, ALTERFLOW_MIGRATIONS="db/migrations")
 
