@@ -170,7 +170,7 @@ def migration_status(catalog: Catalog, directory: pathlib.Path, config: MigrateC
             _add_recorded(status, file, row)
     on_disk = {f.key for f in files}
     highest_file = max(on_disk, default=None)
-    for row in recorded:
+    for row in sorted(recorded, key=lambda m: version_key(m.version)):  # in version order
         if row.state == DELETED:
             if version_key(row.version) not in on_disk:
                 status.states.append(
