@@ -94,7 +94,7 @@ def test_a_null_in_a_column_made_not_null_is_a_lint_error_with_its_key_and_shows
 
     code, text, _err = cli("migrate", "lint", "--analyze")
     assert code == 1
-    assert 'error    not_null: 2 row(s) of today\'s data would be NULL in NOT NULL column amount' in text
+    assert "error    not_null: 2 row(s) of today's data would be NULL in NOT NULL column amount" in text
     assert "analyze  NOT NULL column amount holds no NULL: 2 fail, e.g. [" in text
 
     plan = _explain(cli, statement)
