@@ -22,6 +22,7 @@ from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.planner import Verdict
 from alterflow.results import ResultSet
 from alterflow.rewrite.cast_analysis import SAMPLES
+from alterflow.rewrite.validation_checks import CheckKind
 from alterflow.workflow import steps
 
 COLUMNS = ("Clause", "Kind", "Reason", "Rows", "Bytes", "Engine")
@@ -82,6 +83,12 @@ def explain_alter(catalog: Catalog, warehouse: pathlib.Path, stmt: ast.AlterTabl
             analysis = analyze_local(warehouse, snapshot, plan.old, plan.new, on_cast_error)
         else:
             analysis = analyze_spark(spark(), warehouse, snapshot, plan.old, plan.new, on_cast_error)
+    _add_analysis(catalog, stmt, plan, analysis, rows, statement)
+    return ResultSet(ANALYZE_COLUMNS, tuple(tuple(r) for r in [*rows, statement]))
+
+
+def _add_analysis(catalog: Catalog, stmt: ast.AlterTable, plan, analysis, rows: list[list], statement: list) -> None:
+    """`FailedCasts, Samples, EstSeconds, Validation` appended to each clause's row and the statement's."""
     seconds = estimate_seconds(catalog, analysis) if analysis else 0.0
     failures = analysis.failures if analysis else {}
     every = [s.as_json() for f in failures.values() for s in f.samples][:SAMPLES]
@@ -98,7 +105,7 @@ def explain_alter(catalog: Catalog, warehouse: pathlib.Path, stmt: ast.AlterTabl
             own = [
                 c
                 for c in failing
-                if plan_clause.column_id in c.check.column_ids or (c.check.kind.value == "failed_casts" and found and found.count)
+                if plan_clause.column_id in c.check.column_ids or (c.check.kind is CheckKind.FAILED_CASTS and found and found.count)
             ]
             row += [
                 found.count if found else 0,
@@ -107,7 +114,6 @@ def explain_alter(catalog: Catalog, warehouse: pathlib.Path, stmt: ast.AlterTabl
                 json.dumps([c.as_json() for c in own]),
             ]
     statement += [total, json.dumps(every), seconds, json.dumps([c.as_json() for c in failing])]
-    return ResultSet(ANALYZE_COLUMNS, tuple(tuple(r) for r in [*rows, statement]))
 
 
 def analyze_job(catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> dict:

@@ -228,7 +228,13 @@ def _assert_invariant(session: Session, engine: str, corpus) -> None:
 
 
 def test_a_clean_analysis_means_the_validation_passes_on_the_local_engine(catalog_session):
-    _assert_invariant(catalog_session, "local", CORPUS)
+    """The whole corpus on SQLite; on PostgreSQL (the catalog changes nothing the analysis reads:
+    a rewrite there costs the same seconds) every statement that changes NULLability, and each
+    on_cast_error of the cast that can fail in a NOT NULL column."""
+    on_sqlite = catalog_session.settings.catalog_url.startswith("sqlite")
+    _assert_invariant(
+        catalog_session, "local", CORPUS if on_sqlite else [c for c in CORPUS if "NOT NULL" in c[0] or c[0] == "MODIFY COLUMN s INT"]
+    )
 
 
 @pytest.mark.spark
