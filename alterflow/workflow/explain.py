@@ -101,18 +101,15 @@ def _add_analysis(catalog: Catalog, stmt: ast.AlterTable, plan, analysis, rows: 
             row += [total, json.dumps(every), seconds, json.dumps([c.as_json() for c in failing])]
         else:
             found = failures.get(plan_clause.column_id)
-            # the clause's own column's checks (NOT NULL), and the failed casts when it has some
-            own = [
-                c
+            samples = [s.as_json() for s in found.samples] if found else []
+            # the clause's own column's checks (NOT NULL), and its own failed casts when it has some
+            own = [c.as_json() for c in failing if plan_clause.column_id in c.check.column_ids]
+            own += [
+                {**c.as_json(), "count": found.count, "samples": samples}
                 for c in failing
-                if plan_clause.column_id in c.check.column_ids or (c.check.kind is CheckKind.FAILED_CASTS and found and found.count)
+                if c.check.kind is CheckKind.FAILED_CASTS and found and found.count
             ]
-            row += [
-                found.count if found else 0,
-                json.dumps([s.as_json() for s in found.samples] if found else []),
-                seconds,
-                json.dumps([c.as_json() for c in own]),
-            ]
+            row += [found.count if found else 0, json.dumps(samples), seconds, json.dumps(own)]
     statement += [total, json.dumps(every), seconds, json.dumps([c.as_json() for c in failing])]
 
 

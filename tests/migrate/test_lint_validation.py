@@ -240,3 +240,19 @@ def test_a_clean_analysis_means_the_validation_passes_on_the_local_engine(catalo
 @pytest.mark.spark
 def test_a_clean_analysis_means_the_validation_passes_on_spark(session, spark):
     _assert_invariant(session, "spark", [c for c in CORPUS if "NOT NULL" in c[0] or c[0] == "MODIFY COLUMN s INT"])
+
+
+def test_explain_analyze_gives_each_clause_its_own_checks_and_the_statement_all(catalog_session):
+    s = catalog_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, a STRING, b STRING, c INT, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
+    sql(s, "INSERT INTO t VALUES (1, 'x', '1', 1), (2, '2', 'y', NULL), (3, 'z', 'w', 3)")
+    [result] = list(s.run("EXPLAIN ANALYZE ALTER TABLE t MODIFY COLUMN a INT, MODIFY COLUMN b INT, MODIFY COLUMN c INT NOT NULL"))
+    rows = {row[0]: dict(zip(result.columns, row)) for row in result.rows}
+
+    def checks(clause: str) -> list[tuple]:
+        return [(c["check"], c["count"], sorted(x["key"]["id"] for x in c["samples"])) for c in json.loads(rows[clause]["Validation"])]
+
+    assert checks("MODIFY COLUMN a INT") == [("failed_casts", 2, ["1", "3"])]
+    assert checks("MODIFY COLUMN b INT") == [("failed_casts", 2, ["2", "3"])]
+    assert checks("MODIFY COLUMN c INT NOT NULL") == [("not_null", 1, ["2"])]
+    assert checks("(statement)") == [("failed_casts", 4, ["1", "2", "3", "3"]), ("not_null", 1, ["2"])]
