@@ -215,13 +215,14 @@ def _analyze(catalog: Catalog, warehouse: pathlib.Path | None, item: LintedState
     item.est_seconds = estimate_seconds(catalog, analysis)
     item.engine = engine
     outcomes = [o for o in analysis.checks if _belongs_here(o, p.catalog_version, reverts, mine)]
-    item.checks = [o.as_json() for o in outcomes]
+    item.checks = []
     for outcome in outcomes:
         rule = outcome.check.rule
-        if outcome.check.kind is CheckKind.FAILED_CASTS:
+        if outcome.check.kind is CheckKind.FAILED_CASTS:  # this statement's own columns, as failed_casts and samples
             count, samples = item.failed_casts, item.samples
         else:
             count, samples = outcome.count, [s.as_json() for s in outcome.found.samples]
+        item.checks.append({**outcome.as_json(), "count": count, "samples": samples})
         if count and rules.level(rule) != "off":
             item.findings.append(Finding(rule, rules.level(rule), _failing_message(outcome.check, count, samples)))
 

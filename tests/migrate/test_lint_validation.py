@@ -120,6 +120,24 @@ def test_a_clean_analysis_of_a_not_null_change_is_an_apply_that_passes(cli):
     assert cli("migrate", "apply")[0] == 0
 
 
+def test_each_pending_statement_reports_the_failures_of_its_own_columns(cli):
+    """The analysis of V3 converts today's rows through V2 as well; what V2 breaks is V2's finding."""
+    cli.migrations.joinpath("V1__orders.sql").write_text(ORDERS + "INSERT INTO orders VALUES (1, 10, '5'), (2, NULL, 'b');\n")
+    cli.migrations.joinpath("V2__note_number.sql").write_text("ALTER TABLE orders MODIFY COLUMN note INT NOT NULL;\n")
+    cli.migrations.joinpath("V3__amount_required.sql").write_text("ALTER TABLE orders MODIFY COLUMN amount BIGINT NOT NULL;\n")
+    assert cli("migrate", "apply", "--to", "1")[0] == 0
+    code, report = _lint(cli)
+    assert code == 1
+    found = {
+        s["script"]: sorted((c["check"], c.get("columns", []), c["count"]) for c in s["checks"] if c["count"]) for s in report["statements"]
+    }
+    assert found == {
+        "V2__note_number.sql": [("failed_casts", [], 1), ("not_null", ["note"], 1)],
+        "V3__amount_required.sql": [("not_null", ["amount"], 1)],
+    }
+    assert [s["failed_casts"] for s in report["statements"]] == [1, 0]
+
+
 @pytest.mark.parametrize(
     ("on_cast_error", "errors"),
     [
