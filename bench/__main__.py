@@ -24,6 +24,7 @@ BENCHMARKS = (
     "cli_alter",
     "query_cli",
     "migrations",
+    "analyze_checks",
     "evolved_read",
     "heavy_alter",
     "load_throughput",

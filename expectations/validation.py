@@ -144,7 +144,7 @@ def validate_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int) 
     # In a stable order: which of a tablet's failed values each engine finds first differs.
     cast_samples = sorted((s for t in converted.values() for s in t.samples), key=lambda s: [str(v) for v in s])
     _run(
-        schema_change.tablet_counts_suite(on_cast_error),
+        schema_change.tablet_counts_suite(new, on_cast_error),
         counts,
         "pandas",
         report,
@@ -163,9 +163,9 @@ def validate_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int) 
                 return None
             return shadow_rows[shadow_rows[column].isna()][key_names].head(5).to_dict("records")
 
-        _run(schema_change.shadow_rows_suite(new), shadow_rows, "pandas", report, samples=null_samples)
+        _run(schema_change.shadow_rows_suite(new, on_cast_error), shadow_rows, "pandas", report, samples=null_samples)
         converted_rows = read_snapshot_arrow(warehouse, converted_only, new, merge_keys=False, columns=key_names).to_pandas()
-        _run(schema_change.converted_keys_suite(new), converted_rows, "pandas", report)
+        _run(schema_change.converted_keys_suite(new, on_cast_error), converted_rows, "pandas", report)
     else:
         shadow_rows = read_snapshot(spark, warehouse, shadow, new)
 
@@ -176,9 +176,9 @@ def validate_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int) 
             rows = shadow_rows.where(shadow_rows[f"`{column}`"].isNull()).select(*[f"`{k}`" for k in key_names]).limit(5).collect()
             return [dict(zip(key_names, r)) for r in rows]
 
-        _run(schema_change.shadow_rows_suite(new), shadow_rows, "spark", report, samples=null_samples)
+        _run(schema_change.shadow_rows_suite(new, on_cast_error), shadow_rows, "spark", report, samples=null_samples)
         converted_rows = read_snapshot(spark, warehouse, converted_only, new, merge_keys=False)
-        _run(schema_change.converted_keys_suite(new), converted_rows, "spark", report)
+        _run(schema_change.converted_keys_suite(new, on_cast_error), converted_rows, "spark", report)
 
     if new.sort_key:
         sort_names = new.names(new.sort_key)
@@ -191,6 +191,6 @@ def validate_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int) 
         # .loc with a bool mask: on an empty table (no file) `order[mask]` would read the empty
         # object-typed mask as a list of column names and drop the columns.
         unordered = order.loc[~order["in_order"].astype(bool), "file"].tolist()
-        _run(schema_change.sort_order_suite(new), order, "pandas", report, samples=lambda _config: unordered)
+        _run(schema_change.sort_order_suite(new, on_cast_error), order, "pandas", report, samples=lambda _config: unordered)
     report.success = not report.failures
     return report

@@ -37,6 +37,7 @@ def test_quick_benchmarks_run_and_print_the_results_table(tmp_path):
         "light ALTER, CLI process",
         "migrate lint, CLI process",
         "migrate apply, CLI process",
+        "lint --analyze, NOT NULL check",
         "evolved read",
         "heavy conversion",
         "load during dual write",

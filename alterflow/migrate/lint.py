@@ -1,6 +1,8 @@
 """`alterflow migrate lint`: every pending statement planned in order (`alterflow.migrate.plan`),
 checked against the project's rules (`alterflow.migrate.rules`), and with `analyze` the EXPLAIN
-ANALYZE figures of each rewrite on today's data: failed casts with samples, estimated seconds.
+ANALYZE figures of each rewrite on today's data: every check the rewrite's validation will run
+(`alterflow.rewrite.validation_checks`: failed casts, NOT NULL, primary-key uniqueness, ...) with
+counts and samples, each failing one a finding of its rule, and the estimated seconds.
 Changes nothing. Output as text, JSON, or GitHub annotations (`::error file=...,line=...::...`).
 
 A statement's `-- alterflow:nolint RULE...` directives (`alterflow.migrate.nolint`) suppress those
@@ -71,6 +73,7 @@ class LintedStatement:
     samples: list[dict] = field(default_factory=list)
     est_seconds: float | None = None
     engine: str | None = None
+    checks: list[dict] | None = None  # with analyze: every validation check this statement's rewrite runs, evaluated
 
     def as_json(self, directory: str) -> dict:
         p = self.plan
@@ -88,6 +91,7 @@ class LintedStatement:
             "failed_casts": self.failed_casts,
             "samples": self.samples,
             "est_seconds": self.est_seconds,
+            "checks": self.checks,
             "findings": [f.as_json() for f in self.findings],
             "suppressed": [f.as_json() for f in self.suppressed],
         }
@@ -151,6 +155,9 @@ class LintReport:
                 lines.append(
                     f"  analyze  {s.failed_casts} failed casts, est. {s.est_seconds} s on {s.engine}; samples {json.dumps(s.samples)}"
                 )
+                failing = [c for c in s.checks or [] if c["count"]]
+                lines.append(f"  analyze  {len(s.checks or [])} validation check(s), {len(failing)} would fail on today's data")
+                lines.extend(f"  analyze  {c['description']}: {c['count']} fail, e.g. {json.dumps(c['samples'])}" for c in failing)
             lines.extend(f"  {f.level:<8} {f.rule}: {f.message}" for f in s.findings)
             lines.extend(
                 f"  {'nolint':<8} {x.finding.rule} ({x.finding.level}, suppressed at line {x.nolint_line}): {x.finding.message}"
@@ -316,6 +323,7 @@ def _analyze(catalog: Catalog, warehouse: pathlib.Path | None, item: LintedState
     from alterflow.planner import Verdict
     from alterflow.rewrite.cast_analysis import analyze_local, analyze_spark
     from alterflow.rewrite.engines import choose_engine
+    from alterflow.rewrite.validation_checks import CheckKind
     from alterflow.workflow.explain import estimate_seconds
 
     p = item.plan
@@ -324,11 +332,12 @@ def _analyze(catalog: Catalog, warehouse: pathlib.Path | None, item: LintedState
     rows, nbytes = catalog.table_stats(p.table_id)
     engine = choose_engine(p.alter.properties.engine, rows, nbytes)
     snapshot = catalog.snapshot_by_id(p.table_id)
+    on_cast_error = p.alter.properties.on_cast_error
     if engine == "local" or spark is None:
         engine = "local"
-        analysis = analyze_local(warehouse, snapshot, p.catalog_version, p.alter.new)
+        analysis = analyze_local(warehouse, snapshot, p.catalog_version, p.alter.new, on_cast_error)
     else:
-        analysis = analyze_spark(spark(), warehouse, snapshot, p.catalog_version, p.alter.new)
+        analysis = analyze_spark(spark(), warehouse, snapshot, p.catalog_version, p.alter.new, on_cast_error)
     reverts = any(c.column_id is None and c.verdict is Verdict.HEAVY for c in p.alter.clauses)
     mine = {c.column_id for c in p.alter.clauses if c.verdict is Verdict.HEAVY and c.column_id is not None}
     failures = {cid: f for cid, f in analysis.failures.items() if reverts or cid in mine}
@@ -336,11 +345,41 @@ def _analyze(catalog: Catalog, warehouse: pathlib.Path | None, item: LintedState
     item.samples = [{"column": p.alter.new.column_by_id(cid).name, **s.as_json()} for cid, f in failures.items() for s in f.samples][:5]
     item.est_seconds = estimate_seconds(catalog, analysis)
     item.engine = engine
-    if item.failed_casts and rules.level("failed_casts") != "off":
-        item.findings.append(
-            Finding(
-                "failed_casts",
-                rules.level("failed_casts"),
-                f"{item.failed_casts} value(s) of today's data would fail to convert, e.g. {json.dumps(item.samples[:2])}",
-            )
-        )
+    outcomes = [o for o in analysis.checks if _belongs_here(o, p.catalog_version, reverts, mine)]
+    item.checks = []
+    for outcome in outcomes:
+        rule = outcome.check.rule
+        if outcome.check.kind is CheckKind.FAILED_CASTS:  # this statement's own columns, as failed_casts and samples
+            count, samples = item.failed_casts, item.samples
+        else:
+            count, samples = outcome.count, [s.as_json() for s in outcome.found.samples]
+        item.checks.append({**outcome.as_json(), "count": count, "samples": samples})
+        if count and rules.level(rule) != "off":
+            item.findings.append(Finding(rule, rules.level(rule), _failing_message(outcome.check, count, samples)))
+
+
+def _belongs_here(outcome, today, reverts: bool, mine: set[int]) -> bool:
+    """Whether a check's result is this statement's to report: a NOT NULL column that is nullable
+    today and that this statement does not touch was made NOT NULL by a pending statement before
+    it, whose finding it is (that statement's apply fails first)."""
+    from alterflow.rewrite.validation_checks import CheckKind
+
+    if outcome.check.kind is not CheckKind.NOT_NULL or reverts:
+        return True
+    cid = outcome.check.column_ids[0]
+    column = today.column_by_id(cid)
+    return cid in mine or column is None or not column.nullable
+
+
+def _failing_message(check, count: int, samples: list[dict]) -> str:
+    from alterflow.rewrite.validation_checks import CheckKind
+
+    shown = json.dumps(samples[:2])
+    match check.kind:
+        case CheckKind.FAILED_CASTS:
+            return f"{count} value(s) of today's data would fail to convert, e.g. {shown}"
+        case CheckKind.NOT_NULL:
+            return f"{count} row(s) of today's data would be NULL in NOT NULL column {check.columns[0]} (validation fails), e.g. {shown}"
+        case CheckKind.UNIQUE_KEY:
+            return f"{count} row(s) of today's data would share a primary key ({', '.join(check.columns)}) once converted, e.g. {shown}"
+    return f"{count} row(s) of today's data would fail validation's check: {check.description()}, e.g. {shown}"

@@ -5,6 +5,9 @@
     drop_column = "warning"              # a statement that drops a column
     drop_table = "warning"               # DROP TABLE (its data goes once GC's retention passes)
     failed_casts = "error"               # with --analyze: values today's data would fail to convert
+                                         # (on_cast_error = fail: with null or quarantine validation allows them)
+    not_null = "error"                   # with --analyze: rows that would be NULL in a NOT NULL column
+    duplicate_keys = "error"             # with --analyze: rows whose converted primary key another row has
     rewrite_rows_over = 10000000         # a rewrite of more rows than this (a number, or
                                          # { rows = N, level = "..." }); its level by default "warning"
     missing_expected_version = "off"     # an ALTER without PROPERTIES ("expected_version" = ...)
@@ -32,6 +35,8 @@ DEFAULTS: dict[str, str] = {
     "drop_column": "warning",
     "drop_table": "warning",
     "failed_casts": "error",
+    "not_null": "error",
+    "duplicate_keys": "error",
     "rewrite_rows_over": "warning",
     "missing_expected_version": "off",
     "backward_incompatible": "warning",

@@ -1,9 +1,10 @@
 """EXPLAIN [ANALYZE] ALTER TABLE: the plan of an ALTER, changing nothing (SPEC §7).
 
 EXPLAIN gives one row per clause (`Clause, Kind, Reason, Rows, Bytes, Engine`) and a
-`(statement)` row. EXPLAIN ANALYZE adds `FailedCasts, Samples, EstSeconds`: for a heavyweight
-statement it reads and converts what the rewrite would read, on the engine the rewrite would use
-(`alterflow.rewrite.cast_analysis`), and estimates the rewrite's seconds from the conversion
+`(statement)` row. EXPLAIN ANALYZE adds `FailedCasts, Samples, EstSeconds, Validation`: for a
+heavyweight statement it reads and converts what the rewrite would read, on the engine the rewrite
+would use (`alterflow.rewrite.cast_analysis`), evaluates every check the rewrite's validation will
+run (`Validation`: those today's data would fail, with counts and samples), and estimates the rewrite's seconds from the conversion
 throughput this catalog measured on earlier jobs of that engine (or, before the first, from the
 analysis's own scan). Used by the session (SQL) and by the DAG's dry run.
 """
@@ -21,10 +22,11 @@ from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.planner import Verdict
 from alterflow.results import ResultSet
 from alterflow.rewrite.cast_analysis import SAMPLES
+from alterflow.rewrite.validation_checks import CheckKind
 from alterflow.workflow import steps
 
 COLUMNS = ("Clause", "Kind", "Reason", "Rows", "Bytes", "Engine")
-ANALYZE_COLUMNS = (*COLUMNS, "FailedCasts", "Samples", "EstSeconds")
+ANALYZE_COLUMNS = (*COLUMNS, "FailedCasts", "Samples", "EstSeconds", "Validation")
 
 
 def estimate_seconds(catalog: Catalog, analysis) -> float:
@@ -76,24 +78,39 @@ def explain_alter(catalog: Catalog, warehouse: pathlib.Path, stmt: ast.AlterTabl
         from alterflow.rewrite.cast_analysis import analyze_local, analyze_spark
 
         snapshot = catalog.snapshot(stmt.table)
+        on_cast_error = plan.properties.on_cast_error
         if choose_engine(plan.properties.engine, rows_total, bytes_total) == "local":
-            analysis = analyze_local(warehouse, snapshot, plan.old, plan.new)
+            analysis = analyze_local(warehouse, snapshot, plan.old, plan.new, on_cast_error)
         else:
-            analysis = analyze_spark(spark(), warehouse, snapshot, plan.old, plan.new)
+            analysis = analyze_spark(spark(), warehouse, snapshot, plan.old, plan.new, on_cast_error)
+    _add_analysis(catalog, stmt, plan, analysis, rows, statement)
+    return ResultSet(ANALYZE_COLUMNS, tuple(tuple(r) for r in [*rows, statement]))
+
+
+def _add_analysis(catalog: Catalog, stmt: ast.AlterTable, plan, analysis, rows: list[list], statement: list) -> None:
+    """`FailedCasts, Samples, EstSeconds, Validation` appended to each clause's row and the statement's."""
     seconds = estimate_seconds(catalog, analysis) if analysis else 0.0
     failures = analysis.failures if analysis else {}
     every = [s.as_json() for f in failures.values() for s in f.samples][:SAMPLES]
     total = sum(f.count for f in failures.values())
+    failing = analysis.failing() if analysis else []
     for clause, plan_clause, row in zip(stmt.clauses, plan.clauses, rows):
         if plan_clause.verdict is not Verdict.HEAVY:
-            row += [0, "[]", 0.0]
+            row += [0, "[]", 0.0, "[]"]
         elif isinstance(clause, ast.RevertToVersion):  # a revert converts every column it changes
-            row += [total, json.dumps(every), seconds]
+            row += [total, json.dumps(every), seconds, json.dumps([c.as_json() for c in failing])]
         else:
             found = failures.get(plan_clause.column_id)
-            row += [found.count if found else 0, json.dumps([s.as_json() for s in found.samples] if found else []), seconds]
-    statement += [total, json.dumps(every), seconds]
-    return ResultSet(ANALYZE_COLUMNS, tuple(tuple(r) for r in [*rows, statement]))
+            samples = [s.as_json() for s in found.samples] if found else []
+            # the clause's own column's checks (NOT NULL), and its own failed casts when it has some
+            own = [c.as_json() for c in failing if plan_clause.column_id in c.check.column_ids]
+            own += [
+                {**c.as_json(), "count": found.count, "samples": samples}
+                for c in failing
+                if c.check.kind is CheckKind.FAILED_CASTS and found and found.count
+            ]
+            row += [found.count if found else 0, json.dumps(samples), seconds, json.dumps(own)]
+    statement += [total, json.dumps(every), seconds, json.dumps([c.as_json() for c in failing])]
 
 
 def analyze_job(catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> dict:
@@ -117,7 +134,7 @@ def analyze_job(catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> dict:
         )
     old = catalog.schema_version(job.table_id, job.from_version)
     new = catalog.schema_version(job.table_id, job.to_version)
-    analysis = analyze_local(warehouse, catalog.snapshot_by_id(job.table_id), old, new)
+    analysis = analyze_local(warehouse, catalog.snapshot_by_id(job.table_id), old, new, job.properties.on_cast_error)
     return {
         "job_id": job.id,
         "table": job.table_name,
@@ -128,4 +145,5 @@ def analyze_job(catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> dict:
             for cid, f in analysis.failures.items()
         },
         "est_seconds": estimate_seconds(catalog, analysis),
+        "validation": [c.as_json() for c in analysis.failing()],  # the checks of its validation today's rows would fail
     }

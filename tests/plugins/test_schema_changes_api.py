@@ -335,6 +335,8 @@ def test_analyze_a_job_through_the_api_is_explain_analyze_of_its_conversion(plug
     found = answer.json()
     assert (found["job_id"], found["table"], found["rows"], found["failed_casts"]) == (job_id, "t", 5, 1)
     assert found["columns"]["v"]["samples"] == [{"key": {"id": "2"}, "value": "two"}]
+    # the checks of the job's validation those rows fail (on_cast_error = fail: the failed cast)
+    assert [(c["check"], c["count"]) for c in found["validation"]] == [("failed_casts", 1)]
     assert found["est_seconds"] >= 0
     assert (s.catalog.table("t"), sorted(f.path for f in s.catalog.snapshot("t").files)) == before
     assert 'data-action="analyze"' in client.get("/alterflow/", headers=viewer).text
