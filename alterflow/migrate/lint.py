@@ -17,13 +17,16 @@ import json
 import pathlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from alterflow.catalog.catalog import Catalog
 from alterflow.migrate.nolint import suppression_of
 from alterflow.migrate.plan import HEAVY, REJECTED, StatementPlan, plan_pending
-from alterflow.migrate.readers import AirflowDagReaders
 from alterflow.migrate.rules import LintRules
 from alterflow.migrate.status import Drift, MigrationStatus, migration_status
+
+if TYPE_CHECKING:  # httpx and the Airflow client load only when a lint asks Airflow
+    from alterflow.migrate.readers import AirflowDagReaders
 
 
 @dataclass(frozen=True)

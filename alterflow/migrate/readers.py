@@ -11,11 +11,14 @@ as one line (`unreachable`), and lint goes on without DAG readers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from alterflow.airflow_client import AirflowClient, AirflowRequestError
 from alterflow.catalog.schema import name_key
 from alterflow.schema_change_events import table_asset_uri
 from alterflow.settings import Settings
+
+if TYPE_CHECKING:  # httpx loads only when Airflow is asked (apply imports lint: no cost there)
+    from alterflow.airflow_client import AirflowClient
 
 
 @dataclass
@@ -32,6 +35,8 @@ class AirflowDagReaders:
         """Those of the settings' Airflow (ALTERFLOW_AIRFLOW_URL), or None without one."""
         if not settings.airflow_url:
             return None
+        from alterflow.airflow_client import AirflowClient
+
         return cls(AirflowClient.from_settings(settings), settings.catalog_name)
 
     def asset_uri(self, table: str) -> str:
@@ -43,6 +48,8 @@ class AirflowDagReaders:
             return ()
         key = name_key(table)
         if key not in self._dags:
+            from alterflow.airflow_client import AirflowRequestError
+
             try:
                 self._dags[key] = tuple(self.client.dags_reading_asset(self.asset_uri(table)))
             except AirflowRequestError as exc:
