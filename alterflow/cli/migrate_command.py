@@ -1,4 +1,4 @@
-"""`alterflow migrate status|lint|apply|baseline|set|repair|new|diff|hash` (SPEC §10). Every refusal is one
+"""`alterflow migrate status|lint|apply|baseline|set|repair|new|diff|hash` (docs/migrations.md). Every refusal is one
 line on stderr and exit status 1 (`alterflow.cli.output.report_failure`); `lint` also exits 1 when a finding is
 an error."""
 

@@ -1,4 +1,4 @@
-"""EXPLAIN ANALYZE ALTER (SPEC §7, "Safety beyond the anchors"): every check the rewrite's
+"""EXPLAIN ANALYZE ALTER (docs/migrations.md, "What --analyze checks"): every check the rewrite's
 validation will run, evaluated on today's data by reading and converting exactly what the rewrite
 would read (the table's live files, merged by key, under the current version) and writing nothing.
 
