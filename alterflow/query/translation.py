@@ -128,6 +128,10 @@ class QueryTranslation:
 
     def _relation(self, node: exp.Expression, ctes: dict[str, Relation]) -> tuple[_Item, str]:
         alias = f'"s{next(self._ids)}"'
+        if isinstance(node, exp.Values):
+            return self._values(node, alias, ctes)
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous) and node.this.name.lower() == "range":
+            return self._range(node, alias)
         if isinstance(node, exp.Table):
             if not isinstance(node.this, exp.Identifier) or node.args.get("joins") or node.args.get("pivots"):
                 raise NotLocal("a table function or a pivot")
@@ -141,12 +145,57 @@ class QueryTranslation:
         if isinstance(node, exp.Subquery):
             if not node.alias:
                 raise NotLocal("a subquery in FROM without an alias")
-            if node.args["alias"].columns:
-                raise NotLocal("a subquery alias with a column list")
             inner = self.query(node.this, ctes)
-            columns = tuple(RelationColumn(n, t, f"c{i}") for i, (n, t) in enumerate(zip(inner.names, inner.types)))
+            names = _alias_columns(node, inner.names)
+            columns = tuple(RelationColumn(n, t, f"c{i}") for i, (n, t) in enumerate(zip(names, inner.types)))
             return _Item(node.alias.lower(), alias, columns), f"({inner.sql})"
         raise NotLocal(f"{type(node).__name__} in FROM")
+
+    def _values(self, node: exp.Values, alias: str, ctes) -> tuple[_Item, str]:
+        """An inline table (`VALUES (1, 'a'), (2, NULL) AS t(k, v)`), typed as Spark's
+        ResolveInlineTables types it: each column the wider type of its values, without promoting
+        numbers to strings (Spark refuses such a table), every value foldable."""
+        rows = [row.expressions if isinstance(row, exp.Tuple) else [row] for row in node.expressions]
+        width = len(rows[0])
+        if any(len(row) != width for row in rows):
+            raise NotLocal("inline table rows of different widths (Spark refuses them)")
+        context = self._context([], ctes)
+        values = [[translate(v, context) for v in row] for row in rows]
+        if any(v.aggregate for row in values for v in row):
+            raise NotLocal("an aggregate in an inline table")
+        types = []
+        for column in zip(*values):
+            common = st.common_type([v.type for v in column])
+            if common is None or common.name == "void":
+                raise NotLocal("an inline table column of NULLs only or of values of different types")
+            types.append(common)
+        names = _alias_columns(node, tuple(f"col{i + 1}" for i in range(width)))
+        listed = ", ".join(
+            "(" + ", ".join(f"CAST({cast(v, t)} AS {t.duckdb})" for v, t in zip(row, types)) + ")" for row in values
+        )
+        targets = ", ".join(output(i) for i in range(width))
+        sql = f"(SELECT * FROM (VALUES {listed}) AS v({targets}))"
+        columns = tuple(RelationColumn(n, t, f"c{i}") for i, (n, t) in enumerate(zip(names, types)))
+        return _Item((node.alias or "").lower(), alias, columns), sql
+
+    def _range(self, node: exp.Table, alias: str) -> tuple[_Item, str]:
+        """Spark's `range(end)`, `range(start, end)`, `range(start, end, step)`: one BIGINT column
+        `id`, from integer literals (the number of partitions, a fourth argument, is not read)."""
+        arguments = node.this.expressions
+        if not 1 <= len(arguments) <= 3 or node.args.get("alias") is not None and node.args["alias"].columns:
+            raise NotLocal("range() other than of one to three numbers")
+        bounds = []
+        for argument in arguments:
+            sign = -1 if isinstance(argument, exp.Neg) else 1
+            number = argument.this if isinstance(argument, exp.Neg) else argument
+            if not (isinstance(number, exp.Literal) and not number.is_string and number.this.isdigit()):
+                raise NotLocal("range() of something else than integer literals")
+            bounds.append(sign * int(number.this))
+        start, end, step = ([0] if len(bounds) == 1 else []) + bounds + ([1] if len(bounds) < 3 else [])
+        if step == 0 or not all(-(1 << 63) <= b < (1 << 63) for b in (start, end, step)):
+            raise NotLocal("range() with a step of 0 or bounds past BIGINT (Spark refuses them)")
+        sql = f"(SELECT range AS c0 FROM range(CAST('{start}' AS BIGINT), CAST('{end}' AS BIGINT), CAST('{step}' AS BIGINT)))"
+        return _Item((node.alias or "range").lower(), alias, (RelationColumn("id", st.BIGINT, "c0"),)), sql
 
     def _from(self, node: exp.Select, ctes: dict[str, Relation]) -> tuple[list[_Item], str]:
         from_ = node.args.get("from_")
@@ -385,6 +434,16 @@ class QueryTranslation:
         listed = ", ".join(f'"u".{output(i)} AS {output(i)}' for i in range(len(inner.types)))
         sql = f'SELECT {listed} FROM ({inner.sql}) AS "u"{keys}{limit}'
         return self._prefixed(prefix, Translated(sql, inner.names, inner.types))
+
+
+def _alias_columns(node: exp.Expression, names: tuple[str, ...]) -> tuple[str, ...]:
+    """The column names a FROM item's alias gives (`AS t(a, b)`), or its own."""
+    alias = node.args.get("alias")
+    if alias is None or not alias.columns:
+        return names
+    if len(alias.columns) != len(names):
+        raise NotLocal("an alias naming more or fewer columns than the relation has (Spark refuses it)")
+    return tuple(c.name for c in alias.columns)
 
 
 def _recast(side: Translated, types: list[SqlType], distinct: bool) -> str:
