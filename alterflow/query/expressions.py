@@ -183,6 +183,8 @@ def _literal(node: exp.Literal, ctx: ExpressionContext) -> Value:
         return _integral_literal(text)
     if re.fullmatch(r"\d*\.\d+|\d+\.\d*", text):
         return _decimal_literal(text)
+    if re.fullmatch(r"(\d*\.\d+|\d+\.?\d*)[eE][-+]?\d+", text):  # Spark reads 1e3 as a DOUBLE
+        return double_literal(text)
     raise NotLocal(f"the literal {text}")
 
 
@@ -194,6 +196,10 @@ def _neg(node: exp.Neg, ctx: ExpressionContext) -> Value:
             return _integral_literal(f"-{inner.this}")
         if re.fullmatch(r"\d*\.\d+|\d+\.\d*", inner.this):
             return _decimal_literal(f"-{inner.this}")
+        if re.fullmatch(r"(\d*\.\d+|\d+\.?\d*)[eE][-+]?\d+", inner.this):
+            return double_literal(f"-{inner.this}")
+    if _is_typed_literal(inner):
+        return typed_literal(inner, "-")
     value = translate(inner, ctx)
     if value.type.integral:
         sql = wrap(f"0 - {_wide(value)}", value.type)
@@ -527,10 +533,51 @@ def cast_sql(value: Value, to: SqlType) -> str:
 
 
 def _cast(node: exp.Cast, ctx: ExpressionContext) -> Value:
+    if _is_typed_literal(node):
+        return typed_literal(node, "")
     to = cast_target(node.args["to"])
     value = translate(node.this, ctx)
-    name = None if value.name is None else f"CAST({value.name} AS {_spark_type_sql(to)})"
+    keyword = "TRY_CAST" if node.args.get("safe") else "CAST"  # sqlglot reads Spark's CAST as a TryCast too
+    name = None if value.name is None else f"{keyword}({value.name} AS {_spark_type_sql(to)})"
     return Value(cast_sql(value, to), to, name, **_merge(value))
+
+
+def _is_typed_literal(node: exp.Expression) -> bool:
+    """Whether sqlglot read a number with Spark's type suffix (`1L`, `2S`, `3Y`, `1.5D`, `1.5BD`):
+    it gives a TryCast without the `safe` flag an explicit TRY_CAST carries."""
+    return isinstance(node, exp.TryCast) and "safe" not in node.args and isinstance(node.this, exp.Literal)
+
+
+_SUFFIX_TYPES = {"bigint": st.BIGINT, "smallint": SqlType("smallint"), "tinyint": SqlType("tinyint")}
+
+
+def typed_literal(node: exp.TryCast, sign: str) -> Value:
+    """A literal with a type suffix, as Spark's parser reads it: an integral one must fit its type
+    (Spark refuses it otherwise), a DOUBLE one is named as Java prints it, a BD one is a DECIMAL
+    of its digits. FLOAT literals are left to Spark (named by Java's float printing)."""
+    text = sign + node.this.this
+    target = node.args["to"].this
+    if target in (exp.DataType.Type.BIGINT, exp.DataType.Type.SMALLINT, exp.DataType.Type.TINYINT):
+        to = _SUFFIX_TYPES[target.value.lower()]
+        bits = st.INTEGRAL_BITS[to.name]
+        if not re.fullmatch(r"-?\d+", text) or not -(1 << (bits - 1)) <= int(text) < (1 << (bits - 1)):
+            raise NotLocal(f"the literal {text} (Spark refuses it)")
+        return Value(f"CAST('{int(text)}' AS {to.duckdb})", to, str(int(text)))
+    if target == exp.DataType.Type.DOUBLE:
+        return double_literal(text)
+    if target == exp.DataType.Type.DECIMAL and re.fullmatch(r"-?(\d*\.\d+|\d+\.\d*|\d+)", text):
+        return _decimal_literal(text)
+    raise NotLocal(f"the literal {text}")
+
+
+def double_literal(text: str) -> Value:
+    """A DOUBLE literal (`1.5D`, `1e3`), named as Java's Double.toString prints it where that is
+    Python's repr too (plain notation between 10^-3 and 10^7); other magnitudes are left to Spark."""
+    number = float(text)
+    shown = repr(number)
+    if not (number == 0 or 1e-3 <= abs(number) < 1e7) or "e" in shown or "inf" in shown or "nan" in shown:
+        raise NotLocal(f"the literal {text}")
+    return Value(f"CAST('{shown}' AS DOUBLE)", st.DOUBLE, shown)
 
 
 def _spark_type_sql(t: SqlType) -> str:
