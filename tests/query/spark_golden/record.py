@@ -15,8 +15,8 @@
 from __future__ import annotations
 
 import json
-import os
 import math
+import os
 import re
 import tempfile
 

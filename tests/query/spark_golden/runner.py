@@ -206,6 +206,7 @@ class GoldenSession:
 
     def apply(self, event: dict) -> None:
         from alterflow.cli.session import StatementError
+        from alterflow.load.bad_rows import BadRows
 
         kind = event["kind"]
         if kind == "failed":
@@ -224,8 +225,8 @@ class GoldenSession:
             self.run(f"CREATE TABLE {name} ({columns})")
             if event["rows"]:
                 self.session.load(name, _arrow_table(event["columns"], event["rows"]), label="golden", by_name=True)
-        except StatementError as exc:
-            self.unsupported[key] = f"reads a relation alterflow refuses: {exc}"
+        except (StatementError, BadRows) as exc:  # e.g. a NaN, which alterflow's DOUBLE columns refuse
+            self.unsupported[key] = f"reads a relation alterflow refuses: {_parser_reason(str(exc))}"
 
     def answer(self, file: str, sql: str, expected: golden.Outcome) -> QueryResult:
         """The local engine's answer to one query, judged against Spark's."""
@@ -249,7 +250,9 @@ class GoldenSession:
         if not isinstance(stmt, ast.Select):
             if expected.error is not None:
                 return QueryResult(file, sql, "refused_right", "not a SELECT statement for alterflow")
-            return QueryResult(file, sql, "spark", f"alterflow's statement parser refuses it: a query starting with {sql.split()[0].upper()}")
+            return QueryResult(
+                file, sql, "spark", f"alterflow's statement parser refuses it: a query starting with {sql.split()[0].upper()}"
+            )
         try:
             choice = self.session.engine_choice(stmt.sql, stmt.tables)
         except (UserError, StatementError) as exc:
@@ -270,22 +273,28 @@ class GoldenSession:
             return QueryResult(file, sql, "crash", f"ValueError running: {exc}")
         except Exception as exc:  # noqa: BLE001
             return QueryResult(file, sql, "crash", f"{type(exc).__name__} running: {exc}")
-        types = [str(t) for t in result.types]
-        if expected.error is not None:
-            return QueryResult(file, sql, "wrong", f"local rows where Spark fails with: {expected.error}")
-        schema = "struct<" + ",".join(f"{n}:{t}" for n, t in zip(result.names, types)) + ">"
-        lines = ["\t".join(spark_text(v, t) for v, t in zip(row, types)) for row in result.rows]
-        want = list(expected.output)
-        if not ordered(sql):
-            lines, want = sorted(lines), sorted(want)
-        diffs = []
-        if schema != expected.schema:
-            diffs.append(f"schema: local {schema}, Spark {expected.schema}")
-        if lines != want:
-            diffs.append(f"rows: local {lines}, Spark {want}")
-        if diffs:
-            return QueryResult(file, sql, "wrong", "\n".join(diffs))
-        return QueryResult(file, sql, "local_right")
+        return judge(file, sql, expected, result)
+
+
+def judge(file: str, sql: str, expected: golden.Outcome, result) -> QueryResult:
+    """Local rows against Spark's outcome: printed as Spark prints them, in order where the
+    query's ORDER BY fixes it, else both sorted."""
+    types = [str(t) for t in result.types]
+    if expected.error is not None:
+        return QueryResult(file, sql, "wrong", f"local rows where Spark fails with: {expected.error}")
+    schema = "struct<" + ",".join(f"{n}:{t}" for n, t in zip(result.names, types)) + ">"
+    lines = ["\t".join(spark_text(v, t) for v, t in zip(row, types)) for row in result.rows]
+    want = list(expected.output)
+    if not ordered(sql):
+        lines, want = sorted(lines), sorted(want)
+    diffs = []
+    if schema != expected.schema:
+        diffs.append(f"schema: local {schema}, Spark {expected.schema}")
+    if lines != want:
+        diffs.append(f"rows: local {lines}, Spark {want}")
+    if diffs:
+        return QueryResult(file, sql, "wrong", "\n".join(diffs))
+    return QueryResult(file, sql, "local_right")
 
 
 def _parser_reason(text: str) -> str:
