@@ -1,0 +1,3 @@
+from tests.query.spark_golden.runner import main
+
+main()

@@ -1,0 +1,98 @@
+"""Spark's own SQL golden tests as the outside oracle of the local engine
+(tests/query/spark_golden/runner.py): no local answer may differ from Spark's, the local path
+may not crash, and the share of the eligible queries answered in process may not fall below
+the floor (raised as the engine takes more constructs; the goal is 70%). No Spark runs here:
+Spark's outcomes were recorded once (`python -m tests.query.spark_golden.record`)."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from tests.query.spark_golden import golden, runner
+
+# The share measured when the runner landed (109 of 256 eligible queries, 42.6%), rounded down.
+IN_PROCESS_FLOOR = 0.42
+
+# Wrong answers the engine gives today, each listed for the lead to have fixed (file, query).
+# A listed query that comes right fails the test too, so that the list only shrinks.
+KNOWN_WRONG = {
+    # ORDER BY ties ('one' and 'two' have length 3): the rows are Spark's, the tied rows come
+    # in another order than Spark's. Spark leaves ties unordered, but the local engine's order
+    # differs from the recording; decide whether the comparison should accept any order of ties.
+    ("having.sql", "SELECT k FROM hav GROUP BY k ORDER BY length(k)"),
+    # ORDER BY avg(v) ties ('one' and 'three' both average 3.0): as above.
+    ("having.sql", "SELECT k, sum(v) FROM hav GROUP BY k ORDER BY avg(v)"),
+    ("having.sql", "SELECT k, sum(v) FROM hav GROUP BY k HAVING sum(v) > 2 ORDER BY avg(v)"),
+    # ORDER BY -1: Spark fails (ORDER_BY_POS_OUT_OF_RANGE); the local engine sorts by the constant.
+    ("order-by-ordinal.sql", "select * from data order by -1"),
+}
+
+
+@functools.lru_cache(maxsize=1)
+def report() -> runner.Report:
+    return runner.run()
+
+
+def test_recording_covers_every_input():
+    for path in golden.input_files():
+        name = golden.file_name(path)
+        if golden.directives(path.read_text()):
+            continue
+        recorded = [o.sql for o in golden.read_results(golden.results_path(name))]
+        statements = [s.sql for s in golden.statements(path)]
+        assert statements[: len(recorded)] == recorded, f"{name}: run python -m tests.query.spark_golden.record"
+
+
+def test_no_wrong_answer_beyond_the_known_ones():
+    wrong = {(r.file, r.sql): r.detail for r in report().of("wrong")}
+    new = {key: detail for key, detail in wrong.items() if key not in KNOWN_WRONG}
+    assert not new, "wrong local answers:\n" + "\n".join(f"[{f}] {q}\n    {d}" for (f, q), d in new.items())
+    fixed = KNOWN_WRONG - set(wrong)
+    assert not fixed, f"now right (or no longer local): remove from KNOWN_WRONG: {sorted(fixed)}"
+
+
+def test_no_crash():
+    crashes = report().of("crash")
+    assert not crashes, "\n".join(f"[{r.file}] {r.sql}: {r.detail}" for r in crashes)
+
+
+def test_in_process_share_floor():
+    r = report()
+    assert len(r.eligible) >= 200  # the golden set is read whole
+    assert r.share >= IN_PROCESS_FLOOR, r.text()
+
+
+@pytest.mark.parametrize(
+    "value, type_name, text",
+    [
+        (None, "int", "NULL"),
+        (True, "boolean", "true"),
+        (1.0, "double", "1.0"),
+        (1e7, "double", "1.0E7"),
+        (1234567.5, "double", "1234567.5"),
+        (0.001, "double", "0.001"),
+        (0.0001, "double", "1.0E-4"),
+        (-2.5e-10, "double", "-2.5E-10"),
+        (float("nan"), "double", "NaN"),
+        (float("-inf"), "double", "-Infinity"),
+        (-0.0, "double", "-0.0"),
+        (0.1, "float", "0.1"),
+        (3.4e38, "float", "3.4E38"),
+        (123.0, "double", "123.0"),
+    ],
+)
+def test_values_print_as_spark_prints_them(value, type_name, text):
+    assert runner.spark_text(value, type_name) == text
+
+
+def test_decimals_dates_and_timestamps_print_as_spark_prints_them():
+    import datetime
+    import decimal
+
+    assert runner.spark_text(decimal.Decimal("1.50"), "decimal(3,2)") == "1.50"
+    assert runner.spark_text(decimal.Decimal("1E+2"), "decimal(3,0)") == "100"
+    assert runner.spark_text(datetime.date(1, 1, 1), "date") == "0001-01-01"
+    assert runner.spark_text(datetime.datetime(2020, 1, 1, 10, 0, 0, 500000), "timestamp_ntz") == "2020-01-01 10:00:00.5"
+    assert runner.spark_text(datetime.datetime(2020, 1, 1), "timestamp_ntz") == "2020-01-01 00:00:00"
