@@ -50,9 +50,27 @@ class ExpressionContext:
     grouped: dict[str, Value] = field(default_factory=dict)  # GROUP BY expressions, by DuckDB text
     aliases: dict[str, Value] = field(default_factory=dict)  # select aliases (HAVING, GROUP BY)
     in_aggregate: bool = False
+    # Where an IN (subquery) may stand: "conjunct" (a WHERE's AND-ed condition, NOT IN too),
+    # "positive" (under an OR there), None (anywhere else). Spark rewrites it into a semi or
+    # existence join, which answers false where SQL's NULL IN (...) is NULL: the two agree only
+    # where a NULL and a false filter alike (docs/semantics.md, "Queries").
+    subquery_position: str | None = None
+
+
+def _position(node: exp.Expression, ctx: ExpressionContext) -> ExpressionContext:
+    """The context `node` is translated in, with the IN (subquery) position narrowed by it."""
+    position = ctx.subquery_position
+    if position is None or isinstance(node, exp.And | exp.Paren | exp.In):
+        return ctx
+    if isinstance(node, exp.Or):
+        return replace(ctx, subquery_position="positive")
+    if isinstance(node, exp.Not) and position == "conjunct" and isinstance(node.this.unnest(), exp.In):
+        return ctx
+    return replace(ctx, subquery_position=None)
 
 
 def translate(node: exp.Expression, ctx: ExpressionContext) -> Value:
+    ctx = _position(node, ctx)
     value = _rule(node, ctx)
     if ctx.grouped and not ctx.in_aggregate and value.sql in ctx.grouped:
         value = replace(ctx.grouped[value.sql], name=value.name, free=False)  # the GROUP BY key itself
@@ -357,15 +375,19 @@ def _is(node: exp.Is, ctx: ExpressionContext) -> Value:
 
 @_rule.register
 def _in(node: exp.In, ctx: ExpressionContext) -> Value:
+    position = ctx.subquery_position
+    ctx = replace(ctx, subquery_position=None)
     needle = translate(node.this, ctx)
     if node.args.get("query") is not None:
+        if position is None:
+            raise NotLocal("IN (subquery) outside a WHERE condition (Spark answers false where SQL gives NULL)")
         sql, types = ctx.subquery(node.args["query"].this if isinstance(node.args["query"], exp.Subquery) else node.args["query"])
         if len(types) != 1:
             raise NotLocal("IN with a subquery of several columns")
         common = comparable(needle, Value("", types[0], None), "IN")
         if common != types[0]:
             raise NotLocal("IN with a subquery of another type")
-        return Value(f"({cast(needle, common)} IN ({sql}))", st.BOOLEAN, None, **_merge(needle))
+        return Value(f"({cast(needle, common)} IN ({sql}))", st.BOOLEAN, _name("({} IN (listquery()))", needle), **_merge(needle))
     if node.args.get("unnest") or node.args.get("field"):
         raise NotLocal("IN UNNEST")
     items = [translate(e, ctx) for e in node.expressions]
@@ -402,7 +424,7 @@ def _like(node: exp.Like, ctx: ExpressionContext) -> Value:
 @_rule.register
 def _exists(node: exp.Exists, ctx: ExpressionContext) -> Value:
     sql, _types = ctx.subquery(node.this)
-    return Value(f"(EXISTS ({sql}))", st.BOOLEAN, None)
+    return Value(f"(EXISTS ({sql}))", st.BOOLEAN, "exists()")
 
 
 @_rule.register
@@ -410,7 +432,7 @@ def _subquery(node: exp.Subquery, ctx: ExpressionContext) -> Value:
     sql, types = ctx.subquery(node.this)
     if len(types) != 1:
         raise NotLocal("a scalar subquery of several columns")
-    return Value(f"({sql})", types[0], None)
+    return Value(f"({sql})", types[0], "scalarsubquery()")
 
 
 # -- conditionals --------------------------------------------------------------------------------
@@ -427,8 +449,11 @@ def _branches(values: list[Value], what: str) -> SqlType:
 
 @_rule.register
 def _case(node: exp.Case, ctx: ExpressionContext) -> Value:
-    if node.this is not None:
-        raise NotLocal("CASE x WHEN")
+    if node.this is not None:  # Spark's parser makes CASE x WHEN v ... into CASE WHEN (x = v) ...
+        ifs = [exp.If(this=exp.EQ(this=node.this.copy(), expression=i.this.copy()), true=i.args["true"]) for i in node.args["ifs"]]
+        return _case(exp.Case(ifs=ifs, default=node.args.get("default")), ctx)
+    if any(translate(i.this, ctx).type.name == "void" for i in node.args["ifs"]):
+        raise NotLocal("CASE WHEN NULL (Spark refuses a condition of type VOID)")
     conditions = [_boolean_operand(i.this, ctx, "CASE WHEN") for i in node.args["ifs"]]
     results = [translate(i.args["true"], ctx) for i in node.args["ifs"]]
     default = translate(node.args["default"], ctx) if node.args.get("default") is not None else None

@@ -12,7 +12,7 @@ Spark names and types travel beside it in `Translated`.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
@@ -113,14 +113,15 @@ class QueryTranslation:
         if with_.args.get("recursive"):
             raise NotLocal("WITH RECURSIVE")
         parts = []
+        names = [cte.alias.lower() for cte in with_.expressions]
+        if len(set(names)) != len(names):
+            raise NotLocal("a CTE name defined twice (Spark refuses it)")
         for cte in with_.expressions:
-            alias = cte.args.get("alias")
-            if alias is not None and alias.columns:
-                raise NotLocal("a CTE with a column list")
             inner = self.query(cte.this, ctes)
             name = f'"w{next(self._ids)}"'
             parts.append(f"{name} AS ({inner.sql})")
-            columns = tuple(RelationColumn(n, t, f"c{i}") for i, (n, t) in enumerate(zip(inner.names, inner.types)))
+            names = _alias_columns(cte, inner.names)  # WITH t(a, b) AS (...)
+            columns = tuple(RelationColumn(n, t, f"c{i}") for i, (n, t) in enumerate(zip(names, inner.types)))
             ctes[cte.alias.lower()] = Relation(name, columns)
         return f"WITH {', '.join(parts)}", ctes
 
@@ -143,12 +144,10 @@ class QueryTranslation:
                 raise NotLocal(f"the relation {node.name}")
             return _Item((node.alias or node.name).lower(), alias, relation.columns, relation.sql), relation.sql
         if isinstance(node, exp.Subquery):
-            if not node.alias:
-                raise NotLocal("a subquery in FROM without an alias")
-            inner = self.query(node.this, ctes)
+            inner = self.query(node.this, ctes)  # without an alias, Spark names it itself: no qualifier reaches it
             names = _alias_columns(node, inner.names)
             columns = tuple(RelationColumn(n, t, f"c{i}") for i, (n, t) in enumerate(zip(names, inner.types)))
-            return _Item(node.alias.lower(), alias, columns), f"({inner.sql})"
+            return _Item((node.alias or "").lower(), alias, columns), f"({inner.sql})"
         raise NotLocal(f"{type(node).__name__} in FROM")
 
     def _values(self, node: exp.Values, alias: str, ctes) -> tuple[_Item, str]:
@@ -284,7 +283,7 @@ class QueryTranslation:
         plain = self._context(items, ctes)
         where = ""
         if node.args.get("where") is not None:
-            condition = translate(node.args["where"].this, plain)
+            condition = translate(node.args["where"].this, replace(plain, subquery_position="conjunct"))
             if condition.type != st.BOOLEAN:
                 raise NotLocal("a WHERE condition that is not boolean")
             where = f" WHERE {condition.sql}"
