@@ -648,7 +648,7 @@ def _substring(node: exp.Substring, ctx: ExpressionContext) -> Value:
     start = f"(CASE WHEN {p} > 0 THEN {p} - 1 WHEN {p} < 0 THEN {n} + {p} ELSE 0 END)"
     end = n if length is None else f"({start} + CAST({length.sql} AS BIGINT))"
     lo, hi = f"greatest({start}, 0)", f"least({end}, {n})"
-    missing = " OR ".join(f"{v.sql} IS NULL" for v in (pos, length) if v is not None)
+    missing = " OR ".join(f"{v.sql} IS NULL" for v in (value, pos, length) if v is not None)  # DuckDB's least skips NULLs
     sql = f"(CASE WHEN {missing} THEN NULL WHEN {hi} <= {lo} THEN '' ELSE substring({value.sql}, {lo} + 1, {hi} - {lo}) END)"
     args = [value, pos] + ([length] if length is not None else [])
     return Value(sql, st.STRING, None, **_merge(*args))
