@@ -175,7 +175,23 @@ def run_local(warehouse: pathlib.Path, plan: LocalPlan, as_rows: bool = False) -
     finally:
         connection.close()
     _check_dates(rows, plan.translated.types)
+    rows = _as_spark_collects(rows, plan.translated.types)
     return LocalResult(plan.translated.names, plan.translated.types, rows=tuple(rows))
+
+
+def _as_spark_collects(rows: list[tuple], types: tuple[SqlType, ...]) -> list[tuple]:
+    """Decimals of a scale past 6 in the form PySpark gives them (udfs.spark_collected)."""
+    wide = [i for i, t in enumerate(types) if t.name == "decimal" and t.scale > 6]
+    if not wide:
+        return rows
+    converted = []
+    for row in rows:
+        row = list(row)
+        for i in wide:
+            if row[i] is not None:
+                row[i] = udfs.spark_collected(row[i], types[i].scale)
+        converted.append(tuple(row))
+    return converted
 
 
 def _check_dates(rows: list[tuple], types: tuple[SqlType, ...]) -> None:

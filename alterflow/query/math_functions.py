@@ -1,7 +1,7 @@
 """Spark's math functions as DuckDB expressions with Spark's answers, types and column names (ANSI
 mode off): round and bround (HALF_UP, HALF_EVEN: decimals and doubles through Java's BigDecimal,
-udfs.py), floor and ceil (BIGINT, or DECIMAL for decimals and with a scale), sign, pow, sqrt,
-exp, ln, log, log10, log2, pmod, div, positive, negative, pi and e. The double functions take
+udfs.py), floor and ceil (BIGINT, or DECIMAL for decimals and with a scale), sign, pow, sqrt, ln,
+log, log10, log2, pmod, div, positive, negative, pi and e. The double functions take
 their argument as a double (Spark's implicit cast); each was compared with Spark's StrictMath
 answers value by value (tests/query/test_scalars_spark.py).
 """
@@ -153,7 +153,6 @@ def _positive_only(function: str):
 
 
 _rule.register(exp.Sqrt)(lambda node, ctx: _unary(node, ctx, "SQRT", lambda x: f"(CASE WHEN {x} < 0 THEN 'NaN'::DOUBLE ELSE sqrt({x}) END)"))
-_rule.register(exp.Exp)(lambda node, ctx: _unary(node, ctx, "EXP", lambda x: f"exp({x})"))
 _rule.register(exp.Ln)(lambda node, ctx: _ln(node, ctx))
 
 

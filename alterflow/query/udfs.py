@@ -95,8 +95,14 @@ def double_round(x: float, places: int, mode: str) -> float:
         return float(d.quantize(step, rounding=rounding, context=_EXACT))
 
     exact = Decimal(x)
-    low = _EXACT.divide(_EXACT.add(exact, Decimal(math.nextafter(x, -math.inf))), 2)
-    high = _EXACT.divide(_EXACT.add(exact, Decimal(math.nextafter(x, math.inf))), 2)
+    below, above = math.nextafter(x, -math.inf), math.nextafter(x, math.inf)
+    if math.isinf(below):  # the largest doubles: the gap on the other side
+        below = _EXACT.subtract(_EXACT.multiply(2, exact), Decimal(above))
+    if math.isinf(above):
+        above = _EXACT.subtract(_EXACT.multiply(2, exact), Decimal(below))
+    # just inside the midpoints to the neighbours (a midpoint itself may read as the neighbour)
+    low = _EXACT.subtract(exact, _EXACT.multiply(_EXACT.subtract(exact, Decimal(below)), Decimal("0.4999")))
+    high = _EXACT.add(exact, _EXACT.multiply(_EXACT.subtract(Decimal(above), exact), Decimal("0.4999")))
     if rounded(low) == rounded(high):
         result = rounded(low)
     else:
@@ -129,3 +135,24 @@ def _null_in_null_out(function):
         return None if any(a is None for a in args) else function(*args)
 
     return called
+
+
+def spark_collected(value: Decimal, scale: int) -> Decimal:
+    """A decimal as PySpark collects it: Java's BigDecimal.toEngineeringString read back, so that
+    0.00000014 at scale 8 is Decimal('1.40E-7') (only values under 1e-6 at a scale past 6 differ)."""
+    sign, digits, _exponent = value.as_tuple()
+    coefficient = "".join(map(str, digits)).lstrip("0") or "0"
+    adjusted = -scale + len(coefficient) - 1
+    if scale <= 0 or adjusted >= -6:
+        return value
+    sig = adjusted % 3
+    adjusted -= sig
+    sig += 1
+    if coefficient == "0":
+        text, adjusted = ("0", adjusted) if sig == 1 else ("0.00" if sig == 2 else "0.0", adjusted + 3)
+    elif sig >= len(coefficient):
+        text = coefficient + "0" * (sig - len(coefficient))
+    else:
+        text = f"{coefficient[:sig]}.{coefficient[sig:]}"
+    exponent = f"E{'+' if adjusted > 0 else ''}{adjusted}" if adjusted else ""
+    return Decimal(f"{'-' if sign else ''}{text}{exponent}")
