@@ -77,7 +77,10 @@ def decimal_round(a: str, places: int, mode: str, precision: int, scale: int) ->
     """Spark's round/bround/floor/ceil of a decimal to `places` (negative: left of the point), into
     decimal(precision, scale)."""
     rounded = Decimal(a).quantize(Decimal(1).scaleb(-places), rounding=_MODES[mode], context=_EXACT)
-    return _text(to_precision(rounded, precision, scale), scale)
+    result = to_precision(rounded, precision, scale)
+    if result is None:  # past 38 digits Spark fails the query (NUMERIC_VALUE_OUT_OF_RANGE): Spark words it
+        raise _NeedsSpark()
+    return _text(result, scale)
 
 
 def double_round(x: float, places: int, mode: str) -> float:
