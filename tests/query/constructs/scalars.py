@@ -29,10 +29,8 @@ LOCAL = {
 
 SPARK_ONLY = {
     "string functions of numbers (Spark casts them to strings)": "SELECT left(i, 2) AS l FROM nums",
-    "reverse and initcap of non-ASCII strings (the JVM's characters and case rules)": "SELECT reverse(s) AS r, initcap(s) AS c FROM nums",
     "greatest of doubles (-0.0 and NaN in Spark's ordering)": "SELECT greatest(d, f) AS g FROM nums",
     "round of a float": "SELECT round(f, 1) AS r FROM nums",
-    "split_part of part 0 (Spark's error)": "SELECT split_part(s, ',', id - id) AS p FROM nums",
     "math functions of a decimal of more than 15 digits (a double cast)": "SELECT sqrt(dw) AS r FROM nums",
     "div of decimals": "SELECT dc div 2 AS q FROM nums",
     "exp, ln, log, log2, log10, pow (StrictMath and DuckDB's libm differ in the last bit: exp(1), ln(3))": "SELECT exp(ti) AS x, ln(d) AS l, pow(d, 2) AS p FROM nums",
