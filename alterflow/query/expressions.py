@@ -241,8 +241,69 @@ def _operand_types(left: Value, right: Value) -> tuple[SqlType, SqlType]:
     return lt, rt
 
 
-def _decimal_result(op: str, a: SqlType, b: SqlType) -> SqlType | None:
-    """DecimalPrecision's result type for + - * (None: over 38 digits, or / and %)."""
+def _decimal_result(op: str, a: SqlType, b: SqlType) -> SqlType:
+    """DecimalPrecision's result type (precision loss allowed, Spark's default)."""
+    a, b = st.as_decimal(a), st.as_decimal(b)
+    if op in ("+", "-"):
+        scale = max(a.scale, b.scale)
+        return st.adjusted(max(a.precision - a.scale, b.precision - b.scale) + scale + 1, scale)
+    if op == "*":
+        return st.adjusted(a.precision + b.precision + 1, a.scale + b.scale)
+    if op == "/":
+        scale = max(st.MINIMUM_ADJUSTED_SCALE, a.scale + b.precision + 1)
+        return st.adjusted(a.precision - a.scale + b.scale + scale, scale)
+    scale = max(a.scale, b.scale)  # % and pmod
+    return st.adjusted(min(a.precision - a.scale, b.precision - b.scale) + scale, scale)
+
+
+def decimal_text(value: Value) -> str:
+    """A number's exact text, as udfs.decimal_op reads it."""
+    if not (value.type.integral or value.type.name == "decimal"):
+        raise NotLocal(f"decimal arithmetic with a {value.type}")
+    return f"CAST({value.sql} AS VARCHAR)"
+
+
+def exact_decimal(op: str, left: Value, right: Value, result: SqlType) -> str:
+    """left op right as Spark's Decimal computes it (udfs.decimal_op), as a DuckDB decimal."""
+    call = f"af_decimal_op('{op}', {decimal_text(left)}, {decimal_text(right)}, {result.precision}, {result.scale})"
+    return f"CAST({call} AS {result.duckdb})"
+
+
+def _arithmetic(node: exp.Binary, ctx: ExpressionContext, op: str) -> Value:
+    left, right = translate(node.left, ctx), translate(node.right, ctx)
+    if left.type.name == "void" or right.type.name == "void":
+        raise NotLocal("arithmetic on an untyped NULL")
+    lt, rt = _operand_types(left, right)
+    common = st.wider_numeric(lt, rt)
+    if common is None and (lt.name == "decimal" or rt.name == "decimal") and lt.numeric and rt.numeric:
+        common = st.decimal(st.MAX_PRECISION, 0)  # only its kind matters below: the result type is op's own
+    if common is None:
+        raise NotLocal(f"{op} between {left.type} and {right.type}")
+    name = _name(f"({{}} {op} {{}})", left, right)
+    if op == "%" and node.meta.get("name") == "mod":
+        name = _name("mod({}, {})", left, right)
+    if common.name == "decimal":
+        result = _decimal_result(op, lt, rt)
+        unadjusted = result.precision <= st.MAX_PRECISION and result == _decimal_result_bounded(op, lt, rt)
+        if op in ("+", "-", "*") and unadjusted:  # exact in DuckDB's 38 digits
+            wide = st.decimal(st.MAX_PRECISION, result.scale)
+            sql = f"CAST(({cast(left, wide)} {op} {cast(right, wide)}) AS {result.duckdb})"
+        else:
+            sql = exact_decimal(op, left, right, result)
+        return Value(sql, result, name, **_merge(left, right))
+    if op == "/":
+        return _divide(left, right, common, name)
+    if op == "%":
+        return _remainder(left, right, common, name)
+    if common.integral:
+        sql = wrap(f"{_wide(replace(left, type=lt))} {op} {_wide(replace(right, type=rt))}", common)
+        return Value(sql, common, name, **_merge(left, right))
+    sql = f"({cast(left, common)} {op} {cast(right, common)})"
+    return Value(sql, common, name, **_merge(left, right))
+
+
+def _decimal_result_bounded(op: str, a: SqlType, b: SqlType) -> SqlType | None:
+    """The + - * result type before any precision loss (None: past 38 digits)."""
     a, b = st.as_decimal(a), st.as_decimal(b)
     if op in ("+", "-"):
         scale = max(a.scale, b.scale)
@@ -252,43 +313,12 @@ def _decimal_result(op: str, a: SqlType, b: SqlType) -> SqlType | None:
     return None
 
 
-def _arithmetic(node: exp.Binary, ctx: ExpressionContext, op: str) -> Value:
-    left, right = translate(node.left, ctx), translate(node.right, ctx)
-    if left.type.name == "void" or right.type.name == "void":
-        raise NotLocal("arithmetic on an untyped NULL")
-    lt, rt = _operand_types(left, right)
-    common = st.wider_numeric(lt, rt)
-    if common is None:
-        raise NotLocal(f"{op} between {left.type} and {right.type}")
-    name = _name(f"({{}} {op} {{}})", left, right)
-    if op == "/":
-        return _divide(left, right, common, name)
-    if op == "%":
-        return _remainder(left, right, common, name)
-    if common.name == "decimal":
-        result = _decimal_result(op, lt, rt)
-        if result is None:
-            raise NotLocal(f"decimal {op} needing more than 38 digits")
-        wide = st.decimal(st.MAX_PRECISION, result.scale)
-        sql = f"CAST(({cast(left, wide)} {op} {cast(right, wide)}) AS {result.duckdb})"
-        return Value(sql, result, name, **_merge(left, right))
-    if common.integral:
-        sql = wrap(f"{_wide(replace(left, type=lt))} {op} {_wide(replace(right, type=rt))}", common)
-        return Value(sql, common, name, **_merge(left, right))
-    sql = f"({cast(left, common)} {op} {cast(right, common)})"
-    return Value(sql, common, name, **_merge(left, right))
-
-
 def _divide(left: Value, right: Value, common: SqlType, name: str | None) -> Value:
-    if common.name == "decimal":
-        raise NotLocal("decimal division")
     a, b = cast(left, st.DOUBLE), cast(right, st.DOUBLE)
     return Value(f"(CASE WHEN {b} = 0 THEN NULL ELSE {a} / {b} END)", st.DOUBLE, name, **_merge(left, right))
 
 
 def _remainder(left: Value, right: Value, common: SqlType, name: str | None) -> Value:
-    if common.name == "decimal":
-        raise NotLocal("decimal remainder")
     a, b = cast(left, common), cast(right, common)
     if common.integral:  # the JVM's MIN % -1 is 0, where DuckDB overflows
         sql = f"(CASE WHEN {b} = 0 THEN NULL WHEN {b} = -1 THEN CAST(0 AS {common.duckdb}) ELSE {a} % {b} END)"
@@ -483,7 +513,7 @@ def _coalesce(node: exp.Coalesce, ctx: ExpressionContext) -> Value:
     values = [translate(node.this, ctx)] + [translate(e, ctx) for e in node.expressions]
     common = _branches(values, "coalesce")
     names = [v.name for v in values]
-    name = None if None in names else f"coalesce({', '.join(names)})"
+    name = None if None in names else f"{node.meta.get('name', 'coalesce')}({', '.join(names)})"  # nvl, ifnull
     return Value(f"coalesce({', '.join(cast(v, common) for v in values)})", common, name, **_merge(*values))
 
 
@@ -690,7 +720,7 @@ def _substring(node: exp.Substring, ctx: ExpressionContext) -> Value:
     start = f"(CASE WHEN {p} > 0 THEN {p} - 1 WHEN {p} < 0 THEN {n} + {p} ELSE 0 END)"
     end = n if length is None else f"({start} + CAST({length.sql} AS BIGINT))"
     lo, hi = f"greatest({start}, 0)", f"least({end}, {n})"
-    missing = " OR ".join(f"{v.sql} IS NULL" for v in (pos, length) if v is not None)
+    missing = " OR ".join(f"{v.sql} IS NULL" for v in (value, pos, length) if v is not None)  # DuckDB's least skips NULLs
     sql = f"(CASE WHEN {missing} THEN NULL WHEN {hi} <= {lo} THEN '' ELSE substring({value.sql}, {lo} + 1, {hi} - {lo}) END)"
     args = [value, pos] + ([length] if length is not None else [])
     return Value(sql, st.STRING, None, **_merge(*args))
@@ -703,7 +733,8 @@ def _trim(node: exp.Trim, ctx: ExpressionContext) -> Value:
     value = _string_arg(translate(node.this, ctx), "trim")
     position = (node.args.get("position") or "").upper()
     function = {"": "trim", "BOTH": "trim", "LEADING": "ltrim", "TRAILING": "rtrim"}[position]
-    return Value(f"{function}({value.sql}, ' ')", st.STRING, None, **_merge(value))
+    name = _name(f"{function}({{}})", value) if node.meta.get("name") == function else None  # ltrim(s), not TRIM(LEADING FROM s)
+    return Value(f"{function}({value.sql}, ' ')", st.STRING, name, **_merge(value))
 
 
 @_rule.register
@@ -794,6 +825,13 @@ def _sum(node: exp.Sum, ctx: ExpressionContext) -> Value:
 @_rule.register
 def _avg(node: exp.Avg, ctx: ExpressionContext) -> Value:
     value = _aggregate_arg(node.this, ctx, "avg")
+    if value.type.name == "decimal":  # Spark: the sum in decimal(p+10, s) / the count, set to (p+4, s+4)
+        p, s = value.type.precision, value.type.scale
+        total = st.decimal(min(p + 10, st.MAX_PRECISION), s)
+        result = st.decimal(min(p + 4, st.MAX_PRECISION), min(s + 4, st.MAX_PRECISION))
+        total_text = f"CAST(TRY_CAST(sum({value.sql}) AS {total.duckdb}) AS VARCHAR)"
+        divided = f"af_decimal_op('/', {total_text}, CAST(count({value.sql}) AS VARCHAR), {result.precision}, {result.scale})"
+        return _aggregated(f"CAST({divided} AS {result.duckdb})", result, _name("avg({})", value))
     if not value.type.integral or value.type.name == "bigint":
         raise NotLocal(f"avg of {value.type} (Spark accumulates it in a double or a wider decimal)")
     sql = f"(CAST(sum({value.sql}) AS DOUBLE) / CAST(count({value.sql}) AS DOUBLE))"
@@ -862,3 +900,7 @@ def _window(node: exp.Window, ctx: ExpressionContext) -> Value:
         raise NotLocal(f"{_construct(function)} as a window function")
     aggregate = translate(function, ExpressionContext(**{**plain.__dict__, "aggregates": True}))
     return Value(f"{aggregate.sql} OVER ({over})", aggregate.type, None)
+
+
+# Families of rules in modules of their own, registered on `_rule` when imported.
+from alterflow.query import math_functions, scalar_functions  # noqa: E402, F401

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import pathlib
+import re
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from alterflow.catalog.errors import UnknownObject
 from alterflow.catalog.records import TableSnapshot, ViewInfo
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.snapshot_reads import SnapshotReads
+from alterflow.query import udfs
 from alterflow.query.expressions import FALLBACK, NotLocal
 from alterflow.query.sql_types import SqlType, from_column_type
 from alterflow.query.translation import QueryTranslation, Relation, RelationColumn, Translated
@@ -115,9 +117,25 @@ class _Binding:
 
 def parse_query(sql: str):
     try:
-        return sqlglot.parse_one(sql, read="spark")
+        tree = sqlglot.parse_one(sql, read="spark")
     except sqlglot.errors.SqlglotError:
         raise NotLocal("a query the translation cannot parse") from None
+    _tag_function_names(tree, sql)
+    return tree
+
+
+def _tag_function_names(tree, sql: str) -> None:
+    """Each function call's name as the query spells it, in `meta["name"]` (lower case): Spark
+    names a column after the function called (nvl, ceiling, char_length), where sqlglot folds
+    aliases into one class (Coalesce, Ceil, Length)."""
+    spelled_char = re.search(r"\bchar\s*\(", sql, re.IGNORECASE) is not None
+    spelled_chr = re.search(r"\bchr\s*\(", sql, re.IGNORECASE) is not None
+    for node in tree.walk():
+        start, end = node.meta.get("start"), node.meta.get("end")
+        if isinstance(start, int) and isinstance(end, int) and re.fullmatch(r"\w+", sql[start : end + 1]):
+            node.meta["name"] = sql[start : end + 1].lower()
+        elif isinstance(node, sqlglot.exp.Chr) and spelled_char != spelled_chr:  # sqlglot keeps no position
+            node.meta["name"] = "char" if spelled_char else "chr"
 
 
 def plan_local(catalog: SnapshotReads, sql: str, names: tuple[str, ...]) -> LocalPlan:
@@ -146,6 +164,7 @@ def run_local(warehouse: pathlib.Path, plan: LocalPlan, as_rows: bool = False) -
     connection = duckdb.connect(config={"threads": 2})
     try:
         try:
+            udfs.register(connection, " ".join([plan.translated.sql, *(q for _n, q in plan.views)]))
             _register(connection, warehouse, plan)
             relation = connection.sql(plan.translated.sql)
             if not as_rows:
@@ -156,7 +175,23 @@ def run_local(warehouse: pathlib.Path, plan: LocalPlan, as_rows: bool = False) -
     finally:
         connection.close()
     _check_dates(rows, plan.translated.types)
+    rows = _as_spark_collects(rows, plan.translated.types)
     return LocalResult(plan.translated.names, plan.translated.types, rows=tuple(rows))
+
+
+def _as_spark_collects(rows: list[tuple], types: tuple[SqlType, ...]) -> list[tuple]:
+    """Decimals of a scale past 6 in the form PySpark gives them (udfs.spark_collected)."""
+    wide = [i for i, t in enumerate(types) if t.name == "decimal" and t.scale > 6]
+    if not wide:
+        return rows
+    converted = []
+    for row in rows:
+        row = list(row)
+        for i in wide:
+            if row[i] is not None:
+                row[i] = udfs.spark_collected(row[i], types[i].scale)
+        converted.append(tuple(row))
+    return converted
 
 
 def _check_dates(rows: list[tuple], types: tuple[SqlType, ...]) -> None:

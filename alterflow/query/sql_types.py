@@ -109,6 +109,19 @@ def bounded(precision: int, scale: int) -> SqlType | None:
     return decimal(precision, scale) if precision <= MAX_PRECISION else None
 
 
+MINIMUM_ADJUSTED_SCALE = 6
+
+
+def adjusted(precision: int, scale: int) -> SqlType:
+    """decimal(precision, scale) as Spark's DecimalType.adjustPrecisionScale fits it in 38 digits
+    (spark.sql.decimalOperations.allowPrecisionLoss, on by default): the integral digits kept, the
+    scale cut down to what is left, but not below 6 (or the scale itself, if smaller)."""
+    if precision <= MAX_PRECISION:
+        return decimal(precision, scale)
+    integral_digits = precision - scale
+    return decimal(MAX_PRECISION, max(MAX_PRECISION - integral_digits, min(scale, MINIMUM_ADJUSTED_SCALE)))
+
+
 def wider_numeric(a: SqlType, b: SqlType) -> SqlType | None:
     """The type two numbers meet in for arithmetic and comparison (None: not two numbers)."""
     if not (a.numeric and b.numeric):
