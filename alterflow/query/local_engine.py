@@ -115,9 +115,11 @@ class _Binding:
 
 def parse_query(sql: str):
     try:
-        return sqlglot.parse_one(sql, read="spark")
+        tree = sqlglot.parse_one(sql, read="spark")
     except sqlglot.errors.SqlglotError:
         raise NotLocal("a query the translation cannot parse") from None
+    tree.meta["sql"] = sql  # the text, for the function names as written
+    return tree
 
 
 def plan_local(catalog: SnapshotReads, sql: str, names: tuple[str, ...]) -> LocalPlan:
