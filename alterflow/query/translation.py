@@ -275,6 +275,7 @@ class QueryTranslation:
             raise NotLocal("GROUP BY ALL or WITH TOTALS")
         plain_aliases = {name: (lambda e=e: translate(e, self._context(items, ctes))) for name, e in aliased.items()}
         context = self._context(items, ctes, plain_aliases)
+        computed: set[str] = set()  # keys that are not plain columns
 
         def key(expression: exp.Expression) -> Value:
             if isinstance(expression, exp.Literal) and not expression.is_string and expression.this.isdigit():
@@ -288,6 +289,8 @@ class QueryTranslation:
             value = translate(expression, context)
             if value.aggregate or value.type.name == "void":
                 raise NotLocal("GROUP BY an aggregate or a NULL")
+            if not isinstance(expression, exp.Column):
+                computed.add(value.sql)
             return value
 
         def members(expression: exp.Expression) -> list[Value]:  # a unit of a set: (a, b), (a) or a
@@ -342,7 +345,10 @@ class QueryTranslation:
         for factor in factors:
             sets = [s + t for s in sets for t in factor]
         listed = ", ".join(f"({', '.join(normalized_zero(v).sql for v in s)})" for s in sets)
-        return grouped, f" GROUP BY GROUPING SETS ({listed})", tuple(normalized_zero(g).sql for g in grouped)
+        # Spark does not find a computed key (g % 2) again in grouping() outside the SELECT list: only
+        # keys that are columns are offered to grouping()/grouping_id()
+        grouping = None if computed else tuple(normalized_zero(g).sql for g in grouped)
+        return grouped, f" GROUP BY GROUPING SETS ({listed})", grouping
 
     @staticmethod
     def _grouped(grouped: list[Value]) -> dict[str, Value]:
