@@ -259,6 +259,8 @@ class QueryTranslation:
             if condition.type != st.BOOLEAN or condition.free:
                 raise NotLocal("a HAVING condition that is not a boolean over groups")
             having = f" HAVING {condition.sql}"
+        if "GROUPING SETS" in group_sql:  # Spark's Expand makes no row of no input: no empty grand total
+            having = f"{having} AND count(*) > 0" if having else " HAVING count(*) > 0"
         shown = [normalized_zero(v) for v in values] if distinct else values
         listed = ", ".join(f"{v.sql} AS {output(i)}" for i, v in enumerate(shown))
         order = self._order(node, names, values, items, ctes, context, bool(distinct), aggregate_query)
