@@ -196,7 +196,7 @@ def _percentile_sql(value: Value, percentage: float, descending: bool) -> str:
     # not found): only the exact halves are interpolated here, the rest is Spark's (at run time).
     half = f"({position} - CAST({lower} AS DOUBLE)) = 0.5"
     body = (
-        f"CASE WHEN len(l) = 0 THEN NULL WHEN {lower} = {higher} OR {low} = {high} THEN {low_d} "
+        f"CASE WHEN l IS NULL OR len(l) = 0 THEN NULL WHEN {lower} = {higher} OR {low} = {high} THEN {low_d} "
         f"WHEN {half} THEN {interpolated} ELSE error('{FALLBACK}') END"
     )
     return f"list_transform([{values}], lambda l: {body})[1]"

@@ -77,4 +77,5 @@ def test_an_aggregate_query_gives_spark_s_answer_or_goes_to_spark(session, sql):
 
 def test_most_of_the_queries_run_in_process(session):
     local = [sql for sql in QUERIES if spark_answers.outcome(session, "local", sql)[0] != "spark"]
-    assert len(local) >= len(QUERIES) - 2, [sql for sql in QUERIES if sql not in local]
+    # percentiles whose position falls between two values at other weights than 1/2 go to Spark
+    assert len(local) >= len(QUERIES) - 4, [sql for sql in QUERIES if sql not in local]
