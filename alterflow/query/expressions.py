@@ -50,6 +50,8 @@ class ExpressionContext:
     grouped: dict[str, Value] = field(default_factory=dict)  # GROUP BY expressions, by DuckDB text
     aliases: dict[str, Value] = field(default_factory=dict)  # select aliases (HAVING, GROUP BY)
     in_aggregate: bool = False
+    grouping: tuple[str, ...] | None = None  # GROUPING SETS/CUBE/ROLLUP columns (DuckDB text), Spark's order
+    aggregate_filter: str | None = None  # an aggregate's FILTER (WHERE ...) condition (DuckDB text)
     # Where an IN (subquery) may stand: "conjunct" (a WHERE's AND-ed condition, NOT IN too),
     # "positive" (under an OR there), None (anywhere else). Spark rewrites it into a semi or
     # existence join, which answers false where SQL's NULL IN (...) is NULL: the two agree only
@@ -781,13 +783,28 @@ def _date_diff(node: exp.DateDiff, ctx: ExpressionContext) -> Value:
 
 
 def _aggregate_arg(node: exp.Expression, ctx: ExpressionContext, what: str) -> Value:
+    """An aggregate's argument, read row by row; under FILTER (WHERE c) it is NULL where c is not
+    true, which every aggregate here ignores, so the rows FILTER drops count for nothing."""
     if not ctx.aggregates:
         raise NotLocal(f"{what} outside a SELECT list, HAVING or ORDER BY")
     if ctx.in_aggregate:
         raise NotLocal("an aggregate inside an aggregate")
-    inner = ExpressionContext(**{**ctx.__dict__, "in_aggregate": True, "windows": False})
+    inner = ExpressionContext(**{**ctx.__dict__, "in_aggregate": True, "windows": False, "aggregate_filter": None})
     value = translate(node, inner)
+    if ctx.aggregate_filter is not None:
+        value = replace(value, sql=f"(CASE WHEN {ctx.aggregate_filter} THEN {value.sql} END)")
     return value
+
+
+def distinct_arg(node: exp.Expression | None, what: str) -> tuple[exp.Expression, str]:
+    """An aggregate's one argument and "DISTINCT " if it is written f(DISTINCT x), else ""."""
+    if isinstance(node, exp.Distinct):
+        if len(node.expressions) != 1:
+            raise NotLocal(f"{what}(DISTINCT) of several values")
+        return node.expressions[0], "DISTINCT "
+    if node is None:
+        raise NotLocal(f"{what} without an argument")
+    return node, ""
 
 
 def _aggregated(sql: str, t: SqlType, name: str | None) -> Value:
@@ -800,51 +817,89 @@ def _count(node: exp.Count, ctx: ExpressionContext) -> Value:
     if isinstance(arg, exp.Star) or arg is None:
         if not ctx.aggregates:
             raise NotLocal("count outside a SELECT list, HAVING or ORDER BY")
+        if ctx.aggregate_filter is not None:
+            return _aggregated(f"count(CASE WHEN {ctx.aggregate_filter} THEN 1 END)", st.BIGINT, "count(1)")
         return _aggregated("count(*)", st.BIGINT, "count(1)")
-    if isinstance(arg, exp.Distinct):
-        if len(arg.expressions) != 1:
-            raise NotLocal("count(DISTINCT) of several columns")
-        value = _aggregate_arg(arg.expressions[0], ctx, "count")
-        return _aggregated(f"count(DISTINCT {value.sql})", st.BIGINT, _name("count(DISTINCT {})", value))
+    if node.expressions:
+        raise NotLocal("count of several values")
+    if isinstance(arg, exp.Distinct) and len(arg.expressions) > 1:
+        # Spark counts the distinct tuples whose members are all non-NULL (-0.0 read as 0.0)
+        values = [_aggregate_arg(e, ctx, "count") for e in arg.expressions]
+        present = " AND ".join(f"{v.sql} IS NOT NULL" for v in values)
+        members = ", ".join(normalized_zero(v).sql for v in values)
+        names = [v.name for v in values]
+        name = None if None in names else f"count(DISTINCT {', '.join(names)})"
+        return _aggregated(f"count(DISTINCT CASE WHEN {present} THEN row({members}) END)", st.BIGINT, name)
+    arg, distinct = distinct_arg(arg, "count")
     value = _aggregate_arg(arg, ctx, "count")
-    return _aggregated(f"count({value.sql})", st.BIGINT, _name("count({})", value))
+    return _aggregated(f"count({distinct}{value.sql})", st.BIGINT, _name(f"count({distinct}{{}})", value))
 
 
 @_rule.register
 def _sum(node: exp.Sum, ctx: ExpressionContext) -> Value:
-    value = _aggregate_arg(node.this, ctx, "sum")
-    name = _name("sum({})", value)
+    arg, distinct = distinct_arg(node.this, "sum")
+    value = _aggregate_arg(arg, ctx, "sum")
+    name = _name(f"sum({distinct}{{}})", value)
     if value.type.integral:  # a long accumulator that wraps around; modular sums commute
-        return _aggregated(wrap(f"sum({_wide(value)})", st.BIGINT), st.BIGINT, name)
+        return _aggregated(wrap(f"sum({distinct}{_wide(value)})", st.BIGINT), st.BIGINT, name)
     if value.type.name == "decimal":
         result = st.decimal(min(value.type.precision + 10, st.MAX_PRECISION), value.type.scale)
-        return _aggregated(f"TRY_CAST(sum({value.sql}) AS {result.duckdb})", result, name)
+        return _aggregated(f"TRY_CAST(sum({distinct}{value.sql}) AS {result.duckdb})", result, name)
     raise NotLocal(f"sum of {value.type} (floating-point sums depend on the order of addition)")
+
+
+# A BIGINT average is a sum of doubles: exact, whatever the order, while the sum of the values'
+# magnitudes stays within 2**53; past that the answer comes from Spark (a guard at run time).
+_EXACT_DOUBLE_SUM = 1 << 53
+# avg(DECIMAL(p,s)) divides in DECIMAL(38, k) (Spark's division type, k = max(28 - p + s, 6)),
+# rounding half up, then rounds to s + 4 digits: the same as one rounding of the exact quotient
+# unless the count exceeds 10**(k - s - 4) / 2 rows; up to p = 12 that is over 10**12 rows.
+_AVG_DECIMAL_PRECISION = 12
 
 
 @_rule.register
 def _avg(node: exp.Avg, ctx: ExpressionContext) -> Value:
-    value = _aggregate_arg(node.this, ctx, "avg")
-    if value.type.name == "decimal":  # Spark: the sum in decimal(p+10, s) / the count, set to (p+4, s+4)
-        p, s = value.type.precision, value.type.scale
-        total = st.decimal(min(p + 10, st.MAX_PRECISION), s)
-        result = st.decimal(min(p + 4, st.MAX_PRECISION), min(s + 4, st.MAX_PRECISION))
-        total_text = f"CAST(TRY_CAST(sum({value.sql}) AS {total.duckdb}) AS VARCHAR)"
-        divided = f"af_decimal_op('/', {total_text}, CAST(count({value.sql}) AS VARCHAR), {result.precision}, {result.scale})"
-        return _aggregated(f"CAST({divided} AS {result.duckdb})", result, _name("avg({})", value))
-    if not value.type.integral or value.type.name == "bigint":
-        raise NotLocal(f"avg of {value.type} (Spark accumulates it in a double or a wider decimal)")
-    sql = f"(CAST(sum({value.sql}) AS DOUBLE) / CAST(count({value.sql}) AS DOUBLE))"
-    return _aggregated(sql, st.DOUBLE, _name("avg({})", value))
+    arg, distinct = distinct_arg(node.this, "avg")
+    value = _aggregate_arg(arg, ctx, "avg")
+    name = _name(f"avg({distinct}{{}})", value)
+    count = f"CAST(count({distinct}{value.sql}) AS DOUBLE)"
+    if value.type.integral and value.type.name != "bigint":
+        sql = f"(CAST(sum({distinct}{value.sql}) AS DOUBLE) / {count})"
+        return _aggregated(sql, st.DOUBLE, name)
+    if value.type.name == "bigint":
+        wide = f"CAST({value.sql} AS HUGEINT)"
+        sql = (
+            f"(CASE WHEN sum({distinct}abs({wide})) > {_EXACT_DOUBLE_SUM} THEN error('{FALLBACK}') "
+            f"ELSE CAST(sum({distinct}{wide}) AS DOUBLE) / {count} END)"
+        )
+        return _aggregated(sql, st.DOUBLE, name)
+    if value.type.name == "decimal" and value.type.precision <= _AVG_DECIMAL_PRECISION:
+        return _aggregated(_decimal_average(value, distinct), st.decimal(value.type.precision + 4, value.type.scale + 4), name)
+    raise NotLocal(f"avg of {value.type} (Spark accumulates it in a double or a wider decimal)")
+
+
+def _decimal_average(value: Value, distinct: str) -> str:
+    """The exact quotient of the unscaled sum by the count, rounded half up (away from zero) to
+    scale + 4 digits, in integers."""
+    t = value.type
+    unscaled = f"CAST({value.sql} * {10**t.scale} AS HUGEINT)"
+    numerator = f"(sum({distinct}{unscaled}) * 10000)"
+    n = f"CAST(count({distinct}{value.sql}) AS HUGEINT)"
+    magnitude = f"(abs({numerator}) // {n} + CASE WHEN 2 * (abs({numerator}) % {n}) >= {n} THEN 1 ELSE 0 END)"
+    result = st.decimal(t.precision + 4, t.scale + 4)
+    unit = f"CAST('0.{'0' * (result.scale - 1)}1' AS DECIMAL({result.scale + 1},{result.scale}))"
+    quotient = f"CAST(sign({numerator}) * {magnitude} AS DECIMAL({result.precision},0)) * {unit}"
+    return f"(CASE WHEN {n} = 0 THEN NULL ELSE CAST({quotient} AS {result.duckdb}) END)"
 
 
 def _extreme(node: exp.Func, ctx: ExpressionContext, function: str) -> Value:
     if node.expressions:
         raise NotLocal(f"{function} of several values")
-    value = _aggregate_arg(node.this, ctx, function)
+    arg, distinct = distinct_arg(node.this, function)  # DISTINCT changes no extreme, only the name
+    value = _aggregate_arg(arg, ctx, function)
     if value.type.name == "void":
         raise NotLocal(f"{function} of NULL")
-    return _aggregated(f"{function}({value.sql})", value.type, _name(f"{function}({{}})", value))
+    return _aggregated(f"{function}({value.sql})", value.type, _name(f"{function}({distinct}{{}})", value))
 
 
 _rule.register(exp.Min)(lambda node, ctx: _extreme(node, ctx, "min"))
@@ -902,5 +957,19 @@ def _window(node: exp.Window, ctx: ExpressionContext) -> Value:
     return Value(f"{aggregate.sql} OVER ({over})", aggregate.type, None)
 
 
+# -- functions sqlglot has no class for ------------------------------------------------------------
+
+# Function name (lower case) -> its rule; each family module adds its own.
+ANONYMOUS_RULES: dict[str, object] = {}
+
+
+@_rule.register
+def _anonymous(node: exp.Anonymous, ctx: ExpressionContext) -> Value:
+    rule = ANONYMOUS_RULES.get(node.name.lower())
+    if rule is None:
+        raise NotLocal(f"function {node.name.lower()} is not in the local engine's set")
+    return rule(node, ctx)
+
+
 # Families of rules in modules of their own, registered on `_rule` when imported.
-from alterflow.query import math_functions, scalar_functions  # noqa: E402, F401
+from alterflow.query import aggregates, math_functions, scalar_functions  # noqa: E402, F401

@@ -120,6 +120,7 @@ def parse_query(sql: str):
         tree = sqlglot.parse_one(sql, read="spark")
     except sqlglot.errors.SqlglotError:
         raise NotLocal("a query the translation cannot parse") from None
+    tree.meta["sql"] = sql  # the text, for the function names as written
     _tag_function_names(tree, sql)
     return tree
 

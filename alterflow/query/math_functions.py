@@ -12,6 +12,7 @@ from sqlglot import exp
 
 from alterflow.query import sql_types as st
 from alterflow.query.expressions import (
+    ANONYMOUS_RULES,
     ExpressionContext,
     NotLocal,
     Value,
@@ -27,7 +28,7 @@ from alterflow.query.expressions import (
     translate,
     wrap,
 )
-from alterflow.query.scalar_functions import ANONYMOUS, called, named
+from alterflow.query.scalar_functions import by_values, called, named
 from alterflow.query.sql_types import SqlType
 
 _LONG_MAX, _LONG_MIN = "9223372036854775807", "-9223372036854775808"
@@ -137,7 +138,9 @@ def _sign(node: exp.Sign, ctx: ExpressionContext) -> Value:
         x = cast(value, st.DOUBLE)
         sql = f"(CASE WHEN isnan({x}) THEN {x} WHEN {x} > 0 THEN 1.0::DOUBLE WHEN {x} < 0 THEN -1.0::DOUBLE ELSE {x} END)"
     else:  # an exact number: its sign needs no cast to a double
-        sql = f"(CASE WHEN {value.sql} > 0 THEN 1.0::DOUBLE WHEN {value.sql} < 0 THEN -1.0::DOUBLE WHEN {value.sql} = 0 THEN 0.0::DOUBLE END)"
+        sql = (
+            f"(CASE WHEN {value.sql} > 0 THEN 1.0::DOUBLE WHEN {value.sql} < 0 THEN -1.0::DOUBLE WHEN {value.sql} = 0 THEN 0.0::DOUBLE END)"
+        )
     return Value(sql, st.DOUBLE, name, **_merge(value))
 
 
@@ -147,7 +150,9 @@ def _unary(node: exp.Func, ctx: ExpressionContext, spark_name: str, sql_of) -> V
     return Value(sql_of(value.sql), st.DOUBLE, name, **_merge(value))
 
 
-_rule.register(exp.Sqrt)(lambda node, ctx: _unary(node, ctx, "SQRT", lambda x: f"(CASE WHEN {x} < 0 THEN 'NaN'::DOUBLE ELSE sqrt({x}) END)"))
+_rule.register(exp.Sqrt)(
+    lambda node, ctx: _unary(node, ctx, "SQRT", lambda x: f"(CASE WHEN {x} < 0 THEN 'NaN'::DOUBLE ELSE sqrt({x}) END)")
+)
 
 
 def _libm_differs(node: exp.Func, ctx: ExpressionContext) -> Value:
@@ -216,12 +221,9 @@ def _div(node: exp.IntDiv, ctx: ExpressionContext) -> Value:
     if not (left.type.integral and right.type.integral):
         raise NotLocal(f"div of {left.type} and {right.type}")
     a, b = cast(left, st.BIGINT), cast(right, st.BIGINT)
-    sql = (
-        f"(CASE WHEN {b} = 0 THEN NULL WHEN {b} = -1 THEN {wrap(f'0 - CAST({a} AS HUGEINT)', st.BIGINT)} "
-        f"ELSE {a} // {b} END)"
-    )
+    sql = f"(CASE WHEN {b} = 0 THEN NULL WHEN {b} = -1 THEN {wrap(f'0 - CAST({a} AS HUGEINT)', st.BIGINT)} ELSE {a} // {b} END)"
     name = None if left.name is None or right.name is None else f"({left.name} div {right.name})"
     return Value(sql, st.BIGINT, name, **_merge(left, right))
 
 
-ANONYMOUS.update({"bround": _bround, "e": _e, "positive": _positive, "pmod": _pmod})
+ANONYMOUS_RULES.update({name: by_values(f) for name, f in {"bround": _bround, "e": _e, "positive": _positive, "pmod": _pmod}.items()})

@@ -11,6 +11,7 @@ from sqlglot import exp
 
 from alterflow.query import sql_types as st
 from alterflow.query.expressions import (
+    ANONYMOUS_RULES,
     ExpressionContext,
     NotLocal,
     Value,
@@ -122,7 +123,12 @@ def _replace(node: exp.Replace, ctx: ExpressionContext) -> Value:
     else:
         by = Value("CAST('' AS VARCHAR)", st.STRING, "")
     sql = f"(CASE WHEN {search.sql} = '' THEN {value.sql} ELSE replace({value.sql}, {search.sql}, {by.sql}) END)"
-    return Value(f"(CASE WHEN {_nulls(value, search, by)} THEN NULL ELSE {sql} END)", st.STRING, named("replace", value, search, by), **_merge(value, search, by))
+    return Value(
+        f"(CASE WHEN {_nulls(value, search, by)} THEN NULL ELSE {sql} END)",
+        st.STRING,
+        named("replace", value, search, by),
+        **_merge(value, search, by),
+    )
 
 
 @_rule.register
@@ -265,13 +271,9 @@ def octet_length(args: list[Value]) -> Value:
     return Value(f"CAST(strlen({value.sql}) AS INTEGER)", st.INT, named("octet_length", value), **_merge(value))
 
 
-# Functions sqlglot leaves Anonymous, by name: (values) -> Value. math_functions adds its own.
-ANONYMOUS = {"octet_length": octet_length}
+def by_values(function):
+    """A rule for a function sqlglot leaves Anonymous, from one over its translated arguments."""
+    return lambda node, ctx: function([translate(e, ctx) for e in node.expressions])
 
 
-@_rule.register
-def _anonymous(node: exp.Anonymous, ctx: ExpressionContext) -> Value:
-    function = node.name.lower()
-    if function not in ANONYMOUS:
-        raise NotLocal(f"function {function} is not in the local engine's set")
-    return ANONYMOUS[function]([translate(e, ctx) for e in node.expressions])
+ANONYMOUS_RULES["octet_length"] = by_values(octet_length)

@@ -169,9 +169,7 @@ class QueryTranslation:
                 raise NotLocal("an inline table column of NULLs only or of values of different types")
             types.append(common)
         names = _alias_columns(node, tuple(f"col{i + 1}" for i in range(width)))
-        listed = ", ".join(
-            "(" + ", ".join(f"CAST({cast(v, t)} AS {t.duckdb})" for v, t in zip(row, types)) + ")" for row in values
-        )
+        listed = ", ".join("(" + ", ".join(f"CAST({cast(v, t)} AS {t.duckdb})" for v, t in zip(row, types)) + ")" for row in values)
         targets = ", ".join(output(i) for i in range(width))
         sql = f"(SELECT * FROM (VALUES {listed}) AS v({targets}))"
         columns = tuple(RelationColumn(n, t, f"c{i}") for i, (n, t) in enumerate(zip(names, types)))
@@ -289,50 +287,72 @@ class QueryTranslation:
             where = f" WHERE {condition.sql}"
         selected = node.expressions
         aliased = {e.alias.lower(): e.this for e in selected if isinstance(e, exp.Alias)}
-        grouped = self._group(node, selected, aliased, items, ctes)
+        grouped, group_sql, grouping = self._group(node, selected, aliased, items, ctes)
         aggregate_query = bool(node.args.get("group")) or _has_aggregate(node)
         if aggregate_query and any(isinstance(w, exp.Window) for e in selected for w in e.find_all(exp.Window)):
             raise NotLocal("window functions in an aggregate query")
-        context = self._context(items, ctes, aggregates=True, windows=not aggregate_query, grouped=self._grouped(grouped))
+        context = self._context(
+            items, ctes, aggregates=True, windows=not aggregate_query, grouped=self._grouped(grouped), grouping=grouping
+        )
         values, names = self._select_list(selected, items, context)
         if aggregate_query and any(v.free for v in values):
             raise NotLocal("a column neither grouped nor aggregated")
         output_aliases = {n.lower(): (lambda v=v: v) for v, n in zip(values, names)}
         having = ""
         if node.args.get("having") is not None:
-            having_context = self._context(items, ctes, output_aliases, aggregates=True, grouped=context.grouped)
+            having_context = self._context(items, ctes, output_aliases, aggregates=True, grouped=context.grouped, grouping=grouping)
             condition = translate(node.args["having"].this, having_context)
             if condition.type != st.BOOLEAN or condition.free:
                 raise NotLocal("a HAVING condition that is not a boolean over groups")
             having = f" HAVING {condition.sql}"
+        if "GROUPING SETS" in group_sql:  # Spark's Expand makes no row of no input: no empty grand total
+            having = f"{having} AND count(*) > 0" if having else " HAVING count(*) > 0"
         shown = [normalized_zero(v) for v in values] if distinct else values
         listed = ", ".join(f"{v.sql} AS {output(i)}" for i, v in enumerate(shown))
-        group_sql = f" GROUP BY {', '.join(normalized_zero(g).sql for g in grouped)}" if grouped else ""
         order = self._order(node, names, values, items, ctes, context, bool(distinct), aggregate_query)
         sql = f"SELECT {'DISTINCT ' if distinct else ''}{listed}{from_sql}{where}{group_sql}{having}{order}{_limit(node)}"
         return Translated(sql, tuple(names), tuple(v.type for v in values))
 
-    def _group(self, node: exp.Select, selected, aliased, items, ctes) -> list[Value]:
+    def _group(self, node: exp.Select, selected, aliased, items, ctes) -> tuple[list[Value], str, tuple[str, ...] | None]:
+        """The GROUP BY keys (each once, in Spark's order of first appearance), the DuckDB GROUP BY
+        clause and, for GROUPING SETS/CUBE/ROLLUP, the keys' DuckDB text for grouping()."""
         group = node.args.get("group")
         if group is None:
-            return []
-        if any(group.args.get(k) for k in ("grouping_sets", "cube", "rollup", "totals", "all")):
-            raise NotLocal("GROUPING SETS, CUBE, ROLLUP or GROUP BY ALL")
+            return [], "", None
+        if any(group.args.get(k) for k in ("totals", "all")):
+            raise NotLocal("GROUP BY ALL or WITH TOTALS")
         plain_aliases = {name: (lambda e=e: translate(e, self._context(items, ctes))) for name, e in aliased.items()}
-        context = self._context(items, ctes, plain_aliases)
-        grouped = []
+        keys = _GroupKeys(selected, self._context(items, ctes, plain_aliases))
+        plain, factors = [], []
         for expression in group.expressions:
-            if isinstance(expression, exp.Literal) and not expression.is_string and expression.this.isdigit():
-                position = int(expression.this)
-                if not 1 <= position <= len(selected) or isinstance(selected[position - 1], exp.Star):
-                    raise NotLocal("a GROUP BY position outside the SELECT list")
-                target = selected[position - 1]
-                expression = target.this if isinstance(target, exp.Alias) else target
-            value = translate(expression, context)
-            if value.aggregate or value.type.name == "void":
-                raise NotLocal("GROUP BY an aggregate or a NULL")
-            grouped.append(value)
-        return grouped
+            if isinstance(expression, exp.GroupingSets):
+                factors.append([keys.members(e) for e in expression.expressions])
+            elif isinstance(expression, exp.Cube):
+                factors.append(_cube([keys.members(e) for e in expression.expressions]))
+            elif isinstance(expression, exp.Rollup):
+                factors.append(_rollup([keys.members(e) for e in expression.expressions]))
+            else:
+                value = keys.key(expression)
+                plain.append(value)
+                factors.append([[value]])
+        trailing = _trailing_sets(group, plain, keys)
+        if trailing is not None:
+            factors = [trailing]
+        grouped: list[Value] = []
+        for value in plain + [v for factor in factors for s in factor for v in s]:
+            if value.sql not in {g.sql for g in grouped}:
+                grouped.append(value)
+        if all(len(factor) == 1 for factor in factors):  # no sets: a plain GROUP BY
+            listed = ", ".join(normalized_zero(g).sql for g in grouped)
+            return grouped, f" GROUP BY {listed}" if listed else "", None
+        sets = [[]]
+        for factor in factors:
+            sets = [s + t for s in sets for t in factor]
+        listed = ", ".join(f"({', '.join(normalized_zero(v).sql for v in s)})" for s in sets)
+        # Spark does not find a computed key (g % 2) again in grouping() outside the SELECT list: only
+        # keys that are columns are offered to grouping()/grouping_id()
+        grouping = None if keys.computed else tuple(normalized_zero(g).sql for g in grouped)
+        return grouped, f" GROUP BY GROUPING SETS ({listed})", grouping
 
     @staticmethod
     def _grouped(grouped: list[Value]) -> dict[str, Value]:
@@ -433,6 +453,66 @@ class QueryTranslation:
         listed = ", ".join(f'"u".{output(i)} AS {output(i)}' for i in range(len(inner.types)))
         sql = f'SELECT {listed} FROM ({inner.sql}) AS "u"{keys}{limit}'
         return self._prefixed(prefix, Translated(sql, inner.names, inner.types))
+
+
+class _GroupKeys:
+    """The keys of one GROUP BY: positions read from the SELECT list, each translated once."""
+
+    def __init__(self, selected, context: ExpressionContext):
+        self.selected, self.context = selected, context
+        self.computed: set[str] = set()  # keys that are not plain columns
+
+    def key(self, expression: exp.Expression) -> Value:
+        if isinstance(expression, exp.Literal) and not expression.is_string and expression.this.isdigit():
+            position = int(expression.this)
+            if not 1 <= position <= len(self.selected) or isinstance(self.selected[position - 1], exp.Star):
+                raise NotLocal("a GROUP BY position outside the SELECT list")
+            target = self.selected[position - 1]
+            expression = target.this if isinstance(target, exp.Alias) else target
+        if isinstance(expression, exp.GroupingSets | exp.Cube | exp.Rollup):
+            raise NotLocal("GROUPING SETS, CUBE or ROLLUP nested in another")
+        value = translate(expression, self.context)
+        if value.aggregate or value.type.name == "void":
+            raise NotLocal("GROUP BY an aggregate or a NULL")
+        if not isinstance(expression, exp.Column):
+            self.computed.add(value.sql)
+        return value
+
+    def members(self, expression: exp.Expression) -> list[Value]:
+        """A unit of a grouping set: (a, b), (a) or a."""
+        if isinstance(expression, exp.Tuple):
+            return [self.key(e) for e in expression.expressions]
+        return [self.key(expression.this if isinstance(expression, exp.Paren) else expression)]
+
+
+def _rollup(units: list[list[Value]]) -> list[list[Value]]:
+    return [[v for unit in units[:n] for v in unit] for n in range(len(units), -1, -1)]
+
+
+def _cube(units: list[list[Value]]) -> list[list[Value]]:
+    sets = [[]]
+    for unit in units:
+        sets = [s + unit for s in sets] + sets
+    return sets
+
+
+def _trailing_sets(group: exp.Group, plain: list[Value], keys: _GroupKeys) -> list[list[Value]] | None:
+    """The sets of `GROUP BY a, b WITH CUBE | WITH ROLLUP | GROUPING SETS (...)` (None: none)."""
+    written = [group.args.get(k) for k in ("grouping_sets", "cube", "rollup")]
+    if sum(bool(w) for w in written) > 1 or any(w and len(w) > 1 for w in written):
+        raise NotLocal("more than one GROUPING SETS, WITH CUBE or WITH ROLLUP")
+    sets_after, cube_after, rollup_after = written
+    if not (sets_after or cube_after or rollup_after):
+        return None
+    if len(plain) != len(group.expressions) or not sets_after and (cube_after or rollup_after)[0].expressions:
+        raise NotLocal("GROUP BY ... WITH CUBE/ROLLUP or GROUPING SETS over more than plain expressions")
+    if not sets_after:
+        return (_cube if cube_after else _rollup)([[v] for v in plain])
+    sets = [keys.members(e) for e in sets_after[0].expressions]  # GROUP BY a, b GROUPING SETS (...)
+    known = {v.sql for v in plain}
+    if any(v.sql not in known for s in sets for v in s):
+        raise NotLocal("a grouping set over an expression the GROUP BY does not list")
+    return sets
 
 
 def _alias_columns(node: exp.Expression, names: tuple[str, ...]) -> tuple[str, ...]:

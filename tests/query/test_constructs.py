@@ -67,9 +67,5 @@ def test_a_query_spark_refuses_is_never_answered_in_process(session, example):
 
 def test_a_sample_of_the_recordings_is_spark_s_answer_today(session):
     sample = random.Random(spark_answers.CORPUS_SEED).sample(EXAMPLES, min(LIVE_SAMPLE, len(EXAMPLES)))
-    stale = [
-        e.id
-        for e in sample
-        if spark_answers.answer_digest(spark_answers.outcome(session, "spark", e.sql), False) != _recorded(e)
-    ]
+    stale = [e.id for e in sample if spark_answers.answer_digest(spark_answers.outcome(session, "spark", e.sql), False) != _recorded(e)]
     assert not stale, f"recorded answers no longer Spark's (run python -m tests.query.constructs): {stale}"

@@ -16,8 +16,10 @@ QUERIES = [
     *(f"SELECT sqrt({_D(v)}), sign({_D(v)}), signum({_D(v)} - 1)" for v in _DOUBLES),
     "SELECT sign(-5), sign(CAST(0 AS DECIMAL(3,1))), signum(-0.5), pi(), e()",
     # round/bround of doubles: ties, negative scales, huge and tiny values
-    *(f"SELECT round({_D(v)}, 0), round({_D(v)}, 2), bround({_D(v)}, 1), round({_D(v)}, -2), bround({_D(v)}, -1)"
-      for v in ["2.5", "-2.5", "0.125", "0.135", "1.005", "2.675", "-0.4", "12345.5", "0.285", "98765.4321"]),
+    *(
+        f"SELECT round({_D(v)}, 0), round({_D(v)}, 2), bround({_D(v)}, 1), round({_D(v)}, -2), bround({_D(v)}, -1)"
+        for v in ["2.5", "-2.5", "0.125", "0.135", "1.005", "2.675", "-0.4", "12345.5", "0.285", "98765.4321"]
+    ),
     "SELECT round(2147483647, -1), round(-2147483648, -2), bround(25, -1), bround(35, -1), round(CAST(127 AS TINYINT), -1), round(9223372036854775807, -19)",
     "SELECT round(CAST(-0.5 AS DECIMAL(2,1))), bround(CAST(-0.5 AS DECIMAL(2,1))), round(CAST(0.05 AS DECIMAL(38,37)), 1)",
     "SELECT floor(d), ceil(d), floor(f), ceil(dc), floor(dw), ceil(-2.345, -1), floor(-2.345, 2) FROM nums",
