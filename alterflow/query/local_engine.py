@@ -1,11 +1,13 @@
-"""Queries run in this process: DuckDB over the evolved Arrow reads (SPEC §7, "Engines").
+"""Queries run in this process: DuckDB over the tables' Parquet files (docs/semantics.md, "Queries: two engines").
 
 `plan_local` binds every name a query reads as Spark's binding does (`read/query_binding.py`): a
 table at its current version, a view as its own query over the table versions it pinned, nested
 views recursively, each under a DuckDB name of its own so that a view's pinned `t` and the query's
 current `t` never meet. It translates the query (`translation.py`) and counts the rows and bytes of
-the files it would read. `run_local` reads those snapshots with `arrow_read` and runs the DuckDB
-query. No pyspark here.
+the files it would read. `run_local` has DuckDB scan each table's Parquet files itself
+(`parquet_scan`, merge-on-read of a primary-key table included), or, where the scan cannot
+reproduce the evolved read, reads the snapshot with `arrow_read`, and runs the DuckDB query.
+No pyspark here.
 """
 
 from __future__ import annotations
@@ -204,12 +206,14 @@ def parquet_scan(warehouse: pathlib.Path, source: _Source, positions: list[int])
     """DuckDB's own scan of the source's files, with the evolved read's semantics, where it has
     them: each column found by its Parquet field id (under whatever name it was written), a column
     a file lacks reading its initial default, and for a primary-key table only the latest row of
-    each key (`_latest_per_key`). None (the Arrow read runs instead) for a table without files or
-    a column some file stores in another type than the version's (a widening read: the Arrow
-    read's conversion checks each value, DuckDB's cast in the scan would not)."""
+    each key (`_latest_per_key`); a table without files is no rows of the version's types. None
+    (the Arrow read runs instead) for a column some file stores in another type than the
+    version's: a widening read, whose Arrow conversion checks each value (a narrowing REVERT
+    fails on a value that does not fit) where DuckDB's cast in the scan would not."""
     snapshot, version = source.snapshot, source.version
-    if not snapshot.files:
-        return None
+    if not snapshot.files:  # no rows, each column typed as a scan would type it
+        typed = ", ".join(f"CAST(NULL AS {from_column_type(version.columns[i].type).duckdb}) AS c{i}" for i in positions)
+        return f"SELECT {typed} LIMIT 0"
     key_ids = snapshot.current.primary_key
     if key_ids and (
         tuple(version.primary_key) != tuple(key_ids) or any(version.column_by_id(cid) is None for cid in key_ids)
