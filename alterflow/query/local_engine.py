@@ -215,9 +215,7 @@ def parquet_scan(warehouse: pathlib.Path, source: _Source, positions: list[int])
         typed = ", ".join(f"CAST(NULL AS {from_column_type(version.columns[i].type).duckdb}) AS c{i}" for i in positions)
         return f"SELECT {typed} LIMIT 0"
     key_ids = snapshot.current.primary_key
-    if key_ids and (
-        tuple(version.primary_key) != tuple(key_ids) or any(version.column_by_id(cid) is None for cid in key_ids)
-    ):
+    if key_ids and (tuple(version.primary_key) != tuple(key_ids) or any(version.column_by_id(cid) is None for cid in key_ids)):
         return None  # a version whose key is not the table's: the Arrow read decides (never met: keys do not change)
     keys = [version.columns.index(version.column_by_id(cid)) for cid in key_ids]
     read = positions + [k for k in keys if k not in positions]  # the key decides which rows are visible
