@@ -1,11 +1,13 @@
-"""Queries run in this process: DuckDB over the evolved Arrow reads (SPEC §7, "Engines").
+"""Queries run in this process: DuckDB over the tables' Parquet files (docs/semantics.md, "Queries: two engines").
 
 `plan_local` binds every name a query reads as Spark's binding does (`read/query_binding.py`): a
 table at its current version, a view as its own query over the table versions it pinned, nested
 views recursively, each under a DuckDB name of its own so that a view's pinned `t` and the query's
 current `t` never meet. It translates the query (`translation.py`) and counts the rows and bytes of
-the files it would read. `run_local` reads those snapshots with `arrow_read` and runs the DuckDB
-query. No pyspark here.
+the files it would read. `run_local` has DuckDB scan each table's Parquet files itself
+(`parquet_scan`, merge-on-read of a primary-key table included), or, where the scan cannot
+reproduce the evolved read, reads the snapshot with `arrow_read`, and runs the DuckDB query.
+No pyspark here.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from alterflow.query.expressions import FALLBACK, NotLocal
 from alterflow.query.sql_types import SqlType, from_column_type
 from alterflow.query.translation import QueryTranslation, Relation, RelationColumn, Translated
 from alterflow.sql.quoting import quote_string
-from alterflow.store.layout import absolute
+from alterflow.store.layout import TXN_COLUMN, absolute
 from alterflow.types import format_value
 
 MAX_VIEW_DEPTH = 32
@@ -239,12 +241,36 @@ def _register(connection, warehouse: pathlib.Path, plan: LocalPlan) -> None:
 def parquet_scan(warehouse: pathlib.Path, source: _Source, positions: list[int]) -> str | None:
     """DuckDB's own scan of the source's files, with the evolved read's semantics, where it has
     them: each column found by its Parquet field id (under whatever name it was written), a column
-    a file lacks reading its initial default. None (the Arrow read runs instead) for a
-    primary-key table (merge-on-read), a table without files, or a column some file stores in
-    another type than the version's (a widening read)."""
+    a file lacks reading its initial default, and for a primary-key table only the latest row of
+    each key (`_latest_per_key`); a table without files is no rows of the version's types. None
+    (the Arrow read runs instead) for a column some file stores in another type than the
+    version's: a widening read, whose Arrow conversion checks each value (a narrowing REVERT
+    fails on a value that does not fit) where DuckDB's cast in the scan would not."""
     snapshot, version = source.snapshot, source.version
-    if version.primary_key or not snapshot.files:
+    if not snapshot.files:  # no rows, each column typed as a scan would type it
+        typed = ", ".join(f"CAST(NULL AS {from_column_type(version.columns[i].type).duckdb}) AS c{i}" for i in positions)
+        return f"SELECT {typed} LIMIT 0"
+    key_ids = snapshot.current.primary_key
+    if key_ids and (tuple(version.primary_key) != tuple(key_ids) or any(version.column_by_id(cid) is None for cid in key_ids)):
+        return None  # a version whose key is not the table's: the Arrow read decides (never met: keys do not change)
+    keys = [version.columns.index(version.column_by_id(cid)) for cid in key_ids]
+    read = positions + [k for k in keys if k not in positions]  # the key decides which rows are visible
+    entries = _field_id_entries(snapshot, version, read)
+    if entries is None:
         return None
+    # Files in the Arrow read's order (by file name): a later file's row wins between rows of one
+    # transaction, and DuckDB's file_index numbers the files in the order they are listed.
+    files = sorted(snapshot.files, key=lambda f: pathlib.PurePosixPath(f.path).name) if key_ids else snapshot.files
+    listed = "[" + ", ".join(quote_string(str(absolute(warehouse, f.path))) for f in files) + "]"
+    scan = f"read_parquet({listed}, schema = MAP {{{', '.join(entries)}}})"
+    if not key_ids:
+        return f"SELECT * FROM {scan}"
+    return _latest_per_key(scan, listed, snapshot.commit_seqs, positions, keys)
+
+
+def _field_id_entries(snapshot: TableSnapshot, version: SchemaVersion, positions: list[int]) -> list[str] | None:
+    """read_parquet's schema entries for the columns at `positions`, each found by field id and
+    named c<position>; None when some file stores one of them in another type."""
     file_versions = [snapshot.versions[v] for v in {f.schema_version for f in snapshot.files}]
     entries = []
     for i in positions:
@@ -258,8 +284,26 @@ def parquet_scan(warehouse: pathlib.Path, source: _Source, positions: list[int])
             else f"CAST({quote_string(format_value(column.initial_default, column.type))} AS {duckdb_type})"
         )
         entries.append(f"{column.id}: {{name: 'c{i}', type: '{duckdb_type}', default_value: {default}}}")
-    files = ", ".join(quote_string(str(absolute(warehouse, f.path))) for f in snapshot.files)
-    return f"SELECT * FROM read_parquet([{files}], schema = MAP {{{', '.join(entries)}}})"
+    return entries
+
+
+def _latest_per_key(scan: str, listed: str, commit_seqs: dict[int, int], positions: list[int], keys: list[int]) -> str:
+    """Merge-on-read inside the DuckDB query, as `arrow_read._latest_per_key` decides it: per key,
+    the row of the transaction committed last (a transaction the snapshot does not know ranks
+    below every known one), then of the file listed last, then the row stored last in it. The
+    hidden transaction column has no field id: a second scan reads it by name, matched to the
+    row by (file_index, file_row_number)."""
+    txn = f"read_parquet({listed}, schema = MAP {{{quote_string(TXN_COLUMN)}: {{name: 'txn', type: 'BIGINT', default_value: NULL}}}})"
+    seqs = ", ".join(f"({int(t)}, {int(s)})" for t, s in sorted(commit_seqs.items())) or "(NULL, NULL)"
+    wanted = ", ".join(f"d.c{i}" for i in positions)
+    partition = ", ".join(f"d.c{k}" for k in keys)
+    return (
+        f"SELECT {wanted} FROM {scan} AS d"
+        f" JOIN {txn} AS h USING (file_index, file_row_number)"
+        f" LEFT JOIN (VALUES {seqs}) AS s(txn, seq) ON h.txn = s.txn"
+        f" QUALIFY row_number() OVER (PARTITION BY {partition}"
+        " ORDER BY coalesce(s.seq, -1) DESC, d.file_index DESC, d.file_row_number DESC) = 1"
+    )
 
 
 def _register_arrow(connection, warehouse: pathlib.Path, plan: LocalPlan, sources: list[_Source]) -> None:

@@ -90,10 +90,12 @@ def test_the_pin_notices_a_statement_that_writes_rows(home):
     "statement", ["SELECT * FROM t", "SELECT w, count(*) AS n FROM t GROUP BY w ORDER BY w", "EXPLAIN SELECT * FROM t"]
 )
 def test_a_small_query_imports_duckdb_and_no_spark_expectations_or_pandas(home, statement):
-    """The local engine answers it: DuckDB, Arrow (a primary-key table's merge-on-read) and sqlglot's
-    Spark dialect, nothing heavier."""
+    """The local engine answers it: DuckDB (which merges a primary-key table's rows itself,
+    tests/query/test_primary_key_scan.py) and sqlglot's Spark dialect, nothing heavier: no Arrow
+    nor NumPy either."""
     modules = _modules(home, statement)
-    assert not [m for m in modules if m.split(".")[0] in ("pyspark", "py4j", "great_expectations", "pandas", "alembic", "httpx")], statement
+    heavy = ("pyspark", "py4j", "great_expectations", "pandas", "pyarrow", "numpy", "alembic", "httpx")
+    assert not [m for m in modules if m.split(".")[0] in heavy], statement
     assert ("duckdb" in modules) == (not statement.startswith("EXPLAIN")), statement
     loaded = {m.split(".")[2] for m in modules if m.startswith("sqlglot.dialects.") and m.count(".") >= 2}
     assert loaded <= {"dialect", "spark", "spark2", "hive"}, f"{statement}: sqlglot dialects {loaded}"
