@@ -523,13 +523,24 @@ def cast_sql(value: Value, to: SqlType) -> str:
         return cast(value, to)
     if source.integral and to.name == "boolean":
         return cast(value, to)
+    if source == st.STRING:
+        from alterflow.query.string_casts import from_string
+
+        return from_string(value, to)
     raise NotLocal(f"CAST from {source} to {to}")
 
 
 def _cast(node: exp.Cast, ctx: ExpressionContext) -> Value:
     to = cast_target(node.args["to"])
+    if type(node) is exp.Cast and isinstance(node.this, exp.Literal) and node.this.is_string:
+        # sqlglot reads Spark's typed literal DATE '...' as a CAST (CAST(... AS DATE) and
+        # '...'::DATE it reads as TRY_CAST)
+        from alterflow.query.dates import typed_literal
+
+        return typed_literal(node.this.this, to)
     value = translate(node.this, ctx)
-    name = None if value.name is None else f"CAST({value.name} AS {_spark_type_sql(to)})"
+    spelled = "TRY_CAST" if node.args.get("safe") else "CAST"
+    name = None if value.name is None else f"{spelled}({value.name} AS {_spark_type_sql(to)})"
     return Value(cast_sql(value, to), to, name, **_merge(value))
 
 
@@ -546,6 +557,15 @@ _rule.register(exp.TryCast)(_cast)
 
 def _function_name(node: exp.Func) -> str:
     return (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+
+
+def written_name(node: exp.Expression) -> str | None:
+    """The function's name as the query spells it (sqlglot folds aliases such as date_diff and
+    datediff into one class; Spark names the column after the spelling), None if unknown."""
+    text, start, end = node.root().meta.get("sql"), node.meta.get("start"), node.meta.get("end")
+    if text is None or start is None or end is None:
+        return None
+    return text[start : end + 1].lower()
 
 
 def _string_arg(value: Value, what: str) -> Value:
@@ -643,35 +663,6 @@ def _abs(node: exp.Abs, ctx: ExpressionContext) -> Value:
     if value.type.integral:  # abs(MIN) is MIN on the JVM
         sql = wrap(f"abs({_wide(value)})", value.type)
     return Value(sql, value.type, _name("abs({})", value), **_merge(value))
-
-
-def _part(node: exp.Func, ctx: ExpressionContext, part: str, takes_date: bool) -> Value:
-    value = translate(node.this, ctx)
-    if value.type != st.TIMESTAMP_NTZ and not (takes_date and value.type.name == "date"):
-        raise NotLocal(f"{part} of a {value.type}")
-    return Value(f"CAST({part}({value.sql}) AS INTEGER)", st.INT, _name(f"{_function_name(node)}({{}})", value), **_merge(value))
-
-
-_rule.register(exp.Year)(lambda node, ctx: _part(node, ctx, "year", True))
-_rule.register(exp.Month)(lambda node, ctx: _part(node, ctx, "month", True))
-_rule.register(exp.Day)(lambda node, ctx: _part(node, ctx, "day", True))
-_rule.register(exp.DayOfMonth)(lambda node, ctx: _part(node, ctx, "day", True))
-
-
-@_rule.register
-def _date_add(node: exp.DateAdd, ctx: ExpressionContext) -> Value:
-    value, days = translate(node.this, ctx), translate(node.expression, ctx)
-    if value.type.name != "date" or not days.type.integral or days.type.name == "bigint":
-        raise NotLocal("date_add other than of a DATE and an INT")
-    return Value(f"({value.sql} + CAST({days.sql} AS INTEGER))", st.DATE, None, **_merge(value, days))
-
-
-@_rule.register
-def _date_diff(node: exp.DateDiff, ctx: ExpressionContext) -> Value:
-    end, start = translate(node.this, ctx), translate(node.expression, ctx)
-    if end.type.name != "date" or start.type.name != "date" or node.args.get("unit") is not None:
-        raise NotLocal("datediff other than of two DATEs")
-    return Value(f"CAST({end.sql} - {start.sql} AS INTEGER)", st.INT, None, **_merge(end, start))
 
 
 # -- aggregates ----------------------------------------------------------------------------------
@@ -790,3 +781,7 @@ def _window(node: exp.Window, ctx: ExpressionContext) -> Value:
         raise NotLocal(f"{_construct(function)} as a window function")
     aggregate = translate(function, ExpressionContext(**{**plain.__dict__, "aggregates": True}))
     return Value(f"{aggregate.sql} OVER ({over})", aggregate.type, None)
+
+
+# Families of rules in modules of their own register on `_rule` when imported.
+from alterflow.query import dates, string_casts  # noqa: E402,F401
