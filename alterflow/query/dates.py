@@ -167,6 +167,17 @@ def _ts_or_ds_add(node: exp.TsOrDsAdd, ctx: ExpressionContext) -> Value:
     return Value(sql, st.DATE, _named(spelling, start, days), **_merge(start, days))
 
 
+def date_arithmetic(left: Value, right: Value, op: str) -> Value:
+    """date + n, n + date and date - n: Spark's analyzer makes them date_add and date_sub (and
+    names them so); n must be an INT, SMALLINT or TINYINT."""
+    if op == "+" and right.type == st.DATE:
+        left, right = right, left
+    if op not in ("+", "-") or left.type != st.DATE or not right.type.integral or right.type.name == "bigint":
+        raise NotLocal(f"{op} between {left.type} and {right.type}")
+    sql = f"({left.sql} {op} CAST({right.sql} AS INTEGER))"
+    return Value(sql, st.DATE, _named("date_add" if op == "+" else "date_sub", left, right), **_merge(left, right))
+
+
 @_rule.register
 def _date_diff(node: exp.DateDiff, ctx: ExpressionContext) -> Value:
     if node.args.get("unit") is not None:

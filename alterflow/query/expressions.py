@@ -230,6 +230,10 @@ def _decimal_result(op: str, a: SqlType, b: SqlType) -> SqlType | None:
 
 def _arithmetic(node: exp.Binary, ctx: ExpressionContext, op: str) -> Value:
     left, right = translate(node.left, ctx), translate(node.right, ctx)
+    if st.DATE in (left.type, right.type):
+        from alterflow.query.dates import date_arithmetic
+
+        return date_arithmetic(left, right, op)
     if left.type.name == "void" or right.type.name == "void":
         raise NotLocal("arithmetic on an untyped NULL")
     lt, rt = _operand_types(left, right)
@@ -552,15 +556,18 @@ def _fractional_to_integral(value: Value, to: SqlType) -> str:
 
 def _cast(node: exp.Cast, ctx: ExpressionContext) -> Value:
     to = cast_target(node.args["to"])
-    if type(node) is exp.Cast and isinstance(node.this, exp.Literal) and node.this.is_string:
-        # sqlglot reads Spark's typed literal DATE '...' as a CAST (CAST(... AS DATE) and
-        # '...'::DATE it reads as TRY_CAST)
+    # sqlglot reads CAST(x AS t) and x::t as TRY_CAST; a CAST is Spark's typed literal DATE '...'
+    # (no position of its own) or a cast function such as int(x) or date(x), named after x alone
+    function_style = type(node) is exp.Cast and "start" in node.meta
+    if type(node) is exp.Cast and not function_style and isinstance(node.this, exp.Literal) and node.this.is_string:
         from alterflow.query.dates import typed_literal
 
         return typed_literal(node.this.this, to)
     value = translate(node.this, ctx)
     spelled = "TRY_CAST" if node.args.get("safe") else "CAST"
     name = None if value.name is None else f"{spelled}({value.name} AS {_spark_type_sql(to)})"
+    if type(node) is exp.Cast:
+        name = value.name if function_style else None
     return Value(cast_sql(value, to), to, name, **_merge(value))
 
 
