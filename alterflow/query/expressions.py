@@ -297,6 +297,10 @@ def comparable(left: Value, right: Value, what: str) -> SqlType:
 
 def _compare(node: exp.Binary, ctx: ExpressionContext, op: str, spark_op: str) -> Value:
     left, right = translate(node.left, ctx), translate(node.right, ctx)
+    if {left.type, right.type} == {st.DATE, st.STRING}:  # Spark compares them as dates (ANSI off)
+        from alterflow.query.dates import as_date
+
+        left, right = as_date(left, "comparison"), as_date(right, "comparison")
     common = comparable(left, right, f"comparison {spark_op}")
     sql = f"({cast(left, common)} {op} {cast(right, common)})"
     name = _name(f"({{}} {spark_op} {{}})", left, right)

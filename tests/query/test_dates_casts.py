@@ -152,6 +152,7 @@ STRING_DATE_FUNCTIONS = [
     "year(s)", "month(s)", "day(s)", "dayofmonth(s)", "dayofweek(s)", "weekday(s)", "dayofyear(s)", "quarter(s)",
     "last_day(s)", "date_add(s, 1)", "date_sub(s, 1)", "datediff(s, DATE '2000-01-01')", "to_date(s)",
     "trunc(s, 'MM')", "to_date(s, 'yyyy-MM-dd')", "to_date(s, 'yyyy-MM')",
+    "s = DATE '2011-11-11'", "s < DATE '2011-11-11'", "DATE '2011-11-11' >= s", "s <=> DATE '2011-11-11'", "s <> DATE '2011-01-01'",
 ]
 
 

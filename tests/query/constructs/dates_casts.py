@@ -30,6 +30,7 @@ LOCAL = {
     "casts from a string to date": "SELECT id, CAST(t AS DATE) FROM dc_texts",
     "casts from a string to double and float": "SELECT id, CAST(t AS DOUBLE), CAST(t AS FLOAT) AS f FROM dc_texts",
     "casts from a string to decimal": "SELECT id, CAST(t AS DECIMAL(5,2)), CAST(t AS DECIMAL(38,0)) AS w FROM dc_texts",
+    "comparing a DATE with a string (as dates)": "SELECT id, dt >= '2020-01-01' AS ge, '2020-1-1' = dt AS eq FROM nums WHERE dt < '9999'",
     "cast literals from strings": (
         "SELECT CAST(' 12 ' AS TINYINT), CAST('1.9' AS BIGINT), CAST('t' AS BOOLEAN), CAST('1e3' AS DOUBLE), "
         "CAST('Infinity' AS FLOAT), CAST('1.25' AS DECIMAL(3,1)), try_cast('x' AS INT), '7'::int"
@@ -45,7 +46,7 @@ SPARK_ONLY = {
     "casts from a string to TIMESTAMP (local time)": "SELECT CAST(s AS TIMESTAMP) AS t FROM nums",
     "casts from a string to TIMESTAMP_NTZ": "SELECT CAST(s AS TIMESTAMP_NTZ) AS t FROM nums",
     "TIMESTAMP_NTZ literals": "SELECT TIMESTAMP_NTZ '2020-01-01 00:00:00' AS t",
-    "comparing a DATE with a string": "SELECT id FROM nums WHERE dt = '2020-01-01'",
+    "comparing a TIMESTAMP_NTZ with a string": "SELECT id FROM nums WHERE ts > '2020-01-01'",
     "date_format of a string (a cast to TIMESTAMP)": "SELECT date_format(s, 'yyyy') AS f FROM nums",
 }
 
