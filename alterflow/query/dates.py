@@ -169,7 +169,8 @@ def _ts_or_ds_add(node: exp.TsOrDsAdd, ctx: ExpressionContext) -> Value:
 
 def date_arithmetic(left: Value, right: Value, op: str) -> Value:
     """date + n, n + date and date - n: Spark's analyzer makes them date_add and date_sub (and
-    names them so); n must be an INT, SMALLINT or TINYINT."""
+    names them so); n must be an INT, SMALLINT or TINYINT (Spark reads date + NULL as a date
+    plus an interval, a TIMESTAMP: left to Spark)."""
     if op == "+" and right.type == st.DATE:
         left, right = right, left
     if op not in ("+", "-") or left.type != st.DATE or not right.type.integral or right.type.name == "bigint":

@@ -558,6 +558,29 @@ def _fractional_to_integral(value: Value, to: SqlType) -> str:
     return sql if wide == to else wrap(sql, to)
 
 
+def _suffixed_literal(node: exp.Cast, to: SqlType) -> Value | None:
+    """Spark's 1Y, 1S, 1L, 1.5D, which sqlglot reads as CASTs of the literal: the text after the
+    literal tells them apart; Spark names them by their value and refuses one out of range."""
+    literal = node.this
+    if not isinstance(literal, exp.Literal) or literal.is_string:
+        return None
+    text, start, end = node.root().meta.get("sql"), literal.meta.get("start"), literal.meta.get("end")
+    if text is None or start is None or end is None or text[start:end] != literal.this:
+        return None
+    suffix = text[end].upper()  # the token's text is the digits and the suffix
+    if (suffix, to.name) not in (("Y", "tinyint"), ("S", "smallint"), ("L", "bigint"), ("D", "double")):
+        return None
+    digits = literal.this
+    if to.integral:
+        bits = st.INTEGRAL_BITS[to.name]
+        if not re.fullmatch(r"\d+", digits) or int(digits) >= 1 << (bits - 1):
+            raise NotLocal(f"the literal {digits}{suffix}")
+        return Value(f"CAST({int(digits)} AS {to.duckdb})", to, digits, literal=digits)
+    if not re.fullmatch(r"\d+\.\d+", digits):  # Spark names 1D 1.0 (a double's text)
+        raise NotLocal(f"the literal {digits}{suffix}")
+    return Value(f"CAST('{digits}' AS DOUBLE)", st.DOUBLE, repr(float(digits)))
+
+
 def _cast(node: exp.Cast, ctx: ExpressionContext) -> Value:
     to = cast_target(node.args["to"])
     # sqlglot reads CAST(x AS t) and x::t as TRY_CAST; a CAST is Spark's typed literal DATE '...'
@@ -567,6 +590,9 @@ def _cast(node: exp.Cast, ctx: ExpressionContext) -> Value:
         from alterflow.query.dates import typed_literal
 
         return typed_literal(node.this.this, to)
+    suffixed = _suffixed_literal(node, to)
+    if suffixed is not None:
+        return suffixed
     value = translate(node.this, ctx)
     spelled = "TRY_CAST" if node.args.get("safe") else "CAST"
     name = None if value.name is None else f"{spelled}({value.name} AS {_spark_type_sql(to)})"

@@ -237,6 +237,8 @@ def test_a_cast_from_a_floating_point_number_to_an_integer_is_the_jvm_s_narrowin
         "SELECT CAST('1.5' AS DECIMAL(3,1)), CAST('1.5' AS DOUBLE), CAST('2011-11-11' AS DATE), CAST('1e1' AS FLOAT)",
         "SELECT year(NULL), to_date(NULL), date_add(NULL, 1), CAST(NULL AS STRING)",
         "SELECT DATE '2001-10-01' + 7, 1 + DATE '2001-10-01', DATE '2001-10-01' - 7, DATE '2001-10-01' - CAST(1 AS TINYINT)",
+        "SELECT date_add('2011-11-11', 1Y), date '2001-09-28' + 7S, 5L, 1.5D, 127Y, CAST(1 AS TINYINT)",
+        "SELECT date '2019-01-01\\t', date_sub(null, 1), to_date(null), date'0015'",
         "SELECT date('2011-11-11'), int('1'), double(' 1'), boolean('t'), date('x')",
     ],
 )
@@ -268,6 +270,7 @@ def test_a_query_without_from_gives_spark_s_names_types_and_values(spark, query)
         "SELECT year(20111111)",
         "SELECT DATE '2001-10-01' - DATE '2001-09-28'",
         "SELECT DATE '2001-10-01' + 7L",
+        "SELECT null + DATE '2001-09-28' AS n",  # a TIMESTAMP in Spark
     ],
 )
 def test_what_the_local_engine_leaves_to_spark(query):
