@@ -62,7 +62,7 @@ def typed_literal(text: str, to: SqlType) -> Value:
     parsed = string_to_date(text)
     if parsed is None or not 1 <= parsed[0] <= 9999:
         raise NotLocal("a DATE literal Spark refuses or whose year is outside 1-9999")
-    iso = "%04d-%02d-%02d" % parsed
+    iso = "{:04d}-{:02d}-{:02d}".format(*parsed)
     return Value(f"DATE '{iso}'", st.DATE, f"DATE '{iso}'")
 
 

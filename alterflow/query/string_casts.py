@@ -52,9 +52,7 @@ YMD = define(
     f"CASE WHEN abs(y) > 5000000 THEN error('{FALLBACK}') ELSE try(make_date(y, m, d)) END",
 )
 
-_DATE_TEXT = (
-    rf"(?s){_SPARK_BLANK}*([+-]?)([0-9]{{4,7}})(?:-([0-9]{{1,2}})(?:-([0-9]{{1,2}})(?:[ T].*)?)?)?{_SPARK_BLANK}*"
-)
+_DATE_TEXT = rf"(?s){_SPARK_BLANK}*([+-]?)([0-9]{{4,7}})(?:-([0-9]{{1,2}})(?:-([0-9]{{1,2}})(?:[ T].*)?)?)?{_SPARK_BLANK}*"
 
 # The text is matched once (a lambda binds the parts: a macro's parameter would repeat the match).
 DATE = define(
