@@ -273,6 +273,10 @@ def exact_decimal(op: str, left: Value, right: Value, result: SqlType) -> str:
 
 def _arithmetic(node: exp.Binary, ctx: ExpressionContext, op: str) -> Value:
     left, right = translate(node.left, ctx), translate(node.right, ctx)
+    if st.DATE in (left.type, right.type):
+        from alterflow.query.dates import date_arithmetic
+
+        return date_arithmetic(left, right, op)
     if left.type.name == "void" or right.type.name == "void":
         raise NotLocal("arithmetic on an untyped NULL")
     lt, rt = _operand_types(left, right)
@@ -349,6 +353,10 @@ def comparable(left: Value, right: Value, what: str) -> SqlType:
 
 def _compare(node: exp.Binary, ctx: ExpressionContext, op: str, spark_op: str) -> Value:
     left, right = translate(node.left, ctx), translate(node.right, ctx)
+    if {left.type, right.type} == {st.DATE, st.STRING}:  # Spark compares them as dates (ANSI off)
+        from alterflow.query.dates import as_date
+
+        left, right = as_date(left, "comparison"), as_date(right, "comparison")
     common = comparable(left, right, f"comparison {spark_op}")
     sql = f"({cast(left, common)} {op} {cast(right, common)})"
     name = _name(f"({{}} {spark_op} {{}})", left, right)
@@ -574,8 +582,12 @@ def cast_sql(value: Value, to: SqlType) -> str:
         return f"TRY_CAST({value.sql} AS {to.duckdb})"  # NULL when it does not fit
     if source.integral and to.fractional or source.name == "float" and to.name == "double":
         return cast(value, to)
-    if source.name == "double" and to.name == "float":
-        return cast(value, to)
+    if source.name == "double" and to.name == "float":  # past the float's range: an infinity, where DuckDB fails
+        edge = "CAST('3.4028235677973366e38' AS DOUBLE)"  # half a unit past the largest float
+        return (
+            f"(CASE WHEN isnan({value.sql}) THEN CAST('NaN' AS FLOAT) WHEN {value.sql} >= {edge} THEN CAST('Infinity' AS FLOAT) "
+            f"WHEN {value.sql} <= -{edge} THEN CAST('-Infinity' AS FLOAT) ELSE CAST({value.sql} AS FLOAT) END)"
+        )
     if source.name == "decimal" and to.fractional and source.precision <= 15:
         return cast(value, to)  # the unscaled value and the power of ten are exact doubles
     if to == st.STRING and (source.integral or source.name in ("boolean", "decimal", "date")):
@@ -586,23 +598,60 @@ def cast_sql(value: Value, to: SqlType) -> str:
         return cast(value, to)
     if source.integral and to.name == "boolean":
         return cast(value, to)
+    if source.fractional and to.integral:
+        return _fractional_to_integral(value, to)
+    if source == st.STRING:
+        from alterflow.query.string_casts import from_string
+
+        return from_string(value, to)
     raise NotLocal(f"CAST from {source} to {to}")
+
+
+def _fractional_to_integral(value: Value, to: SqlType) -> str:
+    """The JVM's narrowing (ANSI off): toward zero, NaN 0, saturated at the bounds of INT (of
+    BIGINT for a BIGINT); TINYINT and SMALLINT through INT, then wrapped around. DuckDB's own
+    CAST rounds and fails out of range."""
+    wide = st.BIGINT if to == st.BIGINT else st.INT
+    lo, hi = -(1 << (st.INTEGRAL_BITS[wide.name] - 1)), (1 << (st.INTEGRAL_BITS[wide.name] - 1)) - 1
+    d = cast(value, st.DOUBLE)
+    sql = (
+        f"(CASE WHEN isnan({d}) THEN CAST(0 AS {wide.duckdb}) WHEN {d} >= CAST('{hi}' AS DOUBLE) THEN CAST('{hi}' AS {wide.duckdb}) "
+        f"WHEN {d} <= CAST('{lo}' AS DOUBLE) THEN CAST('{lo}' AS {wide.duckdb}) ELSE CAST(trunc({d}) AS {wide.duckdb}) END)"
+    )
+    return sql if wide == to else wrap(sql, to)
 
 
 def _cast(node: exp.Cast, ctx: ExpressionContext) -> Value:
     if _is_typed_literal(node):
         return typed_literal(node, "")
     to = cast_target(node.args["to"])
+    # sqlglot reads CAST(x AS t) and x::t as TRY_CAST; a CAST is Spark's typed literal DATE '...'
+    # (no position of its own) or a cast function such as int(x) or date(x), named after x alone
+    function_style = type(node) is exp.Cast and "start" in node.meta
+    if type(node) is exp.Cast and not function_style and isinstance(node.this, exp.Literal) and node.this.is_string:
+        from alterflow.query import dates
+
+        return dates.typed_literal(node.this.this, to)
     value = translate(node.this, ctx)
-    keyword = "TRY_CAST" if node.args.get("safe") else "CAST"  # sqlglot reads Spark's CAST as a TryCast too
-    name = None if value.name is None else f"{keyword}({value.name} AS {_spark_type_sql(to)})"
+    spelled = "TRY_CAST" if node.args.get("safe") else "CAST"
+    name = None if value.name is None else f"{spelled}({value.name} AS {_spark_type_sql(to)})"
+    if type(node) is exp.Cast:
+        name = value.name if function_style else None
     return Value(cast_sql(value, to), to, name, **_merge(value))
 
 
 def _is_typed_literal(node: exp.Expression) -> bool:
     """Whether sqlglot read a number with Spark's type suffix (`1L`, `2S`, `3Y`, `1.5D`, `1.5BD`):
-    it gives a TryCast without the `safe` flag an explicit TRY_CAST carries."""
-    return isinstance(node, exp.TryCast) and "safe" not in node.args and isinstance(node.this, exp.Literal)
+    it gives a TryCast without the `safe` flag an explicit TRY_CAST carries, as it does for `x::t`,
+    which the query's text tells apart: a suffix letter right after the number's digits, or, for
+    BD, a string literal sqlglot made (it has no position in the text)."""
+    if not (isinstance(node, exp.TryCast) and "safe" not in node.args and isinstance(node.this, exp.Literal)):
+        return False
+    literal = node.this
+    start, end, text = literal.meta.get("start"), literal.meta.get("end"), node.root().meta.get("sql")
+    if literal.is_string:
+        return start is None and node.args["to"].this == exp.DataType.Type.DECIMAL
+    return text is not None and start is not None and text[start:end] == literal.this and text[end : end + 1].isalpha()
 
 
 _SUFFIX_TYPES = {"bigint": st.BIGINT, "smallint": SqlType("smallint"), "tinyint": SqlType("tinyint")}
@@ -650,6 +699,15 @@ _rule.register(exp.TryCast)(_cast)
 
 def _function_name(node: exp.Func) -> str:
     return (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+
+
+def written_name(node: exp.Expression) -> str | None:
+    """The function's name as the query spells it (sqlglot folds aliases such as date_diff and
+    datediff into one class; Spark names the column after the spelling), None if unknown."""
+    text, start, end = node.root().meta.get("sql"), node.meta.get("start"), node.meta.get("end")
+    if text is None or start is None or end is None:
+        return None
+    return text[start : end + 1].lower()
 
 
 def _string_arg(value: Value, what: str) -> Value:
@@ -748,35 +806,6 @@ def _abs(node: exp.Abs, ctx: ExpressionContext) -> Value:
     if value.type.integral:  # abs(MIN) is MIN on the JVM
         sql = wrap(f"abs({_wide(value)})", value.type)
     return Value(sql, value.type, _name("abs({})", value), **_merge(value))
-
-
-def _part(node: exp.Func, ctx: ExpressionContext, part: str, takes_date: bool) -> Value:
-    value = translate(node.this, ctx)
-    if value.type != st.TIMESTAMP_NTZ and not (takes_date and value.type.name == "date"):
-        raise NotLocal(f"{part} of a {value.type}")
-    return Value(f"CAST({part}({value.sql}) AS INTEGER)", st.INT, _name(f"{_function_name(node)}({{}})", value), **_merge(value))
-
-
-_rule.register(exp.Year)(lambda node, ctx: _part(node, ctx, "year", True))
-_rule.register(exp.Month)(lambda node, ctx: _part(node, ctx, "month", True))
-_rule.register(exp.Day)(lambda node, ctx: _part(node, ctx, "day", True))
-_rule.register(exp.DayOfMonth)(lambda node, ctx: _part(node, ctx, "day", True))
-
-
-@_rule.register
-def _date_add(node: exp.DateAdd, ctx: ExpressionContext) -> Value:
-    value, days = translate(node.this, ctx), translate(node.expression, ctx)
-    if value.type.name != "date" or not days.type.integral or days.type.name == "bigint":
-        raise NotLocal("date_add other than of a DATE and an INT")
-    return Value(f"({value.sql} + CAST({days.sql} AS INTEGER))", st.DATE, None, **_merge(value, days))
-
-
-@_rule.register
-def _date_diff(node: exp.DateDiff, ctx: ExpressionContext) -> Value:
-    end, start = translate(node.this, ctx), translate(node.expression, ctx)
-    if end.type.name != "date" or start.type.name != "date" or node.args.get("unit") is not None:
-        raise NotLocal("datediff other than of two DATEs")
-    return Value(f"CAST({end.sql} - {start.sql} AS INTEGER)", st.INT, None, **_merge(end, start))
 
 
 # -- aggregates ----------------------------------------------------------------------------------
@@ -972,4 +1001,4 @@ def _anonymous(node: exp.Anonymous, ctx: ExpressionContext) -> Value:
 
 
 # Families of rules in modules of their own, registered on `_rule` when imported.
-from alterflow.query import aggregates, math_functions, scalar_functions  # noqa: E402, F401
+from alterflow.query import aggregates, dates, math_functions, scalar_functions, string_casts  # noqa: E402, F401

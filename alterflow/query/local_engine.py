@@ -20,12 +20,13 @@ import threading
 from dataclasses import dataclass, field
 
 import sqlglot
+from sqlglot.dialects.spark import Spark
 
 from alterflow.catalog.errors import UnknownObject
 from alterflow.catalog.records import TableSnapshot, ViewInfo
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.snapshot_reads import SnapshotReads
-from alterflow.query import udfs
+from alterflow.query import duckdb_macros, udfs
 from alterflow.query.expressions import FALLBACK, NotLocal
 from alterflow.query.sql_types import SqlType, from_column_type
 from alterflow.query.translation import QueryTranslation, Relation, RelationColumn, Translated
@@ -117,9 +118,16 @@ class _Binding:
         return Relation(name, columns)
 
 
+class _SparkAsWritten(Spark):
+    """Spark's dialect with datetime patterns ('yyyy-MM-dd') kept as written: sqlglot would turn
+    them into strftime codes, merging patterns Spark tells apart (y and yyyy)."""
+
+    TIME_MAPPING: dict[str, str] = {}
+
+
 def parse_query(sql: str):
     try:
-        tree = sqlglot.parse_one(sql, read="spark")
+        tree = sqlglot.parse_one(sql, read=_SparkAsWritten)
     except sqlglot.errors.SqlglotError:
         raise NotLocal("a query the translation cannot parse") from None
     tree.meta["sql"] = sql  # the text, for the function names as written
@@ -234,6 +242,8 @@ def _register(connection, warehouse: pathlib.Path, plan: LocalPlan) -> None:
             connection.execute(f'CREATE TEMP VIEW "{source.name}" AS {scan}')
     if arrow_sources:
         _register_arrow(connection, warehouse, plan, arrow_sources)
+    for statement in duckdb_macros.statements(plan.translated.sql, *(query for _name, query in plan.views)):
+        connection.execute(statement)
     for name, query in plan.views:
         connection.execute(f"CREATE TEMP VIEW {name} AS {query}")
 
