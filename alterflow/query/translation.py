@@ -278,8 +278,8 @@ class QueryTranslation:
             for i, c in enumerate(item.columns)
             if c.name.lower() == name and (qualifier is not None or name not in item.hidden)
         ]
-        if len(found) == 1:
-            return self._column_value(*found[0])
+        if len(found) == 1:  # Spark names the column as the query spells it (ID for a column id)
+            return replace(self._column_value(*found[0]), name=column.name)
         if not found and qualifier is None and name in aliases:
             return aliases[name]()
         raise NotLocal(f"column {column.sql('spark')} ({'ambiguous' if found else 'not found'})")
