@@ -216,7 +216,7 @@ class QueryTranslation:
         conditions, keys, sqls = [], [], []
         hidden_left: dict[int, set[str]] = {}
         for name in names:
-            (li, lc), (ri, rc) = self._key(name, items), self._key(name, [item])
+            (li, lc), (_ri, rc) = self._key(name, items), self._key(name, [item])
             left, right = self._column_value(items[li], lc), self._column_value(item, rc)
             hidden_left.setdefault(li, set()).add(name.lower())
             common = comparable(left, right, "JOIN USING")
@@ -243,7 +243,10 @@ class QueryTranslation:
     def _key(name: str, items: list[_Item]) -> tuple[int, int]:
         """The one column an unqualified `name` reaches among `items` (its item and position)."""
         found = [
-            (n, i) for n, item in enumerate(items) for i, c in enumerate(item.columns) if c.name.lower() == name.lower() and c.name.lower() not in item.hidden
+            (n, i)
+            for n, item in enumerate(items)
+            for i, c in enumerate(item.columns)
+            if c.name.lower() == name.lower() and c.name.lower() not in item.hidden
         ]
         if len(found) != 1:
             raise NotLocal(f"USING column {name} ({'ambiguous' if found else 'not found'})")

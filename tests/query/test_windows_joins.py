@@ -20,42 +20,82 @@ SETUP = [
 # (query, ordered): ordered where the ORDER BY fixes every row's place
 QUERIES = [
     # frames
-    ("SELECT id, sum(i) OVER (PARTITION BY g ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM nums ORDER BY id", True),
-    ("SELECT id, sum(bi) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 2 FOLLOWING) AS s FROM nums ORDER BY id", True),
-    ("SELECT id, sum(dc) OVER (ORDER BY id ROWS BETWEEN 3 PRECEDING AND 1 PRECEDING) AS s FROM nums ORDER BY id", True),
-    ("SELECT id, sum(dw) OVER (PARTITION BY b ORDER BY id ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS s FROM nums ORDER BY id", True),
-    ("SELECT id, count(*) OVER (ORDER BY id ROWS 2 PRECEDING) FROM nums ORDER BY id", True),
-    ("SELECT id, count(s) OVER (ORDER BY id DESC ROWS BETWEEN 1 FOLLOWING AND 3 FOLLOWING) FROM nums ORDER BY id", True),
-    ("SELECT id, min(s) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), max(dt) OVER (ORDER BY id ROWS CURRENT ROW) FROM nums ORDER BY id", True),
-    ("SELECT id, sum(ti) OVER (ORDER BY g RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS s FROM nums ORDER BY id", True),
-    ("SELECT id, count(*) OVER (ORDER BY g DESC RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) AS n FROM nums ORDER BY id", True),
-    ("SELECT id, sum(i) OVER (ORDER BY g RANGE BETWEEN CURRENT ROW AND 2 FOLLOWING) FROM nums ORDER BY id", True),
-    ("SELECT id, sum(si) OVER (ORDER BY bi RANGE BETWEEN 5 PRECEDING AND 5 FOLLOWING) FROM nums WHERE id NOT IN (2, 3) ORDER BY id", True),
-    ("SELECT id, count(*) OVER (ORDER BY dc RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM nums ORDER BY id", True),
-    ("SELECT id, count(*) OVER (ORDER BY dt RANGE BETWEEN 365 PRECEDING AND CURRENT ROW) FROM nums ORDER BY id", True),
-    ("SELECT id, count(*) OVER (ORDER BY ti RANGE BETWEEN 2 PRECEDING AND 2 FOLLOWING) FROM nums WHERE id NOT IN (2, 3) ORDER BY id", True),
-    ("SELECT id, sum(i) OVER (ORDER BY i RANGE BETWEEN 100 PRECEDING AND 100 FOLLOWING) AS s FROM nums WHERE i BETWEEN -1000000 AND 1000000 ORDER BY id", True),
-    ("SELECT id, count(*) OVER (ORDER BY g RANGE CURRENT ROW) AS n FROM nums ORDER BY id", True),
-    ("SELECT id, sum(i) OVER (ORDER BY g RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) FROM nums ORDER BY id", True),
+    (
+        "SELECT id, sum(i) OVER (PARTITION BY g ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW), "
+        "sum(bi) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 2 FOLLOWING) AS s, "
+        "sum(dc) OVER (ORDER BY id ROWS BETWEEN 3 PRECEDING AND 1 PRECEDING) AS t, "
+        "sum(dw) OVER (PARTITION BY b ORDER BY id ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS u FROM nums ORDER BY id",
+        True,
+    ),
+    (
+        "SELECT id, count(*) OVER (ORDER BY id ROWS 2 PRECEDING), count(s) OVER (ORDER BY id DESC ROWS BETWEEN 1 FOLLOWING AND 3 FOLLOWING), "
+        "min(s) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), max(dt) OVER (ORDER BY id ROWS CURRENT ROW) FROM nums ORDER BY id",
+        True,
+    ),
+    (
+        "SELECT id, sum(ti) OVER (ORDER BY g RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS s, "
+        "count(*) OVER (ORDER BY g DESC RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) AS n, "
+        "sum(i) OVER (ORDER BY g RANGE BETWEEN CURRENT ROW AND 2 FOLLOWING), count(*) OVER (ORDER BY g RANGE CURRENT ROW) AS c, "
+        "sum(i) OVER (ORDER BY g RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) FROM nums ORDER BY id",
+        True,
+    ),
+    (
+        "SELECT id, sum(si) OVER (ORDER BY bi RANGE BETWEEN 5 PRECEDING AND 5 FOLLOWING), "
+        "count(*) OVER (ORDER BY ti RANGE BETWEEN 2 PRECEDING AND 2 FOLLOWING) FROM nums WHERE id NOT IN (2, 3) ORDER BY id",
+        True,
+    ),
+    (
+        "SELECT id, count(*) OVER (ORDER BY dc RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING), "
+        "count(*) OVER (ORDER BY dt RANGE BETWEEN 365 PRECEDING AND CURRENT ROW) FROM nums ORDER BY id",
+        True,
+    ),
+    (
+        "SELECT id, sum(i) OVER (ORDER BY i RANGE BETWEEN 100 PRECEDING AND 100 FOLLOWING) AS s FROM nums WHERE i BETWEEN -1000000 AND 1000000 ORDER BY id",
+        True,
+    ),
     # default frames, functions
-    ("SELECT id, sum(i) OVER (PARTITION BY g ORDER BY id) FROM nums ORDER BY id", True),
-    ("SELECT id, sum(i) OVER (PARTITION BY g) FROM nums ORDER BY id", True),
-    ("SELECT id, sum(dc) OVER () FROM nums ORDER BY id", True),
-    ("SELECT id, avg(i) OVER (ORDER BY id), avg(ti) OVER (PARTITION BY g) FROM nums ORDER BY id", True),
-    ("SELECT id, avg(si) OVER (ORDER BY g, id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS a FROM nums WHERE g IS NOT NULL ORDER BY id", True),
-    ("SELECT id, first_value(s) OVER (ORDER BY id), last_value(s) OVER (ORDER BY id) FROM nums ORDER BY id", True),
-    ("SELECT id, first_value(i, true) OVER (ORDER BY id DESC), last(i, true) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM nums ORDER BY id", True),
-    ("SELECT id, first_value(i) IGNORE NULLS OVER (PARTITION BY g ORDER BY id), last_value(s) IGNORE NULLS OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM nums ORDER BY id", True),
-    ("SELECT id, first(dc) OVER (PARTITION BY g ORDER BY id), last(dt) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) FROM nums ORDER BY id", True),
-    ("SELECT id, nth_value(s, 2) OVER (ORDER BY id), nth_value(i, 3) IGNORE NULLS OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) FROM nums ORDER BY id", True),
-    ("SELECT id, ntile(3) OVER (ORDER BY id), ntile(5) OVER (PARTITION BY g ORDER BY id), ntile(20) OVER (ORDER BY id DESC) FROM nums ORDER BY id", True),
-    ("SELECT id, percent_rank() OVER (ORDER BY g), cume_dist() OVER (ORDER BY g), cume_dist() OVER (PARTITION BY b ORDER BY dt DESC) FROM nums ORDER BY id", True),
-    ("SELECT id, lag(s, 1, 'none') OVER (ORDER BY id), lead(i, 2, -1) OVER (PARTITION BY g ORDER BY id), lag(ti, 3, 0) OVER (ORDER BY id) FROM nums ORDER BY id", True),
-    ("SELECT id, lag(dc) OVER (ORDER BY id), lead(dt, 1, NULL) OVER (ORDER BY id) FROM nums ORDER BY id", True),
-    ("SELECT id, row_number() OVER (PARTITION BY g ORDER BY id), rank() OVER (ORDER BY g), dense_rank() OVER (ORDER BY g DESC) FROM nums ORDER BY id", True),
-    ("SELECT id, sum(i) OVER w AS s, count(*) OVER w AS n, row_number() OVER w AS r FROM nums WINDOW w AS (PARTITION BY g ORDER BY id) ORDER BY id", True),
-    ("SELECT id, sum(i) OVER w2, max(s) OVER (w1) FROM nums WINDOW w1 AS (PARTITION BY b ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), w2 AS w1 ORDER BY id", True),
-    ("SELECT id, sum(i) OVER (PARTITION BY g % 2 ORDER BY id) + 1, count(*) OVER (ORDER BY s DESC NULLS FIRST, id) FROM nums ORDER BY id", True),
+    ("SELECT id, sum(i) OVER (PARTITION BY g ORDER BY id), sum(i) OVER (PARTITION BY g), sum(dc) OVER () FROM nums ORDER BY id", True),
+    (
+        "SELECT id, avg(i) OVER (ORDER BY id), avg(ti) OVER (PARTITION BY g), "
+        "avg(si) OVER (ORDER BY g, id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS a FROM nums ORDER BY id",
+        True,
+    ),
+    (
+        "SELECT id, first_value(s) OVER (ORDER BY id), last_value(s) OVER (ORDER BY id), first_value(i, true) OVER (ORDER BY id DESC), "
+        "last(i, true) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM nums ORDER BY id",
+        True,
+    ),
+    (
+        "SELECT id, first_value(i) IGNORE NULLS OVER (PARTITION BY g ORDER BY id), "
+        "last_value(s) IGNORE NULLS OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW), "
+        "first(dc) OVER (PARTITION BY g ORDER BY id), last(dt) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) FROM nums ORDER BY id",
+        True,
+    ),
+    (
+        "SELECT id, nth_value(s, 2) OVER (ORDER BY id), "
+        "nth_value(i, 3) IGNORE NULLS OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING), "
+        "ntile(3) OVER (ORDER BY id), ntile(5) OVER (PARTITION BY g ORDER BY id), ntile(20) OVER (ORDER BY id DESC) FROM nums ORDER BY id",
+        True,
+    ),
+    (
+        "SELECT id, percent_rank() OVER (ORDER BY g), cume_dist() OVER (ORDER BY g), cume_dist() OVER (PARTITION BY b ORDER BY dt DESC), "
+        "row_number() OVER (PARTITION BY g ORDER BY id), rank() OVER (ORDER BY g), dense_rank() OVER (ORDER BY g DESC) FROM nums ORDER BY id",
+        True,
+    ),
+    (
+        "SELECT id, lag(s, 1, 'none') OVER (ORDER BY id), lead(i, 2, -1) OVER (PARTITION BY g ORDER BY id), lag(ti, 3, 0) OVER (ORDER BY id), "
+        "lag(dc) OVER (ORDER BY id), lead(dt, 1, NULL) OVER (ORDER BY id) FROM nums ORDER BY id",
+        True,
+    ),
+    (
+        "SELECT id, sum(i) OVER w AS s, count(*) OVER w AS n, row_number() OVER w AS r, sum(i) OVER w2, max(s) OVER (w1) FROM nums "
+        "WINDOW w AS (PARTITION BY g ORDER BY id), w1 AS (PARTITION BY b ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), w2 AS w1 ORDER BY id",
+        True,
+    ),
+    (
+        "SELECT id, sum(i) OVER (PARTITION BY g % 2 ORDER BY id) + 1, count(*) OVER (ORDER BY s DESC NULLS FIRST, id) FROM nums ORDER BY id",
+        True,
+    ),
     # JOIN USING, NATURAL JOIN
     ("SELECT * FROM wj_left JOIN wj_right USING (k)", False),
     ("SELECT * FROM wj_left LEFT JOIN wj_right USING (k, tag)", False),
