@@ -68,6 +68,8 @@ def _bound(value, side) -> _Bound:
         n = int(value.this)
         if n >= 1 << 31:
             raise NotLocal("a window frame offset beyond INT")
+        if n == 0:  # Spark names it `0 PRECEDING`, not CURRENT ROW
+            raise NotLocal("a window frame offset of 0")
         return _Bound(0, -n if side == "PRECEDING" else n)
     raise NotLocal("a window frame boundary other than a number, UNBOUNDED or CURRENT ROW")
 
