@@ -949,43 +949,6 @@ def ordering(node: exp.Ordered, value: Value) -> str:
     return f"{value.sql} {'DESC' if desc else 'ASC'} NULLS {'FIRST' if nulls_first else 'LAST'}"
 
 
-@_rule.register
-def _window(node: exp.Window, ctx: ExpressionContext) -> Value:
-    if not ctx.windows:
-        raise NotLocal("a window function outside a SELECT list")
-    if node.args.get("spec") is not None or node.args.get("alias") is not None:
-        raise NotLocal("a window frame or a named window")
-    plain = ExpressionContext(**{**ctx.__dict__, "windows": False, "aggregates": False})
-    partition = [translate(e, plain) for e in node.args.get("partition_by") or []]
-    order = node.args.get("order")
-    keys = [ordering(o, translate(o.this, plain)) for o in (order.expressions if order else [])]
-    over = " ".join(
-        part
-        for part in (
-            f"PARTITION BY {', '.join(p.sql for p in partition)}" if partition else "",
-            f"ORDER BY {', '.join(keys)}" if keys else "",
-        )
-        if part
-    )
-    function = node.this
-    if isinstance(function, exp.RowNumber | exp.Rank | exp.DenseRank) or _function_name(function) in ("rank", "dense_rank"):
-        if not keys:
-            raise NotLocal("a ranking function without ORDER BY")
-        name = {"rownumber": "row_number"}.get(_function_name(function), _function_name(function))
-        return Value(f"CAST({name}() OVER ({over}) AS INTEGER)", st.INT, None, free=any(p.free for p in partition))
-    if isinstance(function, exp.Lag | exp.Lead):
-        value = translate(function.this, plain)
-        offset = function.args.get("offset")
-        steps = int(offset.name) if isinstance(offset, exp.Literal) and not offset.is_string else None if offset else 1
-        if steps is None or function.args.get("default") is not None:
-            raise NotLocal("lag/lead with a computed offset or a default")
-        return Value(f"{_function_name(function)}({value.sql}, {steps}) OVER ({over})", value.type, None)
-    if not (isinstance(function, exp.Count | exp.Min | exp.Max) and not isinstance(function.this, exp.Distinct)):
-        raise NotLocal(f"{_construct(function)} as a window function")
-    aggregate = translate(function, ExpressionContext(**{**plain.__dict__, "aggregates": True}))
-    return Value(f"{aggregate.sql} OVER ({over})", aggregate.type, None)
-
-
 # -- functions sqlglot has no class for ------------------------------------------------------------
 
 # Function name (lower case) -> its rule; each family module adds its own.
@@ -1001,4 +964,4 @@ def _anonymous(node: exp.Anonymous, ctx: ExpressionContext) -> Value:
 
 
 # Families of rules in modules of their own, registered on `_rule` when imported.
-from alterflow.query import aggregates, dates, math_functions, scalar_functions, string_casts  # noqa: E402, F401
+from alterflow.query import aggregates, dates, math_functions, scalar_functions, string_casts, windows  # noqa: E402, F401

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from sqlglot import exp
 
 from alterflow.query import sql_types as st
-from alterflow.query.expressions import ExpressionContext, NotLocal, Value, cast, normalized_zero, ordering, translate
+from alterflow.query.expressions import ExpressionContext, NotLocal, Value, cast, comparable, normalized_zero, ordering, translate
 from alterflow.query.sql_types import SqlType
 
 
@@ -49,6 +49,12 @@ class _Item:
     alias: str  # its DuckDB alias
     columns: tuple[RelationColumn, ...]
     relation: str = ""  # the named relation it reads (a table, a view, a CTE), if any
+    hidden: frozenset[str] = frozenset()  # JOIN USING keys: seen only qualified (t.k, t.*)
+    sqls: tuple[str, ...] = ()  # a USING join's merged keys: each column's DuckDB text
+
+
+def _column_sql(item: _Item, index: int) -> str:
+    return item.sqls[index] if item.sqls else f'{item.alias}."{item.columns[index].ref}"'
 
 
 # Clauses of a SELECT the local engine does not run.
@@ -56,7 +62,6 @@ _UNSUPPORTED = (
     "laterals",
     "pivots",
     "qualify",
-    "windows",
     "sort",
     "cluster",
     "distribute",
@@ -207,12 +212,15 @@ class QueryTranslation:
         return items, f" FROM {text}"
 
     def _join(self, join: exp.Join, items: list[_Item], text: str, ctes) -> tuple[list[_Item], str]:
-        if join.args.get("using") or join.args.get("method") or join.args.get("global_") or join.args.get("match_condition"):
-            raise NotLocal("JOIN USING, NATURAL or another join method")
+        method = (join.args.get("method") or "").upper()
+        if method not in ("", "NATURAL") or join.args.get("global_") or join.args.get("match_condition"):
+            raise NotLocal(f"a {method} join")
         item, sql = self._relation(join.this, ctes)
         side = (join.args.get("side") or "").upper()
         kind = (join.args.get("kind") or "").upper()
         on = join.args.get("on")
+        if method == "NATURAL" or join.args.get("using"):
+            return self._join_using(join, items, text, item, sql, side, kind)
         both = items + [item]
         if kind in ("SEMI", "ANTI"):
             if side not in ("", "LEFT"):
@@ -235,6 +243,71 @@ class QueryTranslation:
             raise NotLocal("a join condition that is not a boolean expression")
         return visible, f"{text} {keyword} {sql} AS {item.alias} ON {condition.sql}"
 
+    def _join_using(self, join: exp.Join, items: list[_Item], text: str, item: _Item, sql: str, side: str, kind: str):
+        """JOIN USING (k) and NATURAL JOIN as Spark's analyzer builds them: ON l.k = r.k, the keys
+        first in the output (the left's for INNER and LEFT, the right's for RIGHT, coalesce(l.k, r.k)
+        in their common type for FULL, named after the left's column), the joined sides' own key
+        columns left to qualified references (t.k, t.*)."""
+        if join.args.get("on") is not None or kind == "CROSS" or kind not in ("", "INNER", "OUTER", "SEMI", "ANTI"):
+            raise NotLocal(f"a {kind or side} join with USING or NATURAL")
+        if kind in ("SEMI", "ANTI") and side not in ("", "LEFT"):
+            raise NotLocal(f"{side} {kind} JOIN")
+        if join.args.get("method"):
+            right_names = {c.name.lower() for c in item.columns}
+            names = [n for n in _visible_names(items) if n.lower() in right_names]
+            if not names:
+                raise NotLocal("a NATURAL JOIN without common columns")
+        else:
+            names = [u.name for u in join.args["using"]]
+        if len({n.lower() for n in names}) != len(names):
+            raise NotLocal("a column named twice in USING")
+        conditions, keys, sqls = [], [], []
+        hidden_left: dict[int, set[str]] = {}
+        for name in names:
+            (li, lc), (_ri, rc) = self._key(name, items), self._key(name, [item])
+            left, right = self._column_value(items[li], lc), self._column_value(item, rc)
+            hidden_left.setdefault(li, set()).add(name.lower())
+            common = comparable(left, right, "JOIN USING")
+            conditions.append(f"{cast(left, common)} = {cast(right, common)}")
+            if side == "RIGHT":
+                keys.append(RelationColumn(right.name, right.type, ""))
+                sqls.append(right.sql)
+            elif side == "FULL":
+                keys.append(RelationColumn(left.name, common, ""))
+                sqls.append(f"coalesce({cast(left, common)}, {cast(right, common)})")
+            else:
+                keys.append(RelationColumn(left.name, left.type, ""))
+                sqls.append(left.sql)
+        merged = _Item("", "", tuple(keys), sqls=tuple(sqls))
+        lefts = [replace(i, hidden=i.hidden | hidden_left[n]) if n in hidden_left else i for n, i in enumerate(items)]
+        right_item = replace(item, hidden=item.hidden | {n.lower() for n in names})
+        if kind in ("SEMI", "ANTI"):
+            keyword, visible = f"{kind} JOIN", [merged] + lefts
+        else:
+            keyword, visible = f"{side or 'INNER'} JOIN".replace("FULL", "FULL OUTER"), [merged] + lefts + [right_item]
+        return visible, f"{text} {keyword} {sql} AS {item.alias} ON {' AND '.join(conditions)}"
+
+    @staticmethod
+    def _key(name: str, items: list[_Item]) -> tuple[int, int]:
+        """The one column an unqualified `name` reaches among `items` (its item and position)."""
+        found = [
+            (n, i)
+            for n, item in enumerate(items)
+            for i, c in enumerate(item.columns)
+            if c.name.lower() == name.lower() and c.name.lower() not in item.hidden
+        ]
+        if len(found) != 1:
+            raise NotLocal(f"USING column {name} ({'ambiguous' if found else 'not found'})")
+        return found[0]
+
+    def _column_value(self, item: _Item, index: int) -> Value:
+        c = item.columns[index]
+        if c.type is None:
+            raise NotLocal(f"column {c.name} (LARGEINT)")
+        if not item.sqls:
+            self.used.add((item.relation, c.ref))
+        return Value(_column_sql(item, index), c.type, c.name, free=True)
+
     # -- names -----------------------------------------------------------------------------------
 
     def _context(self, items: list[_Item], ctes: dict[str, Relation], aliases: dict | None = None, **flags) -> ExpressionContext:
@@ -250,14 +323,14 @@ class QueryTranslation:
         if column.args.get("db") or column.args.get("catalog"):
             raise NotLocal("a column qualified by more than a table")
         found = [
-            (item, c) for item in items if qualifier is None or item.qualifier == qualifier for c in item.columns if c.name.lower() == name
+            (item, i)
+            for item in items
+            if qualifier is None or item.qualifier == qualifier
+            for i, c in enumerate(item.columns)
+            if c.name.lower() == name and (qualifier is not None or name not in item.hidden)
         ]
-        if len(found) == 1:
-            item, c = found[0]
-            if c.type is None:
-                raise NotLocal(f"column {c.name} (LARGEINT)")
-            self.used.add((item.relation, c.ref))
-            return Value(f'{item.alias}."{c.ref}"', c.type, c.name, free=True)
+        if len(found) == 1:  # Spark names the column as the query spells it (ID for a column id)
+            return replace(self._column_value(*found[0]), name=column.name)
         if not found and qualifier is None and name in aliases:
             return aliases[name]()
         raise NotLocal(f"column {column.sql('spark')} ({'ambiguous' if found else 'not found'})")
@@ -274,6 +347,7 @@ class QueryTranslation:
         for key in _UNSUPPORTED:
             if node.args.get(key):
                 raise NotLocal(f"the {key.upper()} clause")
+        node = _named_windows(node)
         distinct = node.args.get("distinct")
         if distinct is not None and distinct.args.get("on") is not None:
             raise NotLocal("DISTINCT ON")
@@ -371,8 +445,13 @@ class QueryTranslation:
                 if not chosen:
                     raise NotLocal("a * without a relation")
                 for item in chosen:
-                    for c in item.columns:
-                        values.append(translate(exp.column(c.name, table=item.qualifier), context))
+                    for i, c in enumerate(item.columns):
+                        if qualifier is None and c.name.lower() in item.hidden:
+                            continue  # a USING key: the merged one stands first
+                        value = self._column_value(item, i)  # by position: names may repeat
+                        if context.grouped and value.sql in context.grouped:
+                            value = replace(context.grouped[value.sql], name=value.name, free=False)
+                        values.append(value)
                         names.append(c.name)
                 continue
             if isinstance(expression, exp.Alias):
@@ -532,6 +611,47 @@ def _recast(side: Translated, types: list[SqlType], distinct: bool) -> str:
 
     listed = ", ".join(f"{column(i, t, to)} AS {output(i)}" for i, (t, to) in enumerate(zip(side.types, types)))
     return f"SELECT {listed} FROM ({side.sql})"
+
+
+def _visible_names(items: list[_Item]) -> list[str]:
+    """The names an unqualified * of `items` shows, in order (NATURAL JOIN's left side)."""
+    return [c.name for item in items for c in item.columns if c.name.lower() not in item.hidden]
+
+
+_SPEC_PARTS = ("partition_by", "order", "spec")
+
+
+def _named_windows(node: exp.Select) -> exp.Select:
+    """The query with `OVER w` written out from its `WINDOW w AS (...)` clause, as Spark's
+    WindowsSubstitution does; a window defined as another's name is that window."""
+    definitions = node.args.get("windows")
+    if not definitions:
+        return node
+    specs: dict[str, exp.Window] = {}
+    for definition in definitions:
+        name = definition.this.name.lower()
+        if name in specs:
+            raise NotLocal("a window defined twice")
+        if definition.args.get("alias") is not None:
+            ref = definition.args["alias"].name.lower()
+            if ref not in specs or any(definition.args.get(k) for k in _SPEC_PARTS):
+                raise NotLocal("a window defined over another with more clauses")
+            specs[name] = specs[ref]
+        else:
+            specs[name] = definition
+    node = node.copy()
+    node.set("windows", None)
+    for window in list(node.find_all(exp.Window)):
+        if window.args.get("alias") is None or window.find_ancestor(exp.Select) is not node:
+            continue
+        ref = window.args["alias"].name.lower()
+        if ref not in specs or any(window.args.get(k) for k in _SPEC_PARTS):
+            raise NotLocal(f"the window {ref} (not defined, or refined in OVER)")
+        for key in _SPEC_PARTS:
+            part = specs[ref].args.get(key)
+            window.set(key, [e.copy() for e in part] if isinstance(part, list) else part.copy() if part is not None else None)
+        window.set("alias", None)
+    return node
 
 
 def _has_aggregate(node: exp.Select) -> bool:
