@@ -38,6 +38,12 @@ def _engine(session, sql: str) -> tuple[str, str]:
     return engine, reason
 
 
+def test_the_docs_list_exactly_the_examples():
+    """docs/semantics.md's lists of what runs in process, on Spark only, or is refused are these
+    examples' names: a construct added, moved or dropped changes the docs too."""
+    assert constructs.docs_text() == constructs.docs_section(), "docs/semantics.md is stale: run python -m tests.query.constructs --docs"
+
+
 def test_every_example_has_a_recorded_answer():
     missing = [e.id for e in EXAMPLES if spark_answers.digest(e.sql) not in constructs.load(e.family)]
     assert not missing, f"run python -m tests.query.constructs: {missing[:5]}"

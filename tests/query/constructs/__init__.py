@@ -16,6 +16,9 @@ answers are recorded in `<family>.json` by
 
 (an answer digest per query, as tests/query/spark_answers.py records the corpus's), which a new or
 changed example needs; tests/query/test_constructs.py compares and re-runs a sample on Spark.
+
+docs/semantics.md lists the constructs by these names, in a section `docs_section()` writes
+(`python -m tests.query.constructs --docs`); test_constructs checks the docs say the same.
 """
 
 from __future__ import annotations
@@ -81,3 +84,42 @@ def load(family: str) -> dict[str, str]:
     """{digest of an example's SQL: digest of Spark's answer}; empty before the first recording."""
     path = recording_path(family)
     return json.loads(path.read_text()) if path.exists() else {}
+
+
+DOCS = pathlib.Path(__file__).resolve().parents[3] / "docs" / "semantics.md"
+DOCS_START = "<!-- constructs: written by python -m tests.query.constructs --docs -->"
+DOCS_END = "<!-- end of constructs -->"
+_HEADINGS = {
+    Expectation.LOCAL: "**In process**, with Spark's answers, types and names",
+    Expectation.SPARK_ONLY: "**On Spark only**, whatever the size (the reason after the colon or in brackets)",
+    Expectation.REJECTED: "**Refused as Spark refuses them** (in one line, or by Spark itself)",
+}
+
+
+def docs_section() -> str:
+    """The lists docs/semantics.md carries: each family's constructs by expectation, plus the
+    differential corpus's Spark-only constructs (tests/query/corpus.py)."""
+    from tests.query.corpus import SPARK_ONLY as CORPUS_SPARK_ONLY
+
+    found = all_examples()
+    lines = []
+    for expectation in Expectation:
+        lines += ["", _HEADINGS[expectation] + ":", ""]
+        for family in families():
+            names = [e.construct for e in found if e.family == family and e.expectation is expectation]
+            if names:
+                lines.append(f"- *{family.replace('_', ' ')}*: " + "; ".join(names) + ".")
+        if expectation is Expectation.SPARK_ONLY:
+            lines.append("- *generated corpus*: " + "; ".join(CORPUS_SPARK_ONLY) + ".")
+    return "\n".join(lines[1:])
+
+
+def docs_text() -> str:
+    text = DOCS.read_text(encoding="utf-8")
+    return text[text.index(DOCS_START) + len(DOCS_START) : text.index(DOCS_END)].strip()
+
+
+def write_docs() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    start, end = text.index(DOCS_START) + len(DOCS_START), text.index(DOCS_END)
+    DOCS.write_text(text[:start] + "\n" + docs_section() + "\n" + text[end:], encoding="utf-8")
