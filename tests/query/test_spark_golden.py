@@ -12,8 +12,9 @@ import pytest
 
 from tests.query.spark_golden import golden, runner
 
-# The share measured when the runner landed (109 of 256 eligible queries, 42.6%), rounded down.
-IN_PROCESS_FLOOR = 0.42
+# The share measured with 30 input files (164 of 870 eligible queries, 18.9%), rounded down: the
+# eleven files added second (cast, date, math, window, group-analytics, ...) are mostly Spark-only.
+IN_PROCESS_FLOOR = 0.18
 
 # Wrong answers the engine gives today, each listed for the lead to have fixed (file, query).
 # A listed query that comes right fails the test too, so that the list only shrinks.
@@ -27,6 +28,10 @@ KNOWN_WRONG = {
     ("having.sql", "SELECT k, sum(v) FROM hav GROUP BY k HAVING sum(v) > 2 ORDER BY avg(v)"),
     # ORDER BY -1: Spark fails (ORDER_BY_POS_OUT_OF_RANGE); the local engine sorts by the constant.
     ("order-by-ordinal.sql", "select * from data order by -1"),
+    # IN (): Spark refuses an empty IN list (INVALID_SQL_SYNTAX.EMPTY_IN_PREDICATE); the local
+    # engine answers false (true for NOT IN).
+    ("predicate-functions.sql", "select 1 in ()"),
+    ("predicate-functions.sql", "select 1 not in ()"),
 }
 
 
