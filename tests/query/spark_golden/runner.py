@@ -276,6 +276,9 @@ class GoldenSession:
             return QueryResult(file, sql, "crash", f"ValueError running: {exc}")
         except Exception as exc:  # noqa: BLE001
             return QueryResult(file, sql, "crash", f"{type(exc).__name__} running: {exc}")
+        return self._judged(file, sql, expected, result)
+
+    def _judged(self, file: str, sql: str, expected: golden.Outcome, result) -> QueryResult:
         verdict = judge(file, sql, expected, result)
         if verdict.status == "wrong" and expected.error is None and ordered(sql):
             return self._judge_ties(file, sql, expected, result, verdict)
