@@ -23,6 +23,7 @@ BENCHMARKS = (
     "lease_cost",
     "cli_alter",
     "query_cli",
+    "spark_golden",
     "migrations",
     "analyze_checks",
     "evolved_read",

@@ -38,6 +38,7 @@ def test_quick_benchmarks_run_and_print_the_results_table(tmp_path):
         "migrate lint, CLI process",
         "migrate apply, CLI process",
         "lint --analyze, NOT NULL check",
+        "Spark golden queries answered in process",
         "evolved read",
         "heavy conversion",
         "load during dual write",

@@ -353,12 +353,20 @@ class Session:
                     raise
             attempt += 1
 
+    def query_names(self, stmt: ast.Query) -> tuple[str, ...]:
+        """The catalog objects a query reads; for a query sqlglot could not parse, those of its
+        words that name one (binding an extra table for Spark is harmless)."""
+        if not stmt.unparsed:
+            return stmt.tables
+        return tuple(name for name in stmt.tables if self.catalog.object_kind(name) is not None)
+
     @_run.register(ast.Select)
     def _select(self, stmt: ast.Select) -> Result:
-        local = _in_date_range(lambda: self._local_query(stmt.sql, stmt.tables, as_rows=True))
+        names = self.query_names(stmt)
+        local = _in_date_range(lambda: self._local_query(stmt.sql, names, as_rows=True))
         if local is not None:
             return ResultSet(local.names, local.rows, tuple(str(t) for t in local.types))
-        frame, collected = self._read(stmt.sql, stmt.tables, lambda f: _in_date_range(f.collect))
+        frame, collected = self._read(stmt.sql, names, lambda f: _in_date_range(f.collect))
         # LARGEINT is a DECIMAL(38,0) inside Spark; columns read straight from a table say so in
         # their metadata, and come back as integers.
         integral = [f.metadata.get("alterflow.type") == "LARGEINT" for f in frame.schema.fields]
@@ -368,7 +376,7 @@ class Session:
 
     @_run.register(ast.ExplainSelect)
     def _explain_select(self, stmt: ast.ExplainSelect) -> Result:
-        choice = self.engine_choice(stmt.sql, stmt.tables)
+        choice = self.engine_choice(stmt.sql, self.query_names(stmt))
         return ResultSet(("Engine", "Reason"), ((choice.engine, choice.reason),))
 
     @_run.register(ast.SetOption)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from alterflow.catalog.snapshot_reads import SnapshotReads
-from alterflow.errors import UserError
+from alterflow.errors import AlterflowError, UserError, first_line
 from alterflow.query.expressions import NotLocal
 from alterflow.query.local_engine import LocalPlan, plan_local
 from alterflow.rewrite.engines import LOCAL_AUTO_BYTES, LOCAL_AUTO_ROWS, LOCAL_MAX_BYTES, LOCAL_MAX_ROWS
@@ -32,11 +32,22 @@ def _size_text(rows: int, nbytes: int) -> str:
     return f"{rows} rows in {nbytes / (1 << 20):.1f} MiB of files"
 
 
+def _planned(catalog: SnapshotReads, sql: str, names: tuple[str, ...]) -> LocalPlan:
+    """`plan_local`, where a failure of the translation itself (a bug: the fuzzing test looks for
+    them) hands the query to Spark untouched instead of failing a query Spark would answer."""
+    try:
+        return plan_local(catalog, sql, names)
+    except (NotLocal, AlterflowError):
+        raise
+    except Exception as exc:
+        raise NotLocal(f"the local engine could not translate it ({type(exc).__name__}: {first_line(exc)})") from exc
+
+
 def choose_query_engine(catalog: SnapshotReads, sql: str, names: tuple[str, ...], requested: str) -> EngineChoice:
     if requested == "spark":
         return EngineChoice("spark", "spark (engine = spark)")
     try:
-        plan = plan_local(catalog, sql, names)
+        plan = _planned(catalog, sql, names)
     except NotLocal as exc:
         if requested == "local":
             raise LocalEngineRefused(f"engine = local cannot run this query: {exc}; SET engine = auto lets Spark run it") from None

@@ -190,7 +190,9 @@ def _decimal_literal(text: str) -> Value:
     precision = max(len(str(int("".join(map(str, digits)) or "0"))), scale)
     if precision > st.MAX_PRECISION or exponent > 0:
         raise NotLocal(f"the literal {text}")
-    return Value(f"CAST('{text}' AS DECIMAL({precision},{scale}))", st.decimal(precision, scale), text)
+    # Spark names it as Java's BigDecimal prints it: in scientific notation below 10^-6
+    name = text if len(str(int("".join(map(str, digits)) or "0"))) - scale - 1 >= -6 else None
+    return Value(f"CAST('{text}' AS DECIMAL({precision},{scale}))", st.decimal(precision, scale), name)
 
 
 @_rule.register
@@ -198,7 +200,10 @@ def _literal(node: exp.Literal, ctx: ExpressionContext) -> Value:
     text = node.this
     if node.is_string:
         quoted = text.replace("'", "''")
-        return Value(f"CAST('{quoted}' AS VARCHAR)", st.STRING, text)
+        # Spark names a string literal by its value; one with control characters or a backslash
+        # is named in a way not reproduced here, so it runs locally only under an alias
+        plain = text.isprintable() and "\\" not in text
+        return Value(f"CAST('{quoted}' AS VARCHAR)", st.STRING, text if plain else None)
     if re.fullmatch(r"\d+", text):
         return _integral_literal(text)
     if re.fullmatch(r"\d*\.\d+|\d+\.\d*", text):
@@ -430,6 +435,8 @@ def _in(node: exp.In, ctx: ExpressionContext) -> Value:
         return Value(f"({cast(needle, common)} IN ({sql}))", st.BOOLEAN, _name("({} IN (listquery()))", needle), **_merge(needle))
     if node.args.get("unnest") or node.args.get("field"):
         raise NotLocal("IN UNNEST")
+    if not node.expressions:
+        raise NotLocal("IN () without values (Spark refuses it)")
     items = [translate(e, ctx) for e in node.expressions]
     common = st.common_type([needle.type] + [i.type for i in items])
     if common is None or common.name == "void":
@@ -632,12 +639,19 @@ def _cast(node: exp.Cast, ctx: ExpressionContext) -> Value:
         from alterflow.query import dates
 
         return dates.typed_literal(node.this.this, to)
+    if isinstance(node, exp.TryCast) and "safe" not in node.args and not isinstance(node.this, _ATOMS):
+        raise NotLocal("x::type over an operator (Spark's :: binds tighter than sqlglot reads it)")
     value = translate(node.this, ctx)
     spelled = "TRY_CAST" if node.args.get("safe") else "CAST"
     name = None if value.name is None else f"{spelled}({value.name} AS {_spark_type_sql(to)})"
     if type(node) is exp.Cast:
         name = value.name if function_style else None
     return Value(cast_sql(value, to), to, name, **_merge(value))
+
+
+# What `x::type` may cast locally: sqlglot reads `a IS NOT NULL :: string` as a cast of the whole
+# predicate, where Spark casts NULL alone (and then fails to parse the rest).
+_ATOMS = (exp.Column, exp.Literal, exp.Paren, exp.Func, exp.Null, exp.Boolean)
 
 
 def _is_typed_literal(node: exp.Expression) -> bool:
@@ -843,7 +857,9 @@ def _aggregated(sql: str, t: SqlType, name: str | None) -> Value:
 @_rule.register
 def _count(node: exp.Count, ctx: ExpressionContext) -> Value:
     arg = node.this
-    if isinstance(arg, exp.Star) or arg is None:
+    if arg is None:
+        raise NotLocal("count() without an argument (Spark refuses it: WRONG_NUM_ARGS)")
+    if isinstance(arg, exp.Star):
         if not ctx.aggregates:
             raise NotLocal("count outside a SELECT list, HAVING or ORDER BY")
         if ctx.aggregate_filter is not None:

@@ -129,7 +129,7 @@ def parse_query(sql: str):
     try:
         tree = sqlglot.parse_one(sql, read=_SparkAsWritten)
     except sqlglot.errors.SqlglotError:
-        raise NotLocal("a query the translation cannot parse") from None
+        raise NotLocal("a query the local engine's parser cannot read") from None
     tree.meta["sql"] = sql  # the text, for the function names as written
     _tag_function_names(tree, sql)
     return tree

@@ -399,6 +399,10 @@ class QueryTranslation:
         keys = _GroupKeys(selected, self._context(items, ctes, plain_aliases))
         plain, factors = [], []
         for expression in group.expressions:
+            if isinstance(expression, exp.GroupingSets) and len(group.expressions) > 1:
+                # `GROUP BY a, b GROUPING SETS (a)` (the sets replace the keys) and `GROUP BY a,
+                # GROUPING SETS (b)` (a product) read alike here
+                raise NotLocal("GROUPING SETS beside other GROUP BY keys")
             if isinstance(expression, exp.GroupingSets):
                 factors.append([keys.members(e) for e in expression.expressions])
             elif isinstance(expression, exp.Cube):
@@ -416,7 +420,8 @@ class QueryTranslation:
         for value in plain + [v for factor in factors for s in factor for v in s]:
             if value.sql not in {g.sql for g in grouped}:
                 grouped.append(value)
-        if all(len(factor) == 1 for factor in factors):  # no sets: a plain GROUP BY
+        plain_only = trailing is None and all(not isinstance(e, exp.GroupingSets | exp.Cube | exp.Rollup) for e in group.expressions)
+        if plain_only or all(len(factor) == 1 for factor in factors) and trailing is None:  # a plain GROUP BY
             listed = ", ".join(normalized_zero(g).sql for g in grouped)
             return grouped, f" GROUP BY {listed}" if listed else "", None
         sets = [[]]
@@ -480,6 +485,8 @@ class QueryTranslation:
         keys = []
         for key in order.expressions:
             this = key.this
+            if _negative_position(this):
+                raise NotLocal("a negative ORDER BY position (Spark refuses it)")
             if isinstance(this, exp.Literal) and not this.is_string and this.this.isdigit():
                 position = int(this.this)
                 if not 1 <= position <= len(values):
@@ -542,6 +549,8 @@ class _GroupKeys:
         self.computed: set[str] = set()  # keys that are not plain columns
 
     def key(self, expression: exp.Expression) -> Value:
+        if _negative_position(expression):
+            raise NotLocal("a negative GROUP BY position (Spark refuses it)")
         if isinstance(expression, exp.Literal) and not expression.is_string and expression.this.isdigit():
             position = int(expression.this)
             if not 1 <= position <= len(self.selected) or isinstance(self.selected[position - 1], exp.Star):
@@ -564,11 +573,21 @@ class _GroupKeys:
         return [self.key(expression.this if isinstance(expression, exp.Paren) else expression)]
 
 
+def _negative_position(node: exp.Expression) -> bool:
+    """`-1` in ORDER BY or GROUP BY: Spark's parser reads it as the integer literal -1, a position
+    out of range; sqlglot reads a negation of a constant, which would order or group by nothing."""
+    return isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string and node.this.this.isdigit()
+
+
 def _rollup(units: list[list[Value]]) -> list[list[Value]]:
+    if any(not unit for unit in units):
+        raise NotLocal("an empty set in ROLLUP (Spark refuses it)")
     return [[v for unit in units[:n] for v in unit] for n in range(len(units), -1, -1)]
 
 
 def _cube(units: list[list[Value]]) -> list[list[Value]]:
+    if any(not unit for unit in units):
+        raise NotLocal("an empty set in CUBE (Spark refuses it)")
     sets = [[]]
     for unit in units:
         sets = [s + unit for s in sets] + sets

@@ -124,6 +124,9 @@ class Query:
 
     sql: str  # Spark SQL text of the whole query (EXPLAIN SELECT's without EXPLAIN)
     tables: tuple[str, ...]  # names of the tables/views it reads (catalog objects, CTE names excluded)
+    # sqlglot could not parse it: `tables` are the query's words, some of them catalog objects,
+    # and Spark, not the local engine, reads the text as written (docs/semantics.md, "Queries")
+    unparsed: bool = False
 
 
 @dataclass(frozen=True)

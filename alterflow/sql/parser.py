@@ -440,6 +440,22 @@ def _query_tables(sql: str, context: str) -> tuple[str, ...]:
     return tuple(name for _, name in sorted(found.values(), key=lambda item: item[0]))
 
 
+def _spark_query_tables(sql: str, context: str) -> tuple[tuple[str, ...], bool]:
+    """A query's tables and whether they are guessed: sqlglot's parser does not read all of Spark's
+    SQL (`corr(DISTINCT x, y)`), and a query Spark accepts must never be refused for that. Where
+    sqlglot fails, every name-like word of the query is a candidate, the caller binds those the
+    catalog holds, and Spark parses the text (and words its own error if it is not SQL)."""
+    from sqlglot.errors import SqlglotError
+
+    try:
+        return _query_tables(sql, context), False
+    except SqlError as exc:
+        if not isinstance(exc.__context__, SqlglotError):
+            raise
+    words = [t.text for t in _tokenize(sql) if t.kind in ("word", "quoted") and len(t.text) <= MAX_NAME and NAME_RE.fullmatch(t.text)]
+    return tuple(dict.fromkeys(words)), True
+
+
 def _is_cte(table: exp.Table) -> bool:
     """Whether a WITH in scope defines the table's name (in a CTE's own body, only the CTEs
     before it are in scope, unless the WITH is RECURSIVE)."""
@@ -704,7 +720,7 @@ class _Parser:
     def statement(self) -> Statement:
         if self.at("SELECT") or self.at("WITH") or self.at("("):
             sql = self.rest()
-            return Select(sql=sql, tables=_query_tables(sql, "SELECT"))
+            return Select(sql, *_spark_query_tables(sql, "SELECT"))
         for keys, method in self.STATEMENTS:
             if self.accept(*keys):
                 self.context = " ".join(keys)
@@ -819,7 +835,7 @@ class _Parser:
     def explain(self) -> AlterTable | ExplainSelect:
         if self.at("SELECT") or self.at("WITH") or self.at("("):
             sql = self.rest()
-            return ExplainSelect(sql=sql, tables=_query_tables(sql, "EXPLAIN SELECT"))
+            return ExplainSelect(sql, *_spark_query_tables(sql, "EXPLAIN SELECT"))
         analyze = self.accept("ANALYZE")
         what = (
             "ALTER TABLE (EXPLAIN ANALYZE takes an ALTER TABLE only)"

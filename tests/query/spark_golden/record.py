@@ -99,9 +99,8 @@ def record_file(spark, path) -> None:
     if golden.directives(text):
         golden.results_path(name).unlink(missing_ok=True)
         return
-    for catalog_name in [t.name for t in spark.catalog.listTables()]:
-        spark.sql(f"DROP VIEW IF EXISTS `{catalog_name}`")
-        spark.sql(f"DROP TABLE IF EXISTS `{catalog_name}`")
+    for t in spark.catalog.listTables():  # a file's tables stay when a SET stops its recording early
+        spark.sql(f"DROP {'VIEW' if t.isTemporary or t.tableType == 'VIEW' else 'TABLE'} IF EXISTS `{t.name}`")
     configured = False
     for i, stmt in enumerate(golden.statements(path)):
         if stmt.kind == "set":

@@ -3,8 +3,11 @@
 session with engine `auto`, without Spark. Where the session would run it in process (EXPLAIN
 says local), it runs locally and its answer, printed as Spark prints it in a `.sql.out` file, is
 compared with Spark's (recorded by record.py): schema, rows, and their order where ORDER BY
-fixes it (otherwise both sides are sorted, as SQLQueryTestSuite sorts them). A query whose
-golden outcome is an error must not get rows. Where Spark would run it, the reason is counted.
+fixes it (otherwise both sides are sorted, as SQLQueryTestSuite sorts them). Rows whose ORDER BY
+keys are equal may come in any order, as Spark leaves their order arbitrary: an ordered answer
+that differs row by row is checked again against its keys, which a rewrite of the query returns
+(GoldenSession._judge_ties). A query whose golden outcome is an error must not get rows. Where
+Spark would run it, the reason is counted.
 
     .venv/bin/python -m tests.query.spark_golden
 """
@@ -254,7 +257,7 @@ class GoldenSession:
                 file, sql, "spark", f"alterflow's statement parser refuses it: a query starting with {sql.split()[0].upper()}"
             )
         try:
-            choice = self.session.engine_choice(stmt.sql, stmt.tables)
+            choice = self.session.engine_choice(stmt.sql, self.session.query_names(stmt))
         except (UserError, StatementError) as exc:
             return refused(str(exc))
         except Exception as exc:  # noqa: BLE001 - a crash of the translation is what this reports
@@ -273,7 +276,40 @@ class GoldenSession:
             return QueryResult(file, sql, "crash", f"ValueError running: {exc}")
         except Exception as exc:  # noqa: BLE001
             return QueryResult(file, sql, "crash", f"{type(exc).__name__} running: {exc}")
-        return judge(file, sql, expected, result)
+        return self._judged(file, sql, expected, result)
+
+    def _judged(self, file: str, sql: str, expected: golden.Outcome, result) -> QueryResult:
+        verdict = judge(file, sql, expected, result)
+        if verdict.status == "wrong" and expected.error is None and ordered(sql):
+            return self._judge_ties(file, sql, expected, result, verdict)
+        return verdict
+
+    def _judge_ties(self, file: str, sql: str, expected: golden.Outcome, result, strict: QueryResult) -> QueryResult:
+        """An ordered answer that differs from Spark's row by row, judged again with its sort keys:
+        the query rewritten to also return its ORDER BY keys runs locally; its keys must be sorted
+        in the ORDER BY's direction, and each run of rows with equal keys must hold the same rows in
+        the answer, in Spark's answer and in the rewrite's answer (any order within the run, as
+        Spark's order among ties is arbitrary). Where the rewrite is impossible or does not run
+        locally, the strict verdict stands."""
+        from alterflow import sql as ast
+        from alterflow.query.local_engine import run_local
+
+        rewrite = order_key_rewrite(sql)
+        if rewrite is None:
+            return strict
+        rewritten, directions = rewrite
+        try:
+            stmt = ast.parse_statements(rewritten)[0]
+            choice = self.session.engine_choice(stmt.sql, self.session.query_names(stmt))
+            if choice.engine != "local":
+                return strict
+            keyed = run_local(self.session.warehouse, choice.plan, as_rows=True)
+        except Exception:  # noqa: BLE001 - the rewrite is the runner's, not the query under test
+            return strict
+        detail = tie_mismatch(expected, result, keyed, len(directions), directions)
+        if detail is None:
+            return QueryResult(file, sql, "local_right", "equal to Spark's up to the order of rows with equal ORDER BY keys")
+        return QueryResult(file, sql, "wrong", f"{strict.detail}\nwith ties allowed: {detail}")
 
 
 def judge(file: str, sql: str, expected: golden.Outcome, result) -> QueryResult:
@@ -313,6 +349,97 @@ def ordered(sql: str) -> bool:
     while isinstance(tree, exp.Subquery) and not tree.args.get("order"):
         tree = tree.this
     return tree is not None and tree.args.get("order") is not None
+
+
+def order_key_rewrite(sql: str) -> tuple[str, list[tuple[bool, bool]]] | None:
+    """The query with its ORDER BY keys appended to its outer SELECT list, and each key's
+    (descending, nulls first); None where appending columns could change the rows or the keys
+    cannot be named: DISTINCT, a set operation, a position over a `*`, a key holding a `*`.
+    A position or an output alias as a key stands for the SELECT list expression it names, as
+    Spark resolves it."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="spark")
+    except sqlglot.errors.SqlglotError:
+        return None
+    while isinstance(tree, exp.Subquery) and set(k for k, v in tree.args.items() if v) <= {"this"}:
+        tree = tree.this
+    if not isinstance(tree, exp.Select) or tree.args.get("distinct") or tree.args.get("order") is None:
+        return None
+    projections = tree.expressions
+    aliases = {p.alias.lower(): p.this for p in projections if isinstance(p, exp.Alias)}
+    starred = any(p.find(exp.Star) for p in projections)
+    keys, directions = [], []
+    for ordered in tree.args["order"].expressions:
+        key = ordered.this
+        if isinstance(key, exp.Literal) and key.is_int:
+            position = int(key.name)
+            if starred or not 1 <= position <= len(projections):
+                return None
+            named = projections[position - 1]
+            key = named.this if isinstance(named, exp.Alias) else named
+        elif isinstance(key, exp.Column) and not key.table and key.name.lower() in aliases:
+            key = aliases[key.name.lower()]
+        if key.find(exp.Star):
+            return None
+        desc = bool(ordered.args.get("desc"))
+        nulls_first = ordered.args.get("nulls_first")
+        keys.append(key.copy())
+        directions.append((desc, (not desc) if nulls_first is None else bool(nulls_first)))
+    rewritten = tree.copy()
+    rewritten.set("expressions", [p.copy() for p in projections] + [exp.alias_(k, f"golden_order_key_{i}") for i, k in enumerate(keys)])
+    return rewritten.sql(dialect="spark"), directions
+
+
+def _compare_keys(a: tuple, b: tuple, directions: list[tuple[bool, bool]]) -> int:
+    """Spark's order of two key tuples: NULLs first or last as asked, NaN above every number."""
+    import math
+
+    for x, y, (desc, nulls_first) in zip(a, b, directions):
+        if x is None or y is None:
+            if x is None and y is None:
+                continue
+            return (-1 if nulls_first else 1) * (1 if x is None else -1)
+        nan_x = isinstance(x, float) and math.isnan(x)
+        nan_y = isinstance(y, float) and math.isnan(y)
+        if nan_x or nan_y:
+            c = (nan_x > nan_y) - (nan_x < nan_y)
+        else:
+            c = (x > y) - (x < y)
+        if c:
+            return -c if desc else c
+    return 0
+
+
+def tie_mismatch(expected: golden.Outcome, result, keyed, width: int, directions: list[tuple[bool, bool]]) -> str | None:
+    """Why the local answer is not Spark's up to the order of ties (None when it is): `keyed` is
+    the local answer of the query rewritten with its `width` ORDER BY keys as last columns."""
+    types = [str(t) for t in result.types]
+    lines = ["\t".join(spark_text(v, t) for v, t in zip(row, types)) for row in result.rows]
+    want = list(expected.output)
+    keyed_types = [str(t) for t in keyed.types]
+    n = len(keyed_types) - width
+    if keyed_types[:n] != types:
+        return f"the keyed rewrite has other columns ({keyed_types[:n]})"
+    keyed_lines = ["\t".join(spark_text(v, t) for v, t in zip(row[:n], types)) for row in keyed.rows]
+    keys = [tuple(row[n:]) for row in keyed.rows]
+    key_texts = [tuple(spark_text(v, t) for v, t in zip(row[n:], keyed_types[n:])) for row in keyed.rows]
+    if not len(lines) == len(want) == len(keyed_lines):
+        return f"{len(lines)} local rows, {len(want)} Spark rows, {len(keyed_lines)} rows with keys"
+    for i in range(1, len(keys)):
+        if _compare_keys(keys[i - 1], keys[i], directions) > 0:
+            return f"local keys out of order at row {i + 1}: {key_texts[i - 1]} before {key_texts[i]}"
+    start = 0
+    for end in range(1, len(keys) + 1):
+        if end < len(keys) and key_texts[end] == key_texts[start]:
+            continue
+        local, spark, with_keys = (sorted(x[start:end]) for x in (lines, want, keyed_lines))
+        if not local == spark == with_keys:
+            return f"rows {start + 1}-{end} (keys {key_texts[start]}): local {local}, Spark {spark}, rewrite {with_keys}"
+        start = end
+    return None
 
 
 def _tables_read(sql: str) -> set[str]:
