@@ -22,9 +22,9 @@ from alterflow.query.expressions import (
     ExpressionContext,
     NotLocal,
     Value,
-    _aggregate_arg,
-    _aggregated,
-    _rule,
+    aggregate_arg,
+    aggregated_value,
+    dispatch_rule,
     translate,
 )
 
@@ -50,7 +50,7 @@ def _spelled(node: exp.Expression, *names: str) -> str:
 
 
 def _boolean_arg(node: exp.Expression, ctx: ExpressionContext, what: str) -> Value:
-    value = _aggregate_arg(node, ctx, what)
+    value = aggregate_arg(node, ctx, what)
     if value.type.name == "void":
         return Value(f"CAST({value.sql} AS BOOLEAN)", st.BOOLEAN, value.name)
     if value.type != st.BOOLEAN:
@@ -60,20 +60,20 @@ def _boolean_arg(node: exp.Expression, ctx: ExpressionContext, what: str) -> Val
 
 def _all_or_any(node: exp.Expression, arg: exp.Expression, ctx: ExpressionContext, name: str, function: str) -> Value:
     value = _boolean_arg(arg, ctx, name)
-    return _aggregated(f"{function}({value.sql})", st.BOOLEAN, None if value.name is None else f"{name}({value.name})")
+    return aggregated_value(f"{function}({value.sql})", st.BOOLEAN, None if value.name is None else f"{name}({value.name})")
 
 
-@_rule.register
+@dispatch_rule.register
 def _logical_and(node: exp.LogicalAnd, ctx: ExpressionContext) -> Value:
     return _all_or_any(node, node.this, ctx, _spelled(node, "bool_and", "every"), "bool_and")
 
 
-@_rule.register
+@dispatch_rule.register
 def _logical_or(node: exp.LogicalOr, ctx: ExpressionContext) -> Value:
     return _all_or_any(node, node.this, ctx, _spelled(node, "bool_or", "some", "any"), "bool_or")
 
 
-@_rule.register
+@dispatch_rule.register
 def _any(node: exp.Any, ctx: ExpressionContext) -> Value:
     # sqlglot reads Spark's any(x) as ANY (x); `= ANY (subquery)` is another construct
     if not isinstance(node.this, exp.Paren) or isinstance(node.parent, exp.Predicate):
@@ -81,12 +81,12 @@ def _any(node: exp.Any, ctx: ExpressionContext) -> Value:
     return _all_or_any(node, node.this.this, ctx, "any", "bool_or")
 
 
-@_rule.register
+@dispatch_rule.register
 def _count_if(node: exp.CountIf, ctx: ExpressionContext) -> Value:
     _spelled(node, "count_if")
     value = _boolean_arg(node.this, ctx, "count_if")
     name = None if value.name is None else f"count_if({value.name})"
-    return _aggregated(f"count(CASE WHEN {value.sql} THEN 1 END)", st.BIGINT, name)
+    return aggregated_value(f"count(CASE WHEN {value.sql} THEN 1 END)", st.BIGINT, name)
 
 
 def _boolean_function(node: exp.Anonymous, ctx: ExpressionContext) -> Value:
@@ -118,15 +118,15 @@ for _cls in (
     exp.Skewness,
     exp.Kurtosis,
 ):
-    _rule.register(_cls)(_moment)
+    dispatch_rule.register(_cls)(_moment)
 for _cls in (exp.First, exp.Last, exp.FirstValue, exp.LastValue, exp.AnyValue, exp.ArgMax, exp.ArgMin, exp.IgnoreNulls, exp.RespectNulls):
-    _rule.register(_cls)(_order_dependent)
+    dispatch_rule.register(_cls)(_order_dependent)
 
 
 # -- FILTER (WHERE ...) ----------------------------------------------------------------------------
 
 
-@_rule.register
+@dispatch_rule.register
 def _filter(node: exp.Filter, ctx: ExpressionContext) -> Value:
     where = node.expression
     if not isinstance(where, exp.Where) or not ctx.aggregates or ctx.in_aggregate or ctx.aggregate_filter is not None:
@@ -139,7 +139,7 @@ def _filter(node: exp.Filter, ctx: ExpressionContext) -> Value:
     if not value.aggregate or value.free:
         raise NotLocal("FILTER on something other than an aggregate")
     name = None if value.name is None or condition.name is None else f"{value.name} FILTER (WHERE {condition.name})"
-    return _aggregated(value.sql, value.type, name)
+    return aggregated_value(value.sql, value.type, name)
 
 
 # -- grouping() and grouping_id() ------------------------------------------------------------------
@@ -153,16 +153,16 @@ def _grouping_columns(node: exp.Expression, ctx: ExpressionContext) -> list[str]
     return [translate(e, ctx).sql for e in node.expressions]
 
 
-@_rule.register
+@dispatch_rule.register
 def _grouping(node: exp.Grouping, ctx: ExpressionContext) -> Value:
     columns = _grouping_columns(node, ctx)
     if len(columns) != 1 or columns[0] not in ctx.grouping:
         raise NotLocal("grouping() of something other than one grouping column")
     name = translate(node.expressions[0], ctx).name
-    return _aggregated(f"CAST(grouping({columns[0]}) AS TINYINT)", st.SqlType("tinyint"), name and f"grouping({name})")
+    return aggregated_value(f"CAST(grouping({columns[0]}) AS TINYINT)", st.SqlType("tinyint"), name and f"grouping({name})")
 
 
-@_rule.register
+@dispatch_rule.register
 def _grouping_id(node: exp.GroupingId, ctx: ExpressionContext) -> Value:
     columns = _grouping_columns(node, ctx)
     if columns and tuple(columns) != ctx.grouping:
@@ -173,7 +173,7 @@ def _grouping_id(node: exp.GroupingId, ctx: ExpressionContext) -> Value:
     name = None if None in names else f"grouping_id({', '.join(names)})"
     listed = ", ".join(ctx.grouping)
     sql = f"CAST(grouping({listed}) AS BIGINT)" if listed else "CAST(0 AS BIGINT)"
-    return _aggregated(sql, st.BIGINT, name)
+    return aggregated_value(sql, st.BIGINT, name)
 
 
 # -- exact percentiles -----------------------------------------------------------------------------
@@ -223,23 +223,23 @@ def _check_call(node: exp.Expression, function: str) -> None:
         raise NotLocal(f"{function} with other arguments than a value and a percentage")
 
 
-@_rule.register
+@dispatch_rule.register
 def _quantile(node: exp.Quantile, ctx: ExpressionContext) -> Value:
     _check_call(node, "percentile")
     percentage, spelled = _percentage(node.args["quantile"])
-    value = _aggregate_arg(node.this, ctx, "percentile")
+    value = aggregate_arg(node.this, ctx, "percentile")
     name = None if value.name is None else f"percentile({value.name}, {spelled}, 1)"
-    return _aggregated(_percentile_sql(value, percentage, False), st.DOUBLE, name)
+    return aggregated_value(_percentile_sql(value, percentage, False), st.DOUBLE, name)
 
 
-@_rule.register
+@dispatch_rule.register
 def _median(node: exp.Median, ctx: ExpressionContext) -> Value:
     _spelled(node, "median")
-    value = _aggregate_arg(node.this, ctx, "median")
-    return _aggregated(_percentile_sql(value, 0.5, False), st.DOUBLE, value.name and f"median({value.name})")
+    value = aggregate_arg(node.this, ctx, "median")
+    return aggregated_value(_percentile_sql(value, 0.5, False), st.DOUBLE, value.name and f"median({value.name})")
 
 
-@_rule.register
+@dispatch_rule.register
 def _within_group(node: exp.WithinGroup, ctx: ExpressionContext) -> Value:
     function, order = node.this, node.expression
     if not isinstance(function, exp.PercentileCont) or not isinstance(order, exp.Order) or len(order.expressions) != 1:
@@ -248,11 +248,11 @@ def _within_group(node: exp.WithinGroup, ctx: ExpressionContext) -> Value:
     percentage, spelled = _percentage(function.this)
     key = order.expressions[0]
     descending = bool(key.args.get("desc"))
-    value = _aggregate_arg(key.this, ctx, "percentile_cont")
+    value = aggregate_arg(key.this, ctx, "percentile_cont")
     text = _text(node) or ""
     named = value.name is not None and "nulls" not in text.lower()  # NULLS FIRST/LAST would be in Spark's name
     name = f"percentile_cont({spelled}) WITHIN GROUP (ORDER BY {value.name}{' DESC' if descending else ''})" if named else None
-    return _aggregated(_percentile_sql(value, percentage, descending), st.DOUBLE, name)
+    return aggregated_value(_percentile_sql(value, percentage, descending), st.DOUBLE, name)
 
 
 # -- functions without a sqlglot class of their own ------------------------------------------------

@@ -24,8 +24,8 @@ from alterflow.query.expressions import (
     ExpressionContext,
     NotLocal,
     Value,
-    _merge,
-    _rule,
+    dispatch_rule,
+    merged_flags,
     translate,
     written_name,
 )
@@ -75,9 +75,9 @@ def as_date(value: Value, what: str) -> Value:
     if value.type == st.DATE:
         return value
     if value.type == st.STRING:
-        return Value(f"{STR_TO_DATE}({value.sql})", st.DATE, value.name, **_merge(value))
+        return Value(f"{STR_TO_DATE}({value.sql})", st.DATE, value.name, **merged_flags(value))
     if value.type == st.TIMESTAMP_NTZ:
-        return Value(f"CAST({value.sql} AS DATE)", st.DATE, value.name, **_merge(value))
+        return Value(f"CAST({value.sql} AS DATE)", st.DATE, value.name, **merged_flags(value))
     if value.type.name == "void":
         return Value("CAST(NULL AS DATE)", st.DATE, value.name)
     raise NotLocal(f"{what} of a {value.type}")
@@ -128,25 +128,25 @@ def _part(node: exp.Func, ctx: ExpressionContext) -> Value:
     spelling, template = _PARTS[type(node)]
     value = _date_arg(node.this, ctx, spelling)
     sql = f"CAST({template.format(value.sql)} AS INTEGER)"
-    return Value(sql, st.INT, _named(_spelled(node, spelling), value), **_merge(value))
+    return Value(sql, st.INT, _named(_spelled(node, spelling), value), **merged_flags(value))
 
 
 for _cls in _PARTS:
-    _rule.register(_cls)(_part)
+    dispatch_rule.register(_cls)(_part)
 
 
-@_rule.register
+@dispatch_rule.register
 def _last_day(node: exp.LastDay, ctx: ExpressionContext) -> Value:
     if node.args.get("unit") is not None:
         raise NotLocal("last_day with a unit")
     value = _date_arg(node.this, ctx, "last_day")
-    return Value(f"last_day({value.sql})", st.DATE, _named(_spelled(node, "last_day"), value), **_merge(value))
+    return Value(f"last_day({value.sql})", st.DATE, _named(_spelled(node, "last_day"), value), **merged_flags(value))
 
 
 # -- arithmetic ----------------------------------------------------------------------------------
 
 
-@_rule.register
+@dispatch_rule.register
 def _ts_or_ds_add(node: exp.TsOrDsAdd, ctx: ExpressionContext) -> Value:
     """date_add, dateadd and date_sub (which sqlglot reads as date_add of days * -1)."""
     unit = node.args.get("unit")
@@ -165,7 +165,7 @@ def _ts_or_ds_add(node: exp.TsOrDsAdd, ctx: ExpressionContext) -> Value:
     days = _int_arg(days_node, ctx, written)
     spelling = "date_sub" if op == "-" else "date_add"
     sql = f"({start.sql} {op} CAST({days.sql} AS INTEGER))"
-    return Value(sql, st.DATE, _named(spelling, start, days), **_merge(start, days))
+    return Value(sql, st.DATE, _named(spelling, start, days), **merged_flags(start, days))
 
 
 def date_arithmetic(left: Value, right: Value, op: str) -> Value:
@@ -177,26 +177,26 @@ def date_arithmetic(left: Value, right: Value, op: str) -> Value:
     if op not in ("+", "-") or left.type != st.DATE or not right.type.integral or right.type.name == "bigint":
         raise NotLocal(f"{op} between {left.type} and {right.type}")
     sql = f"({left.sql} {op} CAST({right.sql} AS INTEGER))"
-    return Value(sql, st.DATE, _named("date_add" if op == "+" else "date_sub", left, right), **_merge(left, right))
+    return Value(sql, st.DATE, _named("date_add" if op == "+" else "date_sub", left, right), **merged_flags(left, right))
 
 
-@_rule.register
+@dispatch_rule.register
 def _date_diff(node: exp.DateDiff, ctx: ExpressionContext) -> Value:
     if node.args.get("unit") is not None:
         raise NotLocal("datediff with a unit")
     end = _date_arg(node.this, ctx, "datediff")
     start = _date_arg(node.expression, ctx, "datediff")
     sql = f"CAST({end.sql} - {start.sql} AS INTEGER)"
-    return Value(sql, st.INT, _named(_spelled(node, "datediff", "date_diff"), end, start), **_merge(end, start))
+    return Value(sql, st.INT, _named(_spelled(node, "datediff", "date_diff"), end, start), **merged_flags(end, start))
 
 
-@_rule.register
+@dispatch_rule.register
 def _add_months(node: exp.AddMonths, ctx: ExpressionContext) -> Value:
     """LocalDate.plusMonths: the day of month kept, or the month's last day where it has fewer."""
     start = _date_arg(node.this, ctx, "add_months")
     months = _int_arg(node.expression, ctx, "add_months")
     sql = f"CAST({start.sql} + to_months(CAST({months.sql} AS INTEGER)) AS DATE)"
-    return Value(sql, st.DATE, _named(_spelled(node, "add_months"), start, months), **_merge(start, months))
+    return Value(sql, st.DATE, _named(_spelled(node, "add_months"), start, months), **merged_flags(start, months))
 
 
 _TRUNC_LEVELS = {
@@ -243,7 +243,7 @@ def _written_string_arg(node: exp.Func, position: int) -> str | None:
     return literal.group(1) if literal else None
 
 
-@_rule.register
+@dispatch_rule.register
 def _trunc(node: exp.DateTrunc, ctx: ExpressionContext) -> Value:
     """trunc(date, level): a level Spark does not know gives NULL. Computed on dates (DuckDB's
     date_trunc goes through a TIMESTAMP, whose years stop earlier than a DATE's)."""
@@ -255,7 +255,7 @@ def _trunc(node: exp.DateTrunc, ctx: ExpressionContext) -> Value:
     value = _date_arg(node.this, ctx, "trunc")
     template = _TRUNC_LEVELS.get(level.upper())
     sql = "CAST(NULL AS DATE)" if template is None else template.format(value.sql)
-    return Value(sql, st.DATE, _named("trunc", value, Value("", st.STRING, level)), **_merge(value))
+    return Value(sql, st.DATE, _named("trunc", value, Value("", st.STRING, level)), **merged_flags(value))
 
 
 # -- functions without a sqlglot class of their own ------------------------------------------------
@@ -267,14 +267,14 @@ def _make_date(node: exp.Anonymous, ctx: ExpressionContext) -> Value:
         raise NotLocal("make_date without three arguments")
     parts = [_int_arg(e, ctx, "make_date") for e in node.expressions]
     sql = f"{YMD}({', '.join(f'CAST({p.sql} AS BIGINT)' for p in parts)})"
-    return Value(sql, st.DATE, _named("make_date", *parts), **_merge(*parts))
+    return Value(sql, st.DATE, _named("make_date", *parts), **merged_flags(*parts))
 
 
 def _weekday(node: exp.Anonymous, ctx: ExpressionContext) -> Value:
     if len(node.expressions) != 1:
         raise NotLocal("weekday without one argument")
     value = _date_arg(node.expressions[0], ctx, "weekday")
-    return Value(f"CAST(isodow({value.sql}) - 1 AS INTEGER)", st.INT, _named("weekday", value), **_merge(value))
+    return Value(f"CAST(isodow({value.sql}) - 1 AS INTEGER)", st.INT, _named("weekday", value), **merged_flags(value))
 
 
 ANONYMOUS_RULES.update({"make_date": _make_date, "weekday": _weekday})
@@ -350,7 +350,7 @@ def _strftime(pattern: str) -> str:
     return "".join(out).replace("'", "''")
 
 
-@_rule.register
+@dispatch_rule.register
 def _date_format(node: exp.TimeToStr, ctx: ExpressionContext) -> Value:
     """date_format(date or timestamp_ntz, pattern): a DATE formats as its midnight. The session
     time zone (UTC) leaves a TIMESTAMP_NTZ's wall clock as it is."""
@@ -369,7 +369,7 @@ def _date_format(node: exp.TimeToStr, ctx: ExpressionContext) -> Value:
         f"ELSE strftime({moment}, '{_strftime(pattern.this)}') END)"
     )
     name = _named("date_format", value, Value("", st.STRING, pattern.this))
-    return Value(sql, st.STRING, name, **_merge(value))
+    return Value(sql, st.STRING, name, **merged_flags(value))
 
 
 # to_date's pattern letters -> the digits they read strictly (Spark's parser takes exactly these
@@ -401,7 +401,7 @@ def _to_date_pattern(value: Value, pattern: str) -> str:
     )
 
 
-@_rule.register
+@dispatch_rule.register
 def _to_date(node: exp.TsOrDsToDate, ctx: ExpressionContext) -> Value:
     if not node.args.get("safe") or _spelled(node, "to_date") is None:
         raise NotLocal("to_date spelt otherwise")
@@ -409,8 +409,8 @@ def _to_date(node: exp.TsOrDsToDate, ctx: ExpressionContext) -> Value:
     pattern = node.args.get("format")
     if pattern is None:
         date = as_date(value, "to_date")
-        return Value(date.sql, st.DATE, _named("to_date", value), **_merge(value))
+        return Value(date.sql, st.DATE, _named("to_date", value), **merged_flags(value))
     if not (isinstance(pattern, exp.Literal) and pattern.is_string) or value.type != st.STRING:
         raise NotLocal("to_date with a computed pattern or of a value that is not a string")
     sql = _to_date_pattern(value, pattern.this)
-    return Value(sql, st.DATE, _named("to_date", value, Value("", st.STRING, pattern.this)), **_merge(value))
+    return Value(sql, st.DATE, _named("to_date", value, Value("", st.STRING, pattern.this)), **merged_flags(value))

@@ -73,7 +73,7 @@ def _position(node: exp.Expression, ctx: ExpressionContext) -> ExpressionContext
 
 def translate(node: exp.Expression, ctx: ExpressionContext) -> Value:
     ctx = _position(node, ctx)
-    value = _rule(node, ctx)
+    value = dispatch_rule(node, ctx)
     if ctx.grouped and not ctx.in_aggregate and value.sql in ctx.grouped:
         value = replace(ctx.grouped[value.sql], name=value.name, free=False)  # the GROUP BY key itself
     return value
@@ -89,11 +89,11 @@ def normalized_zero(value: Value) -> Value:
 
 
 @functools.singledispatch
-def _rule(node: exp.Expression, ctx: ExpressionContext) -> Value:
-    raise NotLocal(f"{_construct(node)} is not in the local engine's set")
+def dispatch_rule(node: exp.Expression, ctx: ExpressionContext) -> Value:
+    raise NotLocal(f"{construct_name(node)} is not in the local engine's set")
 
 
-def _construct(node: exp.Expression) -> str:
+def construct_name(node: exp.Expression) -> str:
     if isinstance(node, exp.Anonymous):
         return f"function {node.name.lower()}"
     if isinstance(node, exp.Func):
@@ -120,12 +120,12 @@ def wrap(sql: str, to: SqlType) -> str:
     return f"CAST(((({sql}) + {half}) % {full} + {full}) % {full} - {half} AS {to.duckdb})"
 
 
-def _wide(value: Value) -> str:
+def widened_sql(value: Value) -> str:
     bits = st.INTEGRAL_BITS[value.type.name]
     return f"CAST({value.sql} AS {'HUGEINT' if bits == 64 else 'BIGINT'})"
 
 
-def _merge(*values: Value, **changes) -> dict:
+def merged_flags(*values: Value, **changes) -> dict:
     return {
         "aggregate": any(v.aggregate for v in values),
         "free": any(v.free for v in values),
@@ -146,24 +146,24 @@ def _args(node: exp.Expression, ctx: ExpressionContext) -> list[Value]:
 # -- columns, literals ---------------------------------------------------------------------------
 
 
-@_rule.register
+@dispatch_rule.register
 def _column(node: exp.Column, ctx: ExpressionContext) -> Value:
     if isinstance(node.this, exp.Star):
         raise NotLocal("a * inside an expression")
     return ctx.resolve(node)
 
 
-@_rule.register
+@dispatch_rule.register
 def _paren(node: exp.Paren, ctx: ExpressionContext) -> Value:
     return translate(node.this, ctx)
 
 
-@_rule.register
+@dispatch_rule.register
 def _null(node: exp.Null, ctx: ExpressionContext) -> Value:
     return Value("NULL", st.VOID, "NULL")
 
 
-@_rule.register
+@dispatch_rule.register
 def _boolean(node: exp.Boolean, ctx: ExpressionContext) -> Value:
     return Value("TRUE" if node.this else "FALSE", st.BOOLEAN, "true" if node.this else "false")
 
@@ -195,7 +195,7 @@ def _decimal_literal(text: str) -> Value:
     return Value(f"CAST('{text}' AS DECIMAL({precision},{scale}))", st.decimal(precision, scale), name)
 
 
-@_rule.register
+@dispatch_rule.register
 def _literal(node: exp.Literal, ctx: ExpressionContext) -> Value:
     text = node.this
     if node.is_string:
@@ -213,7 +213,7 @@ def _literal(node: exp.Literal, ctx: ExpressionContext) -> Value:
     raise NotLocal(f"the literal {text}")
 
 
-@_rule.register
+@dispatch_rule.register
 def _neg(node: exp.Neg, ctx: ExpressionContext) -> Value:
     inner = node.this
     if isinstance(inner, exp.Literal) and not inner.is_string:  # Spark reads -1 as one literal
@@ -227,18 +227,18 @@ def _neg(node: exp.Neg, ctx: ExpressionContext) -> Value:
         return typed_literal(inner, "-")
     value = translate(inner, ctx)
     if value.type.integral:
-        sql = wrap(f"0 - {_wide(value)}", value.type)
+        sql = wrap(f"0 - {widened_sql(value)}", value.type)
     elif value.type.numeric:
         sql = f"(- {value.sql})"
     else:
         raise NotLocal(f"unary minus on {value.type}")
-    return Value(sql, value.type, _name("(- {})", value), **_merge(value))
+    return Value(sql, value.type, _name("(- {})", value), **merged_flags(value))
 
 
 # -- arithmetic ----------------------------------------------------------------------------------
 
 
-def _operand_types(left: Value, right: Value) -> tuple[SqlType, SqlType]:
+def operand_types(left: Value, right: Value) -> tuple[SqlType, SqlType]:
     """Spark's operand types for a decimal meeting an integral literal: the literal's own digits."""
     lt, rt = left.type, right.type
     if lt.name == "decimal" and right.literal is not None:
@@ -248,7 +248,7 @@ def _operand_types(left: Value, right: Value) -> tuple[SqlType, SqlType]:
     return lt, rt
 
 
-def _decimal_result(op: str, a: SqlType, b: SqlType) -> SqlType:
+def decimal_result(op: str, a: SqlType, b: SqlType) -> SqlType:
     """DecimalPrecision's result type (precision loss allowed, Spark's default)."""
     a, b = st.as_decimal(a), st.as_decimal(b)
     if op in ("+", "-"):
@@ -284,7 +284,7 @@ def _arithmetic(node: exp.Binary, ctx: ExpressionContext, op: str) -> Value:
         return date_arithmetic(left, right, op)
     if left.type.name == "void" or right.type.name == "void":
         raise NotLocal("arithmetic on an untyped NULL")
-    lt, rt = _operand_types(left, right)
+    lt, rt = operand_types(left, right)
     common = st.wider_numeric(lt, rt)
     if common is None and (lt.name == "decimal" or rt.name == "decimal") and lt.numeric and rt.numeric:
         common = st.decimal(st.MAX_PRECISION, 0)  # only its kind matters below: the result type is op's own
@@ -294,23 +294,23 @@ def _arithmetic(node: exp.Binary, ctx: ExpressionContext, op: str) -> Value:
     if op == "%" and node.meta.get("name") == "mod":
         name = _name("mod({}, {})", left, right)
     if common.name == "decimal":
-        result = _decimal_result(op, lt, rt)
+        result = decimal_result(op, lt, rt)
         unadjusted = result.precision <= st.MAX_PRECISION and result == _decimal_result_bounded(op, lt, rt)
         if op in ("+", "-", "*") and unadjusted:  # exact in DuckDB's 38 digits
             wide = st.decimal(st.MAX_PRECISION, result.scale)
             sql = f"CAST(({cast(left, wide)} {op} {cast(right, wide)}) AS {result.duckdb})"
         else:
             sql = exact_decimal(op, left, right, result)
-        return Value(sql, result, name, **_merge(left, right))
+        return Value(sql, result, name, **merged_flags(left, right))
     if op == "/":
         return _divide(left, right, common, name)
     if op == "%":
-        return _remainder(left, right, common, name)
+        return remainder_value(left, right, common, name)
     if common.integral:
-        sql = wrap(f"{_wide(replace(left, type=lt))} {op} {_wide(replace(right, type=rt))}", common)
-        return Value(sql, common, name, **_merge(left, right))
+        sql = wrap(f"{widened_sql(replace(left, type=lt))} {op} {widened_sql(replace(right, type=rt))}", common)
+        return Value(sql, common, name, **merged_flags(left, right))
     sql = f"({cast(left, common)} {op} {cast(right, common)})"
-    return Value(sql, common, name, **_merge(left, right))
+    return Value(sql, common, name, **merged_flags(left, right))
 
 
 def _decimal_result_bounded(op: str, a: SqlType, b: SqlType) -> SqlType | None:
@@ -326,23 +326,23 @@ def _decimal_result_bounded(op: str, a: SqlType, b: SqlType) -> SqlType | None:
 
 def _divide(left: Value, right: Value, common: SqlType, name: str | None) -> Value:
     a, b = cast(left, st.DOUBLE), cast(right, st.DOUBLE)
-    return Value(f"(CASE WHEN {b} = 0 THEN NULL ELSE {a} / {b} END)", st.DOUBLE, name, **_merge(left, right))
+    return Value(f"(CASE WHEN {b} = 0 THEN NULL ELSE {a} / {b} END)", st.DOUBLE, name, **merged_flags(left, right))
 
 
-def _remainder(left: Value, right: Value, common: SqlType, name: str | None) -> Value:
+def remainder_value(left: Value, right: Value, common: SqlType, name: str | None) -> Value:
     a, b = cast(left, common), cast(right, common)
     if common.integral:  # the JVM's MIN % -1 is 0, where DuckDB overflows
         sql = f"(CASE WHEN {b} = 0 THEN NULL WHEN {b} = -1 THEN CAST(0 AS {common.duckdb}) ELSE {a} % {b} END)"
     else:
         sql = f"(CASE WHEN {b} = 0 THEN NULL ELSE {a} % {b} END)"
-    return Value(sql, common, name, **_merge(left, right))
+    return Value(sql, common, name, **merged_flags(left, right))
 
 
-_rule.register(exp.Add)(lambda node, ctx: _arithmetic(node, ctx, "+"))
-_rule.register(exp.Sub)(lambda node, ctx: _arithmetic(node, ctx, "-"))
-_rule.register(exp.Mul)(lambda node, ctx: _arithmetic(node, ctx, "*"))
-_rule.register(exp.Div)(lambda node, ctx: _arithmetic(node, ctx, "/"))
-_rule.register(exp.Mod)(lambda node, ctx: _arithmetic(node, ctx, "%"))
+dispatch_rule.register(exp.Add)(lambda node, ctx: _arithmetic(node, ctx, "+"))
+dispatch_rule.register(exp.Sub)(lambda node, ctx: _arithmetic(node, ctx, "-"))
+dispatch_rule.register(exp.Mul)(lambda node, ctx: _arithmetic(node, ctx, "*"))
+dispatch_rule.register(exp.Div)(lambda node, ctx: _arithmetic(node, ctx, "/"))
+dispatch_rule.register(exp.Mod)(lambda node, ctx: _arithmetic(node, ctx, "%"))
 
 
 # -- comparisons and logic -----------------------------------------------------------------------
@@ -367,7 +367,7 @@ def _compare(node: exp.Binary, ctx: ExpressionContext, op: str, spark_op: str) -
     name = _name(f"({{}} {spark_op} {{}})", left, right)
     if isinstance(node, exp.NEQ):
         name = _name("(NOT ({} = {}))", left, right)
-    return Value(sql, st.BOOLEAN, name, **_merge(left, right))
+    return Value(sql, st.BOOLEAN, name, **merged_flags(left, right))
 
 
 for _cls, _op, _spark in (
@@ -379,7 +379,7 @@ for _cls, _op, _spark in (
     (exp.GTE, ">=", ">="),
     (exp.NullSafeEQ, "IS NOT DISTINCT FROM", "<=>"),
 ):
-    _rule.register(_cls)(functools.partial(lambda node, ctx, op, spark: _compare(node, ctx, op, spark), op=_op, spark=_spark))
+    dispatch_rule.register(_cls)(functools.partial(lambda node, ctx, op, spark: _compare(node, ctx, op, spark), op=_op, spark=_spark))
 
 
 def _boolean_operand(node: exp.Expression, ctx: ExpressionContext, what: str) -> Value:
@@ -394,31 +394,31 @@ def _boolean_operand(node: exp.Expression, ctx: ExpressionContext, what: str) ->
 def _logic(node: exp.Connector, ctx: ExpressionContext, op: str) -> Value:
     left = _boolean_operand(node.left, ctx, op)
     right = _boolean_operand(node.right, ctx, op)
-    return Value(f"({left.sql} {op} {right.sql})", st.BOOLEAN, _name(f"({{}} {op} {{}})", left, right), **_merge(left, right))
+    return Value(f"({left.sql} {op} {right.sql})", st.BOOLEAN, _name(f"({{}} {op} {{}})", left, right), **merged_flags(left, right))
 
 
-_rule.register(exp.And)(lambda node, ctx: _logic(node, ctx, "AND"))
-_rule.register(exp.Or)(lambda node, ctx: _logic(node, ctx, "OR"))
+dispatch_rule.register(exp.And)(lambda node, ctx: _logic(node, ctx, "AND"))
+dispatch_rule.register(exp.Or)(lambda node, ctx: _logic(node, ctx, "OR"))
 
 
-@_rule.register
+@dispatch_rule.register
 def _not(node: exp.Not, ctx: ExpressionContext) -> Value:
     if isinstance(node.this, exp.Is):
         inner = translate(node.this.this, ctx)
-        return Value(f"({inner.sql} IS NOT NULL)", st.BOOLEAN, _name("({} IS NOT NULL)", inner), **_merge(inner))
+        return Value(f"({inner.sql} IS NOT NULL)", st.BOOLEAN, _name("({} IS NOT NULL)", inner), **merged_flags(inner))
     value = _boolean_operand(node.this, ctx, "NOT")
-    return Value(f"(NOT {value.sql})", st.BOOLEAN, _name("(NOT {})", value), **_merge(value))
+    return Value(f"(NOT {value.sql})", st.BOOLEAN, _name("(NOT {})", value), **merged_flags(value))
 
 
-@_rule.register
+@dispatch_rule.register
 def _is(node: exp.Is, ctx: ExpressionContext) -> Value:
     if not isinstance(node.expression, exp.Null):
         raise NotLocal("IS TRUE / IS FALSE")
     inner = translate(node.this, ctx)
-    return Value(f"({inner.sql} IS NULL)", st.BOOLEAN, _name("({} IS NULL)", inner), **_merge(inner))
+    return Value(f"({inner.sql} IS NULL)", st.BOOLEAN, _name("({} IS NULL)", inner), **merged_flags(inner))
 
 
-@_rule.register
+@dispatch_rule.register
 def _in(node: exp.In, ctx: ExpressionContext) -> Value:
     position = ctx.subquery_position
     ctx = replace(ctx, subquery_position=None)
@@ -432,7 +432,7 @@ def _in(node: exp.In, ctx: ExpressionContext) -> Value:
         common = comparable(needle, Value("", types[0], None), "IN")
         if common != types[0]:
             raise NotLocal("IN with a subquery of another type")
-        return Value(f"({cast(needle, common)} IN ({sql}))", st.BOOLEAN, _name("({} IN (listquery()))", needle), **_merge(needle))
+        return Value(f"({cast(needle, common)} IN ({sql}))", st.BOOLEAN, _name("({} IN (listquery()))", needle), **merged_flags(needle))
     if node.args.get("unnest") or node.args.get("field"):
         raise NotLocal("IN UNNEST")
     if not node.expressions:
@@ -444,19 +444,19 @@ def _in(node: exp.In, ctx: ExpressionContext) -> Value:
     listed = ", ".join(cast(i, common) for i in items)
     names = [i.name for i in items]
     name = None if needle.name is None or None in names else f"({needle.name} IN ({', '.join(names)}))"
-    return Value(f"({cast(needle, common)} IN ({listed}))", st.BOOLEAN, name, **_merge(needle, *items))
+    return Value(f"({cast(needle, common)} IN ({listed}))", st.BOOLEAN, name, **merged_flags(needle, *items))
 
 
-@_rule.register
+@dispatch_rule.register
 def _between(node: exp.Between, ctx: ExpressionContext) -> Value:
     value, low, high = (translate(node.args[k], ctx) for k in ("this", "low", "high"))
     lower = comparable(value, low, "BETWEEN")
     upper = comparable(value, high, "BETWEEN")
     sql = f"({cast(value, lower)} >= {cast(low, lower)} AND {cast(value, upper)} <= {cast(high, upper)})"
-    return Value(sql, st.BOOLEAN, None, **_merge(value, low, high))
+    return Value(sql, st.BOOLEAN, None, **merged_flags(value, low, high))
 
 
-@_rule.register
+@dispatch_rule.register
 def _like(node: exp.Like, ctx: ExpressionContext) -> Value:
     value = translate(node.this, ctx)
     pattern = node.expression
@@ -465,16 +465,16 @@ def _like(node: exp.Like, ctx: ExpressionContext) -> Value:
     if "\\" in pattern.this:
         raise NotLocal("LIKE with an escape")
     text = pattern.this.replace("'", "''")
-    return Value(f"({value.sql} LIKE '{text}')", st.BOOLEAN, None, **_merge(value))
+    return Value(f"({value.sql} LIKE '{text}')", st.BOOLEAN, None, **merged_flags(value))
 
 
-@_rule.register
+@dispatch_rule.register
 def _exists(node: exp.Exists, ctx: ExpressionContext) -> Value:
     sql, _types = ctx.subquery(node.this)
     return Value(f"(EXISTS ({sql}))", st.BOOLEAN, "exists()")
 
 
-@_rule.register
+@dispatch_rule.register
 def _subquery(node: exp.Subquery, ctx: ExpressionContext) -> Value:
     sql, types = ctx.subquery(node.this)
     if len(types) != 1:
@@ -485,7 +485,7 @@ def _subquery(node: exp.Subquery, ctx: ExpressionContext) -> Value:
 # -- conditionals --------------------------------------------------------------------------------
 
 
-def _branches(values: list[Value], what: str) -> SqlType:
+def common_branch_type(values: list[Value], what: str) -> SqlType:
     common = st.common_type([v.type for v in values])
     if common is None:
         raise NotLocal(f"{what} over values of different types")
@@ -494,7 +494,7 @@ def _branches(values: list[Value], what: str) -> SqlType:
     return common
 
 
-@_rule.register
+@dispatch_rule.register
 def _case(node: exp.Case, ctx: ExpressionContext) -> Value:
     if node.this is not None:  # Spark's parser makes CASE x WHEN v ... into CASE WHEN (x = v) ...
         ifs = [exp.If(this=exp.EQ(this=node.this.copy(), expression=i.this.copy()), true=i.args["true"]) for i in node.args["ifs"]]
@@ -504,7 +504,7 @@ def _case(node: exp.Case, ctx: ExpressionContext) -> Value:
     conditions = [_boolean_operand(i.this, ctx, "CASE WHEN") for i in node.args["ifs"]]
     results = [translate(i.args["true"], ctx) for i in node.args["ifs"]]
     default = translate(node.args["default"], ctx) if node.args.get("default") is not None else None
-    common = _branches(results + ([default] if default else []), "CASE")
+    common = common_branch_type(results + ([default] if default else []), "CASE")
     parts = [f"WHEN {c.sql} THEN {cast(r, common)}" for c, r in zip(conditions, results)]
     otherwise = f" ELSE {cast(default, common)}" if default else ""
     values = conditions + results + ([default] if default else [])
@@ -512,26 +512,26 @@ def _case(node: exp.Case, ctx: ExpressionContext) -> Value:
     if all(v.name is not None for v in values):
         named = " ".join(f"WHEN {c.name} THEN {r.name}" for c, r in zip(conditions, results))
         name = f"CASE {named}{f' ELSE {default.name}' if default else ''} END"
-    return Value(f"(CASE {' '.join(parts)}{otherwise} END)", common, name, **_merge(*values))
+    return Value(f"(CASE {' '.join(parts)}{otherwise} END)", common, name, **merged_flags(*values))
 
 
-@_rule.register
+@dispatch_rule.register
 def _if(node: exp.If, ctx: ExpressionContext) -> Value:
     condition = _boolean_operand(node.this, ctx, "IF")
     yes = translate(node.args["true"], ctx)
     no = translate(node.args["false"], ctx) if node.args.get("false") is not None else Value("NULL", st.VOID, "NULL")
-    common = _branches([yes, no], "IF")
+    common = common_branch_type([yes, no], "IF")
     sql = f"(CASE WHEN {condition.sql} THEN {cast(yes, common)} ELSE {cast(no, common)} END)"
-    return Value(sql, common, _name("(IF({}, {}, {}))", condition, yes, no), **_merge(condition, yes, no))
+    return Value(sql, common, _name("(IF({}, {}, {}))", condition, yes, no), **merged_flags(condition, yes, no))
 
 
-@_rule.register
+@dispatch_rule.register
 def _coalesce(node: exp.Coalesce, ctx: ExpressionContext) -> Value:
     values = [translate(node.this, ctx)] + [translate(e, ctx) for e in node.expressions]
-    common = _branches(values, "coalesce")
+    common = common_branch_type(values, "coalesce")
     names = [v.name for v in values]
     name = None if None in names else f"{node.meta.get('name', 'coalesce')}({', '.join(names)})"  # nvl, ifnull
-    return Value(f"coalesce({', '.join(cast(v, common) for v in values)})", common, name, **_merge(*values))
+    return Value(f"coalesce({', '.join(cast(v, common) for v in values)})", common, name, **merged_flags(*values))
 
 
 # -- casts ---------------------------------------------------------------------------------------
@@ -646,7 +646,7 @@ def _cast(node: exp.Cast, ctx: ExpressionContext) -> Value:
     name = None if value.name is None else f"{spelled}({value.name} AS {_spark_type_sql(to)})"
     if type(node) is exp.Cast:
         name = value.name if function_style else None
-    return Value(cast_sql(value, to), to, name, **_merge(value))
+    return Value(cast_sql(value, to), to, name, **merged_flags(value))
 
 
 # What `x::type` may cast locally: sqlglot reads `a IS NOT NULL :: string` as a cast of the whole
@@ -704,8 +704,8 @@ def _spark_type_sql(t: SqlType) -> str:
     return f"DECIMAL({t.precision},{t.scale})" if t.name == "decimal" else _SPARK_CAST_NAMES[t.name]
 
 
-_rule.register(exp.Cast)(_cast)
-_rule.register(exp.TryCast)(_cast)
+dispatch_rule.register(exp.Cast)(_cast)
+dispatch_rule.register(exp.TryCast)(_cast)
 
 
 # -- functions -----------------------------------------------------------------------------------
@@ -730,29 +730,29 @@ def _string_arg(value: Value, what: str) -> Value:
     return value
 
 
-def _ascii_only(value: Value, sql: str) -> str:
+def ascii_only(value: Value, sql: str) -> str:
     """`sql`, or a fallback to Spark for a value with a non-ASCII character (whose case mapping
     differs between the JVM and DuckDB)."""
     return f"(CASE WHEN regexp_matches({value.sql}, '[^\\x00-\\x7F]') THEN error('{FALLBACK}') ELSE {sql} END)"
 
 
-@_rule.register
+@dispatch_rule.register
 def _upper(node: exp.Upper, ctx: ExpressionContext) -> Value:
     value = _string_arg(translate(node.this, ctx), "upper")
-    return Value(_ascii_only(value, f"upper({value.sql})"), st.STRING, _name("upper({})", value), **_merge(value))
+    return Value(ascii_only(value, f"upper({value.sql})"), st.STRING, _name("upper({})", value), **merged_flags(value))
 
 
-@_rule.register
+@dispatch_rule.register
 def _lower(node: exp.Lower, ctx: ExpressionContext) -> Value:
     value = _string_arg(translate(node.this, ctx), "lower")
-    return Value(_ascii_only(value, f"lower({value.sql})"), st.STRING, _name("lower({})", value), **_merge(value))
+    return Value(ascii_only(value, f"lower({value.sql})"), st.STRING, _name("lower({})", value), **merged_flags(value))
 
 
-@_rule.register
+@dispatch_rule.register
 def _length(node: exp.Length, ctx: ExpressionContext) -> Value:
     value = _string_arg(translate(node.this, ctx), "length")
     called = node.meta.get("name", "length")
-    return Value(f"CAST(length({value.sql}) AS INTEGER)", st.INT, _name(f"{called}({{}})", value), **_merge(value))
+    return Value(f"CAST(length({value.sql}) AS INTEGER)", st.INT, _name(f"{called}({{}})", value), **merged_flags(value))
 
 
 def _concat_values(values: list[Value]) -> Value:
@@ -760,21 +760,21 @@ def _concat_values(values: list[Value]) -> Value:
         _string_arg(v, "concat")
     names = [v.name for v in values]
     name = None if None in names else f"concat({', '.join(names)})"
-    return Value(f"({' || '.join(v.sql for v in values)})", st.STRING, name, **_merge(*values))
+    return Value(f"({' || '.join(v.sql for v in values)})", st.STRING, name, **merged_flags(*values))
 
 
-@_rule.register
+@dispatch_rule.register
 def _concat(node: exp.Concat, ctx: ExpressionContext) -> Value:
     return _concat_values([translate(e, ctx) for e in node.expressions])
 
 
-@_rule.register
+@dispatch_rule.register
 def _dpipe(node: exp.DPipe, ctx: ExpressionContext) -> Value:
     value = _concat_values([translate(node.this, ctx), translate(node.expression, ctx)])
     return replace(value, name=None)
 
 
-@_rule.register
+@dispatch_rule.register
 def _substring(node: exp.Substring, ctx: ExpressionContext) -> Value:
     """Spark's substring (UTF8String.substringSQL): 1-based, 0 read as 1, negative from the end,
     clamped to the string."""
@@ -797,10 +797,10 @@ def _substring(node: exp.Substring, ctx: ExpressionContext) -> Value:
     missing = " OR ".join(f"{v.sql} IS NULL" for v in (value, pos, length) if v is not None)  # DuckDB's least skips NULLs
     sql = f"(CASE WHEN {missing} THEN NULL WHEN {hi} <= {lo} THEN '' ELSE substring({value.sql}, {lo} + 1, {hi} - {lo}) END)"
     args = [value, pos] + ([length] if length is not None else [])
-    return Value(sql, st.STRING, None, **_merge(*args))
+    return Value(sql, st.STRING, None, **merged_flags(*args))
 
 
-@_rule.register
+@dispatch_rule.register
 def _trim(node: exp.Trim, ctx: ExpressionContext) -> Value:
     if node.args.get("expression") is not None or node.args.get("collation") is not None:
         raise NotLocal("trim with characters")
@@ -808,24 +808,24 @@ def _trim(node: exp.Trim, ctx: ExpressionContext) -> Value:
     position = (node.args.get("position") or "").upper()
     function = {"": "trim", "BOTH": "trim", "LEADING": "ltrim", "TRAILING": "rtrim"}[position]
     name = _name(f"{function}({{}})", value) if node.meta.get("name") == function else None  # ltrim(s), not TRIM(LEADING FROM s)
-    return Value(f"{function}({value.sql}, ' ')", st.STRING, name, **_merge(value))
+    return Value(f"{function}({value.sql}, ' ')", st.STRING, name, **merged_flags(value))
 
 
-@_rule.register
+@dispatch_rule.register
 def _abs(node: exp.Abs, ctx: ExpressionContext) -> Value:
     value = translate(node.this, ctx)
     if not value.type.numeric:
         raise NotLocal(f"abs of a {value.type}")
     sql = f"abs({value.sql})"
     if value.type.integral:  # abs(MIN) is MIN on the JVM
-        sql = wrap(f"abs({_wide(value)})", value.type)
-    return Value(sql, value.type, _name("abs({})", value), **_merge(value))
+        sql = wrap(f"abs({widened_sql(value)})", value.type)
+    return Value(sql, value.type, _name("abs({})", value), **merged_flags(value))
 
 
 # -- aggregates ----------------------------------------------------------------------------------
 
 
-def _aggregate_arg(node: exp.Expression, ctx: ExpressionContext, what: str) -> Value:
+def aggregate_arg(node: exp.Expression, ctx: ExpressionContext, what: str) -> Value:
     """An aggregate's argument, read row by row; under FILTER (WHERE c) it is NULL where c is not
     true, which every aggregate here ignores, so the rows FILTER drops count for nothing."""
     if not ctx.aggregates:
@@ -850,11 +850,11 @@ def distinct_arg(node: exp.Expression | None, what: str) -> tuple[exp.Expression
     return node, ""
 
 
-def _aggregated(sql: str, t: SqlType, name: str | None) -> Value:
+def aggregated_value(sql: str, t: SqlType, name: str | None) -> Value:
     return Value(sql, t, name, aggregate=True, free=False)
 
 
-@_rule.register
+@dispatch_rule.register
 def _count(node: exp.Count, ctx: ExpressionContext) -> Value:
     arg = node.this
     if arg is None:
@@ -863,33 +863,33 @@ def _count(node: exp.Count, ctx: ExpressionContext) -> Value:
         if not ctx.aggregates:
             raise NotLocal("count outside a SELECT list, HAVING or ORDER BY")
         if ctx.aggregate_filter is not None:
-            return _aggregated(f"count(CASE WHEN {ctx.aggregate_filter} THEN 1 END)", st.BIGINT, "count(1)")
-        return _aggregated("count(*)", st.BIGINT, "count(1)")
+            return aggregated_value(f"count(CASE WHEN {ctx.aggregate_filter} THEN 1 END)", st.BIGINT, "count(1)")
+        return aggregated_value("count(*)", st.BIGINT, "count(1)")
     if node.expressions:
         raise NotLocal("count of several values")
     if isinstance(arg, exp.Distinct) and len(arg.expressions) > 1:
         # Spark counts the distinct tuples whose members are all non-NULL (-0.0 read as 0.0)
-        values = [_aggregate_arg(e, ctx, "count") for e in arg.expressions]
+        values = [aggregate_arg(e, ctx, "count") for e in arg.expressions]
         present = " AND ".join(f"{v.sql} IS NOT NULL" for v in values)
         members = ", ".join(normalized_zero(v).sql for v in values)
         names = [v.name for v in values]
         name = None if None in names else f"count(DISTINCT {', '.join(names)})"
-        return _aggregated(f"count(DISTINCT CASE WHEN {present} THEN row({members}) END)", st.BIGINT, name)
+        return aggregated_value(f"count(DISTINCT CASE WHEN {present} THEN row({members}) END)", st.BIGINT, name)
     arg, distinct = distinct_arg(arg, "count")
-    value = _aggregate_arg(arg, ctx, "count")
-    return _aggregated(f"count({distinct}{value.sql})", st.BIGINT, _name(f"count({distinct}{{}})", value))
+    value = aggregate_arg(arg, ctx, "count")
+    return aggregated_value(f"count({distinct}{value.sql})", st.BIGINT, _name(f"count({distinct}{{}})", value))
 
 
-@_rule.register
+@dispatch_rule.register
 def _sum(node: exp.Sum, ctx: ExpressionContext) -> Value:
     arg, distinct = distinct_arg(node.this, "sum")
-    value = _aggregate_arg(arg, ctx, "sum")
+    value = aggregate_arg(arg, ctx, "sum")
     name = _name(f"sum({distinct}{{}})", value)
     if value.type.integral:  # a long accumulator that wraps around; modular sums commute
-        return _aggregated(wrap(f"sum({distinct}{_wide(value)})", st.BIGINT), st.BIGINT, name)
+        return aggregated_value(wrap(f"sum({distinct}{widened_sql(value)})", st.BIGINT), st.BIGINT, name)
     if value.type.name == "decimal":
         result = st.decimal(min(value.type.precision + 10, st.MAX_PRECISION), value.type.scale)
-        return _aggregated(f"TRY_CAST(sum({distinct}{value.sql}) AS {result.duckdb})", result, name)
+        return aggregated_value(f"TRY_CAST(sum({distinct}{value.sql}) AS {result.duckdb})", result, name)
     raise NotLocal(f"sum of {value.type} (floating-point sums depend on the order of addition)")
 
 
@@ -902,24 +902,24 @@ _EXACT_DOUBLE_SUM = 1 << 53
 _AVG_DECIMAL_PRECISION = 12
 
 
-@_rule.register
+@dispatch_rule.register
 def _avg(node: exp.Avg, ctx: ExpressionContext) -> Value:
     arg, distinct = distinct_arg(node.this, "avg")
-    value = _aggregate_arg(arg, ctx, "avg")
+    value = aggregate_arg(arg, ctx, "avg")
     name = _name(f"avg({distinct}{{}})", value)
     count = f"CAST(count({distinct}{value.sql}) AS DOUBLE)"
     if value.type.integral and value.type.name != "bigint":
         sql = f"(CAST(sum({distinct}{value.sql}) AS DOUBLE) / {count})"
-        return _aggregated(sql, st.DOUBLE, name)
+        return aggregated_value(sql, st.DOUBLE, name)
     if value.type.name == "bigint":
         wide = f"CAST({value.sql} AS HUGEINT)"
         sql = (
             f"(CASE WHEN sum({distinct}abs({wide})) > {_EXACT_DOUBLE_SUM} THEN error('{FALLBACK}') "
             f"ELSE CAST(sum({distinct}{wide}) AS DOUBLE) / {count} END)"
         )
-        return _aggregated(sql, st.DOUBLE, name)
+        return aggregated_value(sql, st.DOUBLE, name)
     if value.type.name == "decimal" and value.type.precision <= _AVG_DECIMAL_PRECISION:
-        return _aggregated(_decimal_average(value, distinct), st.decimal(value.type.precision + 4, value.type.scale + 4), name)
+        return aggregated_value(_decimal_average(value, distinct), st.decimal(value.type.precision + 4, value.type.scale + 4), name)
     raise NotLocal(f"avg of {value.type} (Spark accumulates it in a double or a wider decimal)")
 
 
@@ -941,14 +941,14 @@ def _extreme(node: exp.Func, ctx: ExpressionContext, function: str) -> Value:
     if node.expressions:
         raise NotLocal(f"{function} of several values")
     arg, distinct = distinct_arg(node.this, function)  # DISTINCT changes no extreme, only the name
-    value = _aggregate_arg(arg, ctx, function)
+    value = aggregate_arg(arg, ctx, function)
     if value.type.name == "void":
         raise NotLocal(f"{function} of NULL")
-    return _aggregated(f"{function}({value.sql})", value.type, _name(f"{function}({distinct}{{}})", value))
+    return aggregated_value(f"{function}({value.sql})", value.type, _name(f"{function}({distinct}{{}})", value))
 
 
-_rule.register(exp.Min)(lambda node, ctx: _extreme(node, ctx, "min"))
-_rule.register(exp.Max)(lambda node, ctx: _extreme(node, ctx, "max"))
+dispatch_rule.register(exp.Min)(lambda node, ctx: _extreme(node, ctx, "min"))
+dispatch_rule.register(exp.Max)(lambda node, ctx: _extreme(node, ctx, "max"))
 
 
 # -- window functions ----------------------------------------------------------------------------
@@ -971,7 +971,7 @@ def ordering(node: exp.Ordered, value: Value) -> str:
 ANONYMOUS_RULES: dict[str, object] = {}
 
 
-@_rule.register
+@dispatch_rule.register
 def _anonymous(node: exp.Anonymous, ctx: ExpressionContext) -> Value:
     rule = ANONYMOUS_RULES.get(node.name.lower())
     if rule is None:
@@ -979,5 +979,5 @@ def _anonymous(node: exp.Anonymous, ctx: ExpressionContext) -> Value:
     return rule(node, ctx)
 
 
-# Families of rules in modules of their own, registered on `_rule` when imported.
+# Families of rules in modules of their own, registered on `dispatch_rule` when imported.
 from alterflow.query import aggregates, dates, math_functions, scalar_functions, string_casts, windows  # noqa: E402, F401

@@ -16,15 +16,15 @@ from alterflow.query.expressions import (
     ExpressionContext,
     NotLocal,
     Value,
-    _decimal_result,
-    _merge,
-    _operand_types,
-    _remainder,
-    _rule,
     cast,
     cast_sql,
+    decimal_result,
     decimal_text,
+    dispatch_rule,
     exact_decimal,
+    merged_flags,
+    operand_types,
+    remainder_value,
     translate,
     wrap,
 )
@@ -41,7 +41,7 @@ def _double(value: Value, function: str) -> Value:
         return Value("CAST(NULL AS DOUBLE)", st.DOUBLE, value.name)
     if not value.type.numeric:
         raise NotLocal(f"{function} of a {value.type}")
-    return Value(cast_sql(value, st.DOUBLE), st.DOUBLE, value.name, **_merge(value))
+    return Value(cast_sql(value, st.DOUBLE), st.DOUBLE, value.name, **merged_flags(value))
 
 
 def _places(node: exp.Expression | None, ctx: ExpressionContext, function: str) -> int:
@@ -68,19 +68,19 @@ def _round(value: Value, places: int, mode: str, function: str) -> Value:
     t = value.type
     if t.integral:
         if places >= 0:
-            return Value(value.sql, t, name, **_merge(value))
+            return Value(value.sql, t, name, **merged_flags(value))
         rounded = f"af_decimal_round(CAST({value.sql} AS VARCHAR), {max(places, -20)}, '{mode}', 38, 0)"
-        return Value(wrap(f"CAST({rounded} AS HUGEINT)", t), t, name, **_merge(value))  # Java's intValue wraps
+        return Value(wrap(f"CAST({rounded} AS HUGEINT)", t), t, name, **merged_flags(value))  # Java's intValue wraps
     if t.name == "decimal":
         result = _rounded_type(t, places)
         sql = f"CAST(af_decimal_round({decimal_text(value)}, {places}, '{mode}', {result.precision}, {result.scale}) AS {result.duckdb})"
-        return Value(sql, result, name, **_merge(value))
+        return Value(sql, result, name, **merged_flags(value))
     if t.name == "double":
-        return Value(f"af_double_round({value.sql}, {places}, '{mode}')", t, name, **_merge(value))
+        return Value(f"af_double_round({value.sql}, {places}, '{mode}')", t, name, **merged_flags(value))
     raise NotLocal(f"{function} of a {t}")
 
 
-@_rule.register
+@dispatch_rule.register
 def _round_rule(node: exp.Round, ctx: ExpressionContext) -> Value:
     if node.args.get("truncate") is not None:
         raise NotLocal("round with a mode")
@@ -104,29 +104,29 @@ def _floor_ceil(node: exp.Func, ctx: ExpressionContext, function: str) -> Value:
             raise NotLocal(f"{spelled} of a {value.type} to a scale")
         result = _rounded_type(st.as_decimal(value.type), places)
         sql = f"CAST(af_decimal_round({decimal_text(value)}, {places}, '{mode}', {result.precision}, {result.scale}) AS {result.duckdb})"
-        return Value(sql, result, None if value.name is None else f"{spelled}({value.name}, {places})", **_merge(value))
+        return Value(sql, result, None if value.name is None else f"{spelled}({value.name}, {places})", **merged_flags(value))
     name = None if value.name is None else f"{spelled if spelled == 'ceiling' else function.upper()}({value.name})"
     t = value.type
     if t.integral:
-        return Value(f"CAST({value.sql} AS BIGINT)", st.BIGINT, name, **_merge(value))
+        return Value(f"CAST({value.sql} AS BIGINT)", st.BIGINT, name, **merged_flags(value))
     if t.name == "decimal":
         result = st.decimal(min(t.precision - t.scale + 1, st.MAX_PRECISION), 0)
-        return Value(f"CAST({function}({value.sql}) AS {result.duckdb})", result, name, **_merge(value))
+        return Value(f"CAST({function}({value.sql}) AS {result.duckdb})", result, name, **merged_flags(value))
     if t.fractional:  # Java's double-to-long: NaN is 0, past the range the nearest end
         x = cast(value, st.DOUBLE)
         sql = (
             f"(CASE WHEN isnan({x}) THEN CAST(0 AS BIGINT) WHEN {x} >= CAST('{_LONG_MAX}' AS DOUBLE) THEN CAST('{_LONG_MAX}' AS BIGINT) "
             f"WHEN {x} <= CAST('{_LONG_MIN}' AS DOUBLE) THEN CAST('{_LONG_MIN}' AS BIGINT) ELSE CAST({function}({x}) AS BIGINT) END)"
         )
-        return Value(sql, st.BIGINT, name, **_merge(value))
+        return Value(sql, st.BIGINT, name, **merged_flags(value))
     raise NotLocal(f"{spelled} of a {t}")
 
 
-_rule.register(exp.Floor)(lambda node, ctx: _floor_ceil(node, ctx, "floor"))
-_rule.register(exp.Ceil)(lambda node, ctx: _floor_ceil(node, ctx, "ceil"))
+dispatch_rule.register(exp.Floor)(lambda node, ctx: _floor_ceil(node, ctx, "floor"))
+dispatch_rule.register(exp.Ceil)(lambda node, ctx: _floor_ceil(node, ctx, "ceil"))
 
 
-@_rule.register
+@dispatch_rule.register
 def _sign(node: exp.Sign, ctx: ExpressionContext) -> Value:
     """sign/signum: a double, -0.0 and NaN as they are (Java's Math.signum)."""
     value = translate(node.this, ctx)
@@ -141,16 +141,16 @@ def _sign(node: exp.Sign, ctx: ExpressionContext) -> Value:
         sql = (
             f"(CASE WHEN {value.sql} > 0 THEN 1.0::DOUBLE WHEN {value.sql} < 0 THEN -1.0::DOUBLE WHEN {value.sql} = 0 THEN 0.0::DOUBLE END)"
         )
-    return Value(sql, st.DOUBLE, name, **_merge(value))
+    return Value(sql, st.DOUBLE, name, **merged_flags(value))
 
 
 def _unary(node: exp.Func, ctx: ExpressionContext, spark_name: str, sql_of) -> Value:
     value = _double(translate(node.this, ctx), spark_name)
     name = None if value.name is None else f"{spark_name}({value.name})"
-    return Value(sql_of(value.sql), st.DOUBLE, name, **_merge(value))
+    return Value(sql_of(value.sql), st.DOUBLE, name, **merged_flags(value))
 
 
-_rule.register(exp.Sqrt)(
+dispatch_rule.register(exp.Sqrt)(
     lambda node, ctx: _unary(node, ctx, "SQRT", lambda x: f"(CASE WHEN {x} < 0 THEN 'NaN'::DOUBLE ELSE sqrt({x}) END)")
 )
 
@@ -162,10 +162,10 @@ def _libm_differs(node: exp.Func, ctx: ExpressionContext) -> Value:
 
 
 for _cls in (exp.Exp, exp.Ln, exp.Log, exp.Pow):
-    _rule.register(_cls)(_libm_differs)
+    dispatch_rule.register(_cls)(_libm_differs)
 
 
-@_rule.register
+@dispatch_rule.register
 def _pi(node: exp.Pi, ctx: ExpressionContext) -> Value:
     return Value("3.141592653589793::DOUBLE", st.DOUBLE, "PI()")
 
@@ -180,14 +180,14 @@ def _positive(args: list[Value]) -> Value:
     if len(args) != 1 or not args[0].type.numeric:
         raise NotLocal("positive of other than one number")
     value = args[0]
-    return Value(value.sql, value.type, None if value.name is None else f"(+ {value.name})", **_merge(value))
+    return Value(value.sql, value.type, None if value.name is None else f"(+ {value.name})", **merged_flags(value))
 
 
-@_rule.register
+@dispatch_rule.register
 def _negative(node: exp.Negative, ctx: ExpressionContext) -> Value:
     value = translate(exp.Neg(this=node.this.copy()), ctx)
     inner = translate(node.this, ctx)
-    return Value(value.sql, value.type, named("negative", inner), **_merge(value))
+    return Value(value.sql, value.type, named("negative", inner), **merged_flags(value))
 
 
 def _pmod(args: list[Value]) -> Value:
@@ -197,24 +197,24 @@ def _pmod(args: list[Value]) -> Value:
     left, right = args
     if left.type.name == "void" or right.type.name == "void":
         raise NotLocal("pmod of an untyped NULL")
-    lt, rt = _operand_types(left, right)
+    lt, rt = operand_types(left, right)
     name = named("pmod", left, right)
     if not (lt.numeric and rt.numeric):
         raise NotLocal(f"pmod of {lt} and {rt}")
     if (lt.name == "decimal" or rt.name == "decimal") and not (lt.fractional or rt.fractional):
-        result = _decimal_result("%", lt, rt)
-        return Value(exact_decimal("pmod", left, right, result), result, name, **_merge(left, right))
+        result = decimal_result("%", lt, rt)
+        return Value(exact_decimal("pmod", left, right, result), result, name, **merged_flags(left, right))
     common = st.wider_numeric(lt, rt)
-    r = _remainder(left, right, common, None)
+    r = remainder_value(left, right, common, None)
     n = cast(right, common)
     if common.integral:
-        again = _remainder(Value(wrap(f"CAST({r.sql} AS HUGEINT) + CAST({n} AS HUGEINT)", common), common, None), right, common, None)
+        again = remainder_value(Value(wrap(f"CAST({r.sql} AS HUGEINT) + CAST({n} AS HUGEINT)", common), common, None), right, common, None)
     else:
-        again = _remainder(Value(f"({r.sql} + {n})", common, None), right, common, None)
-    return Value(f"(CASE WHEN {r.sql} < 0 THEN {again.sql} ELSE {r.sql} END)", common, name, **_merge(left, right))
+        again = remainder_value(Value(f"({r.sql} + {n})", common, None), right, common, None)
+    return Value(f"(CASE WHEN {r.sql} < 0 THEN {again.sql} ELSE {r.sql} END)", common, name, **merged_flags(left, right))
 
 
-@_rule.register
+@dispatch_rule.register
 def _div(node: exp.IntDiv, ctx: ExpressionContext) -> Value:
     """a div b: integral division of two longs, truncated, NULL by zero, MIN div -1 wrapping."""
     left, right = translate(node.this, ctx), translate(node.expression, ctx)
@@ -223,7 +223,7 @@ def _div(node: exp.IntDiv, ctx: ExpressionContext) -> Value:
     a, b = cast(left, st.BIGINT), cast(right, st.BIGINT)
     sql = f"(CASE WHEN {b} = 0 THEN NULL WHEN {b} = -1 THEN {wrap(f'0 - CAST({a} AS HUGEINT)', st.BIGINT)} ELSE {a} // {b} END)"
     name = None if left.name is None or right.name is None else f"({left.name} div {right.name})"
-    return Value(sql, st.BIGINT, name, **_merge(left, right))
+    return Value(sql, st.BIGINT, name, **merged_flags(left, right))
 
 
 ANONYMOUS_RULES.update({name: by_values(f) for name, f in {"bround": _bround, "e": _e, "positive": _positive, "pmod": _pmod}.items()})

@@ -15,12 +15,12 @@ from alterflow.query.expressions import (
     ExpressionContext,
     NotLocal,
     Value,
-    _ascii_only,
-    _branches,
-    _merge,
-    _rule,
+    ascii_only,
     cast,
+    common_branch_type,
     comparable,
+    dispatch_rule,
+    merged_flags,
     translate,
 )
 
@@ -59,7 +59,7 @@ def _nulls(*values: Value) -> str:
 # -- conditionals --------------------------------------------------------------------------------
 
 
-@_rule.register
+@dispatch_rule.register
 def _nullif(node: exp.Nullif, ctx: ExpressionContext) -> Value:
     """nullif(a, b): NULL where a = b, else a, in a's own type."""
     left, right = translate(node.this, ctx), translate(node.expression, ctx)
@@ -67,17 +67,17 @@ def _nullif(node: exp.Nullif, ctx: ExpressionContext) -> Value:
         raise NotLocal("nullif of NULL")
     common = comparable(left, right, "nullif")
     sql = f"(CASE WHEN {cast(left, common)} = {cast(right, common)} THEN NULL ELSE {left.sql} END)"
-    return Value(sql, left.type, named("nullif", left, right), **_merge(left, right))
+    return Value(sql, left.type, named("nullif", left, right), **merged_flags(left, right))
 
 
-@_rule.register
+@dispatch_rule.register
 def _nvl2(node: exp.Nvl2, ctx: ExpressionContext) -> Value:
     test = translate(node.this, ctx)
     yes = translate(node.args["true"], ctx)
     no = translate(node.args["false"], ctx) if node.args.get("false") is not None else Value("NULL", st.VOID, "NULL")
-    common = _branches([yes, no], "nvl2")
+    common = common_branch_type([yes, no], "nvl2")
     sql = f"(CASE WHEN {test.sql} IS NOT NULL THEN {cast(yes, common)} ELSE {cast(no, common)} END)"
-    return Value(sql, common, named("nvl2", test, yes, no), **_merge(test, yes, no))
+    return Value(sql, common, named("nvl2", test, yes, no), **merged_flags(test, yes, no))
 
 
 def _extreme(node: exp.Func, ctx: ExpressionContext, function: str) -> Value:
@@ -91,11 +91,11 @@ def _extreme(node: exp.Func, ctx: ExpressionContext, function: str) -> Value:
     if common.fractional:  # -0.0 against 0.0 and NaN: Spark's ordering, not reproduced here
         raise NotLocal(f"{function} of floating-point values")
     sql = f"{function}({', '.join(cast(v, common) for v in values)})"
-    return Value(sql, common, named(function, *values), **_merge(*values))
+    return Value(sql, common, named(function, *values), **merged_flags(*values))
 
 
-_rule.register(exp.Greatest)(lambda node, ctx: _extreme(node, ctx, "greatest"))
-_rule.register(exp.Least)(lambda node, ctx: _extreme(node, ctx, "least"))
+dispatch_rule.register(exp.Greatest)(lambda node, ctx: _extreme(node, ctx, "greatest"))
+dispatch_rule.register(exp.Least)(lambda node, ctx: _extreme(node, ctx, "least"))
 
 
 # -- strings -------------------------------------------------------------------------------------
@@ -106,14 +106,14 @@ def _left_right(node: exp.Func, ctx: ExpressionContext, function: str) -> Value:
     value = string(translate(node.this, ctx), function)
     n = integer(translate(node.expression, ctx), function)
     sql = f"(CASE WHEN {_nulls(value, n)} THEN NULL WHEN {n.sql} <= 0 THEN '' ELSE {function}({value.sql}, {n.sql}) END)"
-    return Value(sql, st.STRING, named(function, value, n), **_merge(value, n))
+    return Value(sql, st.STRING, named(function, value, n), **merged_flags(value, n))
 
 
-_rule.register(exp.Left)(lambda node, ctx: _left_right(node, ctx, "left"))
-_rule.register(exp.Right)(lambda node, ctx: _left_right(node, ctx, "right"))
+dispatch_rule.register(exp.Left)(lambda node, ctx: _left_right(node, ctx, "left"))
+dispatch_rule.register(exp.Right)(lambda node, ctx: _left_right(node, ctx, "right"))
 
 
-@_rule.register
+@dispatch_rule.register
 def _replace(node: exp.Replace, ctx: ExpressionContext) -> Value:
     """replace(s, search[, by = '']): an empty search leaves s as it is."""
     value = string(translate(node.this, ctx), "replace")
@@ -127,11 +127,11 @@ def _replace(node: exp.Replace, ctx: ExpressionContext) -> Value:
         f"(CASE WHEN {_nulls(value, search, by)} THEN NULL ELSE {sql} END)",
         st.STRING,
         named("replace", value, search, by),
-        **_merge(value, search, by),
+        **merged_flags(value, search, by),
     )
 
 
-@_rule.register
+@dispatch_rule.register
 def _split_part(node: exp.SplitPart, ctx: ExpressionContext) -> Value:
     """split_part(s, delimiter, n): the n-th part (negative: from the end), '' past the parts; an
     empty delimiter leaves one part, the string. Part 0 is Spark's error: Spark words it."""
@@ -143,10 +143,10 @@ def _split_part(node: exp.SplitPart, ctx: ExpressionContext) -> Value:
         f"(CASE WHEN {_nulls(value, delimiter, n)} THEN NULL WHEN {n.sql} = 0 THEN error('af$spark') "
         f"ELSE coalesce(list_extract({parts}, {n.sql}), '') END)"
     )
-    return Value(sql, st.STRING, named("split_part", value, delimiter, n), **_merge(value, delimiter, n))
+    return Value(sql, st.STRING, named("split_part", value, delimiter, n), **merged_flags(value, delimiter, n))
 
 
-@_rule.register
+@dispatch_rule.register
 def _pad(node: exp.Pad, ctx: ExpressionContext) -> Value:
     """lpad/rpad(s, n[, pad = ' ']): '' for n <= 0, s cut to its first n characters, s itself
     when the pad is empty."""
@@ -162,10 +162,10 @@ def _pad(node: exp.Pad, ctx: ExpressionContext) -> Value:
         f"WHEN length({value.sql}) >= {n.sql} THEN left({value.sql}, {n.sql}) WHEN {pad.sql} = '' THEN {value.sql} "
         f"ELSE {function}({value.sql}, {n.sql}, {pad.sql}) END)"
     )
-    return Value(sql, st.STRING, named(function, value, n, pad), **_merge(value, n, pad))
+    return Value(sql, st.STRING, named(function, value, n, pad), **merged_flags(value, n, pad))
 
 
-@_rule.register
+@dispatch_rule.register
 def _position(node: exp.StrPosition, ctx: ExpressionContext) -> Value:
     """instr(s, sub) and locate(sub, s[, pos = 1]): 1-based, 0 when absent or pos < 1, and an empty
     sub found at once."""
@@ -176,7 +176,7 @@ def _position(node: exp.StrPosition, ctx: ExpressionContext) -> Value:
         if node.args.get("position") is not None:
             raise NotLocal("instr with a position")
         sql = f"CAST(instr({value.sql}, {sub.sql}) AS INTEGER)"
-        return Value(sql, st.INT, named("instr", value, sub), **_merge(value, sub))
+        return Value(sql, st.INT, named("instr", value, sub), **merged_flags(value, sub))
     if function not in ("locate", "position"):
         raise NotLocal(f"function {function}")
     if node.args.get("position") is not None:
@@ -189,32 +189,32 @@ def _position(node: exp.StrPosition, ctx: ExpressionContext) -> Value:
         f"CAST((CASE WHEN {_nulls(value, sub)} THEN NULL WHEN {pos.sql} IS NULL OR {pos.sql} < 1 THEN 0 "
         f"WHEN {sub.sql} = '' THEN 1 WHEN {found} = 0 THEN 0 ELSE {found} + {pos.sql} - 1 END) AS INTEGER)"
     )
-    return Value(sql, st.INT, named("locate", sub, value, pos), **_merge(value, sub, pos))
+    return Value(sql, st.INT, named("locate", sub, value, pos), **merged_flags(value, sub, pos))
 
 
-@_rule.register
+@dispatch_rule.register
 def _repeat(node: exp.Repeat, ctx: ExpressionContext) -> Value:
     value = string(translate(node.this, ctx), "repeat")
     times = integer(translate(node.args["times"], ctx), "repeat")
     sql = f"(CASE WHEN {_nulls(value, times)} THEN NULL WHEN {times.sql} <= 0 THEN '' ELSE repeat({value.sql}, {times.sql}) END)"
-    return Value(sql, st.STRING, named("repeat", value, times), **_merge(value, times))
+    return Value(sql, st.STRING, named("repeat", value, times), **merged_flags(value, times))
 
 
-@_rule.register
+@dispatch_rule.register
 def _reverse(node: exp.Reverse, ctx: ExpressionContext) -> Value:
     """reverse(s): by characters; DuckDB reverses grapheme clusters, so non-ASCII goes to Spark."""
     value = string(translate(node.this, ctx), "reverse")
-    return Value(_ascii_only(value, f"reverse({value.sql})"), st.STRING, named("reverse", value), **_merge(value))
+    return Value(ascii_only(value, f"reverse({value.sql})"), st.STRING, named("reverse", value), **merged_flags(value))
 
 
-@_rule.register
+@dispatch_rule.register
 def _ascii(node: exp.Ascii, ctx: ExpressionContext) -> Value:
     """ascii(s): the code point of the first character, 0 for ''."""
     value = string(translate(node.this, ctx), "ascii")
-    return Value(f"CAST(ascii({value.sql}) AS INTEGER)", st.INT, named("ascii", value), **_merge(value))
+    return Value(f"CAST(ascii({value.sql}) AS INTEGER)", st.INT, named("ascii", value), **merged_flags(value))
 
 
-@_rule.register
+@dispatch_rule.register
 def _chr(node: exp.Chr, ctx: ExpressionContext) -> Value:
     """chr/char(n): '' for n < 0, else the character n mod 256."""
     if len(node.expressions) != 1 or node.args.get("charset"):
@@ -225,10 +225,10 @@ def _chr(node: exp.Chr, ctx: ExpressionContext) -> Value:
     code = f"CAST({value.sql} AS BIGINT)"
     sql = f"(CASE WHEN {code} < 0 THEN '' ELSE chr(CAST({code} % 256 AS INTEGER)) END)"
     function = node.meta.get("name")
-    return Value(sql, st.STRING, named(function, value) if function else None, **_merge(value))
+    return Value(sql, st.STRING, named(function, value) if function else None, **merged_flags(value))
 
 
-@_rule.register
+@dispatch_rule.register
 def _initcap(node: exp.Initcap, ctx: ExpressionContext) -> Value:
     """initcap(s): lower case, each character after a space (only ' ') upper case; ASCII only
     (the JVM's title case of other letters is not DuckDB's)."""
@@ -237,11 +237,11 @@ def _initcap(node: exp.Initcap, ctx: ExpressionContext) -> Value:
     if delimiter is not None and not (isinstance(delimiter, exp.Literal) and delimiter.this == " "):
         raise NotLocal("initcap with delimiters")
     words = f"list_transform(string_split(lower({value.sql}), ' '), lambda w: upper(left(w, 1)) || substring(w, 2))"
-    sql = _ascii_only(value, f"array_to_string({words}, ' ')")
-    return Value(f"(CASE WHEN {value.sql} IS NULL THEN NULL ELSE {sql} END)", st.STRING, named("initcap", value), **_merge(value))
+    sql = ascii_only(value, f"array_to_string({words}, ' ')")
+    return Value(f"(CASE WHEN {value.sql} IS NULL THEN NULL ELSE {sql} END)", st.STRING, named("initcap", value), **merged_flags(value))
 
 
-@_rule.register
+@dispatch_rule.register
 def _concat_ws(node: exp.ConcatWs, ctx: ExpressionContext) -> Value:
     """concat_ws(sep, s...): NULLs skipped, NULL only for a NULL separator."""
     values = [string(translate(e, ctx), "concat_ws") for e in node.expressions]
@@ -250,25 +250,25 @@ def _concat_ws(node: exp.ConcatWs, ctx: ExpressionContext) -> Value:
         sql = f"(CASE WHEN {separator.sql} IS NULL THEN NULL ELSE '' END)"
     else:
         sql = f"concat_ws({', '.join(v.sql for v in values)})"
-    return Value(sql, st.STRING, named("concat_ws", *values), **_merge(*values))
+    return Value(sql, st.STRING, named("concat_ws", *values), **merged_flags(*values))
 
 
 def _affix(node: exp.Func, ctx: ExpressionContext, function: str, duckdb: str) -> Value:
     value = string(translate(node.this, ctx), function)
     other = string(translate(node.expression, ctx), function)
-    return Value(f"{duckdb}({value.sql}, {other.sql})", st.BOOLEAN, named(function, value, other), **_merge(value, other))
+    return Value(f"{duckdb}({value.sql}, {other.sql})", st.BOOLEAN, named(function, value, other), **merged_flags(value, other))
 
 
-_rule.register(exp.StartsWith)(lambda node, ctx: _affix(node, ctx, "startswith", "starts_with"))
-_rule.register(exp.EndsWith)(lambda node, ctx: _affix(node, ctx, "endswith", "ends_with"))
-_rule.register(exp.Contains)(lambda node, ctx: _affix(node, ctx, "contains", "contains"))
+dispatch_rule.register(exp.StartsWith)(lambda node, ctx: _affix(node, ctx, "startswith", "starts_with"))
+dispatch_rule.register(exp.EndsWith)(lambda node, ctx: _affix(node, ctx, "endswith", "ends_with"))
+dispatch_rule.register(exp.Contains)(lambda node, ctx: _affix(node, ctx, "contains", "contains"))
 
 
 def octet_length(args: list[Value]) -> Value:
     if len(args) != 1:
         raise NotLocal("octet_length of several values")
     value = string(args[0], "octet_length")
-    return Value(f"CAST(strlen({value.sql}) AS INTEGER)", st.INT, named("octet_length", value), **_merge(value))
+    return Value(f"CAST(strlen({value.sql}) AS INTEGER)", st.INT, named("octet_length", value), **merged_flags(value))
 
 
 def by_values(function):

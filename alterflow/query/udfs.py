@@ -60,13 +60,13 @@ def decimal_op(op: str, a: str, b: str, precision: int, scale: int) -> str | Non
     elif op == "/":
         exact = _SPARK.divide(x, y)
     else:
-        exact = _remainder(x, y)
+        exact = remainder_value(x, y)
         if op == "pmod" and exact < 0:
-            exact = _remainder(_EXACT.add(exact, y), y)
+            exact = remainder_value(_EXACT.add(exact, y), y)
     return _text(to_precision(exact, precision, scale), scale)
 
 
-def _remainder(x: Decimal, y: Decimal) -> Decimal:
+def remainder_value(x: Decimal, y: Decimal) -> Decimal:
     try:
         return _SPARK.remainder(x, y)
     except decimal.InvalidOperation:  # Java's BigDecimal.remainder fails too ("Division impossible")

@@ -23,11 +23,11 @@ from alterflow.query.expressions import (
     ExpressionContext,
     NotLocal,
     Value,
-    _construct,
-    _rule,
-    _wide,
+    construct_name,
+    dispatch_rule,
     ordering,
     translate,
+    widened_sql,
     wrap,
 )
 from alterflow.query.sql_types import SqlType
@@ -193,7 +193,7 @@ def _framed(spec: _Spec) -> tuple[str, str, str | None]:
         key = key_value.type
         guard = _range_guard(key_value, max(abs(frame.lower.offset), abs(frame.upper.offset)))
         if key.integral:  # DuckDB's bounds in a wider type: the guard sends Spark's wrapped ones to Spark
-            spec = replace(spec, order=[(order, replace(key_value, sql=_wide(key_value)))])
+            spec = replace(spec, order=[(order, replace(key_value, sql=widened_sql(key_value)))])
     elif frame.kind == "ROWS" and frame.offsets and not spec.order:
         raise NotLocal("a ROWS frame with offsets without ORDER BY (its rows' order is Spark's to choose)")
     return spec.over(_frame_text(frame, key, named=False)), _frame_text(frame, key, named=True), guard
@@ -233,7 +233,7 @@ def _offset(node: exp.Expression | None, default: int) -> int:
     raise NotLocal("a window function offset other than an INT literal")
 
 
-@_rule.register
+@dispatch_rule.register
 def _window(node: exp.Window, ctx: ExpressionContext) -> Value:
     if not ctx.windows:
         raise NotLocal("a window function outside a SELECT list")
@@ -251,16 +251,16 @@ def _window(node: exp.Window, ctx: ExpressionContext) -> Value:
 
     if type(function) in _RANKING or isinstance(function, exp.Ntile | exp.Lag | exp.Lead):
         if not spec.order:
-            raise NotLocal(f"{_construct(function)} without ORDER BY (Spark refuses it)")
+            raise NotLocal(f"{construct_name(function)} without ORDER BY (Spark refuses it)")
         if spec.frame is not None:
-            raise NotLocal(f"{_construct(function)} with a window frame")
+            raise NotLocal(f"{construct_name(function)} with a window frame")
         if ignore_nulls:
-            raise NotLocal(f"{_construct(function)} IGNORE NULLS")
+            raise NotLocal(f"{construct_name(function)} IGNORE NULLS")
         return _offset_or_rank(function, spec, plain)
     if isinstance(function, exp.FirstValue | exp.LastValue | exp.First | exp.Last | exp.NthValue):
         return _value_function(function, spec, plain, ignore_nulls, keyword)
     if ignore_nulls:
-        raise NotLocal(f"{_construct(function)} IGNORE NULLS")
+        raise NotLocal(f"{construct_name(function)} IGNORE NULLS")
     return _aggregate(function, spec, plain)
 
 
@@ -278,7 +278,7 @@ def _offset_or_rank(function: exp.Expression, spec: _Spec, plain: ExpressionCont
         return _window_value(sql, st.INT, f"ntile({buckets})", spec.name(_ROWS_TO_CURRENT), spec)
     value = translate(function.this, plain)
     if value.type.name == "void":
-        raise NotLocal(f"{_construct(function)} of NULL")
+        raise NotLocal(f"{construct_name(function)} of NULL")
     steps = _offset(function.args.get("offset"), 1)
     if steps < 1:
         raise NotLocal("lag/lead by fewer than one row")
@@ -309,7 +309,7 @@ def _default_sql(default: Value, t: SqlType) -> str:
 def _value_function(function: exp.Expression, spec: _Spec, plain: ExpressionContext, ignore_nulls: bool, keyword: bool) -> Value:
     value = translate(function.this, plain)
     if value.type.name == "void":
-        raise NotLocal(f"{_construct(function)} of NULL")
+        raise NotLocal(f"{construct_name(function)} of NULL")
     over, frame, guard = _framed(spec)
     ignore = " IGNORE NULLS" if ignore_nulls else ""
     if isinstance(function, exp.NthValue):
@@ -342,12 +342,12 @@ def _aggregate(function: exp.Expression, spec: _Spec, plain: ExpressionContext) 
         return _window_value(_guarded(sql, guard), st.BIGINT, _named("count", value), spec.name(frame), spec, value)
     if isinstance(function, exp.Sum | exp.Avg | exp.Min | exp.Max):
         if isinstance(function.this, exp.Distinct) or function.expressions:
-            raise NotLocal(f"{_construct(function)} of DISTINCT or several values")
+            raise NotLocal(f"{construct_name(function)} of DISTINCT or several values")
         value = translate(function.this, plain)
         t = value.type
         if isinstance(function, exp.Sum):
             if t.integral:  # a long that wraps around: modular sums of any frame agree
-                sql, result = wrap(f"sum({_wide(value)}) OVER {over}", st.BIGINT), st.BIGINT
+                sql, result = wrap(f"sum({widened_sql(value)}) OVER {over}", st.BIGINT), st.BIGINT
             elif t.name == "decimal":
                 result = st.decimal(min(t.precision + 10, st.MAX_PRECISION), t.scale)
                 sql = f"TRY_CAST(sum({value.sql}) OVER {over} AS {result.duckdb})"
@@ -366,7 +366,7 @@ def _aggregate(function: exp.Expression, spec: _Spec, plain: ExpressionContext) 
             called = "min" if isinstance(function, exp.Min) else "max"
             sql, result = f"{called}({value.sql}) OVER {over}", t
         return _window_value(_guarded(sql, guard), result, _named(called, value), spec.name(frame), spec, value)
-    raise NotLocal(f"{_construct(function)} as a window function")
+    raise NotLocal(f"{construct_name(function)} as a window function")
 
 
 def _named(function: str, value: Value) -> str | None:
