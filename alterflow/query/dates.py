@@ -1,7 +1,7 @@
 """Spark's DATE functions (ANSI off): DATE literals, year, month, day/dayofmonth, dayofweek,
 weekday, dayofyear, quarter, date_add/dateadd, date_sub, datediff/date_diff, add_months,
-last_day, make_date, trunc, to_date (with and without a pattern) and date_format (the pattern
-letters reproduced exactly).
+last_day, make_date, trunc, next_day, unix_date, date_from_unix_date, to_date (with and without
+a pattern) and date_format (the pattern letters reproduced exactly).
 
 A STRING argument gets Spark's implicit cast to DATE (DateTimeUtils.stringToDate: NULL for a text
 that is not a date), a TIMESTAMP_NTZ argument its date. sqlglot wraps the argument of several of
@@ -89,8 +89,24 @@ def _date_arg(node: exp.Expression, ctx: ExpressionContext, what: str) -> Value:
     return as_date(translate(node, ctx), what)
 
 
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+
+
+def _int_text_arg(node: exp.Literal, what: str) -> Value:
+    """A string literal where Spark requires an INT: its analyzer casts the constant to INT as
+    ANSI does (date_add('2011-11-11', '1')) and names the column after the number; a text that is
+    not an integer Spark refuses (SECOND_FUNCTION_ARGUMENT_NOT_INTEGER), left to Spark to say."""
+    if not _INT_TEXT.fullmatch(node.this) or not -(2**31) <= int(node.this) < 2**31:
+        raise NotLocal(f"{what} with a string argument that is not an INT")
+    number = int(node.this)
+    return Value(f"CAST({number} AS INTEGER)", st.INT, str(number))
+
+
 def _int_arg(node: exp.Expression, ctx: ExpressionContext, what: str) -> Value:
-    """An argument Spark requires as INT, SMALLINT or TINYINT (it refuses a BIGINT)."""
+    """An argument Spark requires as INT, SMALLINT or TINYINT (it refuses a BIGINT, and a STRING
+    other than a constant)."""
+    if isinstance(node, exp.Literal) and node.is_string:
+        return _int_text_arg(node, what)
     value = translate(node, ctx)
     if value.type.name == "void":
         return Value("CAST(NULL AS INTEGER)", st.INT, value.name)
@@ -278,6 +294,51 @@ def _weekday(node: exp.Anonymous, ctx: ExpressionContext) -> Value:
 
 
 ANONYMOUS_RULES.update({"make_date": _make_date, "weekday": _weekday})
+
+
+_EPOCH = "DATE '1970-01-01'"
+
+
+@dispatch_rule.register
+def _unix_date(node: exp.UnixDate, ctx: ExpressionContext) -> Value:
+    """unix_date(date): days since 1970-01-01, an INT."""
+    value = _date_arg(node.this, ctx, "unix_date")
+    sql = f"CAST({value.sql} - {_EPOCH} AS INTEGER)"
+    return Value(sql, st.INT, _named(_spelled(node, "unix_date"), value), **merged_flags(value))
+
+
+@dispatch_rule.register
+def _date_from_unix_date(node: exp.DateFromUnixDate, ctx: ExpressionContext) -> Value:
+    """date_from_unix_date(days): the date that many days after 1970-01-01 (an INT argument)."""
+    days = _int_arg(node.this, ctx, "date_from_unix_date")
+    sql = f"({_EPOCH} + CAST({days.sql} AS INTEGER))"
+    return Value(sql, st.DATE, _named(_spelled(node, "date_from_unix_date"), days), **merged_flags(days))
+
+
+# DateTimeUtils.getDayOfWeekFromString: two letters, three, or the whole name, any case; as
+# DuckDB's isodow numbers them (Monday = 1).
+_DAYS_OF_WEEK = {
+    spelling: number
+    for number, name in enumerate(("MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY"), 1)
+    for spelling in (name[:2], name[:3], name)
+}
+
+
+@dispatch_rule.register
+def _next_day(node: exp.NextDay, ctx: ExpressionContext) -> Value:
+    """next_day(start, day of week): the first such day strictly after the start's date; NULL for
+    a day of week Spark does not know (ANSI off). The day of week must be a string literal."""
+    day = node.expression
+    if not (isinstance(day, exp.Literal) and day.is_string):
+        raise NotLocal("next_day with a day of week that is not a string literal")
+    start = _date_arg(node.this, ctx, "next_day")
+    target = _DAYS_OF_WEEK.get(day.this.upper())
+    if target is None:
+        sql = "CAST(NULL AS DATE)"
+    else:
+        sql = f"({start.sql} + CAST((({target} - isodow({start.sql}) + 6) % 7) + 1 AS INTEGER))"
+    name = _named(_spelled(node, "next_day"), start, Value("", st.STRING, day.this))
+    return Value(sql, st.DATE, name, **merged_flags(start))
 
 
 # -- to_date and date_format: Spark's datetime patterns --------------------------------------------

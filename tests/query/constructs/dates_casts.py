@@ -21,6 +21,12 @@ LOCAL = {
     "last_day": "SELECT id, last_day(dt) FROM nums",
     "make_date (NULL for a date that does not exist)": "SELECT id, make_date(2000 + id, id, 29 + id % 3), make_date(2021, 2, 29) AS none FROM nums",
     "trunc": "SELECT id, trunc(dt, 'MM'), trunc(dt, 'year') AS y, trunc(dt, 'Q') AS q, trunc(dt, 'WEEK') AS w FROM nums",
+    "date_add and date_sub with a constant string number of days": f"SELECT id, date_add(dt, '1'), date_sub(dt, '-12') {_INNER_DATES}",
+    "next_day (MO, Mon, monday; NULL for an unknown day)": (
+        f"SELECT id, next_day(dt, 'mo'), next_day(dt, 'SUNDAY') AS s, next_day(dt, 'Fri') AS f, next_day(dt, 'xx') AS x {_INNER_DATES}"
+    ),
+    "next_day of a string": "SELECT next_day(t, 'Tue') AS n FROM dc_texts",
+    "unix_date, date_from_unix_date": "SELECT id, unix_date(dt), date_from_unix_date(i % 100000), date_from_unix_date(NULL) AS n FROM nums",
     "to_date": "SELECT to_date('2020-01-02'), to_date(t) AS d FROM dc_texts",
     "to_date with a pattern": "SELECT to_date('02/01/2020', 'dd/MM/yyyy'), to_date('2020-03', 'yyyy-MM') AS m",
     "date_format": "SELECT id, date_format(dt, 'yyyy-MM-dd'), date_format(ts, \"dd/MM/yy h:mm:ss a, EEE MMM 'T' SSS\") AS f FROM nums",
@@ -48,9 +54,12 @@ SPARK_ONLY = {
     "TIMESTAMP_NTZ literals": "SELECT TIMESTAMP_NTZ '2020-01-01 00:00:00' AS t",
     "comparing a TIMESTAMP_NTZ with a string": "SELECT id FROM nums WHERE ts > '2020-01-01'",
     "date_format of a string (a cast to TIMESTAMP)": "SELECT date_format(s, 'yyyy') AS f FROM nums",
+    "next_day with a computed day of week": "SELECT next_day(dt, s) AS n FROM nums",
 }
 
 REJECTED = {
     "an invalid DATE literal": "SELECT DATE '2011-13-01'",
     "date_add with a BIGINT number of days": "SELECT date_add(dt, bi) AS d FROM nums",
+    "date_add with a string number of days that is not an integer": "SELECT date_add(dt, '1.5') AS d FROM nums",
+    "date_sub with a string column": "SELECT date_sub(dt, t) AS d FROM nums, dc_texts",
 }
