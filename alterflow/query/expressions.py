@@ -44,7 +44,7 @@ class ExpressionContext:
     """What translating an expression needs from where it stands in a query."""
 
     resolve: object  # (exp.Column) -> Value: a column of the FROM clause
-    subquery: object  # (exp.Expression) -> (sql, [SqlType]): an uncorrelated subquery
+    subquery: object  # (exp.Expression, kind) -> (sql, [SqlType]): a subquery, kind "scalar", "in" or "exists"
     aggregates: bool = False  # aggregate functions allowed here
     windows: bool = False  # window functions allowed here
     grouped: dict[str, Value] = field(default_factory=dict)  # GROUP BY expressions, by DuckDB text
@@ -426,7 +426,7 @@ def _in(node: exp.In, ctx: ExpressionContext) -> Value:
     if node.args.get("query") is not None:
         if position is None:
             raise NotLocal("IN (subquery) outside a WHERE condition (Spark answers false where SQL gives NULL)")
-        sql, types = ctx.subquery(node.args["query"].this if isinstance(node.args["query"], exp.Subquery) else node.args["query"])
+        sql, types = ctx.subquery(node.args["query"].this if isinstance(node.args["query"], exp.Subquery) else node.args["query"], "in")
         if len(types) != 1:
             raise NotLocal("IN with a subquery of several columns")
         common = comparable(needle, Value("", types[0], None), "IN")
@@ -470,7 +470,7 @@ def _like(node: exp.Like, ctx: ExpressionContext) -> Value:
 
 @dispatch_rule.register
 def _exists(node: exp.Exists, ctx: ExpressionContext) -> Value:
-    sql, _types = ctx.subquery(node.this)
+    sql, _types = ctx.subquery(node.this, "exists")
     return Value(f"(EXISTS ({sql}))", st.BOOLEAN, "exists()")
 
 

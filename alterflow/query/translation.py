@@ -90,6 +90,11 @@ class QueryTranslation:
         self.relations = {name.lower(): rel for name, rel in relations.items()}
         self._ids = itertools.count()
         self.used: set[tuple[str, str]] = set()  # (relation, column) pairs the query reads
+        # Correlated subqueries: for each subquery being translated, the FROM items of the query
+        # around it that its WHERE may reach (None where no outer column may be read), and the
+        # columns it read from them.
+        self._outer: list[list[_Item] | None] = []
+        self._outer_reads: list[list[exp.Column]] = []
 
     def query(self, node: exp.Expression, ctes: dict[str, Relation] | None = None) -> Translated:
         ctes = dict(ctes or {})
@@ -108,6 +113,15 @@ class QueryTranslation:
             return self._prefixed(prefix, self._set_operation(node, ctes))
         raise NotLocal(f"a {type(node).__name__} query")
 
+    def _unreached(self, node: exp.Expression, ctes: dict[str, Relation]) -> Translated:
+        """A query inside another (a derived table, a CTE, a side of a set operation) whose
+        WHERE may not read the columns of a query around it (Spark's LATERAL, left to Spark)."""
+        self._outer.append(None)
+        try:
+            return self.query(node, ctes)
+        finally:
+            self._outer.pop()
+
     @staticmethod
     def _prefixed(prefix: str, translated: Translated) -> Translated:
         if not prefix:
@@ -122,7 +136,7 @@ class QueryTranslation:
         if len(set(names)) != len(names):
             raise NotLocal("a CTE name defined twice (Spark refuses it)")
         for cte in with_.expressions:
-            inner = self.query(cte.this, ctes)
+            inner = self._unreached(cte.this, ctes)
             name = f'"w{next(self._ids)}"'
             parts.append(f"{name} AS ({inner.sql})")
             names = _alias_columns(cte, inner.names)  # WITH t(a, b) AS (...)
@@ -149,7 +163,7 @@ class QueryTranslation:
                 raise NotLocal(f"the relation {node.name}")
             return _Item((node.alias or node.name).lower(), alias, relation.columns, relation.sql), relation.sql
         if isinstance(node, exp.Subquery):
-            inner = self.query(node.this, ctes)  # without an alias, Spark names it itself: no qualifier reaches it
+            inner = self._unreached(node.this, ctes)  # without an alias, Spark names it itself: no qualifier reaches it
             names = _alias_columns(node, inner.names)
             columns = tuple(RelationColumn(n, t, f"c{i}") for i, (n, t) in enumerate(zip(names, inner.types)))
             return _Item((node.alias or "").lower(), alias, columns), f"({inner.sql})"
@@ -310,34 +324,63 @@ class QueryTranslation:
 
     # -- names -----------------------------------------------------------------------------------
 
-    def _context(self, items: list[_Item], ctes: dict[str, Relation], aliases: dict | None = None, **flags) -> ExpressionContext:
+    def _context(
+        self,
+        items: list[_Item],
+        ctes: dict[str, Relation],
+        aliases: dict | None = None,
+        correlated: bool = False,
+        outer: bool = False,
+        **flags,
+    ) -> ExpressionContext:
+        """`correlated`: a subquery here may read these items (its WHERE may); `outer`: a column
+        not found among the items may be one of the query around this one (a subquery's WHERE)."""
         return ExpressionContext(
-            resolve=lambda column: self._resolve(column, items, aliases or {}),
-            subquery=lambda node: self._subquery(node, ctes),
+            resolve=lambda column: self._resolve(column, items, aliases or {}, outer),
+            subquery=lambda node, kind="scalar": self._subquery(node, ctes, items if correlated else None, kind),
             **flags,
         )
 
-    def _resolve(self, column: exp.Column, items: list[_Item], aliases: dict) -> Value:
+    @staticmethod
+    def _found(column: exp.Column, items: list[_Item]) -> list[tuple[_Item, int]]:
         name = column.name.lower()
         qualifier = column.table.lower() if column.table else None
-        if column.args.get("db") or column.args.get("catalog"):
-            raise NotLocal("a column qualified by more than a table")
-        found = [
+        return [
             (item, i)
             for item in items
             if qualifier is None or item.qualifier == qualifier
             for i, c in enumerate(item.columns)
             if c.name.lower() == name and (qualifier is not None or name not in item.hidden)
         ]
+
+    def _resolve(self, column: exp.Column, items: list[_Item], aliases: dict, outer: bool = False) -> Value:
+        if column.args.get("db") or column.args.get("catalog"):
+            raise NotLocal("a column qualified by more than a table")
+        found = self._found(column, items)
         if len(found) == 1:  # Spark names the column as the query spells it (ID for a column id)
             return replace(self._column_value(*found[0]), name=column.name)
-        if not found and qualifier is None and name in aliases:
-            return aliases[name]()
+        if not found and not column.table and column.name.lower() in aliases:
+            return aliases[column.name.lower()]()
+        if not found and outer and self._outer and self._outer[-1] is not None:
+            found = self._found(column, self._outer[-1])
+            if len(found) == 1:  # a correlated subquery's reference to the query around it
+                self._outer_reads[-1].append(column)
+                return replace(self._column_value(*found[0]), name=column.name, free=False)
         raise NotLocal(f"column {column.sql('spark')} ({'ambiguous' if found else 'not found'})")
 
-    def _subquery(self, node: exp.Expression, ctes: dict[str, Relation]) -> tuple[str, list[SqlType]]:
-        inner = self.query(node, ctes)
-        if any(t.name == "void" for t in inner.types):
+    def _subquery(self, node: exp.Expression, ctes: dict[str, Relation], outer: list[_Item] | None, kind: str) -> tuple[str, list[SqlType]]:
+        """A subquery: `kind` is "scalar", "in" or "exists"; `outer` the items its WHERE may read
+        (docs/semantics.md, "Queries: two engines": correlated subqueries)."""
+        self._outer.append(outer)
+        self._outer_reads.append([])
+        try:
+            inner = self.query(node, ctes)
+        finally:
+            self._outer.pop()
+            reads = self._outer_reads.pop()
+        if reads:
+            correlated_subquery_check(node, reads, kind)
+        if kind != "exists" and any(t.name == "void" for t in inner.types):
             raise NotLocal("a subquery of untyped NULLs")
         return inner.sql, list(inner.types)
 
@@ -352,7 +395,7 @@ class QueryTranslation:
         if distinct is not None and distinct.args.get("on") is not None:
             raise NotLocal("DISTINCT ON")
         items, from_sql = self._from(node, ctes)
-        plain = self._context(items, ctes)
+        plain = self._context(items, ctes, correlated=True, outer=True)
         where = ""
         if node.args.get("where") is not None:
             condition = translate(node.args["where"].this, replace(plain, subquery_position="conjunct"))
@@ -366,7 +409,13 @@ class QueryTranslation:
         if aggregate_query and any(isinstance(w, exp.Window) for e in selected for w in e.find_all(exp.Window)):
             raise NotLocal("window functions in an aggregate query")
         context = self._context(
-            items, ctes, aggregates=True, windows=not aggregate_query, grouped=self._grouped(grouped), grouping=grouping
+            items,
+            ctes,
+            correlated=not aggregate_query,
+            aggregates=True,
+            windows=not aggregate_query,
+            grouped=self._grouped(grouped),
+            grouping=grouping,
         )
         values, names = self._select_list(selected, items, context)
         if aggregate_query and any(v.free for v in values):
@@ -510,8 +559,8 @@ class QueryTranslation:
     # -- set operations --------------------------------------------------------------------------
 
     def _set_operation(self, node: exp.Union | exp.Intersect | exp.Except, ctes) -> Translated:
-        left = self.query(node.left, ctes)
-        right = self.query(node.right, ctes)
+        left = self._unreached(node.left, ctes)
+        right = self._unreached(node.right, ctes)
         if len(left.types) != len(right.types):
             raise NotLocal("set operation sides of different widths")
         types = []
@@ -671,6 +720,44 @@ def _named_windows(node: exp.Select) -> exp.Select:
             window.set(key, [e.copy() for e in part] if isinstance(part, list) else part.copy() if part is not None else None)
         window.set("alias", None)
     return node
+
+
+def _in_equality_conjunct(column: exp.Column, reads: list[exp.Column]) -> bool:
+    """`column` is one side of an `=` among the AND-ed conditions of its WHERE, whose other side
+    reads nothing of the query around."""
+    side, parent = column, column.parent
+    while isinstance(parent, exp.Paren):
+        side, parent = parent, parent.parent
+    if not isinstance(parent, exp.EQ):
+        return False
+    other = parent.expression if parent.this is side else parent.this
+    if any(node is read for node in other.find_all(exp.Column) for read in reads):
+        return False
+    node = parent.parent
+    while isinstance(node, exp.And | exp.Paren):
+        node = node.parent
+    return isinstance(node, exp.Where)
+
+
+def correlated_subquery_check(node: exp.Expression, reads: list[exp.Column], kind: str) -> None:
+    """The correlated subqueries the local engine runs, as Spark runs them: EXISTS and IN over a
+    plain SELECT whose WHERE reads the query around it; a scalar subquery that aggregates without
+    GROUP BY (one row per outer row: Spark refuses one that does not aggregate), correlated
+    through equalities only. Spark's other forms (correlated aggregates under EXISTS, LIMIT,
+    several levels) are Spark's to run or refuse."""
+    select = node.unnest() if isinstance(node, exp.Subquery) else node
+    if not isinstance(select, exp.Select) or any(select.args.get(k) for k in ("group", "having", "limit", "offset", "order")):
+        raise NotLocal("a correlated subquery other than a plain SELECT ... WHERE")
+    if any(select.find_all(exp.Window)):
+        raise NotLocal("a correlated subquery with window functions")
+    aggregated = _has_aggregate(select)
+    if kind == "scalar":
+        if not aggregated:
+            raise NotLocal("a correlated scalar subquery that does not aggregate (Spark refuses it)")
+        if not all(_in_equality_conjunct(c, reads) for c in reads):
+            raise NotLocal("a correlated scalar subquery correlated otherwise than by equalities")
+    elif aggregated:
+        raise NotLocal(f"a correlated {kind.upper()} subquery that aggregates")
 
 
 def _has_aggregate(node: exp.Select) -> bool:
