@@ -404,7 +404,7 @@ class QueryTranslation:
             where = f" WHERE {condition.sql}"
         selected = node.expressions
         aliased = {e.alias.lower(): e.this for e in selected if isinstance(e, exp.Alias)}
-        grouped, group_sql, grouping = self._group(node, selected, aliased, items, ctes)
+        grouped, group_sql, grouping, nulled = self._group(node, selected, aliased, items, ctes)
         aggregate_query = bool(node.args.get("group")) or _has_aggregate(node)
         if aggregate_query and any(isinstance(w, exp.Window) for e in selected for w in e.find_all(exp.Window)):
             raise NotLocal("window functions in an aggregate query")
@@ -414,7 +414,7 @@ class QueryTranslation:
             correlated=not aggregate_query,
             aggregates=True,
             windows=not aggregate_query,
-            grouped=self._grouped(grouped),
+            grouped=self._grouped(grouped, nulled),
             grouping=grouping,
         )
         values, names = self._select_list(selected, items, context)
@@ -436,23 +436,20 @@ class QueryTranslation:
         sql = f"SELECT {'DISTINCT ' if distinct else ''}{listed}{from_sql}{where}{group_sql}{having}{order}{_limit(node)}"
         return Translated(sql, tuple(names), tuple(v.type for v in values))
 
-    def _group(self, node: exp.Select, selected, aliased, items, ctes) -> tuple[list[Value], str, tuple[str, ...] | None]:
+    def _group(self, node: exp.Select, selected, aliased, items, ctes) -> tuple[list[Value], str, tuple[str, ...] | None, frozenset[str]]:
         """The GROUP BY keys (each once, in Spark's order of first appearance), the DuckDB GROUP BY
-        clause and, for GROUPING SETS/CUBE/ROLLUP, the keys' DuckDB text for grouping()."""
+        clause, for GROUPING SETS/CUBE/ROLLUP the keys' DuckDB text for grouping(), and the keys
+        no grouping set holds (`GROUP BY a, b GROUPING SETS (a)`: b is NULL in every row)."""
         group = node.args.get("group")
         if group is None:
-            return [], "", None
+            return [], "", None, frozenset()
         if any(group.args.get(k) for k in ("totals", "all")):
             raise NotLocal("GROUP BY ALL or WITH TOTALS")
         plain_aliases = {name: (lambda e=e: translate(e, self._context(items, ctes))) for name, e in aliased.items()}
         keys = _GroupKeys(selected, self._context(items, ctes, plain_aliases))
         plain, factors = [], []
         for expression in group.expressions:
-            if isinstance(expression, exp.GroupingSets) and len(group.expressions) > 1:
-                # `GROUP BY a, b GROUPING SETS (a)` (the sets replace the keys) and `GROUP BY a,
-                # GROUPING SETS (b)` (a product) read alike here
-                raise NotLocal("GROUPING SETS beside other GROUP BY keys")
-            if isinstance(expression, exp.GroupingSets):
+            if isinstance(expression, exp.GroupingSets):  # beside other keys: a product, as CUBE and ROLLUP
                 factors.append([keys.members(e) for e in expression.expressions])
             elif isinstance(expression, exp.Cube):
                 factors.append(_cube([keys.members(e) for e in expression.expressions]))
@@ -472,7 +469,7 @@ class QueryTranslation:
         plain_only = trailing is None and all(not isinstance(e, exp.GroupingSets | exp.Cube | exp.Rollup) for e in group.expressions)
         if plain_only or all(len(factor) == 1 for factor in factors) and trailing is None:  # a plain GROUP BY
             listed = ", ".join(normalized_zero(g).sql for g in grouped)
-            return grouped, f" GROUP BY {listed}" if listed else "", None
+            return grouped, f" GROUP BY {listed}" if listed else "", None, frozenset()
         sets = [[]]
         for factor in factors:
             sets = [s + t for s in sets for t in factor]
@@ -480,12 +477,16 @@ class QueryTranslation:
         # Spark does not find a computed key (g % 2) again in grouping() outside the SELECT list: only
         # keys that are columns are offered to grouping()/grouping_id()
         grouping = None if keys.computed else tuple(normalized_zero(g).sql for g in grouped)
-        return grouped, f" GROUP BY GROUPING SETS ({listed})", grouping
+        in_sets = {v.sql for s in sets for v in s}
+        if any(g.sql not in in_sets for g in grouped) and any(node.find_all(exp.Grouping, exp.GroupingId)):
+            raise NotLocal("grouping()/grouping_id() beside a GROUP BY key that no grouping set holds")
+        return grouped, f" GROUP BY GROUPING SETS ({listed})", grouping, frozenset(g.sql for g in grouped) - in_sets
 
     @staticmethod
-    def _grouped(grouped: list[Value]) -> dict[str, Value]:
-        """GROUP BY keys by their text, each as the group's value (-0.0 grouped with 0.0)."""
-        return {g.sql: normalized_zero(g) for g in grouped}
+    def _grouped(grouped: list[Value], nulled: frozenset[str]) -> dict[str, Value]:
+        """GROUP BY keys by their text, each as the group's value (-0.0 grouped with 0.0); NULL for
+        a key that no grouping set holds."""
+        return {g.sql: Value(f"CAST(NULL AS {g.type.duckdb})", g.type, g.name) if g.sql in nulled else normalized_zero(g) for g in grouped}
 
     def _select_list(self, selected, items: list[_Item], context: ExpressionContext) -> tuple[list[Value], list[str]]:
         values, names = [], []

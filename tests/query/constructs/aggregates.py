@@ -37,6 +37,10 @@ LOCAL = {
     ),
     "GROUP BY a, b WITH ROLLUP and WITH CUBE": "SELECT g, b, sum(ti) FROM nums GROUP BY g, b WITH CUBE ORDER BY 1, 2, 3",
     "GROUP BY a, b GROUPING SETS (...)": "SELECT g, b, sum(ti), grouping_id() AS gid FROM nums GROUP BY g, b GROUPING SETS ((g), (b)) ORDER BY 1, 2, 4",
+    "GROUPING SETS beside other keys: the product of both": (
+        "SELECT g, b, count(*) AS n, grouping_id() AS gid FROM nums GROUP BY g, GROUPING SETS ((g, b), (b), ()) ORDER BY 1, 2, 3, 4"
+    ),
+    "GROUP BY a, b GROUPING SETS (a): b is NULL in every row": "SELECT g, b, count(*) AS n FROM nums GROUP BY g, b GROUPING SETS (g) ORDER BY g, b",
     "a key beside CUBE: grouping columns in order of appearance": "SELECT b, g, grouping_id() FROM nums GROUP BY b, CUBE(g, b) ORDER BY 1, 2, 3",
     "ROLLUP of an expression and of a position": "SELECT g % 2, count(*) AS n FROM nums GROUP BY ROLLUP (1) ORDER BY 1, 2",
     "HAVING and ORDER BY grouping()": (
