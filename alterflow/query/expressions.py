@@ -200,9 +200,9 @@ def _literal(node: exp.Literal, ctx: ExpressionContext) -> Value:
     text = node.this
     if node.is_string:
         quoted = text.replace("'", "''")
-        # Spark names a string literal by its value; one with control characters or a backslash
-        # is named in a way not reproduced here, so it runs locally only under an alias
-        plain = text.isprintable() and "\\" not in text
+        # Spark names a string literal by its value, control characters included; one with a
+        # backslash is named in a way not reproduced here, so it runs locally only under an alias
+        plain = "\\" not in text
         return Value(f"CAST('{quoted}' AS VARCHAR)", st.STRING, text if plain else None)
     if re.fullmatch(r"\d+", text):
         return _integral_literal(text)

@@ -110,7 +110,8 @@ def write_results(path: pathlib.Path, outcomes: list[Outcome], header: str) -> N
 
 def read_results(path: pathlib.Path) -> list[Outcome]:
     outcomes = []
-    for block in path.read_text().split("-- !query\n")[1:]:
+    text = path.read_bytes().decode()  # not read_text: it would turn a carriage return in a name into a newline
+    for block in text.split("-- !query\n")[1:]:
         sql, rest = block.split("\n-- !query schema\n", 1)
         schema, output = rest.split("\n-- !query output\n", 1)
         lines = output.rstrip("\n").split("\n") if output.strip("\n") else []
