@@ -1,12 +1,15 @@
 """Spark's math functions as DuckDB expressions with Spark's answers, types and column names (ANSI
 mode off): round and bround (HALF_UP, HALF_EVEN: decimals and doubles through Java's BigDecimal,
 udfs.py), floor and ceil (BIGINT, or DECIMAL for decimals and with a scale), sign, pow, sqrt, ln,
-log, log10, log2, pmod, div, positive, negative, pi and e. The double functions take
+log, log10, log2, pmod, div, positive, negative, pi and e; bin, hex and conv (numbers in other
+bases, conv through udfs.py). The double functions take
 their argument as a double (Spark's implicit cast); each was compared with Spark's StrictMath
 answers value by value (tests/query/test_scalars_spark.py).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from sqlglot import exp
 
@@ -28,7 +31,7 @@ from alterflow.query.expressions import (
     translate,
     wrap,
 )
-from alterflow.query.scalar_functions import by_values, called, named
+from alterflow.query.scalar_functions import by_values, called, integer, named
 from alterflow.query.sql_types import SqlType
 
 _LONG_MAX, _LONG_MIN = "9223372036854775807", "-9223372036854775808"
@@ -177,10 +180,107 @@ def _e(args: list[Value]) -> Value:
 
 
 def _positive(args: list[Value]) -> Value:
-    if len(args) != 1 or not args[0].type.numeric:
-        raise NotLocal("positive of other than one number")
+    """positive(x): a number as it is; a string or an untyped NULL cast to a double, as Spark does."""
+    if len(args) != 1:
+        raise NotLocal("positive of other than one value")
     value = args[0]
-    return Value(value.sql, value.type, None if value.name is None else f"(+ {value.name})", **merged_flags(value))
+    name = None if value.name is None else f"(+ {value.name})"
+    if value.type == st.STRING or value.type.name == "void":
+        return Value(cast_sql(value, st.DOUBLE), st.DOUBLE, name, **merged_flags(value))
+    if not value.type.numeric:
+        raise NotLocal(f"positive of a {value.type} (Spark refuses it)")
+    return Value(value.sql, value.type, name, **merged_flags(value))
+
+
+# -- numbers in other bases: bin, hex, conv -----------------------------------------------------------
+
+
+def _as_long(value: Value, function: str) -> str:
+    """`value` as Spark implicitly casts it to a BIGINT for bin and hex: a decimal cut toward zero
+    and wrapped into 64 bits (BigDecimal's longValue), a double or a float as Java narrows it (NaN
+    0, saturated), a string read as CAST does (NULL where it is not a number)."""
+    t = value.type
+    if t.name == "void":
+        return "CAST(NULL AS BIGINT)"
+    if t.name == "decimal":
+        return wrap(f"CAST(trunc({value.sql}) AS HUGEINT)", st.BIGINT)
+    if t.integral or t.fractional or t == st.STRING:
+        return cast_sql(value, st.BIGINT)
+    raise NotLocal(f"{function} of a {t}")
+
+
+def _bin(args: list[Value]) -> Value:
+    """bin(x): the BIGINT's two's complement bits (Long.toBinaryString): no leading zeros, 64 digits
+    for a negative value."""
+    if len(args) != 1:
+        raise NotLocal("bin of other than one value")
+    value = args[0]
+    return Value(f"bin({_as_long(value, 'bin')})", st.STRING, named("bin", value), **merged_flags(value))
+
+
+# What CAST(x AS BINARY) may stand over locally, as `_cast` allows (Spark's `::` binds tighter
+# than sqlglot reads it over an operator).
+_CAST_OPERANDS = (exp.Column, exp.Literal, exp.Paren, exp.Func, exp.Null, exp.Boolean)
+
+
+def _binary_operand(node: exp.Expression, ctx: ExpressionContext) -> Value | None:
+    """The value under CAST(x AS BINARY) (named as Spark names that cast), None where `node` is
+    no such cast."""
+    if not (isinstance(node, exp.Cast) and node.args["to"].this == exp.DataType.Type.BINARY):
+        return None
+    by_operator = "safe" not in node.args and not isinstance(node.this, _CAST_OPERANDS)  # x::binary over an operator
+    if type(node) is exp.Cast or node.args.get("safe") or by_operator:
+        raise NotLocal("a cast to BINARY other than CAST(x AS BINARY) of a string or an integer")
+    value = translate(node.this, ctx)
+    if not (value.type == st.STRING or value.type.integral or value.type.name == "void"):
+        raise NotLocal(f"a cast of a {value.type} to BINARY")
+    return replace(value, name=None if value.name is None else f"CAST({value.name} AS BINARY)")
+
+
+def _hex_of_bytes(value: Value) -> str:
+    """The hex digits of CAST(value AS BINARY): a string's UTF-8 bytes, an integer's big-endian
+    two's complement bytes in its type's width."""
+    if value.type.name == "void":
+        return "CAST(NULL AS VARCHAR)"
+    if value.type == st.STRING:
+        return f"hex({value.sql})"
+    digits = st.INTEGRAL_BITS[value.type.name] // 4
+    return f"right(lpad(hex(CAST({value.sql} AS BIGINT)), 16, '0'), {digits})"
+
+
+@dispatch_rule.register
+def _hex(node: exp.Hex, ctx: ExpressionContext) -> Value:
+    """hex(x): a number as a BIGINT's upper-case hex digits (Long.toHexString: 16 for a negative
+    value), a string's or a boolean's text as its UTF-8 bytes, a BINARY cast's bytes."""
+    operand = _binary_operand(node.this, ctx)
+    if operand is not None:
+        sql = _hex_of_bytes(operand)
+        value = operand
+    else:
+        value = translate(node.this, ctx)
+        if value.type == st.STRING or value.type.name == "boolean":
+            sql = f"hex({cast_sql(value, st.STRING)})"
+        else:
+            sql = f"hex({_as_long(value, 'hex')})"
+    return Value(sql, st.STRING, named("hex", value), **merged_flags(value))
+
+
+def _conv(args: list[Value]) -> Value:
+    """conv(text, from_base, to_base) through Spark's unsigned 64-bit reading (udfs.conv); a number
+    is converted from its text; the bases are INT or narrower, as Spark takes them."""
+    if len(args) != 3:
+        raise NotLocal("conv of other than three values")
+    number, from_base, to_base = args
+    t = number.type
+    if t.name == "void":
+        text = "CAST(NULL AS VARCHAR)"
+    elif t == st.STRING or t.integral or t.name == "decimal":
+        text = cast_sql(number, st.STRING)
+    else:
+        raise NotLocal(f"conv of a {t} (Spark converts its text)")
+    bases = [integer(b, "conv") for b in (from_base, to_base)]
+    sql = f"af_conv({text}, {bases[0].sql}, {bases[1].sql})"
+    return Value(sql, st.STRING, named("conv", *args), **merged_flags(*args))
 
 
 @dispatch_rule.register
@@ -226,4 +326,9 @@ def _div(node: exp.IntDiv, ctx: ExpressionContext) -> Value:
     return Value(sql, st.BIGINT, name, **merged_flags(left, right))
 
 
-ANONYMOUS_RULES.update({name: by_values(f) for name, f in {"bround": _bround, "e": _e, "positive": _positive, "pmod": _pmod}.items()})
+ANONYMOUS_RULES.update(
+    {
+        name: by_values(f)
+        for name, f in {"bround": _bround, "e": _e, "positive": _positive, "pmod": _pmod, "bin": _bin, "conv": _conv}.items()
+    }
+)

@@ -1,7 +1,7 @@
 """Python functions the local engine's DuckDB queries call where Spark's answer is Java's
 BigDecimal arithmetic, which DuckDB's own functions do not reproduce: decimal division and
-remainder, decimal arithmetic past 38 digits, rounding of decimals and doubles (docs/semantics.md,
-"Queries: two engines").
+remainder, decimal arithmetic past 38 digits, rounding of decimals and doubles, and conv's base
+conversion through an unsigned 64-bit value (docs/semantics.md, "Queries: two engines").
 
 Each mirrors what Spark's `Decimal` does (ANSI mode off): `*` and `/` round to 38 significant
 digits HALF_UP (its MathContext), `%` is exact (and fails where the quotient needs more than 38
@@ -116,6 +116,55 @@ def double_round(x: float, places: int, mode: str) -> float:
     return result + 0.0  # BigDecimal has no -0: -0.4 rounds to 0.0
 
 
+_UNSIGNED_MAX = (1 << 64) - 1
+
+
+def _digit(byte: int, radix: int) -> int:
+    """Java's Character.digit of one byte of the text: ASCII digits and letters only (a byte of a
+    multi-byte character is negative in Java, so never a digit), -1 where it is none in `radix`."""
+    text = chr(byte)
+    value = int(text, 36) if text.isascii() and text.isalnum() else -1
+    return value if value < radix else -1
+
+
+def _digits(value: int, radix: int) -> str:
+    """An unsigned value's digits in `radix`, upper case, "0" for zero."""
+    out = ""
+    while value:
+        value, d = divmod(value, radix)
+        out = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[d] + out
+    return out or "0"
+
+
+def conv(number: str, from_base: int, to_base: int) -> str | None:
+    """Spark's conv (its NumberConverter, ANSI off): the text trimmed of spaces, an optional '-',
+    then the longest run of digits of `from_base` read as an unsigned 64-bit value (2^64 - 1 where
+    it overflows); a '-' negates it (2^64 - 1 where it is past 2^63); written in |to_base|,
+    unsigned for a positive `to_base`, signed for a negative one. NULL for a base outside 2..36."""
+    if not (2 <= from_base <= 36 and 2 <= abs(to_base) <= 36):
+        return None
+    text = number.encode("utf-8").strip(b" ")
+    if not text:
+        return None
+    negative = text[:1] == b"-"
+    value = 0
+    for byte in text[1:] if negative else text:
+        d = _digit(byte, from_base)
+        if d < 0:
+            break
+        value = value * from_base + d
+        if value > _UNSIGNED_MAX:
+            value = _UNSIGNED_MAX
+            break
+    signed = value - (1 << 64) if value >> 63 else value
+    if negative and to_base > 0:
+        value = _UNSIGNED_MAX if signed < 0 else -signed % (1 << 64)
+        signed = value - (1 << 64) if value >> 63 else value
+    if to_base < 0 and signed < 0:
+        value, negative = -signed, True
+    return ("-" if negative and to_base < 0 else "") + _digits(value, abs(to_base))
+
+
 def register(connection, sql: str) -> None:
     """Registers on `connection` the functions `sql` calls (registering costs a few ms each)."""
     from duckdb.sqltypes import DOUBLE, INTEGER, VARCHAR
@@ -124,6 +173,7 @@ def register(connection, sql: str) -> None:
         "af_decimal_op": (decimal_op, [VARCHAR, VARCHAR, VARCHAR, INTEGER, INTEGER], VARCHAR),
         "af_decimal_round": (decimal_round, [VARCHAR, INTEGER, VARCHAR, INTEGER, INTEGER], VARCHAR),
         "af_double_round": (double_round, [DOUBLE, INTEGER, VARCHAR], DOUBLE),
+        "af_conv": (conv, [VARCHAR, INTEGER, INTEGER], VARCHAR),
     }
     for name, (function, parameters, result) in functions.items():
         if name in sql:

@@ -30,6 +30,14 @@ QUERIES = [
     "SELECT CAST(1234567890123456789.0123456789 AS DECIMAL(29,10)) * CAST(1.0000000001 AS DECIMAL(11,10)), CAST(0.5 AS DECIMAL(38,37)) + CAST(1 AS DECIMAL(38,0))",
     "SELECT -7.5 % 2, 7.5 % -2, pmod(-7.5, 2), pmod(CAST(-1 AS DECIMAL(38,0)), 3), mod(-10.25, 3.1)",
     "SELECT pmod(-7, 3), pmod(-2147483648, -1), pmod(CAST(-7.5 AS DOUBLE), 2), 9223372036854775807 div -1, -9223372036854775808 div -1",
+    # conv: only spaces trimmed, a sign only as '-', non-ASCII never a digit, past 2^64 the largest value
+    "SELECT conv('\\t12', 10, 16) AS tab_first, conv('12\\t', 10, 16) AS tab_last, conv('  -12  ', 10, -16), conv(' ', 10, 16), conv('- 5', 10, 16), conv('+5', 10, 16)",
+    "SELECT conv('é1', 10, 16), conv('18446744073709551616', 10, 16), conv('-9223372036854775809', 10, -10), conv('-18446744073709551615', 10, 10), conv('8000000000000000', 16, -10)",
+    "SELECT conv('zz', 36, 10), conv('ZZ', 36, -36), conv('12', 2147483647, 10), conv(25.5, 10, 16), conv(-10, 16, -10), conv('10', 2S, 16Y)",
+    # bin and hex: Spark's implicit BIGINT (cut toward zero, wrapped, saturated), texts as UTF-8 bytes
+    "SELECT bin(-25.9), bin(CAST('-Infinity' AS DOUBLE)), bin('  25  '), bin('-25.9'), bin('1e3'), bin(CAST('NaN' AS DOUBLE))",
+    "SELECT hex(-1000000000000000000000000000000.5), hex(12345678901234567890123.9), hex(CAST(-0.5 AS FLOAT)), hex('é'), hex(''), hex(false)",
+    "SELECT hex(CAST('é' AS BINARY)), hex(CAST(-9223372036854775808L AS BINARY)), hex(CAST(-1Y AS BINARY)), hex(CAST(NULL AS BINARY)), hex(CAST(CAST(NULL AS INT) AS BINARY))",
 ]
 
 
