@@ -25,7 +25,9 @@ from alterflow.query.expressions import (
     NotLocal,
     Value,
     dispatch_rule,
+    integer,
     merged_flags,
+    named,
     translate,
     written_name,
 )
@@ -107,18 +109,7 @@ def _int_arg(node: exp.Expression, ctx: ExpressionContext, what: str) -> Value:
     other than a constant)."""
     if isinstance(node, exp.Literal) and node.is_string:
         return _int_text_arg(node, what)
-    value = translate(node, ctx)
-    if value.type.name == "void":
-        return Value("CAST(NULL AS INTEGER)", st.INT, value.name)
-    if not value.type.integral or value.type.name == "bigint":
-        raise NotLocal(f"{what} with a {value.type} argument")
-    return value
-
-
-def _named(spelling: str | None, *values: Value) -> str | None:
-    if spelling is None or any(v.name is None for v in values):
-        return None
-    return f"{spelling}({', '.join(v.name for v in values)})"
+    return integer(translate(node, ctx), what)
 
 
 def _spelled(node: exp.Expression, *spellings: str) -> str | None:
@@ -144,7 +135,7 @@ def _part(node: exp.Func, ctx: ExpressionContext) -> Value:
     spelling, template = _PARTS[type(node)]
     value = _date_arg(node.this, ctx, spelling)
     sql = f"CAST({template.format(value.sql)} AS INTEGER)"
-    return Value(sql, st.INT, _named(_spelled(node, spelling), value), **merged_flags(value))
+    return Value(sql, st.INT, named(_spelled(node, spelling), value), **merged_flags(value))
 
 
 for _cls in _PARTS:
@@ -156,7 +147,7 @@ def _last_day(node: exp.LastDay, ctx: ExpressionContext) -> Value:
     if node.args.get("unit") is not None:
         raise NotLocal("last_day with a unit")
     value = _date_arg(node.this, ctx, "last_day")
-    return Value(f"last_day({value.sql})", st.DATE, _named(_spelled(node, "last_day"), value), **merged_flags(value))
+    return Value(f"last_day({value.sql})", st.DATE, named(_spelled(node, "last_day"), value), **merged_flags(value))
 
 
 # -- arithmetic ----------------------------------------------------------------------------------
@@ -181,7 +172,7 @@ def _ts_or_ds_add(node: exp.TsOrDsAdd, ctx: ExpressionContext) -> Value:
     days = _int_arg(days_node, ctx, written)
     spelling = "date_sub" if op == "-" else "date_add"
     sql = f"({start.sql} {op} CAST({days.sql} AS INTEGER))"
-    return Value(sql, st.DATE, _named(spelling, start, days), **merged_flags(start, days))
+    return Value(sql, st.DATE, named(spelling, start, days), **merged_flags(start, days))
 
 
 def date_arithmetic(left: Value, right: Value, op: str) -> Value:
@@ -193,7 +184,7 @@ def date_arithmetic(left: Value, right: Value, op: str) -> Value:
     if op not in ("+", "-") or left.type != st.DATE or not right.type.integral or right.type.name == "bigint":
         raise NotLocal(f"{op} between {left.type} and {right.type}")
     sql = f"({left.sql} {op} CAST({right.sql} AS INTEGER))"
-    return Value(sql, st.DATE, _named("date_add" if op == "+" else "date_sub", left, right), **merged_flags(left, right))
+    return Value(sql, st.DATE, named("date_add" if op == "+" else "date_sub", left, right), **merged_flags(left, right))
 
 
 @dispatch_rule.register
@@ -203,7 +194,7 @@ def _date_diff(node: exp.DateDiff, ctx: ExpressionContext) -> Value:
     end = _date_arg(node.this, ctx, "datediff")
     start = _date_arg(node.expression, ctx, "datediff")
     sql = f"CAST({end.sql} - {start.sql} AS INTEGER)"
-    return Value(sql, st.INT, _named(_spelled(node, "datediff", "date_diff"), end, start), **merged_flags(end, start))
+    return Value(sql, st.INT, named(_spelled(node, "datediff", "date_diff"), end, start), **merged_flags(end, start))
 
 
 @dispatch_rule.register
@@ -212,7 +203,7 @@ def _add_months(node: exp.AddMonths, ctx: ExpressionContext) -> Value:
     start = _date_arg(node.this, ctx, "add_months")
     months = _int_arg(node.expression, ctx, "add_months")
     sql = f"CAST({start.sql} + to_months(CAST({months.sql} AS INTEGER)) AS DATE)"
-    return Value(sql, st.DATE, _named(_spelled(node, "add_months"), start, months), **merged_flags(start, months))
+    return Value(sql, st.DATE, named(_spelled(node, "add_months"), start, months), **merged_flags(start, months))
 
 
 _TRUNC_LEVELS = {
@@ -271,7 +262,7 @@ def _trunc(node: exp.DateTrunc, ctx: ExpressionContext) -> Value:
     value = _date_arg(node.this, ctx, "trunc")
     template = _TRUNC_LEVELS.get(level.upper())
     sql = "CAST(NULL AS DATE)" if template is None else template.format(value.sql)
-    return Value(sql, st.DATE, _named("trunc", value, Value("", st.STRING, level)), **merged_flags(value))
+    return Value(sql, st.DATE, named("trunc", value, Value("", st.STRING, level)), **merged_flags(value))
 
 
 # -- functions without a sqlglot class of their own ------------------------------------------------
@@ -283,14 +274,14 @@ def _make_date(node: exp.Anonymous, ctx: ExpressionContext) -> Value:
         raise NotLocal("make_date without three arguments")
     parts = [_int_arg(e, ctx, "make_date") for e in node.expressions]
     sql = f"{YMD}({', '.join(f'CAST({p.sql} AS BIGINT)' for p in parts)})"
-    return Value(sql, st.DATE, _named("make_date", *parts), **merged_flags(*parts))
+    return Value(sql, st.DATE, named("make_date", *parts), **merged_flags(*parts))
 
 
 def _weekday(node: exp.Anonymous, ctx: ExpressionContext) -> Value:
     if len(node.expressions) != 1:
         raise NotLocal("weekday without one argument")
     value = _date_arg(node.expressions[0], ctx, "weekday")
-    return Value(f"CAST(isodow({value.sql}) - 1 AS INTEGER)", st.INT, _named("weekday", value), **merged_flags(value))
+    return Value(f"CAST(isodow({value.sql}) - 1 AS INTEGER)", st.INT, named("weekday", value), **merged_flags(value))
 
 
 ANONYMOUS_RULES.update({"make_date": _make_date, "weekday": _weekday})
@@ -304,7 +295,7 @@ def _unix_date(node: exp.UnixDate, ctx: ExpressionContext) -> Value:
     """unix_date(date): days since 1970-01-01, an INT."""
     value = _date_arg(node.this, ctx, "unix_date")
     sql = f"CAST({value.sql} - {_EPOCH} AS INTEGER)"
-    return Value(sql, st.INT, _named(_spelled(node, "unix_date"), value), **merged_flags(value))
+    return Value(sql, st.INT, named(_spelled(node, "unix_date"), value), **merged_flags(value))
 
 
 @dispatch_rule.register
@@ -312,7 +303,7 @@ def _date_from_unix_date(node: exp.DateFromUnixDate, ctx: ExpressionContext) -> 
     """date_from_unix_date(days): the date that many days after 1970-01-01 (an INT argument)."""
     days = _int_arg(node.this, ctx, "date_from_unix_date")
     sql = f"({_EPOCH} + CAST({days.sql} AS INTEGER))"
-    return Value(sql, st.DATE, _named(_spelled(node, "date_from_unix_date"), days), **merged_flags(days))
+    return Value(sql, st.DATE, named(_spelled(node, "date_from_unix_date"), days), **merged_flags(days))
 
 
 # DateTimeUtils.getDayOfWeekFromString: two letters, three, or the whole name, any case; as
@@ -337,7 +328,7 @@ def _next_day(node: exp.NextDay, ctx: ExpressionContext) -> Value:
         sql = "CAST(NULL AS DATE)"
     else:
         sql = f"({start.sql} + CAST((({target} - isodow({start.sql}) + 6) % 7) + 1 AS INTEGER))"
-    name = _named(_spelled(node, "next_day"), start, Value("", st.STRING, day.this))
+    name = named(_spelled(node, "next_day"), start, Value("", st.STRING, day.this))
     return Value(sql, st.DATE, name, **merged_flags(start))
 
 
@@ -429,7 +420,7 @@ def _date_format(node: exp.TimeToStr, ctx: ExpressionContext) -> Value:
         f"(CASE WHEN {value.sql} IS NULL THEN NULL WHEN year({value.sql}) NOT BETWEEN 1 AND 9999 THEN error('{FALLBACK}') "
         f"ELSE strftime({moment}, '{_strftime(pattern.this)}') END)"
     )
-    name = _named("date_format", value, Value("", st.STRING, pattern.this))
+    name = named("date_format", value, Value("", st.STRING, pattern.this))
     return Value(sql, st.STRING, name, **merged_flags(value))
 
 
@@ -470,8 +461,8 @@ def _to_date(node: exp.TsOrDsToDate, ctx: ExpressionContext) -> Value:
     pattern = node.args.get("format")
     if pattern is None:
         date = as_date(value, "to_date")
-        return Value(date.sql, st.DATE, _named("to_date", value), **merged_flags(value))
+        return Value(date.sql, st.DATE, named("to_date", value), **merged_flags(value))
     if not (isinstance(pattern, exp.Literal) and pattern.is_string) or value.type != st.STRING:
         raise NotLocal("to_date with a computed pattern or of a value that is not a string")
     sql = _to_date_pattern(value, pattern.this)
-    return Value(sql, st.DATE, _named("to_date", value, Value("", st.STRING, pattern.this)), **merged_flags(value))
+    return Value(sql, st.DATE, named("to_date", value, Value("", st.STRING, pattern.this)), **merged_flags(value))

@@ -291,7 +291,7 @@ def _arithmetic(node: exp.Binary, ctx: ExpressionContext, op: str) -> Value:
     if common is None:
         raise NotLocal(f"{op} between {left.type} and {right.type}")
     name = _name(f"({{}} {op} {{}})", left, right)
-    if op == "%" and node.meta.get("name") == "mod":
+    if op == "%" and written_name(node) == "mod":
         name = _name("mod({}, {})", left, right)
     if common.name == "decimal":
         result = decimal_result(op, lt, rt)
@@ -716,17 +716,39 @@ def _function_name(node: exp.Func) -> str:
 
 
 def written_name(node: exp.Expression) -> str | None:
-    """The function's name as the query spells it (sqlglot folds aliases such as date_diff and
-    datediff into one class; Spark names the column after the spelling), None if unknown."""
-    text, start, end = node.root().meta.get("sql"), node.meta.get("start"), node.meta.get("end")
-    if text is None or start is None or end is None:
+    """The function's name as the query spells it, lower case (sqlglot folds aliases such as
+    date_diff and datediff into one class; Spark names the column after the spelling), as
+    `local_engine.parse_query` tags it; None if unknown."""
+    return node.meta.get("name")
+
+
+def called(node: exp.Expression, default: str) -> str:
+    """The function's name as the query spells it, else `default`."""
+    return written_name(node) or default
+
+
+def named(function: str | None, *values: Value) -> str | None:
+    """Spark's name of a call, `function(a, b)` from its arguments' names (None: unnamed)."""
+    if function is None or any(v.name is None for v in values):
         return None
-    return text[start : end + 1].lower()
+    return f"{function}({', '.join(v.name for v in values)})"
 
 
-def _string_arg(value: Value, what: str) -> Value:
+def string(value: Value, what: str) -> Value:
+    """An argument Spark takes as a STRING (an untyped NULL is one)."""
+    if value.type.name == "void":
+        return Value("CAST(NULL AS VARCHAR)", st.STRING, value.name)
     if value.type != st.STRING:
-        raise NotLocal(f"{what} of a {value.type}")
+        raise NotLocal(f"{what} of a {value.type} (Spark casts it to a string)")
+    return value
+
+
+def integer(value: Value, what: str) -> Value:
+    """An argument Spark takes as INT, SMALLINT or TINYINT (it refuses a BIGINT)."""
+    if value.type.name == "void":
+        return Value("CAST(NULL AS INTEGER)", st.INT, value.name)
+    if not value.type.integral or value.type.name == "bigint":
+        raise NotLocal(f"{what} with a {value.type} argument where Spark takes an INT")
     return value
 
 
@@ -738,26 +760,25 @@ def ascii_only(value: Value, sql: str) -> str:
 
 @dispatch_rule.register
 def _upper(node: exp.Upper, ctx: ExpressionContext) -> Value:
-    value = _string_arg(translate(node.this, ctx), "upper")
+    value = string(translate(node.this, ctx), "upper")
     return Value(ascii_only(value, f"upper({value.sql})"), st.STRING, _name("upper({})", value), **merged_flags(value))
 
 
 @dispatch_rule.register
 def _lower(node: exp.Lower, ctx: ExpressionContext) -> Value:
-    value = _string_arg(translate(node.this, ctx), "lower")
+    value = string(translate(node.this, ctx), "lower")
     return Value(ascii_only(value, f"lower({value.sql})"), st.STRING, _name("lower({})", value), **merged_flags(value))
 
 
 @dispatch_rule.register
 def _length(node: exp.Length, ctx: ExpressionContext) -> Value:
-    value = _string_arg(translate(node.this, ctx), "length")
-    called = node.meta.get("name", "length")
-    return Value(f"CAST(length({value.sql}) AS INTEGER)", st.INT, _name(f"{called}({{}})", value), **merged_flags(value))
+    value = string(translate(node.this, ctx), "length")
+    return Value(f"CAST(length({value.sql}) AS INTEGER)", st.INT, named(called(node, "length"), value), **merged_flags(value))
 
 
 def _concat_values(values: list[Value]) -> Value:
     for v in values:
-        _string_arg(v, "concat")
+        string(v, "concat")
     names = [v.name for v in values]
     name = None if None in names else f"concat({', '.join(names)})"
     return Value(f"({' || '.join(v.sql for v in values)})", st.STRING, name, **merged_flags(*values))
@@ -778,7 +799,7 @@ def _dpipe(node: exp.DPipe, ctx: ExpressionContext) -> Value:
 def _substring(node: exp.Substring, ctx: ExpressionContext) -> Value:
     """Spark's substring (UTF8String.substringSQL): 1-based, 0 read as 1, negative from the end,
     clamped to the string."""
-    value = _string_arg(translate(node.this, ctx), "substring")
+    value = string(translate(node.this, ctx), "substring")
     pos = translate(node.args["start"], ctx) if node.args.get("start") is not None else None
     length = translate(node.args["length"], ctx) if node.args.get("length") is not None else None
     if (
@@ -804,10 +825,10 @@ def _substring(node: exp.Substring, ctx: ExpressionContext) -> Value:
 def _trim(node: exp.Trim, ctx: ExpressionContext) -> Value:
     if node.args.get("expression") is not None or node.args.get("collation") is not None:
         raise NotLocal("trim with characters")
-    value = _string_arg(translate(node.this, ctx), "trim")
+    value = string(translate(node.this, ctx), "trim")
     position = (node.args.get("position") or "").upper()
     function = {"": "trim", "BOTH": "trim", "LEADING": "ltrim", "TRAILING": "rtrim"}[position]
-    name = _name(f"{function}({{}})", value) if node.meta.get("name") == function else None  # ltrim(s), not TRIM(LEADING FROM s)
+    name = _name(f"{function}({{}})", value) if written_name(node) == function else None  # ltrim(s), not TRIM(LEADING FROM s)
     return Value(f"{function}({value.sql}, ' ')", st.STRING, name, **merged_flags(value))
 
 

@@ -19,19 +19,22 @@ from alterflow.query.expressions import (
     ExpressionContext,
     NotLocal,
     Value,
+    called,
     cast,
     cast_sql,
     decimal_result,
     decimal_text,
     dispatch_rule,
     exact_decimal,
+    integer,
     merged_flags,
+    named,
     operand_types,
     remainder_value,
     translate,
     wrap,
 )
-from alterflow.query.scalar_functions import by_values, called, integer, named
+from alterflow.query.scalar_functions import by_values
 from alterflow.query.sql_types import SqlType
 
 _LONG_MAX, _LONG_MIN = "9223372036854775807", "-9223372036854775808"

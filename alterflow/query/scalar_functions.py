@@ -16,40 +16,18 @@ from alterflow.query.expressions import (
     NotLocal,
     Value,
     ascii_only,
+    called,
     cast,
     common_branch_type,
     comparable,
     dispatch_rule,
+    integer,
     merged_flags,
+    named,
+    string,
     translate,
+    written_name,
 )
-
-
-def called(node: exp.Expression, default: str) -> str:
-    """The function's name as the query spells it (local_engine tags it), else `default`."""
-    return node.meta.get("name", default)
-
-
-def named(function: str, *values: Value) -> str | None:
-    if any(v.name is None for v in values):
-        return None
-    return f"{function}({', '.join(v.name for v in values)})"
-
-
-def string(value: Value, what: str) -> Value:
-    if value.type.name == "void":
-        return Value("CAST(NULL AS VARCHAR)", st.STRING, value.name)
-    if value.type != st.STRING:
-        raise NotLocal(f"{what} of a {value.type} (Spark casts it to a string)")
-    return value
-
-
-def integer(value: Value, what: str) -> Value:
-    if value.type.name == "void":
-        return Value("CAST(NULL AS INTEGER)", st.INT, value.name)
-    if not value.type.integral or value.type.name == "bigint":
-        raise NotLocal(f"{what} with a {value.type} where Spark takes an INT")
-    return value
 
 
 def _nulls(*values: Value) -> str:
@@ -224,7 +202,7 @@ def _chr(node: exp.Chr, ctx: ExpressionContext) -> Value:
         raise NotLocal(f"chr of a {value.type}")
     code = f"CAST({value.sql} AS BIGINT)"
     sql = f"(CASE WHEN {code} < 0 THEN '' ELSE chr(CAST({code} % 256 AS INTEGER)) END)"
-    function = node.meta.get("name")
+    function = written_name(node)
     return Value(sql, st.STRING, named(function, value) if function else None, **merged_flags(value))
 
 

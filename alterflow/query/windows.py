@@ -25,6 +25,7 @@ from alterflow.query.expressions import (
     Value,
     construct_name,
     dispatch_rule,
+    named,
     ordering,
     translate,
     widened_sql,
@@ -339,7 +340,7 @@ def _aggregate(function: exp.Expression, spec: _Spec, plain: ExpressionContext) 
             return _window_value(_guarded(f"count(*) OVER {over}", guard), st.BIGINT, "count(1)", spec.name(frame), spec)
         value = translate(arg, plain)
         sql = f"count({value.sql}) OVER {over}"
-        return _window_value(_guarded(sql, guard), st.BIGINT, _named("count", value), spec.name(frame), spec, value)
+        return _window_value(_guarded(sql, guard), st.BIGINT, named("count", value), spec.name(frame), spec, value)
     if isinstance(function, exp.Sum | exp.Avg | exp.Min | exp.Max):
         if isinstance(function.this, exp.Distinct) or function.expressions:
             raise NotLocal(f"{construct_name(function)} of DISTINCT or several values")
@@ -365,9 +366,5 @@ def _aggregate(function: exp.Expression, spec: _Spec, plain: ExpressionContext) 
                 raise NotLocal(f"min/max of {t} over a window")
             called = "min" if isinstance(function, exp.Min) else "max"
             sql, result = f"{called}({value.sql}) OVER {over}", t
-        return _window_value(_guarded(sql, guard), result, _named(called, value), spec.name(frame), spec, value)
+        return _window_value(_guarded(sql, guard), result, named(called, value), spec.name(frame), spec, value)
     raise NotLocal(f"{construct_name(function)} as a window function")
-
-
-def _named(function: str, value: Value) -> str | None:
-    return None if value.name is None else f"{function}({value.name})"
