@@ -21,6 +21,7 @@ from alterflow.conversion.arrow_convert import convert_arrow
 from alterflow.conversion.rules import FLOAT32_MAX, can_fail, round_to_float32
 from alterflow.conversion.spark_convert import convert_frame, failure_column
 from alterflow.types import parse_type, to_arrow
+from tests.support.values import INTEGER_BOUNDARY_TEXTS
 
 pytestmark = pytest.mark.spark
 
@@ -148,23 +149,8 @@ def _integer_texts(rng: random.Random) -> list[str]:
         "--1",
         "+-1",
         "1 2",
-        "127",
-        "128",
-        "-128",
-        "-129",
+        *INTEGER_BOUNDARY_TEXTS,
         "255",
-        "32767",
-        "32768",
-        "-32768",
-        "-32769",
-        "2147483647",
-        "2147483648",
-        "-2147483648",
-        "-2147483649",
-        "9223372036854775807",
-        "9223372036854775808",
-        "-9223372036854775808",
-        "-9223372036854775809",
         "9" * 38,
         "-" + "9" * 38,
         "9" * 39,

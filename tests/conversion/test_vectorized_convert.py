@@ -24,6 +24,7 @@ from alterflow.conversion.arrow_convert import convert_array, convert_values
 from alterflow.conversion.rules import FLOAT32_MAX, INTEGER_RANGES, WS, family
 from alterflow.conversion.vectorized import WHITESPACE
 from alterflow.types import parse_type, to_arrow
+from tests.support.values import INTEGER_BOUNDARY_TEXTS
 
 D = decimal.Decimal
 EXACT = decimal.Context(prec=100)  # scaleb rounds to the context's precision (28 by default)
@@ -337,20 +338,7 @@ EDGE_TEXTS = [
     "--1",
     "+-1",
     "1 2",
-    "127",
-    "128",
-    "-128",
-    "-129",
-    "32768",
-    "-32769",
-    "2147483647",
-    "2147483648",
-    "-2147483648",
-    "-2147483649",
-    "9223372036854775807",
-    "9223372036854775808",
-    "-9223372036854775808",
-    "-9223372036854775809",
+    *INTEGER_BOUNDARY_TEXTS,
     "18446744073709551616",
     "9" * 19,
     "9" * 20,

@@ -16,6 +16,7 @@ from alterflow.query import sql_types as st
 from alterflow.query.expressions import FALLBACK, NotLocal
 from alterflow.query.local_engine import parse_query
 from alterflow.query.translation import QueryTranslation, Relation, RelationColumn
+from tests.support.values import INTEGER_BOUNDARY_TEXTS
 
 _BLANKS = ["\t", "\n", "\r", "\x0b", "\x0c", "\x00", "\x01", "\x1f", "\x7f", "\u00a0", "\u2003", "\u3000", "\ufeff", " "]
 
@@ -80,23 +81,8 @@ _NUMBERS = [
     "-INFINITY",
     "+nan",
     "in f",
-    "127",
-    "128",
-    "-128",
-    "-129",
+    *INTEGER_BOUNDARY_TEXTS,
     "255",
-    "32767",
-    "32768",
-    "-32768",
-    "-32769",
-    "2147483647",
-    "2147483648",
-    "-2147483648",
-    "-2147483649",
-    "9223372036854775807",
-    "9223372036854775808",
-    "-9223372036854775808",
-    "-9223372036854775809",
     "99999999999999999999999999999999999999",
     "999999999999999999999999999999999999999",
     "0000000000000000000000000000000000000000000000001",

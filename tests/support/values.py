@@ -12,3 +12,12 @@ def strict(value):
     if isinstance(value, (tuple, list)):
         return tuple(strict(v) for v in value)
     return (type(value).__name__, value)
+
+
+# Each integral type's bounds and the numbers just past them, as text: the edge cases of every
+# cast from a string to TINYINT, SMALLINT, INT or BIGINT.
+INTEGER_BOUNDARY_TEXTS = tuple(
+    text
+    for bits in (8, 16, 32, 64)
+    for text in (str(2 ** (bits - 1) - 1), str(2 ** (bits - 1)), str(-(2 ** (bits - 1))), str(-(2 ** (bits - 1)) - 1))
+)
