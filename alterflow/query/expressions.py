@@ -75,16 +75,25 @@ def _position(node: exp.Expression, ctx: ExpressionContext) -> ExpressionContext
 
 def translate(node: exp.Expression, ctx: ExpressionContext) -> Value:
     ctx = _position(node, ctx)
-    refusal = node.meta.get("spark_refusal") if node.meta else None
-    if refusal is not None:  # Spark resolves the call's arguments, then refuses the call
-        message, arguments = refusal
-        for argument in arguments:
-            translate(argument, ctx)
-        raise RefusedCallError(message)
+    refuse_marked_call(node, ctx)
     value = dispatch_rule(node, ctx)
     if ctx.grouped and not ctx.in_aggregate and value.sql in ctx.grouped:
         value = replace(ctx.grouped[value.sql], name=value.name, free=False)  # the GROUP BY key itself
     return value
+
+
+def refuse_marked_call(node: exp.Expression, ctx: ExpressionContext) -> None:
+    """A call the parse marked as one Spark refuses (`meta["spark_refusal"]`: an unknown name, an
+    argument count Spark refuses): its arguments translated, as Spark resolves them before it
+    checks the call, then refused in Spark's words. A rule that reads a call without `translate`
+    (a window's function) calls this first."""
+    refusal = node.meta.get("spark_refusal") if node.meta else None
+    if refusal is None:
+        return
+    message, arguments = refusal
+    for argument in arguments:
+        translate(argument, ctx)
+    raise RefusedCallError(message)
 
 
 def normalized_zero(value: Value) -> Value:

@@ -79,6 +79,10 @@ TYPED_CALLS = {  # kind -> templates over arguments of the kinds named in braces
     "date": ["date_add({date}, {int})", "date_sub({date}, 1)", "CAST({string} AS DATE)", "coalesce({date}, {date})"],
     "datetime": ["dt"],
 }  # fmt: skip
+WINDOW_CALLS = ["row_number()", "rank()", "dense_rank()", "lag(i)", "lead(s, 2, 'x')", "sum(i)", "count(*)", "ntile(2)",
+                "first_value(s)", "row_number(1)", "lag(i, 1, 0, 1, 2)", "sum(i, 1)", "avg()", "nth_value(i, 0)"]  # fmt: skip
+WINDOW_SPECS = ["ORDER BY i", "PARTITION BY s ORDER BY i DESC", "", "ORDER BY d ROWS BETWEEN 1 PRECEDING AND CURRENT ROW",
+                "PARTITION BY b", "ORDER BY 1"]  # fmt: skip
 TYPED_AGGREGATES = ["count({kind})", "min({kind})", "max({kind})", "count(DISTINCT {kind})", "sum({int})", "avg({int})"]
 
 
@@ -156,6 +160,8 @@ class Grammar:
     def select(self) -> str:
         width = self.rng.randrange(1, 4)
         listed = ", ".join(f"{self.expression()} AS c{n}" if self.rng.random() < 0.8 else self.expression() for n in range(width))
+        if self.rng.random() < 0.15:
+            listed += f", {self.pick(WINDOW_CALLS)} OVER ({self.pick(WINDOW_SPECS)}) AS win"
         if self.rng.random() < 0.1:
             listed = "*"
         query = f"SELECT {self.pick(['', '', 'DISTINCT '])}{listed} FROM {self.pick(['f', 'f', 'f AS x', '(SELECT * FROM f) AS q', 'w'])}"

@@ -35,6 +35,8 @@ REJECTED = {
     "an aggregate of two arguments": "SELECT sum(k, k) AS s FROM small",
     "a wrong count in WHERE": "SELECT k FROM small WHERE length(name, 1) > 0",
     "a wrong count in a subquery": "SELECT k FROM small WHERE k IN (SELECT abs() FROM small)",
+    "row_number() of an argument, over a window": "SELECT k, row_number(k) OVER (ORDER BY k) AS r FROM small",
+    "lag of five arguments": "SELECT lag(k, 1, 0, 1, 2) OVER (ORDER BY k) AS l FROM small",
     "a function Spark does not know": "SELECT truncate(k, 1) AS t FROM small",
     "a function Spark does not know, in upper case": "SELECT GCD(k, 2) AS g FROM small",
     "x::type over an operator (Spark's :: binds tighter)": "SELECT FALSE IS NOT NULL :: string",
