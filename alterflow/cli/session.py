@@ -400,11 +400,13 @@ class Session:
                 raise StatementError(f"CREATE VIEW {stmt.name}: unknown table or view {name}")
         if self.catalog.object_kind(stmt.name) is not None:
             raise StatementError(f"CREATE VIEW {stmt.name}: a table or view named {stmt.name} already exists")
+        from alterflow.query.spark_refusals import SparkRefusal
+
         try:  # analyse now: a broken query never becomes a view (one the local engine binds is sound)
             if self.engine_choice(stmt.query, stmt.tables).engine != "local":
                 _ = self._query(stmt.query, stmt.tables).schema
         except Exception as exc:
-            if not _is_spark_error(exc):
+            if not (_is_spark_error(exc) or isinstance(exc, SparkRefusal)):  # Spark's line, from either engine
                 raise
             raise StatementError(f"CREATE VIEW {stmt.name}: {first_line(exc)}") from None  # an AnalysisException
         self.catalog.create_view(stmt.name, stmt.query, dependencies)

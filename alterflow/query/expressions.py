@@ -19,7 +19,9 @@ from decimal import Decimal, InvalidOperation
 
 from sqlglot import exp
 
+from alterflow.query import spark_refusals
 from alterflow.query import sql_types as st
+from alterflow.query.spark_refusals import RefusedCallError
 from alterflow.query.sql_types import SqlType
 
 FALLBACK = "af$spark"  # the message of DuckDB's error() where an answer must come from Spark
@@ -73,10 +75,25 @@ def _position(node: exp.Expression, ctx: ExpressionContext) -> ExpressionContext
 
 def translate(node: exp.Expression, ctx: ExpressionContext) -> Value:
     ctx = _position(node, ctx)
+    refuse_marked_call(node, ctx)
     value = dispatch_rule(node, ctx)
     if ctx.grouped and not ctx.in_aggregate and value.sql in ctx.grouped:
         value = replace(ctx.grouped[value.sql], name=value.name, free=False)  # the GROUP BY key itself
     return value
+
+
+def refuse_marked_call(node: exp.Expression, ctx: ExpressionContext) -> None:
+    """A call the parse marked as one Spark refuses (`meta["spark_refusal"]`: an unknown name, an
+    argument count Spark refuses): its arguments translated, as Spark resolves them before it
+    checks the call, then refused in Spark's words. A rule that reads a call without `translate`
+    (a window's function) calls this first."""
+    refusal = node.meta.get("spark_refusal") if node.meta else None
+    if refusal is None:
+        return
+    message, arguments = refusal
+    for argument in arguments:
+        translate(argument, ctx)
+    raise RefusedCallError(message)
 
 
 def normalized_zero(value: Value) -> Value:
@@ -436,7 +453,7 @@ def _in(node: exp.In, ctx: ExpressionContext) -> Value:
     if node.args.get("unnest") or node.args.get("field"):
         raise NotLocal("IN UNNEST")
     if not node.expressions:
-        raise NotLocal("IN () without values (Spark refuses it)")
+        raise spark_refusals.empty_in_list()
     items = [translate(e, ctx) for e in node.expressions]
     common = st.common_type([needle.type] + [i.type for i in items])
     if common is None or common.name == "void":

@@ -28,6 +28,7 @@ from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.snapshot_reads import SnapshotReads
 from alterflow.query import duckdb_macros, udfs
 from alterflow.query.expressions import FALLBACK, NotLocal
+from alterflow.query.spark_refusals import RefusedCall, RefusedCallError, refused_calls
 from alterflow.query.sql_types import SqlType, from_column_type
 from alterflow.query.translation import QueryTranslation, Relation, RelationColumn, Translated
 from alterflow.sql.quoting import quote_string
@@ -91,7 +92,13 @@ class _Binding:
 
     def translate(self, relations: dict[str, Relation], sql: str) -> Translated:
         translation = QueryTranslation(relations)
-        translated = translation.query(parse_query(sql))
+        tree = parse_query(sql)
+        if tree.meta.get("lenient"):
+            _refuse_leniently_read(translation, tree)
+        translated = translation.query(tree)
+        if any("spark_refusal" in node.meta for node in tree.walk()):
+            # a call Spark refuses that the translation did not reach: Spark words the error
+            raise NotLocal("a call Spark refuses, in a part of the query the local engine did not translate")
         self.used |= translation.used
         return translated
 
@@ -126,13 +133,46 @@ class _SparkAsWritten(Spark):
 
 
 def parse_query(sql: str):
+    """The query's tree, each call Spark refuses marked (`_mark_refused_calls`). A query sqlglot
+    refuses only for the argument count of a call Spark refuses too is read leniently
+    (`meta["lenient"]`): it is never run, only refused in Spark's words or handed to Spark."""
+    try:
+        tokens = _SparkAsWritten().tokenize(sql)
+        refused = refused_calls(sql, tokens)
+    except sqlglot.errors.SqlglotError:
+        raise NotLocal("a query the local engine's parser cannot read") from None
     try:
         tree = sqlglot.parse_one(sql, read=_SparkAsWritten)
+    except sqlglot.errors.ParseError as exc:
+        if not refused or not all(_ARGUMENT_COUNT_ERRORS.match(e.get("description", "")) for e in exc.errors):
+            raise NotLocal("a query the local engine's parser cannot read") from None
+        tree = sqlglot.parse_one(sql, read=_SparkAsWritten, error_level=sqlglot.ErrorLevel.IGNORE)
+        tree.meta["lenient"] = True
     except sqlglot.errors.SqlglotError:
         raise NotLocal("a query the local engine's parser cannot read") from None
     tree.meta["sql"] = sql  # the text, for the function names as written
     _tag_function_names(tree, sql)
+    _mark_refused_calls(tree, refused)
     return tree
+
+
+# sqlglot's words for a call with too many or too few arguments for its class
+_ARGUMENT_COUNT_ERRORS = re.compile(r"The number of provided arguments|Required keyword: '\w+' missing for")
+
+
+def _mark_refused_calls(tree, refused: list[RefusedCall]) -> None:
+    """Each function call Spark refuses gets `meta["spark_refusal"]`: Spark's words and its
+    arguments, each parsed on its own (the translation translates them, then refuses)."""
+    by_start = {call.start: call for call in refused}
+    for node in tree.walk():
+        call = by_start.get(node.meta.get("start")) if isinstance(node, sqlglot.exp.Func) else None
+        if call is None or isinstance(node, sqlglot.exp.SubqueryPredicate):
+            continue
+        try:
+            arguments = [sqlglot.parse_one(text, read=_SparkAsWritten) for text in call.arguments]
+        except sqlglot.errors.SqlglotError:
+            continue  # an argument read only in its call's context: Spark words its own error
+        node.meta["spark_refusal"] = (call.message, arguments)
 
 
 def _tag_function_names(tree, sql: str) -> None:
@@ -147,6 +187,20 @@ def _tag_function_names(tree, sql: str) -> None:
             node.meta["name"] = sql[start : end + 1].lower()
         elif isinstance(node, sqlglot.exp.Chr) and spelled_char != spelled_chr:  # sqlglot keeps no position
             node.meta["name"] = "char" if spelled_char else "chr"
+
+
+def _refuse_leniently_read(translation: QueryTranslation, tree) -> None:
+    """A query sqlglot read only leniently (a call with an argument count its class refuses; the
+    tree may hold calls without their arguments): refused as Spark refuses the call, when the
+    translation reaches it; anything else, a failure of a call left incomplete included, hands
+    the query to Spark. It never runs."""
+    try:
+        translation.query(tree)
+    except RefusedCallError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - an incomplete call of the lenient tree: Spark words the error
+        raise NotLocal("a query the local engine's parser cannot read") from exc
+    raise NotLocal("a query the local engine's parser cannot read")
 
 
 def plan_local(catalog: SnapshotReads, sql: str, names: tuple[str, ...]) -> LocalPlan:

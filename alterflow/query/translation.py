@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
+from alterflow.query import spark_refusals
 from alterflow.query import sql_types as st
 from alterflow.query.expressions import ExpressionContext, NotLocal, Value, cast, comparable, normalized_zero, ordering, translate
 from alterflow.query.sql_types import SqlType
@@ -132,9 +133,12 @@ class QueryTranslation:
         if with_.args.get("recursive"):
             raise NotLocal("WITH RECURSIVE")
         parts = []
-        names = [cte.alias.lower() for cte in with_.expressions]
-        if len(set(names)) != len(names):
-            raise NotLocal("a CTE name defined twice (Spark refuses it)")
+        written = [cte.alias for cte in with_.expressions]
+        repeated = sorted({n for n in written if written.count(n) > 1})
+        if repeated:  # Spark's parser compares the names as written
+            raise spark_refusals.duplicate_cte_names(repeated)
+        if len({n.lower() for n in written}) != len(written):
+            raise NotLocal("CTE names that differ only in case")
         for cte in with_.expressions:
             inner = self._unreached(cte.this, ctes)
             name = f'"w{next(self._ids)}"'
@@ -535,12 +539,10 @@ class QueryTranslation:
         keys = []
         for key in order.expressions:
             this = key.this
-            if _negative_position(this):
-                raise NotLocal("a negative ORDER BY position (Spark refuses it)")
-            if isinstance(this, exp.Literal) and not this.is_string and this.this.isdigit():
-                position = int(this.this)
+            position = _position_written(this)
+            if position is not None:
                 if not 1 <= position <= len(values):
-                    raise NotLocal("an ORDER BY position outside the SELECT list")
+                    raise spark_refusals.order_by_position(position, len(values), _where(this))
                 keys.append(ordering(key, Value(output(position - 1), values[position - 1].type, None)))
                 continue
             if isinstance(this, exp.Column) and not this.table and this.name.lower() in by_name:
@@ -598,13 +600,15 @@ class _GroupKeys:
         self.selected, self.context = selected, context
         self.computed: set[str] = set()  # keys that are not plain columns
 
-    def key(self, expression: exp.Expression) -> Value:
-        if _negative_position(expression):
-            raise NotLocal("a negative GROUP BY position (Spark refuses it)")
-        if isinstance(expression, exp.Literal) and not expression.is_string and expression.this.isdigit():
-            position = int(expression.this)
-            if not 1 <= position <= len(self.selected) or isinstance(self.selected[position - 1], exp.Star):
-                raise NotLocal("a GROUP BY position outside the SELECT list")
+    def key(self, expression: exp.Expression, in_set: bool = False) -> Value:
+        position = _position_written(expression)
+        if position is not None:
+            if in_set and not 1 <= position <= len(self.selected):
+                raise NotLocal("a position outside the SELECT list in GROUPING SETS, CUBE or ROLLUP")
+            if any(_is_star(e) for e in self.selected):
+                raise NotLocal("a GROUP BY position beside a * in the SELECT list (Spark refuses it)")
+            if not 1 <= position <= len(self.selected):
+                raise spark_refusals.group_by_position(position, len(self.selected), _where(expression))
             target = self.selected[position - 1]
             expression = target.this if isinstance(target, exp.Alias) else target
         if isinstance(expression, exp.GroupingSets | exp.Cube | exp.Rollup):
@@ -619,25 +623,47 @@ class _GroupKeys:
     def members(self, expression: exp.Expression) -> list[Value]:
         """A unit of a grouping set: (a, b), (a) or a."""
         if isinstance(expression, exp.Tuple):
-            return [self.key(e) for e in expression.expressions]
-        return [self.key(expression.this if isinstance(expression, exp.Paren) else expression)]
+            return [self.key(e, in_set=True) for e in expression.expressions]
+        return [self.key(expression.this if isinstance(expression, exp.Paren) else expression, in_set=True)]
 
 
-def _negative_position(node: exp.Expression) -> bool:
-    """`-1` in ORDER BY or GROUP BY: Spark's parser reads it as the integer literal -1, a position
-    out of range; sqlglot reads a negation of a constant, which would order or group by nothing."""
-    return isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string and node.this.this.isdigit()
+def _position_written(node: exp.Expression) -> int | None:
+    """The position an ORDER BY or GROUP BY key names, as Spark reads it: an INT literal, `-1`
+    included (Spark's parser reads the integer literal -1, a position out of range, where sqlglot
+    reads a negation). None for anything else; NotLocal for `-0` and an integer past INT."""
+    sign, number = (-1, node.this) if isinstance(node, exp.Neg) else (1, node)
+    if not (isinstance(number, exp.Literal) and not number.is_string and number.this.isdigit()):
+        return None
+    position = sign * int(number.this)
+    if not spark_refusals.position_literal(position) or sign < 0 and position == 0:
+        raise NotLocal("an ORDER BY or GROUP BY key of -0 or an integer past INT")
+    return position
+
+
+def _where(node: exp.Expression) -> tuple[int, int]:
+    """The line and position Spark's analyzer gives for a position literal (its `-`, if negative)."""
+    literal = node.this if isinstance(node, exp.Neg) else node
+    start, text = literal.meta.get("start"), node.root().meta.get("sql")
+    if not isinstance(start, int) or text is None:
+        raise NotLocal("a position the local engine cannot place in the query's text")
+    if literal is not node:
+        start = text.rfind("-", 0, start)
+    return spark_refusals.place(text, start)
+
+
+def _is_star(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Star) or isinstance(node, exp.Column) and isinstance(node.this, exp.Star)
 
 
 def _rollup(units: list[list[Value]]) -> list[list[Value]]:
     if any(not unit for unit in units):
-        raise NotLocal("an empty set in ROLLUP (Spark refuses it)")
+        raise spark_refusals.empty_grouping_set("ROLLUP")
     return [[v for unit in units[:n] for v in unit] for n in range(len(units), -1, -1)]
 
 
 def _cube(units: list[list[Value]]) -> list[list[Value]]:
     if any(not unit for unit in units):
-        raise NotLocal("an empty set in CUBE (Spark refuses it)")
+        raise spark_refusals.empty_grouping_set("CUBE")
     sets = [[]]
     for unit in units:
         sets = [s + unit for s in sets] + sets

@@ -27,6 +27,7 @@ from alterflow.query.expressions import (
     dispatch_rule,
     named,
     ordering,
+    refuse_marked_call,
     translate,
     widened_sql,
     wrap,
@@ -249,7 +250,7 @@ def _window(node: exp.Window, ctx: ExpressionContext) -> Value:
         if isinstance(function, exp.RespectNulls):
             raise NotLocal("RESPECT NULLS")
         function = function.this
-
+    refuse_marked_call(function, plain)
     if type(function) in _RANKING or isinstance(function, exp.Ntile | exp.Lag | exp.Lead):
         if not spec.order:
             raise NotLocal(f"{construct_name(function)} without ORDER BY (Spark refuses it)")

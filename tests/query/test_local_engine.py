@@ -85,6 +85,22 @@ def test_a_view_checked_and_read_locally_is_pinned(sql):
     assert sql("EXPLAIN SELECT * FROM w").rows[0][0] == "local"
 
 
+def test_a_query_spark_refuses_is_refused_in_spark_s_line_without_spark(sql):
+    wrong_count = r"^\[WRONG_NUM_ARGS.WITHOUT_SUGGESTION\] The `abs` requires 1 parameters but the actual number is 2\. .* line 1 pos 7$"
+    with pytest.raises(StatementError, match=wrong_count):
+        sql("SELECT abs(id, 1) AS a FROM t")
+    with pytest.raises(StatementError, match=wrong_count):
+        sql("EXPLAIN SELECT abs(id, 1) AS a FROM t")
+    with pytest.raises(StatementError, match=r"^CREATE VIEW w: \[WRONG_NUM_ARGS.WITHOUT_SUGGESTION\] The `nvl` requires 2 "):
+        sql("CREATE VIEW w AS SELECT nvl(id) AS a FROM t")
+    with pytest.raises(
+        StatementError, match=r"^\[ORDER_BY_POS_OUT_OF_RANGE\] ORDER BY position 4 is not in select list \(valid range is \[1, 3\]\)"
+    ):
+        sql("SELECT * FROM t ORDER BY 4")
+    with pytest.raises(StatementError, match=r"^\[UNRESOLVED_ROUTINE\] Cannot resolve routine `gcd` on search path"):
+        sql("SELECT gcd(id, 2) AS g FROM t")
+
+
 def test_a_date_beyond_year_9999_is_one_line(sql):
     with pytest.raises(StatementError, match="^a DATE or DATETIME of the result is outside the years 1 to 9999"):
         sql("SELECT date_add(DATE '9999-12-31', id) AS d FROM t")
