@@ -57,6 +57,9 @@ class ExpressionContext:
     # existence join, which answers false where SQL's NULL IN (...) is NULL: the two agree only
     # where a NULL and a false filter alike (docs/semantics.md, "Queries").
     subquery_position: str | None = None
+    # () -> str: the DuckDB text ordering the rows as Spark reads them, where the query reads one
+    # table whose rows Spark reads in one task (translation.QueryTranslation._row_order); None elsewhere
+    row_order: object = None
 
 
 def _position(node: exp.Expression, ctx: ExpressionContext) -> ExpressionContext:
@@ -890,7 +893,9 @@ def _sum(node: exp.Sum, ctx: ExpressionContext) -> Value:
     if value.type.name == "decimal":
         result = st.decimal(min(value.type.precision + 10, st.MAX_PRECISION), value.type.scale)
         return aggregated_value(f"TRY_CAST(sum({distinct}{value.sql}) AS {result.duckdb})", result, name)
-    raise NotLocal(f"sum of {value.type} (floating-point sums depend on the order of addition)")
+    if value.type.fractional:  # answered where no order of addition changes it (spark_moments.double_sum)
+        return aggregated_value(f"af_double_sum(list({distinct}CAST({value.sql} AS DOUBLE)))", st.DOUBLE, name)
+    raise NotLocal(f"sum of {value.type}")
 
 
 # A BIGINT average is a sum of doubles: exact, whatever the order, while the sum of the values'
@@ -906,7 +911,13 @@ _AVG_DECIMAL_PRECISION = 12
 def _avg(node: exp.Avg, ctx: ExpressionContext) -> Value:
     arg, distinct = distinct_arg(node.this, "avg")
     value = aggregate_arg(arg, ctx, "avg")
-    name = _name(f"avg({distinct}{{}})", value)
+    return average_of(value, distinct, _name(f"avg({distinct}{{}})", value))
+
+
+def average_of(value: Value, distinct: str, name: str | None) -> Value:
+    """Spark's Average of an aggregate's argument (`distinct`: "DISTINCT " or "")."""
+    if value.type.fractional:  # a double sum answered where its order does not matter, over the count
+        return aggregated_value(f"af_double_average(list({distinct}CAST({value.sql} AS DOUBLE)))", st.DOUBLE, name)
     count = f"CAST(count({distinct}{value.sql}) AS DOUBLE)"
     if value.type.integral and value.type.name != "bigint":
         sql = f"(CAST(sum({distinct}{value.sql}) AS DOUBLE) / {count})"
@@ -920,7 +931,7 @@ def _avg(node: exp.Avg, ctx: ExpressionContext) -> Value:
         return aggregated_value(sql, st.DOUBLE, name)
     if value.type.name == "decimal" and value.type.precision <= _AVG_DECIMAL_PRECISION:
         return aggregated_value(_decimal_average(value, distinct), st.decimal(value.type.precision + 4, value.type.scale + 4), name)
-    raise NotLocal(f"avg of {value.type} (Spark accumulates it in a double or a wider decimal)")
+    raise NotLocal(f"avg of {value.type} (Spark accumulates it in a wider decimal)")
 
 
 def _decimal_average(value: Value, distinct: str) -> str:
