@@ -12,9 +12,9 @@ import pytest
 
 from tests.query.spark_golden import golden, runner
 
-# The share measured with 30 input files (461 of 870 eligible queries, 53%), rounded down; the
+# The share measured with 30 input files (536 of 870 eligible queries, 61.6%), less a point and a half; the
 # issue's goal is 70%.
-IN_PROCESS_FLOOR = 0.52
+IN_PROCESS_FLOOR = 0.60
 
 # Wrong answers the engine gives today, each listed for the lead to have fixed (file, query).
 # A listed query that comes right fails the test too, so that the list only shrinks.
