@@ -21,7 +21,6 @@ import math
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from fractions import Fraction
 
 FALLBACK = "af$spark"  # the same marker as expressions.FALLBACK (no import: this module stays leaf)
 
@@ -286,7 +285,7 @@ def accumulator(function: str) -> _Accumulator:
 SPARK_MOMENTS = (*MOMENT_FUNCTIONS, *CO_MOMENT_FUNCTIONS, "regr_slope", "regr_intercept")
 
 # The layouts checked grow as the square of the rows: past this many, Spark answers.
-MAX_CHECKED_ROWS = 256
+MAX_CHECKED_ROWS = 64
 
 Row = tuple[float | None, float | None]
 
@@ -328,21 +327,24 @@ def spark_moment(function: str, first: list[float | None], second: list[float | 
 
 
 def _exact_sum(values: Sequence[float]) -> float:
-    """The sum of finite doubles where every order of addition gives it exactly; NeedsSpark elsewhere."""
-    nonzero = [Fraction(v) for v in values if v != 0.0]
+    """The sum of finite doubles where every order of addition gives it exactly; NeedsSpark elsewhere.
+    With `unit` the smallest power of two whose 2**53 multiples exceed the sum of the magnitudes,
+    values that are all multiples of `unit` keep every partial sum, in any order, a multiple of it
+    below 2**53 units: a double holds it exactly. (fsum rounds correctly; a rounding up only makes
+    `unit` larger, the test stricter.)"""
+    nonzero = [v for v in values if v != 0.0]
     if not nonzero:
         return 0.0
-    grid = min(_lowest_power(f) for f in nonzero)
-    magnitude = sum(abs(f) for f in nonzero)
-    if magnitude > grid * (1 << 53) or magnitude >= Fraction(2) ** 1024:
+    try:
+        magnitude = math.fsum(map(abs, nonzero))
+    except OverflowError:
+        raise NeedsSpark() from None
+    if math.isinf(magnitude):
         raise NeedsSpark()
-    return float(sum(nonzero)) + 0.0
-
-
-def _lowest_power(f: Fraction) -> Fraction:
-    """The largest power of two `f` is a multiple of."""
-    numerator, denominator = abs(f.numerator), f.denominator
-    return Fraction(numerator & -numerator, denominator)  # a double's denominator is a power of two
+    unit = max(math.ldexp(1.0, math.frexp(magnitude)[1] - 53), math.ldexp(1.0, -1074))
+    if any(map(unit.__rmod__, nonzero)):  # v % unit is exact: 0.0 for a multiple
+        raise NeedsSpark()
+    return math.fsum(nonzero) + 0.0
 
 
 def double_sum(values: list[float | None]) -> float | None:
