@@ -369,7 +369,7 @@ class QueryTranslation:
         aggregate_query = bool(node.args.get("group")) or _has_aggregate(node)
         if aggregate_query and any(isinstance(w, exp.Window) for e in selected for w in e.find_all(exp.Window)):
             raise NotLocal("window functions in an aggregate query")
-        row_order = self._row_order(items)
+        row_order = self._row_order(items, node.args.get("where"))
         context = self._context(
             items,
             ctes,
@@ -400,10 +400,13 @@ class QueryTranslation:
         sql = f"SELECT {'DISTINCT ' if distinct else ''}{listed}{from_sql}{where}{group_sql}{having}{order}{_limit(node)}"
         return Translated(sql, tuple(names), tuple(v.type for v in values))
 
-    def _row_order(self, items: list[_Item]):
+    def _row_order(self, items: list[_Item], where: exp.Expression | None):
         """For a FROM clause of one table (no join), a function giving the DuckDB text of its rows'
-        order as Spark reads them (and noting that the query needs it); None otherwise."""
+        order as Spark reads them (and noting that the query needs it); None otherwise, and where
+        the WHERE holds an IN (subquery) or EXISTS, which Spark runs as a join that may reorder."""
         if len(items) != 1 or items[0].row_order is None:
+            return None
+        if where is not None and any(isinstance(n, exp.Exists) or isinstance(n, exp.In) and n.args.get("query") for n in where.walk()):
             return None
         item = items[0]
 

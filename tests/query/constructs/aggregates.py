@@ -79,6 +79,9 @@ SPARK_ONLY = {
     ),
     "moments over a join (the rows' order is not one table's)": "SELECT stddev(a.y) AS s FROM moment_data a JOIN moment_data b ON a.k = b.k",
     "moments of DISTINCT values": "SELECT stddev(DISTINCT y) AS s FROM moment_data",
+    "moments under a WHERE with IN (subquery) or EXISTS (Spark joins, which may reorder the rows)": (
+        "SELECT var_pop(y) AS v FROM moment_data WHERE k IN (SELECT k FROM moment_data WHERE x > 0)"
+    ),
     "moments of a DECIMAL: Spark's conversion to double not reproduced": "SELECT var_pop(amount) AS v FROM agg_data",
     "std(x) (sqlglot has no class for it)": "SELECT std(i) AS s FROM nums",
     "first, last, any_value, max_by, min_by: the answer depends on the order of the input": (
