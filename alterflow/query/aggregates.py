@@ -1,12 +1,14 @@
 """Aggregate functions beyond count/sum/avg/min/max, with Spark's answers (ANSI off): the boolean
 aggregates (every, bool_and, any, some, bool_or, count_if), FILTER (WHERE ...) on an aggregate,
 grouping()/grouping_id() under GROUPING SETS/CUBE/ROLLUP, and the exact percentile (percentile,
-median, percentile_cont), which sorts the values and interpolates as Spark's Percentile does.
+median, percentile_cont), which sorts the values and interpolates as Spark's Percentile does; the
+floating-point moments (stddev, variance, skewness, kurtosis, corr, covar_pop/covar_samp,
+regr_sxx/sxy/syy/slope/intercept/r2), computed by Spark's own accumulation over the values in the
+order Spark reads the rows (`spark_moments`), where the query reads one table of one file; and
+regr_count, regr_avgx, regr_avgy.
 
-Left to Spark, each with its reason: the floating-point moments (stddev, variance, corr, covar,
-skewness, kurtosis), whose last bits depend on the order rows are accumulated and partial results
-merged (Spark's CentralMomentAgg update and merge over its partitions); first/last/any_value and
-max_by/min_by, whose answer depends on the order of the input.
+Left to Spark, each with its reason: moments over a join or a table Spark reads in several tasks;
+first/last/any_value and max_by/min_by, whose answer depends on the order of the input.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from alterflow.query.expressions import (
     Value,
     aggregate_arg,
     aggregated_value,
+    average_of,
     dispatch_rule,
     translate,
 )
@@ -101,24 +104,106 @@ def _order_dependent(node: exp.Expression, ctx: ExpressionContext) -> Value:
     raise NotLocal(f"{name} (Spark's answer depends on the order of the input rows)")
 
 
+# -- moments, covariance, correlation, linear regression ------------------------------------------
+
+# The name as written -> the function Spark computes (spark_moments)
+_MOMENTS = {
+    "stddev": "stddev_samp",
+    "stddev_samp": "stddev_samp",
+    "stddev_pop": "stddev_pop",
+    "variance": "var_samp",
+    "var_samp": "var_samp",
+    "var_pop": "var_pop",
+    "skewness": "skewness",
+    "kurtosis": "kurtosis",
+}
+_PAIR_MOMENTS = {
+    name: name
+    for name in ("corr", "covar_pop", "covar_samp", "regr_sxx", "regr_sxy", "regr_syy", "regr_slope", "regr_intercept", "regr_r2")
+}
+
+
+def _double_arg(node: exp.Expression | None, ctx: ExpressionContext, what: str) -> Value:
+    """An argument Spark casts to DOUBLE: an integer or a floating-point number (a DECIMAL's
+    conversion is not reproduced), or NULL."""
+    if node is None or isinstance(node, exp.Distinct):
+        raise NotLocal(f"{what} of DISTINCT values or without an argument")
+    value = aggregate_arg(node, ctx, what)
+    if not (value.type.integral or value.type.fractional or value.type.name == "void"):
+        raise NotLocal(f"{what} of a {value.type}")
+    return Value(f"CAST({value.sql} AS DOUBLE)", st.DOUBLE, value.name)
+
+
+def _function_name(node: exp.Expression) -> str:
+    return _written(node) or (node.name if isinstance(node, exp.Anonymous) else type(node).__name__).lower()
+
+
+def _in_row_order(value: Value, ctx: ExpressionContext, what: str) -> str:
+    if ctx.row_order is None:
+        raise NotLocal(f"{what} (its floating-point result depends on the order of accumulation) over more than one table")
+    return f"list({value.sql} ORDER BY {ctx.row_order()})"
+
+
 def _moment(node: exp.Expression, ctx: ExpressionContext) -> Value:
-    name = _written(node) or (node.name if isinstance(node, exp.Anonymous) else type(node).__name__).lower()
-    raise NotLocal(f"{name} (its floating-point result depends on the order of accumulation)")
+    """stddev, variance, skewness, kurtosis: Spark's accumulation over the rows in order."""
+    written = _function_name(node)
+    if written not in _MOMENTS:
+        raise NotLocal(f"the function {written}")
+    value = _double_arg(node.this, ctx, written)
+    values = _in_row_order(value, ctx, written)
+    sql = f"af_spark_moment('{_MOMENTS[written]}', {values}, {values})"
+    return aggregated_value(sql, st.DOUBLE, value.name and f"{written}({value.name})")
 
 
-for _cls in (
-    exp.Stddev,
-    exp.StddevSamp,
-    exp.StddevPop,
-    exp.Variance,
-    exp.VariancePop,
-    exp.Corr,
-    exp.CovarPop,
-    exp.CovarSamp,
-    exp.Skewness,
-    exp.Kurtosis,
-):
+def _pair_moment(node: exp.Expression, ctx: ExpressionContext) -> Value:
+    """corr, covar_pop, covar_samp and regr_sxx ... regr_r2 of (y, x)."""
+    written = _function_name(node)
+    if written not in _PAIR_MOMENTS:
+        raise NotLocal(f"the function {written}")
+    y, x = _double_arg(node.this, ctx, written), _double_arg(node.expression, ctx, written)
+    sql = f"af_spark_moment('{_PAIR_MOMENTS[written]}', {_in_row_order(y, ctx, written)}, {_in_row_order(x, ctx, written)})"
+    name = None if y.name is None or x.name is None else f"{written}({y.name}, {x.name})"
+    return aggregated_value(sql, st.DOUBLE, name)
+
+
+for _cls in (exp.Stddev, exp.StddevSamp, exp.StddevPop, exp.Variance, exp.VariancePop, exp.Skewness, exp.Kurtosis):
     dispatch_rule.register(_cls)(_moment)
+for _cls in (exp.Corr, exp.CovarPop, exp.CovarSamp, exp.RegrSxx, exp.RegrSxy, exp.RegrSyy, exp.RegrSlope, exp.RegrIntercept, exp.RegrR2):
+    dispatch_rule.register(_cls)(_pair_moment)
+
+
+def _numeric_pair(node: exp.Expression, ctx: ExpressionContext, what: str) -> tuple[Value, Value]:
+    values = []
+    for arg in (node.this, node.expression):
+        if arg is None or isinstance(arg, exp.Distinct):
+            raise NotLocal(f"{what} of DISTINCT values or without an argument")
+        value = aggregate_arg(arg, ctx, what)
+        if not (value.type.numeric or value.type.name == "void"):
+            raise NotLocal(f"{what} of a {value.type}")
+        values.append(value)
+    return values[0], values[1]
+
+
+@dispatch_rule.register
+def _regr_count(node: exp.RegrCount, ctx: ExpressionContext) -> Value:
+    y, x = _numeric_pair(node, ctx, "regr_count")
+    name = None if y.name is None or x.name is None else f"regr_count({y.name}, {x.name})"
+    return aggregated_value(f"count(CASE WHEN {y.sql} IS NOT NULL AND {x.sql} IS NOT NULL THEN 1 END)", st.BIGINT, name)
+
+
+def _regr_average(node: exp.Expression, ctx: ExpressionContext, what: str, of_x: bool) -> Value:
+    """regr_avgx(y, x), regr_avgy(y, x): Spark's avg of x (of y) where neither is NULL."""
+    y, x = _numeric_pair(node, ctx, what)
+    averaged = x if of_x else y
+    if averaged.type.name == "void":
+        raise NotLocal(f"{what} of NULL")
+    masked = Value(f"(CASE WHEN {y.sql} IS NOT NULL AND {x.sql} IS NOT NULL THEN {averaged.sql} END)", averaged.type, None)
+    name = None if y.name is None or x.name is None else f"{what}({y.name}, {x.name})"
+    return average_of(masked, "", name)
+
+
+dispatch_rule.register(exp.RegrAvgx)(lambda node, ctx: _regr_average(node, ctx, "regr_avgx", True))
+dispatch_rule.register(exp.RegrAvgy)(lambda node, ctx: _regr_average(node, ctx, "regr_avgy", False))
 for _cls in (exp.First, exp.Last, exp.FirstValue, exp.LastValue, exp.AnyValue, exp.ArgMax, exp.ArgMin, exp.IgnoreNulls, exp.RespectNulls):
     dispatch_rule.register(_cls)(_order_dependent)
 
@@ -257,4 +342,9 @@ def _within_group(node: exp.WithinGroup, ctx: ExpressionContext) -> Value:
 
 # -- functions without a sqlglot class of their own ------------------------------------------------
 
-ANONYMOUS_RULES.update({"every": _boolean_function, "some": _boolean_function, "std": _moment})
+
+def _std(node: exp.Anonymous, ctx: ExpressionContext) -> Value:
+    raise NotLocal("std (sqlglot reads it as a plain function, not as an aggregate)")
+
+
+ANONYMOUS_RULES.update({"every": _boolean_function, "some": _boolean_function, "std": _std})

@@ -59,6 +59,9 @@ class ExpressionContext:
     # existence join, which answers false where SQL's NULL IN (...) is NULL: the two agree only
     # where a NULL and a false filter alike (docs/semantics.md, "Queries").
     subquery_position: str | None = None
+    # () -> str: the DuckDB text ordering the rows as Spark reads them, where the query reads one
+    # table whose rows Spark reads in one task (translation.QueryTranslation._row_order); None elsewhere
+    row_order: object = None
 
 
 def _position(node: exp.Expression, ctx: ExpressionContext) -> ExpressionContext:
@@ -373,12 +376,26 @@ def comparable(left: Value, right: Value, what: str) -> SqlType:
     return common
 
 
-def _compare(node: exp.Binary, ctx: ExpressionContext, op: str, spark_op: str) -> Value:
-    left, right = translate(node.left, ctx), translate(node.right, ctx)
-    if {left.type, right.type} == {st.DATE, st.STRING}:  # Spark compares them as dates (ANSI off)
+def string_coerced(left: Value, right: Value, what: str) -> tuple[Value, Value]:
+    """A string compared with a number or a boolean, as Spark's non-ANSI coercion casts them: a
+    DECIMAL and the string both to DOUBLE, else the string to the other's type (Spark's CAST: an
+    unparseable string is NULL, '2.9' is 2 for an INT). Other pairs are returned as they are. A
+    date and a string compare as dates (`dates.as_date`)."""
+    if {left.type, right.type} == {st.DATE, st.STRING}:
         from alterflow.query.dates import as_date
 
-        left, right = as_date(left, "comparison"), as_date(right, "comparison")
+        return as_date(left, what), as_date(right, what)
+    if st.STRING not in (left.type, right.type) or left.type == right.type:
+        return left, right
+    other = right.type if left.type == st.STRING else left.type
+    if not (other.numeric or other == st.BOOLEAN):
+        return left, right
+    to = st.DOUBLE if other.name == "decimal" else other
+    return Value(cast_sql(left, to), to, left.name, **merged_flags(left)), Value(cast_sql(right, to), to, right.name, **merged_flags(right))
+
+
+def _compare(node: exp.Binary, ctx: ExpressionContext, op: str, spark_op: str) -> Value:
+    left, right = string_coerced(translate(node.left, ctx), translate(node.right, ctx), "comparison")
     common = comparable(left, right, f"comparison {spark_op}")
     sql = f"({cast(left, common)} {op} {cast(right, common)})"
     name = _name(f"({{}} {spark_op} {{}})", left, right)
@@ -455,22 +472,42 @@ def _in(node: exp.In, ctx: ExpressionContext) -> Value:
     if not node.expressions:
         raise spark_refusals.empty_in_list()
     items = [translate(e, ctx) for e in node.expressions]
-    common = st.common_type([needle.type] + [i.type for i in items])
+    common = _in_type([needle.type] + [i.type for i in items])
     if common is None or common.name == "void":
         raise NotLocal("IN over values of different types")
+    if common == st.STRING:
+        needle, items = _as_strings(needle), [_as_strings(i) for i in items]
     listed = ", ".join(cast(i, common) for i in items)
     names = [i.name for i in items]
     name = None if needle.name is None or None in names else f"({needle.name} IN ({', '.join(names)}))"
     return Value(f"({cast(needle, common)} IN ({listed}))", st.BOOLEAN, name, **merged_flags(needle, *items))
 
 
+def _in_type(types: list[SqlType]) -> SqlType | None:
+    """The type Spark's non-ANSI IN compares its values in: their wider common type, STRING where
+    strings meet integers or decimals (Spark's string promotion)."""
+    common = st.common_type(types)
+    if common is not None or st.STRING not in types:
+        return common
+    if all(t == st.STRING or t.integral or t.name in ("decimal", "void") for t in types):
+        return st.STRING
+    return None
+
+
+def _as_strings(value: Value) -> Value:
+    return Value(cast_sql(value, st.STRING), st.STRING, value.name, **merged_flags(value))
+
+
 @dispatch_rule.register
 def _between(node: exp.Between, ctx: ExpressionContext) -> Value:
+    """Spark's Between: (value >= low) AND (value <= high), each comparison coerced on its own."""
     value, low, high = (translate(node.args[k], ctx) for k in ("this", "low", "high"))
-    lower = comparable(value, low, "BETWEEN")
-    upper = comparable(value, high, "BETWEEN")
-    sql = f"({cast(value, lower)} >= {cast(low, lower)} AND {cast(value, upper)} <= {cast(high, upper)})"
-    return Value(sql, st.BOOLEAN, None, **merged_flags(value, low, high))
+    above, low = string_coerced(value, low, "BETWEEN")
+    below, high = string_coerced(value, high, "BETWEEN")
+    lower = comparable(above, low, "BETWEEN")
+    upper = comparable(below, high, "BETWEEN")
+    sql = f"({cast(above, lower)} >= {cast(low, lower)} AND {cast(below, upper)} <= {cast(high, upper)})"
+    return Value(sql, st.BOOLEAN, _name("between({}, {}, {})", value, low, high), **merged_flags(value, low, high))
 
 
 @dispatch_rule.register
@@ -928,7 +965,9 @@ def _sum(node: exp.Sum, ctx: ExpressionContext) -> Value:
     if value.type.name == "decimal":
         result = st.decimal(min(value.type.precision + 10, st.MAX_PRECISION), value.type.scale)
         return aggregated_value(f"TRY_CAST(sum({distinct}{value.sql}) AS {result.duckdb})", result, name)
-    raise NotLocal(f"sum of {value.type} (floating-point sums depend on the order of addition)")
+    if value.type.fractional:  # answered where no order of addition changes it (spark_moments.double_sum)
+        return aggregated_value(f"af_double_sum(list({distinct}CAST({value.sql} AS DOUBLE)))", st.DOUBLE, name)
+    raise NotLocal(f"sum of {value.type}")
 
 
 # A BIGINT average is a sum of doubles: exact, whatever the order, while the sum of the values'
@@ -944,7 +983,13 @@ _AVG_DECIMAL_PRECISION = 12
 def _avg(node: exp.Avg, ctx: ExpressionContext) -> Value:
     arg, distinct = distinct_arg(node.this, "avg")
     value = aggregate_arg(arg, ctx, "avg")
-    name = _name(f"avg({distinct}{{}})", value)
+    return average_of(value, distinct, _name(f"avg({distinct}{{}})", value))
+
+
+def average_of(value: Value, distinct: str, name: str | None) -> Value:
+    """Spark's Average of an aggregate's argument (`distinct`: "DISTINCT " or "")."""
+    if value.type.fractional:  # a double sum answered where its order does not matter, over the count
+        return aggregated_value(f"af_double_average(list({distinct}CAST({value.sql} AS DOUBLE)))", st.DOUBLE, name)
     count = f"CAST(count({distinct}{value.sql}) AS DOUBLE)"
     if value.type.integral and value.type.name != "bigint":
         sql = f"(CAST(sum({distinct}{value.sql}) AS DOUBLE) / {count})"
@@ -958,7 +1003,7 @@ def _avg(node: exp.Avg, ctx: ExpressionContext) -> Value:
         return aggregated_value(sql, st.DOUBLE, name)
     if value.type.name == "decimal" and value.type.precision <= _AVG_DECIMAL_PRECISION:
         return aggregated_value(_decimal_average(value, distinct), st.decimal(value.type.precision + 4, value.type.scale + 4), name)
-    raise NotLocal(f"avg of {value.type} (Spark accumulates it in a double or a wider decimal)")
+    raise NotLocal(f"avg of {value.type} (Spark accumulates it in a wider decimal)")
 
 
 def _decimal_average(value: Value, distinct: str) -> str:

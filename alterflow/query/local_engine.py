@@ -36,6 +36,9 @@ from alterflow.store.layout import TXN_COLUMN, absolute
 from alterflow.types import format_value
 
 MAX_VIEW_DEPTH = 32
+ROW_ORDER = "af_row"  # a table's column numbering its rows in its one file, for aggregates that read them in order
+# Spark reads a file no larger than its open cost (spark.sql.files.openCostInBytes) in one task
+ONE_TASK_BYTES = 4 * 1024 * 1024
 
 
 class LocalQueryError(Exception):
@@ -60,6 +63,7 @@ class LocalPlan:
     sources: list[_Source] = field(default_factory=list)
     views: list[tuple[str, str]] = field(default_factory=list)  # (DuckDB name, query), inner first
     used: set[tuple[str, str]] = field(default_factory=set)  # (relation, column) pairs read
+    ordered: set[str] = field(default_factory=set)  # sources whose rows are read in order ('"t0"')
 
     def columns(self, source: _Source) -> list[int]:
         """Positions of the source's columns the query reads (at least one: it counts rows)."""
@@ -89,6 +93,7 @@ class _Binding:
         self.sources: list[_Source] = []
         self.views: list[tuple[str, str]] = []
         self.used: set[tuple[str, str]] = set()
+        self.ordered: set[str] = set()
 
     def translate(self, relations: dict[str, Relation], sql: str) -> Translated:
         translation = QueryTranslation(relations)
@@ -100,13 +105,14 @@ class _Binding:
             # a call Spark refuses that the translation did not reach: Spark words the error
             raise NotLocal("a call Spark refuses, in a part of the query the local engine did not translate")
         self.used |= translation.used
+        self.ordered |= translation.ordered
         return translated
 
     def table(self, snapshot: TableSnapshot, version: SchemaVersion) -> Relation:
         name = f"t{len(self.sources)}"
         self.sources.append(_Source(name, snapshot, version))
         columns = tuple(RelationColumn(c.name, from_column_type(c.type), f"c{i}") for i, c in enumerate(version.columns))
-        return Relation(f'"{name}"', columns)
+        return Relation(f'"{name}"', columns, row_order=ROW_ORDER)
 
     def view(self, view: ViewInfo, depth: int = 0) -> Relation:
         if depth > MAX_VIEW_DEPTH:
@@ -217,7 +223,22 @@ def plan_local(catalog: SnapshotReads, sql: str, names: tuple[str, ...]) -> Loca
             snapshot = catalog.snapshot(name)
             relations[name] = binding.table(snapshot, snapshot.current)
     translated = binding.translate(relations, sql)
-    return LocalPlan(translated, binding.sources, binding.views, binding.used)
+    for source in binding.sources:
+        if f'"{source.name}"' in binding.ordered:
+            _check_one_task(source)
+    return LocalPlan(translated, binding.sources, binding.views, binding.used, binding.ordered)
+
+
+def _check_one_task(source: _Source) -> None:
+    """An aggregate whose last bits depend on the order of its rows (a moment, a correlation)
+    reproduces Spark's accumulation in one task, over the rows of one file in their order: a
+    table of one file no larger than Spark's open cost, which Spark reads in one task, and
+    without a primary key (whose merge on read has an order of its own)."""
+    files = source.snapshot.files
+    if len(files) > 1 or any(f.byte_size > ONE_TASK_BYTES for f in files) or source.snapshot.current.primary_key:
+        raise NotLocal(
+            "an aggregate whose floating-point result depends on the order of the rows, over a table Spark may read in several tasks"
+        )
 
 
 def run_local(warehouse: pathlib.Path, plan: LocalPlan, as_rows: bool = False) -> LocalResult:
@@ -289,7 +310,10 @@ def _register(connection, warehouse: pathlib.Path, plan: LocalPlan) -> None:
     `parquet_scan` gives one, else the evolved Arrow read registered. Then the views' queries."""
     arrow_sources = []
     for source in plan.sources:  # only the columns the query reads: a pinned view never reads the rest
-        scan = parquet_scan(warehouse, source, plan.columns(source))
+        ordered = f'"{source.name}"' in plan.ordered
+        scan = parquet_scan(warehouse, source, plan.columns(source), ordered)
+        if scan is None and ordered:
+            raise SparkNeeded("rows in order from a table the local scan does not read")
         if scan is None:
             arrow_sources.append(source)
         else:
@@ -302,18 +326,20 @@ def _register(connection, warehouse: pathlib.Path, plan: LocalPlan) -> None:
         connection.execute(f"CREATE TEMP VIEW {name} AS {query}")
 
 
-def parquet_scan(warehouse: pathlib.Path, source: _Source, positions: list[int]) -> str | None:
+def parquet_scan(warehouse: pathlib.Path, source: _Source, positions: list[int], ordered: bool = False) -> str | None:
     """DuckDB's own scan of the source's files, with the evolved read's semantics, where it has
     them: each column found by its Parquet field id (under whatever name it was written), a column
     a file lacks reading its initial default, and for a primary-key table only the latest row of
     each key (`_latest_per_key`); a table without files is no rows of the version's types. None
     (the Arrow read runs instead) for a column some file stores in another type than the
     version's: a widening read, whose Arrow conversion checks each value (a narrowing REVERT
-    fails on a value that does not fit) where DuckDB's cast in the scan would not."""
+    fails on a value that does not fit) where DuckDB's cast in the scan would not. `ordered`: with
+    the column ROW_ORDER numbering the rows of a table of one file (file_row_number)."""
     snapshot, version = source.snapshot, source.version
     if not snapshot.files:  # no rows, each column typed as a scan would type it
         typed = ", ".join(f"CAST(NULL AS {from_column_type(version.columns[i].type).duckdb}) AS c{i}" for i in positions)
-        return f"SELECT {typed} LIMIT 0"
+        numbered = f", CAST(NULL AS BIGINT) AS {ROW_ORDER}" if ordered else ""
+        return f"SELECT {typed}{numbered} LIMIT 0"
     key_ids = snapshot.current.primary_key
     if key_ids and (tuple(version.primary_key) != tuple(key_ids) or any(version.column_by_id(cid) is None for cid in key_ids)):
         return None  # a version whose key is not the table's: the Arrow read decides (never met: keys do not change)
@@ -327,6 +353,9 @@ def parquet_scan(warehouse: pathlib.Path, source: _Source, positions: list[int])
     files = sorted(snapshot.files, key=lambda f: pathlib.PurePosixPath(f.path).name) if key_ids else snapshot.files
     listed = "[" + ", ".join(quote_string(str(absolute(warehouse, f.path))) for f in files) + "]"
     scan = f"read_parquet({listed}, schema = MAP {{{', '.join(entries)}}})"
+    if not key_ids and ordered:
+        numbered = f"read_parquet({listed}, schema = MAP {{{', '.join(entries)}}}, file_row_number = true)"
+        return f"SELECT * EXCLUDE (file_row_number), file_row_number AS {ROW_ORDER} FROM {numbered}"
     if not key_ids:
         return f"SELECT * FROM {scan}"
     return _latest_per_key(scan, listed, snapshot.commit_seqs, positions, keys)

@@ -33,6 +33,7 @@ class RelationColumn:
 class Relation:
     sql: str  # the DuckDB relation: a registered table, a view, a CTE
     columns: tuple[RelationColumn, ...]
+    row_order: str | None = None  # a table's column numbering its rows in the order Spark reads them
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class _Item:
     relation: str = ""  # the named relation it reads (a table, a view, a CTE), if any
     hidden: frozenset[str] = frozenset()  # JOIN USING keys: seen only qualified (t.k, t.*)
     sqls: tuple[str, ...] = ()  # a USING join's merged keys: each column's DuckDB text
+    row_order: str | None = None  # Relation.row_order of the table it reads
 
 
 def _column_sql(item: _Item, index: int) -> str:
@@ -96,6 +98,7 @@ class QueryTranslation:
         # columns it read from them.
         self._outer: list[list[_Item] | None] = []
         self._outer_reads: list[list[exp.Column]] = []
+        self.ordered: set[str] = set()  # relations whose rows an aggregate reads in Spark's order
 
     def query(self, node: exp.Expression, ctes: dict[str, Relation] | None = None) -> Translated:
         ctes = dict(ctes or {})
@@ -165,7 +168,8 @@ class QueryTranslation:
             relation = ctes.get(name) or self.relations.get(name)
             if relation is None:
                 raise NotLocal(f"the relation {node.name}")
-            return _Item((node.alias or node.name).lower(), alias, relation.columns, relation.sql), relation.sql
+            item = _Item((node.alias or node.name).lower(), alias, relation.columns, relation.sql, row_order=relation.row_order)
+            return item, relation.sql
         if isinstance(node, exp.Subquery):
             inner = self._unreached(node.this, ctes)  # without an alias, Spark names it itself: no qualifier reaches it
             names = _alias_columns(node, inner.names)
@@ -412,6 +416,7 @@ class QueryTranslation:
         aggregate_query = bool(node.args.get("group")) or _has_aggregate(node)
         if aggregate_query and any(isinstance(w, exp.Window) for e in selected for w in e.find_all(exp.Window)):
             raise NotLocal("window functions in an aggregate query")
+        row_order = self._row_order(items, node.args.get("where"))
         context = self._context(
             items,
             ctes,
@@ -420,6 +425,7 @@ class QueryTranslation:
             windows=not aggregate_query,
             grouped=self._grouped(grouped, nulled),
             grouping=grouping,
+            row_order=row_order,
         )
         values, names = self._select_list(selected, items, context)
         if aggregate_query and any(v.free for v in values):
@@ -427,7 +433,9 @@ class QueryTranslation:
         output_aliases = {n.lower(): (lambda v=v: v) for v, n in zip(values, names)}
         having = ""
         if node.args.get("having") is not None:
-            having_context = self._context(items, ctes, output_aliases, aggregates=True, grouped=context.grouped, grouping=grouping)
+            having_context = self._context(
+                items, ctes, output_aliases, aggregates=True, grouped=context.grouped, grouping=grouping, row_order=row_order
+            )
             condition = translate(node.args["having"].this, having_context)
             if condition.type != st.BOOLEAN or condition.free:
                 raise NotLocal("a HAVING condition that is not a boolean over groups")
@@ -439,6 +447,22 @@ class QueryTranslation:
         order = self._order(node, names, values, items, ctes, context, bool(distinct), aggregate_query)
         sql = f"SELECT {'DISTINCT ' if distinct else ''}{listed}{from_sql}{where}{group_sql}{having}{order}{_limit(node)}"
         return Translated(sql, tuple(names), tuple(v.type for v in values))
+
+    def _row_order(self, items: list[_Item], where: exp.Expression | None):
+        """For a FROM clause of one table (no join), a function giving the DuckDB text of its rows'
+        order as Spark reads them (and noting that the query needs it); None otherwise, and where
+        the WHERE holds an IN (subquery) or EXISTS, which Spark runs as a join that may reorder."""
+        if len(items) != 1 or items[0].row_order is None:
+            return None
+        if where is not None and any(isinstance(n, exp.Exists) or isinstance(n, exp.In) and n.args.get("query") for n in where.walk()):
+            return None
+        item = items[0]
+
+        def row_order() -> str:
+            self.ordered.add(item.relation)
+            return f'{item.alias}."{item.row_order}"'
+
+        return row_order
 
     def _group(self, node: exp.Select, selected, aliased, items, ctes) -> tuple[list[Value], str, tuple[str, ...] | None, frozenset[str]]:
         """The GROUP BY keys (each once, in Spark's order of first appearance), the DuckDB GROUP BY

@@ -1,7 +1,8 @@
 """Python functions the local engine's DuckDB queries call where Spark's answer is Java's
 BigDecimal arithmetic, which DuckDB's own functions do not reproduce: decimal division and
-remainder, decimal arithmetic past 38 digits, rounding of decimals and doubles, and conv's base
-conversion through an unsigned 64-bit value (docs/semantics.md, "Queries: two engines").
+remainder, decimal arithmetic past 38 digits, rounding of decimals and doubles, conv's base
+conversion through an unsigned 64-bit value (docs/semantics.md, "Queries: two engines"); and
+Spark's floating-point aggregates (`spark_moments`).
 
 Each mirrors what Spark's `Decimal` does (ANSI mode off): `*` and `/` round to 38 significant
 digits HALF_UP (its MathContext), `%` is exact (and fails where the quotient needs more than 38
@@ -16,6 +17,8 @@ import decimal
 import functools
 import math
 from decimal import Decimal
+
+from alterflow.query import spark_moments
 
 FALLBACK = "af$spark"  # the same marker as expressions.FALLBACK (no import: this module stays leaf)
 
@@ -167,13 +170,18 @@ def conv(number: str, from_base: int, to_base: int) -> str | None:
 
 def register(connection, sql: str) -> None:
     """Registers on `connection` the functions `sql` calls (registering costs a few ms each)."""
+    from duckdb import list_type
     from duckdb.sqltypes import DOUBLE, INTEGER, VARCHAR
 
+    doubles = list_type(DOUBLE)
     functions = {
         "af_decimal_op": (decimal_op, [VARCHAR, VARCHAR, VARCHAR, INTEGER, INTEGER], VARCHAR),
         "af_decimal_round": (decimal_round, [VARCHAR, INTEGER, VARCHAR, INTEGER, INTEGER], VARCHAR),
         "af_double_round": (double_round, [DOUBLE, INTEGER, VARCHAR], DOUBLE),
         "af_conv": (conv, [VARCHAR, INTEGER, INTEGER], VARCHAR),
+        "af_spark_moment": (spark_moments.spark_moment, [VARCHAR, doubles, doubles], DOUBLE),
+        "af_double_sum": (spark_moments.double_sum, [doubles], DOUBLE),
+        "af_double_average": (spark_moments.double_average, [doubles], DOUBLE),
     }
     for name, (function, parameters, result) in functions.items():
         if name in sql:

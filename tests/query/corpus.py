@@ -329,14 +329,11 @@ def corpus(seed: int, count: int) -> list[Query]:
 # Constructs the local engine leaves to Spark (docs/semantics.md lists them), each with a query
 # that uses it: EXPLAIN SELECT must say spark, and the answer is Spark's.
 SPARK_ONLY = {
-    "sum of a floating-point column": "SELECT sum(d) FROM nums",
-    "avg of a DOUBLE": "SELECT avg(d) FROM nums",
     "avg of a DECIMAL of more than 12 digits": "SELECT avg(dw) FROM nums",
     "a cast from a decimal of more than 15 digits to a double": "SELECT CAST(dw AS DOUBLE) AS x FROM nums",
     "a cast from a string to a timestamp": "SELECT CAST(s AS TIMESTAMP_NTZ) AS n FROM nums",
     "a cast from a floating-point number to a decimal": "SELECT CAST(d AS DECIMAL(10,2)) AS n FROM nums",
     "a cast from a floating-point number to a string": "SELECT CAST(d AS STRING) AS t FROM nums",
-    "comparing a string with a number": "SELECT id FROM nums WHERE s = 1",
     "LARGEINT columns": "SELECT * FROM wide",
     "regular expressions": "SELECT regexp_extract(s, 'a(.)', 1) AS r FROM nums",
     "LIKE with an escape": "SELECT id FROM nums WHERE s LIKE 'a\\\\%b%'",
@@ -346,7 +343,7 @@ SPARK_ONLY = {
     "correlated scalar subqueries correlated otherwise than by equalities": "SELECT id, (SELECT max(w) FROM small WHERE k < n.i) AS m FROM nums n",
     "floating-point moments (stddev, variance, corr, covar, skewness, kurtosis)": "SELECT stddev(d) AS s FROM nums",
     "aggregates whose answer depends on the input order (first, last, max_by)": "SELECT first(i) AS f FROM nums",
-    "an unnamed expression Spark names itself": "SELECT i BETWEEN 1 AND 2 FROM nums",
+    "an unnamed expression Spark names itself": "SELECT s LIKE 'a%' FROM nums",
     "timestamps literals (TIMESTAMP is Spark's local-time type)": "SELECT id FROM nums WHERE ts > TIMESTAMP '2020-01-01 00:00:00'",
     "functions outside the set": "SELECT sha2(s, 256) AS h, date_format(dt, 'yyyy') AS y FROM nums",
     "a column of untyped NULLs": "SELECT NULL AS n FROM nums",

@@ -1,12 +1,21 @@
 """Aggregates and GROUPING SETS/CUBE/ROLLUP (issue 37): boolean aggregates, count_if, count of
 several DISTINCT columns, DISTINCT sum/avg/min/max, FILTER (WHERE ...), avg of BIGINT and small
-DECIMALs, exact percentiles of integers, grouping()/grouping_id()."""
+DECIMALs, exact percentiles of integers, grouping()/grouping_id(), the floating-point moments and
+linear regression in Spark's order of accumulation, sums and averages of doubles."""
 
 SETUP = [
     "CREATE TABLE agg_data (k INT, v INT, flag BOOLEAN, amount DECIMAL(8,3), big BIGINT)",
     "INSERT INTO agg_data VALUES (1, 10, TRUE, 1.125, 9007199254740993), (1, -10, FALSE, -1.125, 1),"
     " (1, NULL, NULL, NULL, NULL), (2, NULL, NULL, NULL, NULL), (2, NULL, NULL, NULL, NULL),"
     " (3, 7, TRUE, 0.001, -5), (3, 7, TRUE, 0.002, -6), (3, 8, TRUE, 0.002, -7), (NULL, 0, FALSE, 0.000, 0)",
+    # one file, so that Spark reads it in one task: k 1 an ordinary group with a NULL pair, 2 one
+    # row, 3 a constant y, 4 only NULLs
+    "CREATE TABLE moment_data (k INT, y INT, x DOUBLE)",
+    "INSERT INTO moment_data VALUES (1, 0, 4.0), (1, NULL, 3.0), (1, -4, 2.0), (1, 4, 1.0), (1, 6, 0.0), (2, 7, 1.5),"
+    " (3, 2, 1.0), (3, 2, -2.0), (3, 2, 4.0), (3, NULL, NULL), (4, NULL, NULL)",
+    "CREATE TABLE moment_files (y INT, x DOUBLE)",
+    "INSERT INTO moment_files VALUES (0, 4.0), (-4, 2.0)",
+    "INSERT INTO moment_files VALUES (4, 1.0), (6, 0.0)",
 ]
 
 LOCAL = {
@@ -47,13 +56,38 @@ LOCAL = {
         "SELECT g, count(*) AS n FROM nums GROUP BY ROLLUP (g) HAVING grouping(g) = 1 OR count(*) > 2 ORDER BY grouping(g), g"
     ),
     "ROLLUP of a DOUBLE (-0.0 grouped with 0.0)": "SELECT d, count(*) FROM nums GROUP BY ROLLUP (d) ORDER BY 1, 2",
+    "stddev, variance, skewness, kurtosis: Spark's accumulation in the rows' order, over one table of one file": (
+        "SELECT k, stddev(y), stddev_samp(y), stddev_pop(y), variance(y), var_samp(y), var_pop(y), skewness(y), kurtosis(y)"
+        " FROM moment_data GROUP BY k ORDER BY k"
+    ),
+    "corr, covar_pop, covar_samp of (y, x)": "SELECT k, corr(y, x), covar_pop(y, x), covar_samp(y, x) FROM moment_data GROUP BY k ORDER BY k",
+    "regr_sxx, regr_sxy, regr_syy, regr_slope, regr_intercept, regr_r2 of (y, x)": (
+        "SELECT k, regr_sxx(y, x), regr_sxy(y, x), regr_syy(y, x), regr_slope(y, x), regr_intercept(y, x), regr_r2(y, x)"
+        " FROM moment_data GROUP BY k ORDER BY k"
+    ),
+    "regr_count, regr_avgx, regr_avgy: count and averages of the pairs without a NULL": (
+        "SELECT k, regr_count(y, x), regr_avgx(y, x), regr_avgy(y, x), regr_avgx(x, y) FROM moment_data GROUP BY k ORDER BY k"
+    ),
+    "moments over the whole table, under WHERE and FILTER": (
+        "SELECT stddev(y) FILTER (WHERE x > 0), corr(y, x), regr_slope(y, x) FILTER (WHERE y IS NOT NULL) FROM moment_data WHERE k = 1"
+    ),
+    "sum and avg of a DOUBLE where no order of addition changes the sum": (
+        "SELECT k, sum(x), avg(x), sum(DISTINCT x), avg(CAST(x AS FLOAT)), sum(-x) FROM moment_data GROUP BY k ORDER BY k"
+    ),
 }
 
 SPARK_ONLY = {
-    "stddev, variance, corr, covar, skewness, kurtosis: floating-point results depend on the order of accumulation": (
-        "SELECT stddev(d) AS a, var_pop(i) AS b, corr(i, d) AS c, covar_samp(i, bi) AS e, skewness(i) AS f, kurtosis(i) AS h FROM nums"
+    "stddev, variance, corr, covar, skewness, kurtosis over a table of several files, which Spark reads in several tasks": (
+        "SELECT stddev(x) AS a, var_pop(y) AS b, corr(y, x) AS c, covar_samp(y, x) AS e, skewness(y) AS f, regr_r2(y, x) AS h"
+        " FROM moment_files"
     ),
-    "std(x) (sqlglot has no class for it): the same reason": "SELECT std(i) AS s FROM nums",
+    "moments over a join (the rows' order is not one table's)": "SELECT stddev(a.y) AS s FROM moment_data a JOIN moment_data b ON a.k = b.k",
+    "moments of DISTINCT values": "SELECT stddev(DISTINCT y) AS s FROM moment_data",
+    "moments under a WHERE with IN (subquery) or EXISTS (Spark joins, which may reorder the rows)": (
+        "SELECT var_pop(y) AS v FROM moment_data WHERE k IN (SELECT k FROM moment_data WHERE x > 0)"
+    ),
+    "moments of a DECIMAL: Spark's conversion to double not reproduced": "SELECT var_pop(amount) AS v FROM agg_data",
+    "std(x) (sqlglot has no class for it)": "SELECT std(i) AS s FROM nums",
     "first, last, any_value, max_by, min_by: the answer depends on the order of the input": (
         "SELECT first(i) AS a, last(i, true) AS b, max_by(i, g) AS c FROM nums"
     ),
@@ -61,7 +95,6 @@ SPARK_ONLY = {
     "percentile with a frequency (sqlglot drops the third argument)": "SELECT percentile(i, 0.5, 2) AS p FROM nums",
     "percentile_disc: not reproduced": "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY i) AS p FROM nums",
     "avg of a DECIMAL of more than 12 digits: Spark's two roundings may differ from one": "SELECT avg(dw) AS a FROM nums",
-    "avg of a DOUBLE: a floating-point sum": "SELECT avg(d) AS a FROM nums",
 }
 
 REJECTED = {

@@ -11,9 +11,9 @@ LOCAL = {
     "joins and set operations": "SELECT small.k FROM small JOIN keyed ON small.k = keyed.k UNION SELECT id FROM nums",
 }
 
-SPARK_ONLY = {
-    "sum of a floating-point column": "SELECT sum(d) AS s FROM nums",
-}
+# A sum of a floating-point column, Spark only before, now runs in process where no order of
+# addition changes it (the aggregates family) and goes to Spark at run time elsewhere.
+SPARK_ONLY: dict[str, str] = {}
 
 REJECTED = {
     "an ambiguous column": "SELECT k FROM small JOIN keyed ON small.k = keyed.k",

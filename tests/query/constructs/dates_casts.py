@@ -37,6 +37,19 @@ LOCAL = {
     "casts from a string to double and float": "SELECT id, CAST(t AS DOUBLE), CAST(t AS FLOAT) AS f FROM dc_texts",
     "casts from a string to decimal": "SELECT id, CAST(t AS DECIMAL(5,2)), CAST(t AS DECIMAL(38,0)) AS w FROM dc_texts",
     "comparing a DATE with a string (as dates)": "SELECT id, dt >= '2020-01-01' AS ge, '2020-1-1' = dt AS eq FROM nums WHERE dt < '9999'",
+    "comparing a number or a boolean with a string: the string cast to its type, a DECIMAL and the string to DOUBLE": (
+        "SELECT id, 1 = t AS eq, t < 2 AS lt, t >= 0.5 AS ge, t = true AS bo, CAST(3 AS BIGINT) <=> t AS ns, 1.5D > t AS d,"
+        " CAST(1 AS TINYINT) <> t AS ne FROM dc_texts"
+    ),
+    "comparing a number with a string column of the corpus": "SELECT id, s = 1 AS eq, s > 0.5 AS gt, 2.0 <= s AS le FROM nums",
+    "comparisons of literals: 1 > '0', '1.5' = 1.5BD, 2 > '2.2'": "SELECT 1 > '0', '1.5' = 1.5BD, 2 > '2.2', '1.5' > 0.5, 1 = 'x'",
+    "IN over numbers and strings: compared as strings": (
+        "SELECT 1 IN ('1.0', '01') AS a, 1 IN ('1', 2) AS b, 1.50 IN ('1.5') AS c, '7' IN (7, 8) AS d, 1 IN ('2', NULL) AS e,"
+        " 1 NOT IN ('2') AS f, 1 IN (1.0, '1') AS g"
+    ),
+    "BETWEEN and NOT BETWEEN with strings, named as Spark names them": (
+        "SELECT 2.0 BETWEEN '1.0' AND '3.0', 2 NOT BETWEEN '1' AND 'x', 'b' BETWEEN 'a' AND 'c', 1 BETWEEN 0 AND 2"
+    ),
     "cast literals from strings": (
         "SELECT CAST(' 12 ' AS TINYINT), CAST('1.9' AS BIGINT), CAST('t' AS BOOLEAN), CAST('1e3' AS DOUBLE), "
         "CAST('Infinity' AS FLOAT), CAST('1.25' AS DECIMAL(3,1)), try_cast('x' AS INT), '7'::int"
