@@ -204,7 +204,7 @@ class Session:
             return self.load(info.name, data, label=label)
         select = ast.parse_statements(stmt.query)[0]
         names = list(stmt.columns if stmt.columns is not None else (c.name for c in version.columns))
-        local = self._local_query(select.sql, select.tables)
+        local = self._local_query(select.sql, self.query_names(select))
         if local is not None:  # converted and written as a load of the query's rows
             if len(names) != len(local.names):
                 raise StatementError(f"INSERT INTO {info.name}: {len(names)} columns are named but the query returns {len(local.names)}")
@@ -227,7 +227,7 @@ class Session:
                 self.settings,
             )
 
-        _frame, result = self._read(select.sql, select.tables, write)
+        _frame, result = self._read(select.sql, self.query_names(select), write)
         return Done(f"{result.rows} rows loaded into {info.name} (transaction {result.txn_id})")
 
     def load(self, table: str, data: pa.Table, label: str, by_name: bool = False) -> Result:
@@ -353,7 +353,7 @@ class Session:
                     raise
             attempt += 1
 
-    def query_names(self, stmt: ast.Query) -> tuple[str, ...]:
+    def query_names(self, stmt: ast.Query | ast.CreateView) -> tuple[str, ...]:
         """The catalog objects a query reads; for a query sqlglot could not parse, those of its
         words that name one (binding an extra table for Spark is harmless)."""
         if not stmt.unparsed:
@@ -388,12 +388,14 @@ class Session:
     def _create_view(self, stmt: ast.CreateView) -> Result:
         from alterflow.sql.view_columns import columns_used
 
+        tables = self._spark_view_tables(stmt) if stmt.unparsed else stmt.tables
         dependencies = []
-        for name in stmt.tables:
+        for name in tables:
             kind = self.catalog.object_kind(name)
             if kind == "table":
                 info, version = self.catalog.current_schema(name)
-                dependencies.append(ViewDependency(name, info.id, version.version, columns_used(stmt.query, version)))
+                used = tuple(c.id for c in version.columns) if stmt.unparsed else columns_used(stmt.query, version)
+                dependencies.append(ViewDependency(name, info.id, version.version, used))
             elif kind == "view":
                 dependencies.append(ViewDependency(name, dep_view_id=self.catalog.view(name).id))
             else:
@@ -403,14 +405,27 @@ class Session:
         from alterflow.query.spark_refusals import SparkRefusal
 
         try:  # analyse now: a broken query never becomes a view (one the local engine binds is sound)
-            if self.engine_choice(stmt.query, stmt.tables).engine != "local":
-                _ = self._query(stmt.query, stmt.tables).schema
+            if self.engine_choice(stmt.query, tables).engine != "local":
+                _ = self._query(stmt.query, tables).schema
         except Exception as exc:
             if not (_is_spark_error(exc) or isinstance(exc, SparkRefusal)):  # Spark's line, from either engine
                 raise
             raise StatementError(f"CREATE VIEW {stmt.name}: {first_line(exc)}") from None  # an AnalysisException
         self.catalog.create_view(stmt.name, stmt.query, dependencies)
         return Done(f"CREATE VIEW {stmt.name}")
+
+    def _spark_view_tables(self, stmt: ast.CreateView) -> tuple[str, ...]:
+        """The tables and views a query sqlglot cannot parse reads, as Spark's own parser finds
+        them (the view records each, with every column of a table as read)."""
+        from alterflow.read.query_binding import relation_names
+
+        try:
+            read = {name.lower() for name in relation_names(self.spark, stmt.query)}
+        except Exception as exc:
+            if not _is_spark_error(exc):
+                raise
+            raise StatementError(f"CREATE VIEW {stmt.name}: {first_line(exc)}") from None  # Spark's ParseException
+        return tuple(name for name in self.query_names(stmt) if name.lower() in read)
 
     @_run.register(ast.DropView)
     def _drop_view(self, stmt: ast.DropView) -> Result:

@@ -9,6 +9,7 @@ versions it pinned (recursively). Spark analyses a DataFrame when it is created,
 from __future__ import annotations
 
 import pathlib
+import re
 
 from alterflow.catalog.catalog import Catalog, ViewInfo
 from alterflow.catalog.errors import UnknownObject
@@ -56,6 +57,17 @@ def bind_names(spark, catalog: Catalog, warehouse: pathlib.Path, names: tuple[st
         _register(spark, name, view_frame(spark, catalog, warehouse, catalog.view(name)))
     for name in [n for n, k in kinds.items() if k == "table"]:
         _register(spark, name, table_frame(spark, catalog, warehouse, name))
+
+
+def relation_names(spark, sql: str) -> tuple[str, ...]:
+    """The relations a query reads, as Spark's parser finds them before any name is bound (for a
+    query sqlglot cannot parse): its UnresolvedRelation nodes, subqueries' included, less the
+    names its WITH clauses define."""
+    plan = spark._jsparkSession.sessionState().sqlParser().parsePlan(sql)
+    text = plan.treeString()
+    ctes = {name.strip().lower() for listed in re.findall(r"^\W*CTE \[([^\]]*)\]", text, re.M) for name in listed.split(",")}
+    found = re.findall(r"'UnresolvedRelation \[([^\],]+)\]", text)
+    return tuple(dict.fromkeys(name for name in found if name.lower() not in ctes))
 
 
 def run_query(spark, catalog: Catalog, warehouse: pathlib.Path, sql: str, names: tuple[str, ...]):

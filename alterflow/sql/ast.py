@@ -153,7 +153,8 @@ class CreateView:
 
     name: str
     query: str  # Spark SQL text of the SELECT
-    tables: tuple[str, ...]
+    tables: tuple[str, ...]  # as Query.tables: guessed words where sqlglot could not parse it
+    unparsed: bool = False
 
 
 @dataclass(frozen=True)

@@ -792,7 +792,8 @@ class _Parser:
         if not (self.at("SELECT") or self.at("WITH") or self.at("(")):
             raise self.error("a SELECT query after AS")
         query = self.rest()
-        return CreateView(name=name, query=query, tables=_query_tables(query, f"CREATE VIEW {name}"))
+        tables, unparsed = _spark_query_tables(query, f"CREATE VIEW {name}")
+        return CreateView(name=name, query=query, tables=tables, unparsed=unparsed)
 
     def drop_view(self) -> DropView:
         if_exists = self.accept("IF", "EXISTS")
@@ -808,7 +809,7 @@ class _Parser:
             columns = self.name_list()
         if self.at("SELECT") or self.at("WITH") or self.at("("):
             query = self.rest()
-            _query_tables(query, f"INSERT INTO {table}")  # parses and checks it; Insert has no tables
+            _spark_query_tables(query, f"INSERT INTO {table}")  # checks it; Insert has no tables
             return Insert(table=table, columns=columns, query=query)
         self.expect("VALUES", what="VALUES or SELECT")
         rows = [self.values_row()]

@@ -101,6 +101,21 @@ def test_a_query_spark_refuses_is_refused_in_spark_s_line_without_spark(sql):
         sql("SELECT gcd(id, 2) AS g FROM t")
 
 
+def test_a_view_and_an_insert_over_a_query_sqlglot_cannot_read_run_on_spark(sql, catalog_session, spark):
+    """sqlglot cannot parse corr(DISTINCT ...): Spark's parser says which relations the view
+    reads (t, not the words u or n), Spark answers it; a text Spark cannot parse either is its line."""
+    query = "SELECT corr(DISTINCT id, n) AS c, count(*) AS k FROM t WHERE EXISTS (SELECT 1 FROM t AS u WHERE u.id = t.id)"
+    assert sql(f"CREATE VIEW cv AS {query}") == "CREATE VIEW cv"
+    view = catalog_session.catalog.view("cv")
+    assert [(d.ref_name, len(d.column_ids)) for d in view.dependencies] == [("t", 3)], view.dependencies
+    assert sql("SELECT * FROM cv").rows == ((1.0, 3),)
+    sql("CREATE TABLE r (c DOUBLE, k BIGINT)")
+    assert "2 rows loaded into r" in sql(f"INSERT INTO r {query} UNION ALL SELECT corr(DISTINCT n, id), 0 FROM t")
+    with pytest.raises(StatementError, match=r"^CREATE VIEW g: \[PARSE_SYNTAX_ERROR\] Syntax error"):
+        sql("CREATE VIEW g AS SELECT * FROM t garbage garbage")
+    assert catalog_session.catalog.object_kind("g") is None
+
+
 def test_a_date_beyond_year_9999_is_one_line(sql):
     with pytest.raises(StatementError, match="^a DATE or DATETIME of the result is outside the years 1 to 9999"):
         sql("SELECT date_add(DATE '9999-12-31', id) AS d FROM t")
