@@ -85,3 +85,16 @@ def test_heavy_rows_come_from_today_table(catalog_session, migrations):
     migrations.write("V1__a.sql", "ALTER TABLE orders MODIFY COLUMN note INT;")
     (plan,) = _plans(catalog_session, migrations)
     assert plan.kind == HEAVY and plan.rows == 2 and plan.table_id is not None
+
+
+def test_a_view_alterflow_s_parser_cannot_read_is_planned_with_its_tables_whole(catalog_session, migrations):
+    """sqlglot cannot read corr(DISTINCT ...): the plan is light, says Spark parses the query, and
+    every column of each table the query's words name counts as read."""
+    list(catalog_session.run(ORDERS))
+    migrations.write(
+        "V1__v.sql", "CREATE VIEW c AS SELECT corr(DISTINCT id, amount) AS r FROM orders;\nALTER TABLE orders DROP COLUMN note;"
+    )
+    plans = _plans(catalog_session, migrations)
+    assert [p.kind for p in plans] == [LIGHT, REJECTED]
+    assert "Spark parses it when it is created" in plans[0].reason
+    assert plans[1].reason.endswith("cannot drop column note: it is used by view c"), plans[1].reason
