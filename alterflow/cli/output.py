@@ -16,7 +16,13 @@ from alterflow.results import ResultSet
 def report_failure(exc: Exception) -> int:
     """Print a command's failure as one line on stderr; the exit status (1). A refusal
     (`UserError`) prints its own message; anything else is an internal error, whose line names
-    the exception's type and the log file under `$ALTERFLOW_HOME/logs/` that holds its traceback."""
+    the exception's type and the log file under `$ALTERFLOW_HOME/logs/` that holds its traceback.
+    An exception raised while a Ctrl-C or SIGTERM unwinds (Py4J turns the KeyboardInterrupt of a
+    call the signal cut into its own error) is that interrupt: it is raised again, for the command
+    to report it as one."""
+    interrupt = _interrupt_behind(exc)
+    if interrupt is not None:
+        raise interrupt
     if isinstance(exc, UserError):
         line = first_line(exc)  # at most MAX_LINE characters, escaped
     elif (reason := out_of_room(exc)) is not None:  # where it writes, not a bug: no log (it could not be written)
@@ -29,6 +35,18 @@ def report_failure(exc: Exception) -> int:
         line = internal_error_line(exc, home_from_env())
     print(f"error: {line}", file=sys.stderr)
     return 1
+
+
+def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt in the chain of exceptions `exc` was raised while handling, if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def json_value(value):

@@ -98,6 +98,8 @@ def install() -> None:
 
     signal.signal(signal.SIGTERM, _terminate)
     logging.getLogger().addFilter(_not_py4j)
+    for name in ("py4j.java_gateway", "py4j.clientserver"):  # a logger's filter sees only its own records
+        logging.getLogger(name).addFilter(_not_py4j)
     atexit.register(_ignore_from_now)  # the first registered runs last: just before Python's own teardown
     if not isinstance(sys.stdout, QuietStream) and sys.stdout is not None:
         sys.stdout = QuietStream(sys.stdout)

@@ -357,3 +357,19 @@ def test_spark_load_interrupted_prints_one_line_and_loads_once_again(home, tmp_p
     assert loaded(home) == [ROWS, ROWS, sum(range(1, ROWS + 1))]
     ok(run(home, "load", "t", str(data), "--engine", "local"))
     load_done(home)
+
+
+def test_an_error_raised_while_an_interrupt_unwinds_is_reported_as_the_interrupt():
+    """Py4J turns the KeyboardInterrupt of a call that Ctrl-C cut into an error of its own ("Gateway
+    must be connected to send cancel cmd."): the command reports the interrupt, not an internal error."""
+    from alterflow.cli.output import report_failure
+
+    try:
+        try:
+            raise KeyboardInterrupt()
+        except KeyboardInterrupt:
+            raise RuntimeError("Gateway must be connected to send cancel cmd.") from None
+    except RuntimeError as exc:
+        error = exc
+    with pytest.raises(KeyboardInterrupt):
+        report_failure(error)
