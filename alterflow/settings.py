@@ -13,7 +13,7 @@ import contextlib
 import os
 import pathlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from alterflow.errors import UserError, shown
@@ -130,6 +130,45 @@ def migrations_from_env(env: Mapping[str, str] | None = None) -> str:
     return env.get("ALTERFLOW_MIGRATIONS") or DEFAULT_MIGRATIONS
 
 
+# URI schemes of object stores and distributed file systems (pyarrow's, fsspec's and Hadoop's
+# names): refused by name until this release can keep a warehouse there (docs/semantics.md)
+OBJECT_STORE_SCHEMES = frozenset(
+    {"s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "az", "adl", "wasb", "wasbs", "oss", "cos", "obs", "r2", "hdfs", "viewfs", "webhdfs"}
+)
+_URI_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def warehouse_folder(text: str | os.PathLike, what: str) -> pathlib.Path:
+    """The folder a warehouse setting names (`what`: the setting, as the error line names it): a
+    path, relative to the working directory, or a `file://` URI (`file:///srv/wh`,
+    `file://localhost/srv/wh`, percent-escapes decoded), made absolute. SettingError, one line,
+    for anything else: an object store (`s3://bucket/wh`) is refused by name, never taken as a
+    relative folder called `s3:`; another URI scheme, a blank value, a NUL byte."""
+    import urllib.parse
+
+    value = os.fspath(text)
+    if isinstance(value, bytes):
+        raise SettingError(f"{what} must be a folder path or a file:// URI, not {shown(value)}")
+    stripped = value.strip()
+    if not stripped or "\x00" in stripped:
+        raise SettingError(f"{what} must be a folder path or a file:// URI, not {shown(value)}")
+    scheme = _URI_SCHEME.match(stripped)
+    if scheme is None or not stripped[scheme.end() :].startswith("/"):
+        return pathlib.Path(stripped).absolute()  # a path (a relative one may hold a ':', as `a:b`)
+    name = scheme.group(1).lower()
+    if name in OBJECT_STORE_SCHEMES:
+        raise SettingError(
+            f"{what} {shown(stripped, 120)}: a warehouse in object storage ({name}://) is not supported by this release; "
+            "name a folder every worker mounts (a local or NFS path, or file:///path)"
+        )
+    if name != "file":
+        raise SettingError(f"{what} must be a folder path or a file:// URI, not {shown(stripped, 120)}")
+    parts = urllib.parse.urlsplit(stripped)
+    if parts.netloc not in ("", "localhost") or parts.query or parts.fragment or not parts.path.startswith("/"):
+        raise SettingError(f"{what} {shown(stripped, 120)}: a file:// URI names a folder on this machine, as file:///path")
+    return pathlib.Path(urllib.parse.unquote(parts.path))
+
+
 DEFAULT_AIRFLOW_USERNAME = "admin"
 
 
@@ -159,7 +198,7 @@ class Settings:
         env = os.environ if env is None else env
         home = home_from_env(env)
         catalog_url = env.get("ALTERFLOW_CATALOG_URL") or f"sqlite:///{home / 'catalog.db'}"
-        warehouse = pathlib.Path(env.get("ALTERFLOW_WAREHOUSE") or home / "warehouse").absolute()
+        warehouse = warehouse_folder(env.get("ALTERFLOW_WAREHOUSE") or home / "warehouse", "ALTERFLOW_WAREHOUSE")
         return cls(
             home=home,
             catalog_url=catalog_url,
@@ -181,19 +220,37 @@ class Settings:
             airflow_password=env.get("ALTERFLOW_AIRFLOW_PASSWORD", ""),
         )
 
-    def ensure_dirs(self) -> None:
-        """The home and the warehouse, made when missing; SettingError, one line and nothing
-        written, when either cannot be a folder this process writes (a file, under a file,
-        read-only, not permitted)."""
+    def ensure_dirs(self) -> list[pathlib.Path]:
+        """The home and the warehouse, made when missing (the folders made are returned, parents
+        first); SettingError, one line and nothing written, when either cannot be a folder this
+        process writes (a file, under a file, read-only, not permitted)."""
         made: list[pathlib.Path] = []
         try:
             usable_folder(self.home, "ALTERFLOW_HOME", made)
             usable_folder(self.warehouse, "the warehouse (ALTERFLOW_WAREHOUSE)", made)
         except SettingError:
-            for folder in reversed(made):  # a home made for a warehouse that cannot be goes again
-                with contextlib.suppress(OSError):
-                    folder.rmdir()
+            _remove_made(made)  # a home made for a warehouse that cannot be goes again
             raise
+        return made
+
+    @contextlib.contextmanager
+    def dirs_for_catalog(self) -> Iterator[None]:
+        """`ensure_dirs` for a body that opens the catalog: when the body fails (a catalog URL
+        that names no database, a server that does not answer), the folders made for it go
+        again, so that a refused command leaves no home or warehouse behind."""
+        made = self.ensure_dirs()
+        try:
+            yield
+        except BaseException:
+            _remove_made(made)
+            raise
+
+
+def _remove_made(made: list[pathlib.Path]) -> None:
+    """The folders `made` lists, deepest first, each only while empty."""
+    for folder in reversed(made):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def usable_folder(path: pathlib.Path, what: str, made: list[pathlib.Path] | None = None) -> None:

@@ -137,10 +137,12 @@ def test_statement_nested_3000_deep_gets_one_line(home, capsys):
 )
 def test_a_catalog_that_cannot_be_opened_is_refused_without_showing_the_url(home, monkeypatch, capsys, url, reason):
     monkeypatch.setenv("ALTERFLOW_CATALOG_URL", url)
-    assert cli.main(["sql", "-e", "SHOW TABLES"]) == 1
-    err = capsys.readouterr().err
-    assert err.startswith(f"error: cannot open the catalog of ALTERFLOW_CATALOG_URL: {reason}"), err
-    assert len(err.splitlines()) == 1 and "secret" not in err and "internal error" not in err
+    for argv in (["sql", "-e", "SHOW TABLES"], ["gc", "--dry-run"], ["db", "upgrade"]):
+        assert cli.main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: cannot open the catalog of ALTERFLOW_CATALOG_URL: {reason}"), err
+        assert len(err.splitlines()) == 1 and "secret" not in err and "internal error" not in err
+        assert not home.exists(), f"{argv}: a refused catalog left its home and warehouse folders behind"
 
 
 def test_an_internal_error_with_a_huge_message_is_capped_and_keeps_its_log(home, monkeypatch, capsys):

@@ -33,6 +33,62 @@ def test_a_bad_catalog_name_is_one_line(name, monkeypatch, tmp_path, capsys):
     assert not (tmp_path / "home").exists()
 
 
+# -- the warehouse: a folder path or a file:// URI, never an object store read as a folder ---------
+
+
+@pytest.mark.parametrize(
+    ("text", "folder"),
+    [
+        ("/srv/wh", "/srv/wh"),
+        ("file:///srv/wh", "/srv/wh"),
+        ("FILE:///srv/wh", "/srv/wh"),
+        ("file://localhost/srv/my%20wh", "/srv/my wh"),
+        ("file:/srv/wh", "/srv/wh"),
+        ("  /srv/wh  ", "/srv/wh"),
+        ("rel/wh", "{cwd}/rel/wh"),
+        ("a:b", "{cwd}/a:b"),  # a relative folder whose name holds a colon, not a URI
+    ],
+)
+def test_the_warehouse_is_a_folder_path_or_a_file_uri(text, folder):
+    settings = Settings.from_env({"ALTERFLOW_HOME": "/tmp/h", "ALTERFLOW_WAREHOUSE": text})
+    assert settings.warehouse == pathlib.Path(folder.format(cwd=pathlib.Path.cwd()))
+
+
+def test_the_warehouse_defaults_to_the_home():
+    assert Settings.from_env({"ALTERFLOW_HOME": "/tmp/h"}).warehouse == pathlib.Path("/tmp/h/warehouse")
+    assert Settings.from_env({"ALTERFLOW_HOME": "/tmp/h", "ALTERFLOW_WAREHOUSE": ""}).warehouse == pathlib.Path("/tmp/h/warehouse")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("s3://bucket/wh", "ALTERFLOW_WAREHOUSE 's3://bucket/wh': a warehouse in object storage (s3://) is not supported"),
+        ("S3A://bucket/wh", "object storage (s3a://) is not supported"),
+        ("gs://bucket", "object storage (gs://) is not supported"),
+        ("abfss://c@acct.dfs.core.windows.net/wh", "object storage (abfss://) is not supported"),
+        ("hdfs://namenode:8020/wh", "object storage (hdfs://) is not supported"),
+        ("http://example.com/wh", "ALTERFLOW_WAREHOUSE must be a folder path or a file:// URI, not 'http://example.com/wh'"),
+        ("file://otherhost/srv/wh", "a file:// URI names a folder on this machine, as file:///path"),
+        ("file:///srv/wh?x=1", "a file:// URI names a folder on this machine"),
+        ("   ", "ALTERFLOW_WAREHOUSE must be a folder path or a file:// URI, not '   '"),
+        ("/srv/\x00wh", "ALTERFLOW_WAREHOUSE must be a folder path or a file:// URI"),
+    ],
+)
+def test_a_warehouse_that_is_no_folder_is_one_line_and_makes_nothing(text, message, monkeypatch, tmp_path, capsys):
+    with pytest.raises(SettingError) as raised:
+        Settings.from_env({"ALTERFLOW_HOME": "/tmp/h", "ALTERFLOW_WAREHOUSE": text})
+    assert message in str(raised.value) and "\n" not in str(raised.value), raised.value
+    if "\x00" in text:
+        return  # an environment variable cannot hold a NUL byte
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ALTERFLOW_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ALTERFLOW_WAREHOUSE", text)
+    assert cli.main(["sql", "-e", "CREATE TABLE t (a INT)"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ALTERFLOW_WAREHOUSE") and message in err and err.count("\n") == 1, err
+    assert list(tmp_path.iterdir()) == []  # no home, and no folder named 's3:' in the working directory
+
+
 # -- nothing but alterflow/settings.py reads the environment --------------------------------------
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -23,7 +23,6 @@ turn it into a failed task without retries."""
 from __future__ import annotations
 
 import dataclasses
-import pathlib
 import re
 import urllib.parse
 from typing import TYPE_CHECKING, Any
@@ -34,7 +33,7 @@ from airflow.sdk.exceptions import AirflowNotFoundException
 from alterflow.airflow.provider import CATALOG_URL_FIELD, CONN_TYPE, DEFAULT_CONN_ID, WAREHOUSE_FIELD
 from alterflow.catalog.errors import CatalogUnavailable
 from alterflow.errors import UserError, shown
-from alterflow.settings import Settings
+from alterflow.settings import SettingError, Settings, warehouse_folder
 
 if TYPE_CHECKING:  # pragma: no cover
     from alterflow import Connection
@@ -97,7 +96,10 @@ def settings_with(base: Settings, conn_id: str, catalog_url: Any = None, warehou
     if warehouse is not None:
         if not isinstance(warehouse, str):
             raise AlterflowConnectionError(f"Airflow connection {conn_id}: Warehouse must be a folder path, not {shown(warehouse)}")
-        folder = pathlib.Path(warehouse.strip()).absolute()
+        try:
+            folder = warehouse_folder(warehouse, f"Airflow connection {conn_id}: Warehouse")
+        except SettingError as exc:
+            raise AlterflowConnectionError(str(exc)) from None
     return dataclasses.replace(base, catalog_url=url, warehouse=folder)
 
 

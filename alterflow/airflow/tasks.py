@@ -57,8 +57,8 @@ def open_catalog(conn_id: str = DEFAULT_CONN_ID) -> tuple[Settings, Catalog]:
     """The settings and the catalog of the alterflow connection `conn_id`."""
     hook = AlterflowHook(conn_id)
     settings = hook.get_settings()
-    settings.ensure_dirs()
-    return settings, hook.catalog(settings)
+    with settings.dirs_for_catalog():
+        return settings, hook.catalog(settings)
 
 
 def task_request_id(dag_id: str, run_id: str, task_id: str, map_index: int | None = None) -> str:

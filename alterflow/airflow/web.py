@@ -146,8 +146,8 @@ def open_catalog() -> tuple[Settings, Catalog]:
     environment, as the CLI finds them (ALTERFLOW_*)."""
     hook = AlterflowHook()
     settings = hook.get_settings()
-    settings.ensure_dirs()
-    return settings, hook.catalog(settings)
+    with settings.dirs_for_catalog():
+        return settings, hook.catalog(settings)
 
 
 @contextmanager

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from alterflow.errors import UserError, shown
-from alterflow.settings import Settings
+from alterflow.settings import Settings, warehouse_folder
 from alterflow.sql.names import MAX_NAME, valid_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,11 +42,9 @@ def connect(catalog_url: str | None = None, warehouse: str | os.PathLike | None 
             raise UserError(f"connect: catalog_url must be a database URL, not {shown(catalog_url)}")
         settings = dataclasses.replace(settings, catalog_url=catalog_url)
     if warehouse is not None:
-        try:
-            folder = pathlib.Path(warehouse).absolute()
-        except TypeError:
-            raise UserError(f"connect: warehouse must be a folder path, not {shown(warehouse)}") from None
-        settings = dataclasses.replace(settings, warehouse=folder)
+        if not isinstance(warehouse, str | os.PathLike):
+            raise UserError(f"connect: warehouse must be a folder path, not {shown(warehouse)}")
+        settings = dataclasses.replace(settings, warehouse=warehouse_folder(warehouse, "connect: warehouse"))
     return Connection(settings)
 
 
@@ -58,8 +56,8 @@ class Connection:
         from alterflow.cli.session import Session
 
         self.settings = settings
-        settings.ensure_dirs()  # a SQLite catalog under ALTERFLOW_HOME needs its folder
-        self._catalog = Catalog(settings.catalog_url)
+        with settings.dirs_for_catalog():  # a SQLite catalog under ALTERFLOW_HOME needs its folder
+            self._catalog = Catalog(settings.catalog_url)
         self._session = Session(settings, self._catalog)
         self._closed = False
 

@@ -119,13 +119,14 @@ def _gc(argv: list[str]) -> int:
         settings = Settings.from_env()
         retention = _gc_seconds("--retention", args.retention, settings.gc_retention_s, MAX_SECONDS)
         orphan_retention = _gc_seconds("--orphan-retention", args.orphan_retention, settings.gc_orphan_retention_s, MAX_SECONDS)
-        settings.ensure_dirs()
         from alterflow.catalog.catalog import Catalog
 
+        with settings.dirs_for_catalog():
+            catalog = Catalog(settings.catalog_url)
         if args.dry_run:
             from alterflow.gc.steps import dry_run
 
-            listed = dry_run(Catalog(settings.catalog_url), settings.warehouse, retention, None, orphan_retention, settings.lease_s)
+            listed = dry_run(catalog, settings.warehouse, retention, None, orphan_retention, settings.lease_s)
             doomed = [item for item in listed if not item.get("wait") and not item.get("skip")]
             for item in listed:
                 verb = "waits" if item.get("wait") else "skips" if item.get("skip") else "would delete"
@@ -148,7 +149,7 @@ def _gc(argv: list[str]) -> int:
 
         signals.under_way(lambda: gc_state(None))
         run_gc(
-            Catalog(settings.catalog_url),
+            catalog,
             settings.warehouse,
             lambda: get_spark(settings),
             retention,
@@ -168,14 +169,14 @@ def _db(args) -> int:
 
     try:
         settings = Settings.from_env()
-        settings.ensure_dirs()
-        if args.db_command == "bind-warehouse":
-            from alterflow.catalog.catalog import Catalog
-            from alterflow.store.warehouse import Warehouse
+        with settings.dirs_for_catalog():
+            if args.db_command == "bind-warehouse":
+                from alterflow.catalog.catalog import Catalog
+                from alterflow.store.warehouse import Warehouse
 
-            print(Warehouse(settings.warehouse, Catalog(settings.catalog_url)).bind(force=args.force))
-            return 0
-        before, after = upgrade_catalog(settings.catalog_url)
+                print(Warehouse(settings.warehouse, Catalog(settings.catalog_url)).bind(force=args.force))
+                return 0
+            before, after = upgrade_catalog(settings.catalog_url)
     except Exception as exc:
         return report_failure(exc)
     if before == after:

@@ -78,15 +78,15 @@ def column_text(version: SchemaVersion) -> str:
 class Session:
     def __init__(self, settings: Settings | None = None, catalog: Catalog | None = None):
         self.settings = settings or Settings.from_env()
-        self.settings.ensure_dirs()
         self._catalog = catalog
         # A query on a SQLite catalog binds its names through sqlite3 (`catalog/snapshot_reads.py`):
         # the Catalog, with SQLAlchemy, is opened by the first statement that writes or plans. Any
         # other URL (or a SQLite catalog that needs creating or migrating) opens it now, so that a
-        # bad URL is refused here as before.
-        self._reads = sqlite_snapshot_reads(self.settings.catalog_url) if catalog is None else None
-        if catalog is None and self._reads is None:
-            self._catalog = self.catalog
+        # bad URL is refused here as before, and leaves no folder behind.
+        with self.settings.dirs_for_catalog():
+            self._reads = sqlite_snapshot_reads(self.settings.catalog_url) if catalog is None else None
+            if catalog is None and self._reads is None:
+                self._catalog = self.catalog
         self.warehouse: pathlib.Path = self.settings.warehouse
         self.query_engine = self.settings.query_engine  # SET engine = ... changes it
         self.alter_request: AlterRequest | None = None  # the last ALTER's request

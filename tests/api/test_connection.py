@@ -74,11 +74,18 @@ def test_bad_connect_arguments_are_one_line(tmp_path):
         alterflow.connect(catalog_url="", env=env)
     with pytest.raises(alterflow.UserError, match="^connect: warehouse must be a folder path, not '3'$"):
         alterflow.connect(warehouse=3, env=env)
+    with pytest.raises(
+        alterflow.UserError, match=r"^connect: warehouse 's3://bucket/wh': a warehouse in object storage \(s3://\) is not supported"
+    ):
+        alterflow.connect(warehouse="s3://bucket/wh", env=env)
+    with pytest.raises(alterflow.UserError, match="^ALTERFLOW_WAREHOUSE 'gs://b': a warehouse in object storage"):
+        alterflow.connect(env={**env, "ALTERFLOW_WAREHOUSE": "gs://b"})
     with pytest.raises(alterflow.UserError, match="cannot open the catalog of ALTERFLOW_CATALOG_URL"):
         alterflow.connect(catalog_url="nosuchdriver://x/y", env=env)
     with pytest.raises(alterflow.UserError, match="ALTERFLOW_LEASE_S"):
         alterflow.connect(env={**env, "ALTERFLOW_LEASE_S": "soon"})
     assert not isinstance(UnknownObject("x"), ConnectionClosed)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_home_or_warehouse_connect_cannot_write_is_one_line(catalog_url, tmp_path):

@@ -101,6 +101,12 @@ def test_a_configured_connection_is_used_and_its_password_goes_into_the_url(env,
         ("alterflow_default", {"catalog_url": "postgresql://u:old@h/db", "password": "x"}, "keep only the field"),
         ("alterflow_default", {"password": "x"}, "a Catalog password needs the Catalog URL"),
         ("alterflow_default", {"warehouse": ["a"]}, "Warehouse must be a folder path"),
+        (
+            "alterflow_default",
+            {"warehouse": "s3://bucket/wh"},
+            "Warehouse 's3://bucket/wh': a warehouse in object storage (s3://) is not supported",
+        ),
+        ("alterflow_default", {"warehouse": "ftp://host/wh"}, "Warehouse must be a folder path or a file:// URI"),
     ],
 )
 def test_a_connection_that_cannot_be_used_is_refused_in_one_line(env, monkeypatch, conn_id, conn, message):
