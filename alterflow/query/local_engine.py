@@ -247,7 +247,9 @@ def run_local(warehouse: pathlib.Path, plan: LocalPlan, as_rows: bool = False) -
     conversion does). FileNotFoundError when a data file of the plan is gone."""
     import duckdb
 
-    connection = duckdb.connect(config={"threads": 2})
+    # Never an extension fetched at run time: DuckDB would otherwise download httpfs from the
+    # internet for an s3:// or https:// path (its four built-in extensions are all the engine uses).
+    connection = duckdb.connect(config={"threads": 2, "autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
         try:
             udfs.register(connection, " ".join([plan.translated.sql, *(q for _n, q in plan.views)]))

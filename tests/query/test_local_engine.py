@@ -60,6 +60,26 @@ def test_a_local_select_gives_rows_names_and_spark_types(sql):
     assert result.rows == ((2, "b", None, 2), (1, "a", 20, 2), (3, None, 60, 1))
 
 
+def test_a_local_query_never_fetches_a_duckdb_extension(sql, monkeypatch):
+    """DuckDB installs and loads httpfs from the internet for an s3:// or https:// path unless told
+    not to: every connection of the local engine tells it (docs/semantics.md)."""
+    import duckdb
+
+    configs = []
+    real_connect = duckdb.connect
+
+    def connect(*args, config=None, **kwargs):
+        configs.append(config)
+        return real_connect(*args, config=config, **kwargs)
+
+    monkeypatch.setattr(duckdb, "connect", connect)
+    assert sql("SELECT count(*) AS n FROM t").rows == ((3,),)
+    assert len(configs) == 1
+    with real_connect(config=configs[0]) as same:  # what that configuration does with a remote path
+        with pytest.raises(duckdb.Error, match="requires the extension httpfs to be loaded"):
+            same.sql("SELECT * FROM read_parquet('https://example.invalid/x.parquet')").fetchall()
+
+
 def test_insert_select_runs_locally_with_the_load_s_checks(sql):
     sql("CREATE TABLE u (id INT NOT NULL, v VARCHAR(1))")
     assert sql("INSERT INTO u SELECT id, v FROM t WHERE v IS NOT NULL").startswith("2 rows loaded into u")
