@@ -42,6 +42,30 @@ def _terminate(_signum, _frame) -> None:
     raise Terminated()
 
 
+REDELIVER_AFTER_S = 0.05  # how long a swallowed interrupt waits to be raised again
+
+
+def _redeliver_swallowed(unraisable) -> None:
+    """`sys.unraisablehook`: an interrupt raised where Python cannot raise it (the signal handler ran
+    inside a weakref callback or a `__del__`, e.g. importlib's module-lock callback: "Exception
+    ignored in ...") would be lost, and the command would go on as if no signal came (a gc that
+    SIGTERM reached there waited on for minutes). Sent again a moment later, it is raised in the
+    code under way; nothing is printed for it. Any other unraisable exception goes to the hook
+    that was there before."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        import threading
+
+        signum = signal.SIGTERM if isinstance(unraisable.exc_value, Terminated) else signal.SIGINT
+        timer = threading.Timer(REDELIVER_AFTER_S, os.kill, (os.getpid(), signum))
+        timer.daemon = True
+        timer.start()
+        return
+    _previous_unraisablehook(unraisable)
+
+
+_previous_unraisablehook = sys.unraisablehook
+
+
 def _cancel_jobs(spark) -> None:
     try:
         spark.cancelAllJobs()
@@ -92,11 +116,16 @@ class QuietStream:
 
 def install() -> None:
     """For the `alterflow` process (never an in-process caller of `main`): SIGTERM raises
-    `Terminated` in the main thread, and stdout goes quiet when its reader goes away."""
+    `Terminated` in the main thread, an interrupt Python had to swallow is sent again
+    (`_redeliver_swallowed`), and stdout goes quiet when its reader goes away."""
     import atexit
     import logging
 
+    global _previous_unraisablehook
+
     signal.signal(signal.SIGTERM, _terminate)
+    if sys.unraisablehook is not _redeliver_swallowed:
+        _previous_unraisablehook, sys.unraisablehook = sys.unraisablehook, _redeliver_swallowed
     logging.getLogger().addFilter(_not_py4j)
     for name in ("py4j.java_gateway", "py4j.clientserver"):  # a logger's filter sees only its own records
         logging.getLogger(name).addFilter(_not_py4j)

@@ -359,6 +359,38 @@ def test_spark_load_interrupted_prints_one_line_and_loads_once_again(home, tmp_p
     load_done(home)
 
 
+SWALLOWED = """
+import os, signal, sys, time, weakref
+from alterflow.cli import signals
+signals.install()
+which = signal.SIGTERM if sys.argv[1] == "SIGTERM" else signal.SIGINT
+class Thing:
+    pass
+def callback(_ref):  # Python cannot raise from here: "Exception ignored in ..."
+    os.kill(os.getpid(), which)
+    end = time.monotonic() + 0.2
+    while time.monotonic() < end:
+        pass
+thing = Thing()
+ref = weakref.ref(thing, callback)
+try:
+    del thing
+    time.sleep(30)
+    print("not interrupted")
+except KeyboardInterrupt as exc:
+    print(type(exc).__name__)
+"""
+
+
+@pytest.mark.parametrize(("signame", "raised"), [("SIGTERM", "Terminated"), ("SIGINT", "KeyboardInterrupt")])
+def test_an_interrupt_that_lands_in_a_weakref_callback_is_raised_again_in_the_work(signame, raised):
+    """A signal handled while a weakref callback runs (importlib's module-lock callback, in CI: a
+    gc that SIGTERM reached there went on for 300 s) raises where Python swallows the exception:
+    the command sends it again, and it is raised in the work under way, with nothing on stderr."""
+    done = subprocess.run([sys.executable, "-c", SWALLOWED, signame], capture_output=True, text=True, timeout=20)
+    assert (done.stdout, done.stderr) == (f"{raised}\n", ""), done
+
+
 def test_an_error_raised_while_an_interrupt_unwinds_is_reported_as_the_interrupt():
     """Py4J turns the KeyboardInterrupt of a call that Ctrl-C cut into an error of its own ("Gateway
     must be connected to send cancel cmd."): the command reports the interrupt, not an internal error."""
