@@ -147,11 +147,9 @@ def warehouse_folder(text: str | os.PathLike, what: str) -> pathlib.Path:
     import urllib.parse
 
     value = os.fspath(text)
-    if isinstance(value, bytes):
-        raise SettingError(f"{what} must be a folder path or a file:// URI, not {shown(value)}")
-    stripped = value.strip()
-    if not stripped or "\x00" in stripped:
-        raise SettingError(f"{what} must be a folder path or a file:// URI, not {shown(value)}")
+    stripped = value.strip() if isinstance(value, str) else ""
+    if not stripped or "\x00" in stripped:  # bytes, blank, a NUL byte
+        raise _bad(what, "a folder path or a file:// URI", value)
     scheme = _URI_SCHEME.match(stripped)
     if scheme is None or not stripped[scheme.end() :].startswith("/"):
         return pathlib.Path(stripped).absolute()  # a path (a relative one may hold a ':', as `a:b`)

@@ -364,13 +364,12 @@ import os, signal, sys, time, weakref
 from alterflow.cli import signals
 signals.install()
 which = signal.SIGTERM if sys.argv[1] == "SIGTERM" else signal.SIGINT
-class Thing:
-    pass
+Thing = type("Thing", (), {})  # an object whose collection runs `callback`
 def callback(_ref):  # Python cannot raise from here: "Exception ignored in ..."
     os.kill(os.getpid(), which)
     end = time.monotonic() + 0.2
-    while time.monotonic() < end:
-        pass
+    while time.monotonic() < end:  # the signal's handler runs in this loop
+        time.sleep(0)
 thing = Thing()
 ref = weakref.ref(thing, callback)
 try:
