@@ -29,7 +29,7 @@ $(STAMP): requirements.lock pyproject.toml
 
 # Re-resolve the pinned set (pyspark-client is excluded: it would overwrite pyspark's Python files).
 lock:
-	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra dev --python-version 3.11 \
+	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra s3 --extra dev --python-version 3.11 \
 	    --excludes requirements.excludes -o requirements.lock --no-header
 
 # A fresh home each time, so the demo always starts from an empty catalog.

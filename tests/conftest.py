@@ -161,3 +161,26 @@ def run(session):
         return last.rows if isinstance(last, ResultSet) else last
 
     return _run
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """The test run's S3-protocol server (moto's, tests.support.s3_server), started on first use."""
+    from tests.support.s3_server import S3Server
+
+    server = S3Server(tmp_path_factory.mktemp("s3") / "moto.log").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_bucket(s3_server, monkeypatch):
+    """An empty bucket of the test run's S3 server, with the AWS variables that reach it set in
+    this process's environment (as a user sets them); emptied and deleted afterwards."""
+    for name, value in s3_server.env().items():
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_ENDPOINT_URL_S3", "AWS_PROFILE", "AWS_DEFAULT_REGION", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    bucket = s3_server.bucket()
+    yield bucket
+    s3_server.drop(bucket)
