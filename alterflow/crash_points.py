@@ -26,6 +26,10 @@ and of a dual-writing load on either engine (alterflow.store.column_splice):
 
 load_origin_written  an origin file is written; the shadow's file made from it is not yet
 
+and of a data file's upload to a warehouse in object storage (alterflow.store.tablets):
+
+object_uploading  the file's bytes are handed to its upload; the upload is not complete
+
 and of `alterflow migrate apply` (alterflow.migrate.apply):
 
 migrate_statement_ran       a statement finished (its job too); its history row still says RUNNING

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from alterflow.errors import UserError, shown
+from alterflow.store.object_store import S3_SCHEMES, ObjectStoreError, ObjectStoreLocation, check_reachable, parse_object_store_uri
 
 
 class SettingError(UserError):
@@ -131,40 +132,54 @@ def migrations_from_env(env: Mapping[str, str] | None = None) -> str:
 
 
 # URI schemes of object stores and distributed file systems (pyarrow's, fsspec's and Hadoop's
-# names): refused by name until this release can keep a warehouse there (docs/semantics.md)
-OBJECT_STORE_SCHEMES = frozenset(
-    {"s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "az", "adl", "wasb", "wasbs", "oss", "cos", "obs", "r2", "hdfs", "viewfs", "webhdfs"}
+# names) other than s3:// and s3a://: refused by name, never taken as a relative folder
+# (docs/storage.md: GCS, R2 and most others speak the S3 protocol, as s3:// with their endpoint)
+OTHER_STORE_SCHEMES = frozenset(
+    {"s3n", "gs", "gcs", "abfs", "abfss", "az", "adl", "wasb", "wasbs", "oss", "cos", "obs", "r2", "hdfs", "viewfs", "webhdfs"}
 )
 _URI_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 
 
-def warehouse_folder(text: str | os.PathLike, what: str) -> pathlib.Path:
-    """The folder a warehouse setting names (`what`: the setting, as the error line names it): a
-    path, relative to the working directory, or a `file://` URI (`file:///srv/wh`,
-    `file://localhost/srv/wh`, percent-escapes decoded), made absolute. SettingError, one line,
-    for anything else: an object store (`s3://bucket/wh`) is refused by name, never taken as a
-    relative folder called `s3:`; another URI scheme, a blank value, a NUL byte."""
+def warehouse_root(text: str | os.PathLike, what: str, env: Mapping[str, str] | None = None) -> pathlib.Path | ObjectStoreLocation:
+    """Where a warehouse setting puts the warehouse (`what`: the setting, as the error line names
+    it): a folder, from a path relative to the working directory or a `file://` URI
+    (`file:///srv/wh`, `file://localhost/srv/wh`, percent-escapes decoded), made absolute; or a
+    bucket and prefix, from an `s3://` (or `s3a://`) URI, its endpoint and region from the URI's
+    query or `env`'s AWS variables (alterflow.store.object_store). SettingError, one line, for
+    anything else: another object store (`gs://bucket/wh`) is refused by name, never taken as a
+    relative folder called `gs:`; another URI scheme, a blank value, a NUL byte."""
     import urllib.parse
 
     value = os.fspath(text)
     stripped = value.strip() if isinstance(value, str) else ""
     if not stripped or "\x00" in stripped:  # bytes, blank, a NUL byte
-        raise _bad(what, "a folder path or a file:// URI", value)
+        raise _bad(what, "a folder path, a file:// URI or an s3:// URI", value)
     scheme = _URI_SCHEME.match(stripped)
     if scheme is None or not stripped[scheme.end() :].startswith("/"):
         return pathlib.Path(stripped).absolute()  # a path (a relative one may hold a ':', as `a:b`)
     name = scheme.group(1).lower()
-    if name in OBJECT_STORE_SCHEMES:
+    if name in S3_SCHEMES:
+        try:
+            return parse_object_store_uri(stripped, what, os.environ if env is None else env)
+        except ObjectStoreError as exc:
+            raise SettingError(str(exc)) from None
+    if name in OTHER_STORE_SCHEMES:
         raise SettingError(
-            f"{what} {shown(stripped, 120)}: a warehouse in object storage ({name}://) is not supported by this release; "
-            "name a folder every worker mounts (a local or NFS path, or file:///path)"
+            f"{what} {shown(stripped, 120)}: {name}:// is not a warehouse this release keeps; s3:// is "
+            "(GCS, R2, MinIO and Ceph through their S3 API, with AWS_ENDPOINT_URL: docs/deploy.md), or a folder"
         )
     if name != "file":
-        raise SettingError(f"{what} must be a folder path or a file:// URI, not {shown(stripped, 120)}")
+        raise SettingError(f"{what} must be a folder path, a file:// URI or an s3:// URI, not {shown(stripped, 120)}")
     parts = urllib.parse.urlsplit(stripped)
     if parts.netloc not in ("", "localhost") or parts.query or parts.fragment or not parts.path.startswith("/"):
         raise SettingError(f"{what} {shown(stripped, 120)}: a file:// URI names a folder on this machine, as file:///path")
     return pathlib.Path(urllib.parse.unquote(parts.path))
+
+
+def warehouse_setting(warehouse: pathlib.Path | ObjectStoreLocation) -> str:
+    """The ALTERFLOW_WAREHOUSE value that names `warehouse` in another process (a task's, a
+    `spark-submit`'s): its folder, or its URI with the endpoint and region."""
+    return warehouse.setting if isinstance(warehouse, ObjectStoreLocation) else str(warehouse)
 
 
 DEFAULT_AIRFLOW_USERNAME = "admin"
@@ -174,7 +189,7 @@ DEFAULT_AIRFLOW_USERNAME = "admin"
 class Settings:
     home: pathlib.Path
     catalog_url: str
-    warehouse: pathlib.Path
+    warehouse: pathlib.Path | ObjectStoreLocation
     spark_master: str
     airflow_url: str | None
     txn_timeout_s: int = 3600
@@ -196,7 +211,7 @@ class Settings:
         env = os.environ if env is None else env
         home = home_from_env(env)
         catalog_url = env.get("ALTERFLOW_CATALOG_URL") or f"sqlite:///{home / 'catalog.db'}"
-        warehouse = warehouse_folder(env.get("ALTERFLOW_WAREHOUSE") or home / "warehouse", "ALTERFLOW_WAREHOUSE")
+        warehouse = warehouse_root(env.get("ALTERFLOW_WAREHOUSE") or home / "warehouse", "ALTERFLOW_WAREHOUSE", env)
         return cls(
             home=home,
             catalog_url=catalog_url,
@@ -225,7 +240,13 @@ class Settings:
         made: list[pathlib.Path] = []
         try:
             usable_folder(self.home, "ALTERFLOW_HOME", made)
-            usable_folder(self.warehouse, "the warehouse (ALTERFLOW_WAREHOUSE)", made)
+            if isinstance(self.warehouse, ObjectStoreLocation):  # a bucket: reachable and listable, nothing made
+                try:
+                    check_reachable(self.warehouse, "the warehouse (ALTERFLOW_WAREHOUSE)")
+                except ObjectStoreError as exc:
+                    raise SettingError(str(exc)) from None
+            else:
+                usable_folder(self.warehouse, "the warehouse (ALTERFLOW_WAREHOUSE)", made)
         except SettingError:
             _remove_made(made)  # a home made for a warehouse that cannot be goes again
             raise

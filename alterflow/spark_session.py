@@ -18,12 +18,17 @@ from datetime import UTC, datetime
 
 from alterflow.errors import MAX_LINE, UserError, capped, escaped, first_line
 from alterflow.settings import Settings, started_by_spark_submit
+from alterflow.store.object_store import ObjectStoreLocation
 
 LOG_CONFIG = pathlib.Path(__file__).with_name("log4j2.properties")
 LOG_NAME = "spark.log"
 LOG_ROTATE_BYTES = 32 * 1024 * 1024  # past this, a new session moves the log to spark.log.1 first
 _lock = threading.Lock()
 _session = None
+
+
+class SparkOnObjectStore(UserError):
+    """Spark was asked for on a warehouse in object storage, where it does not run yet."""
 
 
 class SparkStartError(UserError):
@@ -82,6 +87,11 @@ def get_spark(settings: Settings, log_path: pathlib.Path | None = None):
     settings' home), as do PySpark's own loggers; one that failed to start is one line
     (`SparkStartError`) naming the log."""
     global _session
+    if isinstance(settings.warehouse, ObjectStoreLocation):
+        raise SparkOnObjectStore(
+            f"the Spark engine does not read or write a warehouse in object storage ({settings.warehouse}) in this release: "
+            "loads, queries and analyses run in process there (--engine local, SET engine = local); docs/storage.md"
+        )
     with _lock:
         if _session is not None:
             return _session

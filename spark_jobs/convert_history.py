@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import pathlib
 import sys
 
 
@@ -33,12 +32,12 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import SparkSession
 
     from alterflow.catalog.catalog import Catalog
-    from alterflow.settings import Settings
+    from alterflow.settings import Settings, warehouse_root
     from alterflow.workflow.heavy_steps import StepDriver, convert
 
     settings = Settings.from_env()
     catalog_url = args.catalog_url or settings.catalog_url
-    warehouse = pathlib.Path(args.warehouse) if args.warehouse else settings.warehouse
+    warehouse = warehouse_root(args.warehouse, "--warehouse") if args.warehouse else settings.warehouse
 
     spark = SparkSession.builder.appName(f"alterflow-convert-job-{args.job_id}").getOrCreate()
     try:

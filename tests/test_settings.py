@@ -62,16 +62,16 @@ def test_the_warehouse_defaults_to_the_home():
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("s3://bucket/wh", "ALTERFLOW_WAREHOUSE 's3://bucket/wh': a warehouse in object storage (s3://) is not supported"),
-        ("S3A://bucket/wh", "object storage (s3a://) is not supported"),
-        ("gs://bucket", "object storage (gs://) is not supported"),
-        ("abfss://c@acct.dfs.core.windows.net/wh", "object storage (abfss://) is not supported"),
-        ("hdfs://namenode:8020/wh", "object storage (hdfs://) is not supported"),
-        ("http://example.com/wh", "ALTERFLOW_WAREHOUSE must be a folder path or a file:// URI, not 'http://example.com/wh'"),
+        ("s3://Bucket/wh", "ALTERFLOW_WAREHOUSE 's3://Bucket/wh': 'Bucket' is not a bucket name (3 to 63 lowercase"),
+        ("S3A://bucket/wh?x=1", "ALTERFLOW_WAREHOUSE 'S3A://bucket/wh?x=1': unknown option 'x'"),
+        ("gs://bucket", "ALTERFLOW_WAREHOUSE 'gs://bucket': gs:// is not a warehouse this release keeps; s3:// is (GCS, R2"),
+        ("abfss://c@acct.dfs.core.windows.net/wh", "abfss:// is not a warehouse this release keeps"),
+        ("hdfs://namenode:8020/wh", "hdfs:// is not a warehouse this release keeps"),
+        ("http://example.com/wh", "ALTERFLOW_WAREHOUSE must be a folder path, a file:// URI or an s3:// URI, not 'http://example.com/wh'"),
         ("file://otherhost/srv/wh", "a file:// URI names a folder on this machine, as file:///path"),
         ("file:///srv/wh?x=1", "a file:// URI names a folder on this machine"),
-        ("   ", "ALTERFLOW_WAREHOUSE must be a folder path or a file:// URI, not '   '"),
-        ("/srv/\x00wh", "ALTERFLOW_WAREHOUSE must be a folder path or a file:// URI"),
+        ("   ", "ALTERFLOW_WAREHOUSE must be a folder path, a file:// URI or an s3:// URI, not '   '"),
+        ("/srv/\x00wh", "ALTERFLOW_WAREHOUSE must be a folder path, a file:// URI or an s3:// URI"),
     ],
 )
 def test_a_warehouse_that_is_no_folder_is_one_line_and_makes_nothing(text, message, monkeypatch, tmp_path, capsys):
@@ -87,6 +87,30 @@ def test_a_warehouse_that_is_no_folder_is_one_line_and_makes_nothing(text, messa
     err = capsys.readouterr().err
     assert err.startswith("error: ALTERFLOW_WAREHOUSE") and message in err and err.count("\n") == 1, err
     assert list(tmp_path.iterdir()) == []  # no home, and no folder named 's3:' in the working directory
+
+
+def test_an_s3_warehouse_is_a_bucket_and_prefix_with_the_environments_endpoint():
+    from alterflow.store.object_store import ObjectStoreLocation
+
+    env = {
+        "ALTERFLOW_HOME": "/tmp/h",
+        "ALTERFLOW_WAREHOUSE": "s3://bucket/wh/",
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:9000",
+        "AWS_REGION": "eu-west-1",
+    }
+    assert Settings.from_env(env).warehouse == ObjectStoreLocation("bucket", "wh", "127.0.0.1:9000", "http", "eu-west-1")
+
+
+def test_an_s3_warehouse_that_cannot_be_used_is_one_line_and_makes_nothing(s3_bucket, monkeypatch, tmp_path, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ALTERFLOW_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ALTERFLOW_WAREHOUSE", "s3://no-such-bucket-here/wh")
+    assert cli.main(["sql", "-e", "CREATE TABLE t (a INT)"]) == 1
+    err = capsys.readouterr().err
+    assert (
+        err == "error: the warehouse (ALTERFLOW_WAREHOUSE) s3://no-such-bucket-here/wh: the bucket 'no-such-bucket-here' does not exist\n"
+    )
+    assert list(tmp_path.iterdir()) == []
 
 
 # -- nothing but alterflow/settings.py reads the environment --------------------------------------

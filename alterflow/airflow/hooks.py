@@ -33,7 +33,7 @@ from airflow.sdk.exceptions import AirflowNotFoundException
 from alterflow.airflow.provider import CATALOG_URL_FIELD, CONN_TYPE, DEFAULT_CONN_ID, WAREHOUSE_FIELD
 from alterflow.catalog.errors import CatalogUnavailable
 from alterflow.errors import UserError, shown
-from alterflow.settings import SettingError, Settings, warehouse_folder
+from alterflow.settings import SettingError, Settings, warehouse_root
 
 if TYPE_CHECKING:  # pragma: no cover
     from alterflow import Connection
@@ -95,9 +95,11 @@ def settings_with(base: Settings, conn_id: str, catalog_url: Any = None, warehou
     folder = base.warehouse
     if warehouse is not None:
         if not isinstance(warehouse, str):
-            raise AlterflowConnectionError(f"Airflow connection {conn_id}: Warehouse must be a folder path, not {shown(warehouse)}")
+            raise AlterflowConnectionError(
+                f"Airflow connection {conn_id}: Warehouse must be a folder path or an s3:// URI, not {shown(warehouse)}"
+            )
         try:
-            folder = warehouse_folder(warehouse, f"Airflow connection {conn_id}: Warehouse")
+            folder = warehouse_root(warehouse, f"Airflow connection {conn_id}: Warehouse")
         except SettingError as exc:
             raise AlterflowConnectionError(str(exc)) from None
     return dataclasses.replace(base, catalog_url=url, warehouse=folder)

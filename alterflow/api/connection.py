@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from alterflow.errors import UserError, shown
-from alterflow.settings import Settings, warehouse_folder
+from alterflow.settings import Settings, warehouse_root
 from alterflow.sql.names import MAX_NAME, valid_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,8 +43,8 @@ def connect(catalog_url: str | None = None, warehouse: str | os.PathLike | None 
         settings = dataclasses.replace(settings, catalog_url=catalog_url)
     if warehouse is not None:
         if not isinstance(warehouse, str | os.PathLike):
-            raise UserError(f"connect: warehouse must be a folder path, not {shown(warehouse)}")
-        settings = dataclasses.replace(settings, warehouse=warehouse_folder(warehouse, "connect: warehouse"))
+            raise UserError(f"connect: warehouse must be a folder path or an s3:// URI, not {shown(warehouse)}")
+        settings = dataclasses.replace(settings, warehouse=warehouse_root(warehouse, "connect: warehouse", env))
     return Connection(settings)
 
 

@@ -28,6 +28,7 @@ from alterflow.results import Done, Result, ResultSet
 from alterflow.settings import Settings
 from alterflow.sql.parser import check_name
 from alterflow.sql.quoting import quote_string
+from alterflow.store.object_store import ObjectStoreLocation
 from alterflow.types import format_value
 from alterflow.workflow.request import AlterRequest
 
@@ -280,7 +281,8 @@ class Session:
             check_name(table)  # a name as a statement would take it (and a huge one shortened in the line)
         except ast.SqlError as exc:
             raise StatementError(f"load: {exc}") from None
-        if engine == "spark" or (engine == "auto" and source.size >= self.settings.spark_load_mb << 20):
+        big = source.size >= self.settings.spark_load_mb << 20
+        if engine == "spark" or (engine == "auto" and big and not isinstance(self.warehouse, ObjectStoreLocation)):
             from alterflow.load.spark_load import input_files, spark_load
 
             info, version = self.catalog.current_schema(table)

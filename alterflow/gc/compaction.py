@@ -125,7 +125,7 @@ def commit_compacted(catalog: Catalog, warehouse: pathlib.Path, compacted: Compa
     target = compacted.target
     sizes = {}
     if compacted.path is not None:
-        sizes[compacted.path] = store.path(compacted.path).stat().st_size
+        sizes[compacted.path] = store.size(compacted.path)
     try:
         store.sync_transaction(compacted.txn_id)  # durable before visible
         gc.commit_compaction(compacted.txn_id, sizes, target.table_id, target.index_id, [f.id for f in compacted.replaced])

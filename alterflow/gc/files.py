@@ -28,18 +28,12 @@ other step goes on.
 
 from __future__ import annotations
 
-import os
-import pathlib
-import stat
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from alterflow.catalog.garbage import GarbageCollection
 from alterflow.catalog.states import IndexState, TransactionState
-from alterflow.store.layout import COMPACTION_DIR, COMPACTION_STAGING, CONVERSION_STAGING, LOAD_DIR, LOAD_STAGING
-from alterflow.store.warehouse import Evidence, IndexFolder, Skipped, Warehouse
-
-_Scratch = tuple[str, pathlib.Path, str]  # (relative folder, its path, why it goes)
+from alterflow.store.warehouse import Evidence, IndexFolder, Skipped, Warehouse, WarehouseScan
 
 
 @dataclass(frozen=True)
@@ -97,7 +91,7 @@ def sweep(gc: GarbageCollection, store: Warehouse, cutoff: datetime, orphans: Or
     _sweep_dead_files(gc, store, cutoff, dry_run, result)
     _sweep_orphan_files(store, evidence, orphans, dry_run, result)
     states = gc.index_states(i.index_id for i in scan.indexes)
-    _sweep_staging(gc, scan.indexes, states, store, dry_run, result)
+    _sweep_staging(gc, scan, states, store, dry_run, result)
     if not dry_run:
         _remove_dropped_index_folders(store, scan.indexes, states)
         store.record_high_water(evidence.newest_txn)
@@ -118,7 +112,7 @@ def _sweep_dead_files(gc: GarbageCollection, store: Warehouse, cutoff: datetime,
         gone = [f for f in dead if f.path not in live]
         result.listed += [Doomed(f.path, f"{f.why}, at {f.dropped_at:%Y-%m-%d %H:%M:%S}") for f in gone]
         if dry_run:
-            result.dead_files += sum(os.path.lexists(store.path(f.path)) for f in gone)
+            result.dead_files += sum(store.exists(f.path) for f in gone)
             after = dead[-1].id
             continue
         result.dead_files += store.delete(f.path for f in gone)
@@ -141,67 +135,29 @@ def _sweep_orphan_files(store: Warehouse, evidence: Evidence, orphans: OrphanAge
 
 
 def _sweep_staging(
-    gc: GarbageCollection, indexes: list[IndexFolder], states: dict[int, str], store: Warehouse, dry_run: bool, result: Sweep
+    gc: GarbageCollection, scan: WarehouseScan, states: dict[int, str], store: Warehouse, dry_run: bool, result: Sweep
 ) -> None:
-    """Staging folders of jobs that are over: conversions' first, then those of transactions."""
-    scratch = _over_conversions(indexes, states) + _over_transactions(gc, indexes)
-    for relative, folder, why in scratch:
+    """Staging folders of jobs that are over: a conversion's under an index that is no longer a
+    SHADOW index, then those of transactions no longer PREPARE, in transaction order."""
+    txn_states = gc.transaction_states({s.txn_id for s in scan.staging if s.txn_id is not None})
+    conversions = [s for s in scan.staging if s.txn_id is None and states.get(s.index_id) != IndexState.SHADOW]
+    transactions = sorted(
+        (s for s in scan.staging if s.txn_id is not None and txn_states.get(s.txn_id) != TransactionState.PREPARE),
+        key=lambda s: s.txn_id,
+    )
+    for staging in conversions + transactions:
+        if staging.txn_id is None:
+            why = f"conversion output of index {staging.index_id}, which is no longer a shadow"
+        else:
+            why = f"staging output of transaction {staging.txn_id}, which is over"
         if not dry_run:
-            store.remove_scratch(folder)
-        result.staging_dirs.append(relative)
-        result.listed.append(Doomed(relative + "/", why))
-
-
-def _is_folder(path: pathlib.Path) -> bool:
-    """A real folder, not a link to one."""
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except FileNotFoundError:
-        return False
-
-
-def _over_conversions(indexes: list[IndexFolder], states: dict[int, str]) -> list[_Scratch]:
-    """(relative path, folder, why) of each conversion's staging folder under an index that is no
-    longer a SHADOW index."""
-    found = []
-    for index in indexes:
-        staging = index.path / CONVERSION_STAGING
-        if _is_folder(staging) and states.get(index.index_id) != IndexState.SHADOW:
-            found.append(
-                (
-                    f"{index.relative}/{CONVERSION_STAGING}",
-                    staging,
-                    f"conversion output of index {index.index_id}, which is no longer a shadow",
-                )
-            )
-    return found
-
-
-def _over_transactions(gc: GarbageCollection, indexes: list[IndexFolder]) -> list[_Scratch]:
-    """(relative path, folder, why) of each compaction's or Spark load's staging folder whose
-    transaction is no longer PREPARE, in transaction order."""
-    staged_by_txn: dict[int, tuple[str, pathlib.Path]] = {}
-    for index in indexes:
-        for folder, pattern in ((COMPACTION_STAGING, COMPACTION_DIR), (LOAD_STAGING, LOAD_DIR)):
-            if not _is_folder(index.path / folder):
-                continue
-            for attempt in sorted((index.path / folder).iterdir()):
-                match = pattern.fullmatch(attempt.name)
-                if match and _is_folder(attempt):
-                    staged_by_txn[int(match.group(1))] = (f"{index.relative}/{folder}/{attempt.name}", attempt)
-    if not staged_by_txn:
-        return []
-    txn_states = gc.transaction_states(staged_by_txn)
-    return [
-        (relative, attempt, f"staging output of transaction {txn_id}, which is over")
-        for txn_id, (relative, attempt) in sorted(staged_by_txn.items())
-        if txn_states.get(txn_id) != TransactionState.PREPARE
-    ]
+            store.remove_scratch(staging.relative)
+        result.staging_dirs.append(staging.relative)
+        result.listed.append(Doomed(staging.relative + "/", why))
 
 
 def _remove_dropped_index_folders(store: Warehouse, indexes: list[IndexFolder], states: dict[int, str]) -> None:
     """Empty folders of dropped indexes, and then their table's folder if nothing is left in it."""
     for index in indexes:
         if states.get(index.index_id) == IndexState.DROPPED:
-            store.remove_empty_folders(index.path)
-            store.remove_empty_folders(index.path.parent, below=False)
+            store.remove_dropped_index_folder(index)

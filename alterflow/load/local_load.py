@@ -44,7 +44,7 @@ from alterflow.load.bad_rows import BadRows, aborted_for_room
 from alterflow.load.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
 from alterflow.store.column_splice import shadow_from_origin, write_with_shadow
-from alterflow.store.layout import data_file_path, writable
+from alterflow.store.layout import data_file_path
 from alterflow.store.quarantine import QuarantineTarget, kept_row_numbers, register_and_write, split_quarantined
 from alterflow.store.quarantine_table import quarantine_target
 from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_tablets, tablet_rows, with_txn_column, write_parquet
@@ -240,8 +240,9 @@ class _LoadWriter:
                     self.sizes[path] = write_parquet(self.warehouse, path, rows)
                 else:  # the shadow's file of the same rows, from the origin's encoded columns
                     self.sizes[path], self.sizes[shadow_path] = write_with_shadow(
-                        writable(self.warehouse, path),
-                        writable(self.warehouse, shadow_path),
+                        self.warehouse,
+                        path,
+                        shadow_path,
                         rows,
                         self.version,
                         self.shadow_from_origin.version,

@@ -172,7 +172,7 @@ class _SplitFiles:
         """An origin file and the shadow's file of the same rows (`column_splice.write_with_shadow`);
         `add` has checked the rows."""
         origin, shadow = self._staged(), self._staged()
-        write_with_shadow(origin, shadow, rows, self.plan.version, self.plan.target.version)
+        write_with_shadow(origin.parent, origin.name, shadow.name, rows, self.plan.version, self.plan.target.version)
         self._record(origin, key, seq, rows.num_rows, False)
         self._record(shadow, key, seq, rows.num_rows, True)
 
@@ -467,7 +467,7 @@ def _commit(commit: _LoadCommit, written: list[dict], heavy: HeavyJobs) -> LoadR
     _register_and_move(commit, written)
     crash_point("load_files_moved")
     store, txn_id, target = commit.store, commit.txn_id, commit.target
-    sizes = {path: store.path(path).stat().st_size for path in commit.planned}
+    sizes = {path: store.size(path) for path in commit.planned}
     store.sync_transaction(txn_id)  # durable before visible: what the tasks wrote, and the moves
     heavy.commit_load(txn_id, sizes, nulled, target.job_id if target is not None else None)
     return LoadResult(txn_id, sum(w["rows"] for w in written if not w["shadow"] and not w["quarantine"]), len(commit.planned))

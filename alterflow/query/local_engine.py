@@ -33,6 +33,7 @@ from alterflow.query.sql_types import SqlType, from_column_type
 from alterflow.query.translation import QueryTranslation, Relation, RelationColumn, Translated
 from alterflow.sql.quoting import quote_string
 from alterflow.store.layout import TXN_COLUMN, absolute
+from alterflow.store.object_store import ObjectStoreLocation
 from alterflow.types import format_value
 
 MAX_VIEW_DEPTH = 32
@@ -342,6 +343,8 @@ def parquet_scan(warehouse: pathlib.Path, source: _Source, positions: list[int],
         typed = ", ".join(f"CAST(NULL AS {from_column_type(version.columns[i].type).duckdb}) AS c{i}" for i in positions)
         numbered = f", CAST(NULL AS BIGINT) AS {ROW_ORDER}" if ordered else ""
         return f"SELECT {typed}{numbered} LIMIT 0"
+    if isinstance(warehouse, ObjectStoreLocation):
+        return None  # DuckDB reads objects only through an extension it would download: pyarrow reads them
     key_ids = snapshot.current.primary_key
     if key_ids and (tuple(version.primary_key) != tuple(key_ids) or any(version.column_by_id(cid) is None for cid in key_ids)):
         return None  # a version whose key is not the table's: the Arrow read decides (never met: keys do not change)

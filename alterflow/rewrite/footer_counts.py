@@ -12,13 +12,13 @@ column): the counts are exact either way.
 
 from __future__ import annotations
 
-import pathlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pyarrow.parquet as pq
 
 from alterflow.arrow_schema import FIELD_ID_KEY
+from alterflow.store.layout import FileSource
 
 
 @dataclass(frozen=True)
@@ -40,10 +40,10 @@ def _footer_nulls(metadata: pq.FileMetaData, index: int, name: str) -> int | Non
     return total
 
 
-def file_counts(path: str | pathlib.Path, field_ids: Iterable[int]) -> FileCounts:
-    """The rows of the file at `path` and the NULLs of each of its columns with one of `field_ids`
-    (flat schemas: every column is a leaf, as alterflow writes them)."""
-    metadata = pq.read_metadata(path)
+def file_counts(source: FileSource, field_ids: Iterable[int]) -> FileCounts:
+    """The rows of the file at `source` and the NULLs of each of its columns with one of
+    `field_ids` (flat schemas: every column is a leaf, as alterflow writes them)."""
+    metadata = pq.read_metadata(source.path, filesystem=source.filesystem)
     schema = metadata.schema.to_arrow_schema()
     index_by_id = {}
     for index, field in enumerate(schema):
@@ -58,6 +58,6 @@ def file_counts(path: str | pathlib.Path, field_ids: Iterable[int]) -> FileCount
         name = schema.field(index).name
         counted = _footer_nulls(metadata, index, name)
         if counted is None:  # no statistics to go by: count the values
-            counted = pq.read_table(path, columns=[name]).column(0).null_count
+            counted = pq.read_table(source.path, columns=[name], filesystem=source.filesystem).column(0).null_count
         nulls[field_id] = counted
     return FileCounts(metadata.num_rows, nulls)

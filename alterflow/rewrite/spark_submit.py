@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 import pathlib
 
-from alterflow.settings import Settings
+from alterflow.settings import Settings, warehouse_setting
 from alterflow.spark_session import application_conf
 
 
@@ -37,7 +37,7 @@ def submit_command(settings: Settings, job_id: int, master: str, parallelism: in
         "--catalog-url",
         settings.catalog_url,
         "--warehouse",
-        str(settings.warehouse),
+        warehouse_setting(settings.warehouse),
         "--job-id",
         str(job_id),
         "--parallelism",

@@ -42,7 +42,7 @@ from alterflow.read.evolved_read import read_snapshot
 from alterflow.rewrite.footer_counts import file_counts
 from alterflow.rewrite.local_conversion import BUCKET_COLUMN, QUARANTINE_DIR, stage_tablet
 from alterflow.rewrite.progress import ConversionProgress, TabletSize, sizes_of
-from alterflow.store.layout import absolute, conversion_staging_path, data_file_path
+from alterflow.store.layout import FileSource, absolute, conversion_staging_path, data_file_path, file_source
 from alterflow.store.quarantine import COLUMN_COLUMN, JOB_COLUMN, REASON_COLUMN, QuarantineTarget, reason_text, register_and_write
 from alterflow.store.quarantine_table import quarantine_target
 from alterflow.store.warehouse import Warehouse
@@ -318,7 +318,7 @@ class TabletConverter:
         a file without the column reads its initial default there (NULL for all rows or for none)."""
         rows, nulls = 0, dict.fromkeys(column_ids, 0)
         for data_file in snapshot.files:
-            counts = file_counts(absolute(self.warehouse, data_file.path), column_ids)
+            counts = file_counts(file_source(self.warehouse, data_file.path), column_ids)
             rows += counts.rows
             for column_id in column_ids:
                 found = counts.nulls[column_id]
@@ -332,7 +332,7 @@ class TabletConverter:
         """{column id: NULLs} over the tablet's converted files, before they move into place."""
         nulls = dict.fromkeys(column_ids, 0)
         for path in sorted(staging.glob(f"{BUCKET_COLUMN}=*/*.parquet")):
-            counts = file_counts(path, column_ids)
+            counts = file_counts(FileSource(str(path)), column_ids)
             for column_id in column_ids:
                 if counts.nulls[column_id] is None:
                     raise RuntimeError(f"converted file {path.name} has no column with field id {column_id}")

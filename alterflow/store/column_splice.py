@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import os
-import pathlib
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,10 +30,10 @@ import pyarrow.parquet as pq
 
 from alterflow.arrow_schema import FIELD_ID_KEY
 from alterflow.crash_points import crash_point
-from alterflow.store.tablets import same_files, write_options
+from alterflow.store.tablets import same_files, write_encoded, write_options
 from alterflow.store.thrift_compact import BINARY, LIST, STRUCT, Struct, ThriftList, decode_struct, encode_struct
 
-__all__ = ["EncodedFile", "encode_parquet", "shadow_from_origin", "splice", "write_pieces", "write_with_shadow"]
+__all__ = ["EncodedFile", "encode_parquet", "shadow_from_origin", "splice", "write_with_shadow"]
 
 log = logging.getLogger(__name__)
 
@@ -287,20 +285,6 @@ def _footer(files: dict[str, EncodedFile], schema: pa.Schema, sources: list[tupl
     return footer
 
 
-def write_pieces(path: pathlib.Path, pieces: Sequence[memoryview | bytes | pa.Buffer]) -> int:
-    """Write a file's bytes through a temporary name, so it appears whole or not at all; returns
-    its size."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as out:
-        for piece in pieces:
-            out.write(piece)
-        out.flush()
-        os.fdatasync(out.fileno())  # on the writer's thread; the commit's flush then finds it clean
-    tmp.replace(path)
-    return path.stat().st_size
-
-
 def shadow_from_origin(old, target) -> bool:
     """Whether a dual write into `target` (a `DualWriteTarget`) from rows of version `old` makes
     each shadow file from its origin file (`write_with_shadow`): the job keeps the tablets, key
@@ -309,17 +293,18 @@ def shadow_from_origin(old, target) -> bool:
     return target.on_cast_error != "quarantine" and same_files(old, target.version)
 
 
-def write_with_shadow(origin_path: pathlib.Path, shadow_path: pathlib.Path, rows: pa.Table, old, new) -> tuple[int, int]:
+def write_with_shadow(warehouse, origin_path: str, shadow_path: str, rows: pa.Table, old, new) -> tuple[int, int]:
     """Write a load's origin file of `rows` (a tablet's rows of schema version `old`, already
     deduplicated and sorted) and the shadow's file of the same rows converted to version `new`,
     when `shadow_from_origin` says so: the shadow's file takes
     the origin's encoded chunks of every column the conversion passes through. Values that fail
     are NULL here: the caller has checked the rows (failing the load, or counting the NULLs).
-    Returns both files' sizes."""
+    Both paths are relative to `warehouse` (a folder or an object store's location). Returns both
+    files' sizes."""
     from alterflow.conversion.arrow_convert import convert_arrow
 
     encoded = encode_parquet(rows)
-    origin_size = write_pieces(origin_path, [encoded])
+    origin_size = write_encoded(warehouse, origin_path, [encoded])
     crash_point("load_origin_written")
     converted = convert_arrow(rows, old, new, "null").table
     try:
@@ -329,4 +314,4 @@ def write_with_shadow(origin_path: pathlib.Path, shadow_path: pathlib.Path, rows
         pieces = None
     if pieces is None:
         pieces = [encode_parquet(converted)]
-    return origin_size, write_pieces(shadow_path, pieces)
+    return origin_size, write_encoded(warehouse, shadow_path, pieces)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pathlib
 
 from alterflow.catalog.catalog import TableSnapshot
-from alterflow.store.layout import absolute
+from alterflow.store.layout import FileSource, file_source
 
 FIELD_ID = b"PARQUET:field_id"
 # (lowest, highest) stored value; (None, None) when no value is stored (no rows, or only NULLs)
@@ -18,12 +18,10 @@ def _widen(found: ValueRange, low: int, high: int) -> ValueRange:
     return (low if found[0] is None else min(found[0], low), high if found[1] is None else max(found[1], high))
 
 
-def _file_range(path: pathlib.Path, column_id: int, default: int | None) -> ValueRange | None:
+def _file_range(source: FileSource, column_id: int, default: int | None) -> ValueRange | None:
     """The column's range in one file (its initial `default` when the file was written before it
     existed), None when a row group has no statistics for it."""
-    import pyarrow.parquet as pq  # here: planning a light statement never reads a footer, nor imports pyarrow
-
-    parquet = pq.ParquetFile(path)
+    parquet = source.parquet()  # pyarrow imported here: planning a light statement never reads a footer
     position = next(
         (i for i, f in enumerate(parquet.schema_arrow) if f.metadata and f.metadata.get(FIELD_ID) == str(column_id).encode()),
         None,
@@ -61,7 +59,7 @@ class FileRanges:
         for data_file in files:
             key = (data_file.path, column_id)
             if key not in self._files:
-                self._files[key] = _file_range(absolute(self.warehouse, data_file.path), column_id, default)
+                self._files[key] = _file_range(file_source(self.warehouse, data_file.path), column_id, default)
             file_range = self._files[key]
             if file_range is None:
                 return None

@@ -16,8 +16,11 @@ import pathlib
 import re
 import stat
 import uuid
+from dataclasses import dataclass
+from functools import singledispatch
 
 from alterflow.errors import UserError
+from alterflow.store.object_store import ObjectStoreLocation
 
 TXN_COLUMN = "af$txn"  # hidden column of primary-key tables: the transaction that wrote the row
 
@@ -63,6 +66,32 @@ def absolute(warehouse: pathlib.Path, relative: str) -> pathlib.Path:
     if not parts or parts[0] == "/" or ".." in parts:
         raise ValueError(f"path {relative!r} is outside the warehouse")
     return _resolved_root(warehouse).joinpath(*parts)
+
+
+@dataclass(frozen=True)
+class FileSource:
+    """Where a reader opens a data file: a local path (no `filesystem`), or an object's key and the
+    pyarrow file system of its store."""
+
+    path: str
+    filesystem: object | None = None
+
+    def parquet(self):
+        """The file as a `pyarrow.parquet.ParquetFile` (closed by its `close`: it opened the file)."""
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(self.path, filesystem=self.filesystem)
+
+
+@singledispatch
+def file_source(warehouse, relative: str) -> FileSource:
+    """The `FileSource` of a catalog path in a warehouse (a folder, or an `ObjectStoreLocation`)."""
+    return FileSource(str(absolute(pathlib.Path(warehouse), relative)))
+
+
+@file_source.register
+def _(warehouse: ObjectStoreLocation, relative: str) -> FileSource:
+    return FileSource(warehouse.key(relative), warehouse.filesystem)
 
 
 _ROOTS: dict[pathlib.Path, pathlib.Path] = {}

@@ -17,7 +17,6 @@ environment variables (`AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, `AWS_REGION`,
 
 from __future__ import annotations
 
-import os
 import re
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
@@ -57,6 +56,14 @@ class ObjectStoreLocation:
     def __str__(self) -> str:
         return self.uri
 
+    @property
+    def setting(self) -> str:
+        """The URI with the endpoint and region in its query: what another process's
+        ALTERFLOW_WAREHOUSE is set to so that it reaches the same store whatever its AWS variables."""
+        options = {"endpoint_override": self.endpoint, "scheme": self.endpoint_scheme if self.endpoint else None, "region": self.region}
+        query = urllib.parse.urlencode({k: v for k, v in options.items() if v})
+        return f"s3://{self.bucket}/{urllib.parse.quote(self.prefix)}".rstrip("/") + (f"?{query}" if query else "")
+
     def key(self, relative: str) -> str:
         """pyarrow's path of a catalog path: `bucket/prefix/relative`, refusing anything that
         would leave the prefix."""
@@ -89,6 +96,15 @@ class ObjectStoreLocation:
         options = {"scheme": self.endpoint_scheme, "region": self.region, "endpoint_override": self.endpoint}
         return fs.S3FileSystem(**{k: v for k, v in options.items() if v is not None})
 
+    @cached_property
+    def client(self):
+        """boto3's S3 client of this location (the `[s3]` extra): the owner marker's conditional
+        writes, and the incomplete uploads a killed writer left; ImportError without boto3."""
+        import boto3
+
+        endpoint = f"{self.endpoint_scheme}://{self.endpoint}" if self.endpoint else None
+        return boto3.client("s3", endpoint_url=endpoint, region_name=self.region)
+
 
 def _endpoint(url: str, what: str, value: str) -> tuple[str, str]:
     """(host:port, scheme) of an endpoint URL (`http://127.0.0.1:9000`) or a bare `host:port`."""
@@ -102,11 +118,11 @@ def _endpoint(url: str, what: str, value: str) -> tuple[str, str]:
     return parts.netloc, parts.scheme
 
 
-def parse_object_store_uri(text: str, what: str, env: Mapping[str, str] | None = None) -> ObjectStoreLocation:
+def parse_object_store_uri(text: str, what: str, env: Mapping[str, str]) -> ObjectStoreLocation:
     """The location an `s3://bucket/prefix` URI names (`what`: the setting, as the error line
-    names it). ObjectStoreError, one line, for a bucket name S3 does not allow, a prefix with
-    empty, `.` or `..` parts, an unknown query option or a malformed endpoint."""
-    env = os.environ if env is None else env
+    names it), the endpoint and region from its query or else `env`'s AWS variables.
+    ObjectStoreError, one line, for a bucket name S3 does not allow, a prefix with empty, `.` or
+    `..` parts, an unknown query option or a malformed endpoint."""
     parts = urllib.parse.urlsplit(text.strip())
     scheme = parts.scheme.lower()
     if scheme not in S3_SCHEMES:

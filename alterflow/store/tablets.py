@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import singledispatch
 
 import numpy as np
 import pyarrow as pa
@@ -17,7 +19,9 @@ import pyarrow.parquet as pq
 
 from alterflow.bucketing import bucket_array
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.crash_points import crash_point
 from alterflow.store.layout import TXN_COLUMN, writable
+from alterflow.store.object_store import ObjectStoreLocation
 from alterflow.types import format_value
 
 # Hidden columns carry a "$", which no user-typed name can (SPEC §9), so they never collide.
@@ -225,9 +229,51 @@ def write_options(data: pa.Table) -> dict:
     return {"compression": "snappy", "use_dictionary": dictionary_columns(data)}
 
 
+@singledispatch
 def write_parquet(warehouse: pathlib.Path, relative: str, data: pa.Table) -> int:
-    """Write one data file (field ids come from the schema's field metadata); returns its size."""
+    """Write one data file (field ids come from the schema's field metadata), whole or not at all
+    (docs/storage.md); returns its size."""
     return write_parquet_file(writable(warehouse, relative), data)
+
+
+@write_parquet.register
+def _(warehouse: ObjectStoreLocation, relative: str, data: pa.Table) -> int:
+    with warehouse.filesystem.open_output_stream(warehouse.key(relative), metadata={}) as out:
+        pq.write_table(data, out, **write_options(data))
+        size = out.tell()
+        crash_point("object_uploading")
+    return size  # the object exists now: its upload completed as the stream closed
+
+
+def write_pieces(path: pathlib.Path, pieces: Sequence[memoryview | bytes | pa.Buffer]) -> int:
+    """Write a local file's bytes through a temporary name, so it appears whole or not at all;
+    returns its size."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as out:
+        for piece in pieces:
+            out.write(piece)
+        out.flush()
+        os.fdatasync(out.fileno())  # on the writer's thread; the commit's flush then finds it clean
+    tmp.replace(path)
+    return path.stat().st_size
+
+
+@singledispatch
+def write_encoded(warehouse: pathlib.Path, relative: str, pieces: Sequence[memoryview | bytes | pa.Buffer]) -> int:
+    """Write a data file from its encoded bytes (alterflow.store.column_splice), whole or not at
+    all; returns its size."""
+    return write_pieces(writable(warehouse, relative), pieces)
+
+
+@write_encoded.register
+def _(warehouse: ObjectStoreLocation, relative: str, pieces: Sequence[memoryview | bytes | pa.Buffer]) -> int:
+    size = 0
+    with warehouse.filesystem.open_output_stream(warehouse.key(relative), metadata={}) as out:
+        for piece in pieces:
+            size += out.write(piece)
+        crash_point("object_uploading")
+    return size
 
 
 def flush_data(path: pathlib.Path) -> None:

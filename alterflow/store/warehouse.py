@@ -42,7 +42,20 @@ from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.errors import CatalogError
 from alterflow.catalog.records import utcnow
 from alterflow.catalog.states import TransactionState
-from alterflow.store.layout import DATA_FILE, INDEX_DIR, TABLE_DIR, TABLET_DIR, absolute, writable
+from alterflow.store.layout import (
+    COMPACTION_DIR,
+    COMPACTION_STAGING,
+    CONVERSION_STAGING,
+    DATA_FILE,
+    INDEX_DIR,
+    LOAD_DIR,
+    LOAD_STAGING,
+    TABLE_DIR,
+    TABLET_DIR,
+    absolute,
+    writable,
+)
+from alterflow.store.object_store import ObjectStoreLocation
 
 MARKER = "_alterflow_warehouse.json"
 SYNC_THREADS = 16  # flushes waited for at once (each thread mostly sleeps in the kernel)
@@ -121,7 +134,7 @@ class FoundFile:
     and modification time (UTC)."""
 
     path: str
-    absolute: pathlib.Path
+    absolute: pathlib.Path | str  # the local path, or the object's key
     modified: datetime
 
     @property
@@ -132,7 +145,7 @@ class FoundFile:
     @property
     def txn_id(self) -> int:
         """The transaction the writer named it after (`<txn>-...`, alterflow.store.layout)."""
-        return int(self.absolute.name.split("-", 1)[0])
+        return int(self.path.rsplit("/", 1)[-1].split("-", 1)[0])
 
 
 @dataclass(frozen=True)
@@ -140,7 +153,18 @@ class IndexFolder:
     relative: str
     table_id: int
     index_id: int
-    path: pathlib.Path
+    path: pathlib.Path | str  # the local folder, or the key prefix
+
+
+@dataclass(frozen=True)
+class StagingFolder:
+    """Scratch output under an index (alterflow.store.layout): a conversion's `_staging` (no
+    transaction: it is over when the index is no longer a shadow), or a compaction's
+    `_compact/x<txn>` or Spark load's `_load/l<txn>` (over when the transaction is no longer PREPARE)."""
+
+    relative: str
+    index_id: int
+    txn_id: int | None
 
 
 @dataclass
@@ -150,6 +174,7 @@ class WarehouseScan:
     tables: dict[int, pathlib.Path] = field(default_factory=dict)
     indexes: list[IndexFolder] = field(default_factory=list)
     files: list[FoundFile] = field(default_factory=list)
+    staging: list[StagingFolder] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
 
 
@@ -164,13 +189,30 @@ class Evidence:
     newest_txn: int = 0
 
 
+def _is_folder(path: pathlib.Path) -> bool:
+    """A real folder, not a link to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
 def _modified(stat_result: os.stat_result) -> datetime:
     return datetime.fromtimestamp(stat_result.st_mtime, UTC).replace(tzinfo=None)
 
 
 class Warehouse:
     """The files of one catalog's tables under `root`. Cheap to make; each object checks its
-    ownership once (`check_owner`), on its first write or delete."""
+    ownership once (`check_owner`), on its first write or delete. A root in object storage (an
+    `ObjectStoreLocation`) makes an `ObjectWarehouse` (alterflow.store.object_warehouse), which
+    keeps the same promises without renames or fsync (docs/storage.md)."""
+
+    def __new__(cls, root: pathlib.Path | str | ObjectStoreLocation, catalog: Catalog):
+        if cls is Warehouse and isinstance(root, ObjectStoreLocation):
+            from alterflow.store.object_warehouse import ObjectWarehouse
+
+            return super().__new__(ObjectWarehouse)
+        return super().__new__(cls)
 
     def __init__(self, root: pathlib.Path | str, catalog: Catalog):
         self.root = pathlib.Path(root).absolute()
@@ -185,6 +227,14 @@ class Warehouse:
         below the root are not resolved."""
         return absolute(self.root, relative)
 
+    def exists(self, relative: str) -> bool:
+        """Whether a catalog path is there (a link counts: it is not followed)."""
+        return os.path.lexists(self.path(relative))
+
+    def size(self, relative: str) -> int:
+        """A written file's size in bytes (FileNotFoundError when it is not there)."""
+        return self.path(relative).stat().st_size
+
     # -- who owns it --------------------------------------------------------------------------
     @property
     def marker(self) -> pathlib.Path:
@@ -193,9 +243,8 @@ class Warehouse:
     def _unreadable(self) -> WarehouseNotOwned:
         return WarehouseNotOwned(f"warehouse {self.root} has an unreadable owner marker {MARKER}: {BIND_HINT}")
 
-    def read_marker(self) -> MarkerRecord | None:
-        """The marker, None without one; one line (WarehouseNotOwned) when it is unreadable: not
-        JSON, not UTF-8, empty, a folder, a link or a special file."""
+    def _marker_text(self) -> str | None:
+        """The marker's text, None without one; WarehouseNotOwned when it cannot be read as text."""
         try:
             readable = stat.S_ISREG(os.lstat(self.marker).st_mode)
             text = self.marker.read_bytes().decode("utf-8") if readable else None
@@ -205,6 +254,14 @@ class Warehouse:
             raise self._unreadable() from None
         if text is None:  # a folder, a link, a special file
             raise self._unreadable()
+        return text
+
+    def read_marker(self) -> MarkerRecord | None:
+        """The marker, None without one; one line (WarehouseNotOwned) when it is unreadable: not
+        JSON, not UTF-8, empty, a folder, a link or a special file."""
+        text = self._marker_text()
+        if text is None:
+            return None
         try:
             return MarkerRecord.from_json(text)
         except (ValueError, KeyError, TypeError):
@@ -214,10 +271,6 @@ class Warehouse:
         """The id of the catalog the marker names, None without a marker."""
         record = self.read_marker()
         return record.catalog_id if record else None
-
-    def table_folders(self) -> set[int]:
-        """The table ids of the `t<id>` folders at the root."""
-        return set(self.scan().tables)
 
     def check_owner(self, claim: bool = True) -> None:
         """Refuse (WarehouseNotOwned, one line) unless this catalog owns the warehouse; claim a
@@ -231,7 +284,8 @@ class Warehouse:
             self._prove_claim(mine)
             if not claim:
                 return
-            record = self._claim(mine)
+            self._create_marker(MarkerRecord(mine))
+            record = self.read_marker() or MarkerRecord(mine)
         if record.catalog_id != mine:
             raise WarehouseNotOwned(
                 f"warehouse {self.root} belongs to catalog {record.catalog_id}, not to this catalog {mine}: {BIND_HINT}"
@@ -288,7 +342,7 @@ class Warehouse:
                 found.orphans.append(f)
             elif accepted is not None and f.modified <= accepted:
                 found.orphans.append(f)
-            elif os.path.lexists(f.absolute):  # not one another GC run deleted meanwhile
+            elif self._still_there(f):  # not one another GC run deleted meanwhile
                 found.foreign.append(f)
         return found
 
@@ -314,18 +368,20 @@ class Warehouse:
             return
         self._replace_marker(replace(self.record, high_water=newest_txn))
 
-    def _claim(self, catalog_id: str) -> MarkerRecord:
-        """Write the marker unless one appeared meanwhile; the marker then there."""
+    def _still_there(self, found: FoundFile) -> bool:
+        return os.path.lexists(found.absolute)
+
+    def _create_marker(self, record: MarkerRecord) -> None:
+        """Write the marker unless one appeared meanwhile (then that one's owner wins)."""
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = self.root / f".{MARKER}.{uuid.uuid4().hex}.tmp"
-        self._write_marker(tmp, MarkerRecord(catalog_id))
+        self._write_marker(tmp, record)
         try:
             with contextlib.suppress(FileExistsError):  # another process claimed it first: its owner wins
                 os.link(tmp, self.marker)
         finally:
             tmp.unlink(missing_ok=True)
         fsync_path(self.root, directory=True)
-        return self.read_marker() or MarkerRecord(catalog_id)
 
     def _write_marker(self, path: pathlib.Path, record: MarkerRecord) -> None:
         with open(path, "w") as out:
@@ -394,10 +450,6 @@ class Warehouse:
         os.rename(self.marker, self.root / aside)
         return aside
 
-    def unknown_files(self) -> list[str]:
-        """Data files in tablet folders of transactions this catalog never committed."""
-        return sorted(f.path for f in self.evidence(self.scan()).foreign)
-
     # -- listing ------------------------------------------------------------------------------
     def _link_why(self, path: pathlib.Path, what: str) -> str:
         try:
@@ -449,16 +501,23 @@ class Warehouse:
                                 _modified(data_file.stat(follow_symlinks=False)),
                             )
                         )
+                found.staging += self._staging(folder)
         return found
 
-    def index_folders(self) -> list[tuple[str, int, pathlib.Path]]:
-        """(relative folder, index id, path) of every `t<table>/i<index>` folder (links not followed)."""
-        return [(i.relative, i.index_id, i.path) for i in self.scan().indexes]
-
-    def data_files(self) -> Iterator[tuple[str, pathlib.Path]]:
-        """(catalog path, path) of every data file (or its `.tmp`) in a tablet folder (links not followed)."""
-        for f in self.scan().files:
-            yield f.path, f.absolute
+    @staticmethod
+    def _staging(index: IndexFolder) -> list[StagingFolder]:
+        """The scratch folders under an index (real folders only: a link there is nobody's output)."""
+        found = []
+        if _is_folder(index.path / CONVERSION_STAGING):
+            found.append(StagingFolder(f"{index.relative}/{CONVERSION_STAGING}", index.index_id, None))
+        for folder, pattern in ((COMPACTION_STAGING, COMPACTION_DIR), (LOAD_STAGING, LOAD_DIR)):
+            if not _is_folder(index.path / folder):
+                continue
+            for attempt in sorted((index.path / folder).iterdir()):
+                match = pattern.fullmatch(attempt.name)
+                if match and _is_folder(attempt):
+                    found.append(StagingFolder(f"{index.relative}/{folder}/{attempt.name}", index.index_id, int(match.group(1))))
+        return sorted(found, key=lambda s: s.relative)
 
     # -- writing ------------------------------------------------------------------------------
     def prepare(self, relative: str) -> pathlib.Path:
@@ -514,8 +573,7 @@ class Warehouse:
         self.check_owner()
         deleted = 0
         folders: set[pathlib.Path] = set()
-        for relative in relatives:
-            path = self.path(relative)
+        for path in [self.path(relative) for relative in relatives]:  # nothing goes when one is outside
             if not self._plain_folders(path.parent):
                 continue
             for victim in (path, path.with_name(path.name + ".tmp")):
@@ -559,11 +617,11 @@ class Warehouse:
                 return False
         return True
 
-    def remove_scratch(self, folder: pathlib.Path) -> None:
-        """Remove a staging folder: output that never became visible (a conversion's, a
-        compaction's or a Spark load's before it moved into a tablet). A link there is not
-        followed: it lands in `skipped`."""
-        folder = pathlib.Path(folder)
+    def remove_scratch(self, folder: pathlib.Path | str) -> None:
+        """Remove a staging folder (its path, or a `str` relative to the root): output that never
+        became visible (a conversion's, a compaction's or a Spark load's before it moved into a
+        tablet). A link there is not followed: it lands in `skipped`."""
+        folder = self.root / folder if isinstance(folder, str) else pathlib.Path(folder)
         relative = None
         for base in (self._real_root, self.root):
             with contextlib.suppress(ValueError):
@@ -577,6 +635,11 @@ class Warehouse:
         self.check_owner()
         if self._plain_folders(folder):
             shutil.rmtree(folder, ignore_errors=True)  # follows no link inside: it removes the links themselves
+
+    def remove_dropped_index_folder(self, index: IndexFolder) -> None:
+        """The empty folders of a dropped index, and its table's folder if nothing is left in it."""
+        self.remove_empty_folders(pathlib.Path(index.path))
+        self.remove_empty_folders(pathlib.Path(index.path).parent, below=False)
 
     def remove_empty_folders(self, top: pathlib.Path, below: bool = True) -> None:
         """Remove `top` if it is empty, with (`below`) the empty folders under it first (a

@@ -22,6 +22,7 @@ from alterflow.errors import UserError
 from alterflow.planner import AlterPlan, AlterRejected, TableContext, Verdict, plan_alter
 from alterflow.rewrite.engines import local_refusal
 from alterflow.sql import AlterTable, SqlError, parse_statements
+from alterflow.store.object_store import ObjectStoreLocation
 from alterflow.types import integer_range
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.validated_plan import ValidatedPlan
@@ -171,6 +172,11 @@ def validate(catalog: Catalog, request: AlterRequest, group: str | None = None, 
         return ValidatedPlan(JobKind.HEAVY, job.from_version, job.to_version, job_id=job.id)
     result = plan_alter(planner_context(catalog, context, context.current, warehouse), parse_alter(request))
     result.raise_if_rejected()
+    if result.kind is Verdict.HEAVY and isinstance(warehouse, ObjectStoreLocation):
+        raise AlterRejected(
+            f"ALTER TABLE {request.table}: a heavyweight change (it rewrites the table's files) does not run on a warehouse "
+            f"in object storage ({warehouse}) in this release; nothing was changed"
+        )
     if result.kind is Verdict.HEAVY and warehouse is not None:  # a rewrite writes files: refused before its job exists
         from alterflow.store.warehouse import Warehouse
 

@@ -15,6 +15,7 @@ import pytest
 from alterflow.arrow_schema import FIELD_ID_KEY
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.rewrite.footer_counts import file_counts
+from alterflow.store.layout import FileSource
 from alterflow.workflow import heavy_steps, steps
 from alterflow.workflow.request import AlterRequest
 from tests.support.statements import sql
@@ -50,14 +51,14 @@ def test_file_counts_by_field_id(tmp_path, statistics):
     """Several row groups; without statistics the values are counted, to the same numbers."""
     path = _write(tmp_path / "f.parquet", COLUMNS, row_group_size=3, write_statistics=statistics)
     assert pq.read_metadata(path).num_row_groups == 4
-    counts = file_counts(path, [1, 2, 5, 7])
+    counts = file_counts(FileSource(str(path)), [1, 2, 5, 7])
     assert counts.rows == 10
     assert counts.nulls == {1: 0, 2: 4, 5: 10, 7: None}  # 7: no such column (the column without an id neither)
 
 
 def test_file_counts_of_an_empty_file(tmp_path):
     path = _write(tmp_path / "f.parquet", [("v", 2, pa.array([], pa.string()))])
-    assert file_counts(path, [2]).rows == 0 and file_counts(path, [2]).nulls == {2: 0}
+    assert file_counts(FileSource(str(path)), [2]).rows == 0 and file_counts(FileSource(str(path)), [2]).nulls == {2: 0}
 
 
 # ------------------------------------------------------------------------------------------------

@@ -103,10 +103,10 @@ def test_a_configured_connection_is_used_and_its_password_goes_into_the_url(env,
         ("alterflow_default", {"warehouse": ["a"]}, "Warehouse must be a folder path"),
         (
             "alterflow_default",
-            {"warehouse": "s3://bucket/wh"},
-            "Warehouse 's3://bucket/wh': a warehouse in object storage (s3://) is not supported",
+            {"warehouse": "s3://Bucket/wh"},
+            "Warehouse 's3://Bucket/wh': 'Bucket' is not a bucket name",
         ),
-        ("alterflow_default", {"warehouse": "ftp://host/wh"}, "Warehouse must be a folder path or a file:// URI"),
+        ("alterflow_default", {"warehouse": "ftp://host/wh"}, "Warehouse must be a folder path, a file:// URI or an s3:// URI"),
     ],
 )
 def test_a_connection_that_cannot_be_used_is_refused_in_one_line(env, monkeypatch, conn_id, conn, message):

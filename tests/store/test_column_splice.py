@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from alterflow.arrow_schema import FIELD_ID_KEY
-from alterflow.store.column_splice import EncodedFile, encode_parquet, splice, write_pieces
+from alterflow.store.column_splice import EncodedFile, encode_parquet, splice
+from alterflow.store.tablets import write_pieces
 
 
 def field(name: str, arrow_type: pa.DataType, field_id: int | None, nullable: bool = True) -> pa.Field:

@@ -88,14 +88,18 @@ def test_the_location_passes_its_endpoint_to_the_processes_it_starts():
     location = parse_object_store_uri("s3://bucket/wh?endpoint_override=127.0.0.1:9000&scheme=http&region=eu-west-1", SETTING, {})
     assert location.environment() == {"AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_REGION": "eu-west-1"}
     assert parse_object_store_uri(location.uri, SETTING, location.environment()) == location
+    assert location.setting == "s3://bucket/wh?endpoint_override=127.0.0.1%3A9000&scheme=http&region=eu-west-1"
+    assert parse_object_store_uri(location.setting, SETTING, {"AWS_ENDPOINT_URL": "http://elsewhere:1"}) == location
+    spaced = ObjectStoreLocation("bucket", "w h")
+    assert spaced.setting == "s3://bucket/w%20h" and parse_object_store_uri(spaced.setting, SETTING, {}) == spaced
 
 
 def test_a_reachable_bucket_passes_the_check(s3_bucket):
-    check_reachable(parse_object_store_uri(f"s3://{s3_bucket}/wh", SETTING), SETTING)
+    check_reachable(parse_object_store_uri(f"s3://{s3_bucket}/wh", SETTING, os.environ), SETTING)
 
 
 def test_a_bucket_that_does_not_exist_is_one_line(s3_bucket):
-    location = parse_object_store_uri("s3://no-such-bucket-here/wh", SETTING)
+    location = parse_object_store_uri("s3://no-such-bucket-here/wh", SETTING, os.environ)
     with pytest.raises(
         ObjectStoreError, match=r"^ALTERFLOW_WAREHOUSE s3://no-such-bucket-here/wh: the bucket 'no-such-bucket-here' does not exist$"
     ):
@@ -120,7 +124,7 @@ def test_credentials_the_store_refuses_are_one_line(tmp_path, monkeypatch):
     try:
         for name, value in server.env().items():
             monkeypatch.setenv(name, value)
-        location = parse_object_store_uri("s3://bucket/wh", SETTING)
+        location = parse_object_store_uri("s3://bucket/wh", SETTING, os.environ)
         with pytest.raises(
             ObjectStoreError, match=r"refused the credentials \(check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_PROFILE\)$"
         ):
@@ -130,7 +134,7 @@ def test_credentials_the_store_refuses_are_one_line(tmp_path, monkeypatch):
 
 
 def test_objects_are_written_once_read_listed_and_deleted(s3_bucket):
-    files = ObjectStoreFiles(parse_object_store_uri(f"s3://{s3_bucket}/wh", SETTING))
+    files = ObjectStoreFiles(parse_object_store_uri(f"s3://{s3_bucket}/wh", SETTING, os.environ))
     table = pa.table({"id": pa.array(range(1000), pa.int64()), "name": [f"n{i}" for i in range(1000)]})
     with files.open_output("t1/i1/b1/1-a.parquet") as out:
         pq.write_table(table, out)
@@ -150,15 +154,15 @@ def test_objects_are_written_once_read_listed_and_deleted(s3_bucket):
 
 def test_folder_markers_other_writers_leave_are_not_objects_of_the_warehouse(s3_bucket, s3_server):
     s3_server.filesystem().create_dir(f"{s3_bucket}/wh/t1/i1")  # pyarrow writes "wh/t1/i1/" marker objects
-    files = ObjectStoreFiles(parse_object_store_uri(f"s3://{s3_bucket}/wh", SETTING))
+    files = ObjectStoreFiles(parse_object_store_uri(f"s3://{s3_bucket}/wh", SETTING, os.environ))
     files.write_bytes("t1/i1/b1/f", b"1")
     assert [o.path for o in files.list()] == ["t1/i1/b1/f"]
 
 
 WRITER = """
-import sys, time
+import os, sys, time
 from alterflow.store.object_store import ObjectStoreFiles, parse_object_store_uri
-files = ObjectStoreFiles(parse_object_store_uri(sys.argv[1], "ALTERFLOW_WAREHOUSE"))
+files = ObjectStoreFiles(parse_object_store_uri(sys.argv[1], "ALTERFLOW_WAREHOUSE", os.environ))
 with files.open_output("t1/i1/b1/1-killed.parquet") as out:
     chunk = b"x" * (1 << 20)
     for i in range(12):  # 12 MiB: two parts of pyarrow's 10 MiB upload before the kill
@@ -188,7 +192,7 @@ def test_a_writer_killed_mid_upload_leaves_no_object_only_an_incomplete_upload(s
     finally:
         writer.kill()
         writer.wait()
-    files = ObjectStoreFiles(parse_object_store_uri(uri, SETTING))
+    files = ObjectStoreFiles(parse_object_store_uri(uri, SETTING, os.environ))
     assert list(files.list()) == [] and files.size("t1/i1/b1/1-killed.parquet") is None
     uploads = client.list_multipart_uploads(Bucket=s3_bucket)["Uploads"]
     assert [u["Key"] for u in uploads] == ["wh/t1/i1/b1/1-killed.parquet"]

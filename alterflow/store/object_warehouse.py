@@ -1,0 +1,236 @@
+"""`ObjectWarehouse`: a `Warehouse` whose root is a bucket and prefix (alterflow.store.object_store),
+keeping the warehouse's promises with what an object store offers (docs/storage.md):
+
+- **One owner.** The marker `_alterflow_warehouse.json` is created with a conditional write
+  (`If-None-Match: *`): of two catalogs claiming at once, exactly one creates it. A marker is
+  replaced only if it is still the one read (`If-Match` on its ETag), so a GC recording its high
+  water never overwrites a re-bind that happened meanwhile.
+- **Durable before visible.** An object exists only once its upload completed, and then durably
+  (the store's guarantee, acknowledged before the upload's completion returns): there is nothing to
+  flush, so `sync` only checks that every file is there before the catalog commit.
+- **Deletes are deferred**, as on a disk; a listing is one listing of the prefix (links and special
+  files do not exist here). Folders do not exist either: a "folder" is the objects under a prefix.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Iterable
+
+from alterflow.catalog.catalog import Catalog
+from alterflow.store.layout import (
+    COMPACTION_DIR,
+    COMPACTION_STAGING,
+    CONVERSION_STAGING,
+    DATA_FILE,
+    INDEX_DIR,
+    LOAD_DIR,
+    LOAD_STAGING,
+    TABLE_DIR,
+    TABLET_DIR,
+)
+from alterflow.store.object_store import ObjectStoreFiles, ObjectStoreLocation
+from alterflow.store.warehouse import (
+    MARKER,
+    FoundFile,
+    IndexFolder,
+    MarkerRecord,
+    StagingFolder,
+    Warehouse,
+    WarehouseNotOwned,
+    WarehouseScan,
+)
+
+MARKER_ATTEMPTS = 5  # conditional replaces of the marker tried before giving up (each loses only to another writer)
+
+
+class ObjectWarehouse(Warehouse):
+    """The files of one catalog's tables under a bucket's prefix."""
+
+    def __init__(self, root: ObjectStoreLocation, catalog: Catalog):
+        self.root = root
+        self.catalog = catalog
+        self.files = ObjectStoreFiles(root)
+        self._owned = False
+        self.record = None
+        self.skipped = []  # nothing is ever skipped: an object store has no links or special files
+        self._marker_etag: str | None = None
+
+    def path(self, relative: str) -> str:
+        """The object's key (`bucket/prefix/relative`), refusing anything outside the prefix."""
+        return self.root.key(relative)
+
+    def exists(self, relative: str) -> bool:
+        return self.files.size(relative) is not None
+
+    def size(self, relative: str) -> int:
+        found = self.files.size(relative)
+        if found is None:
+            raise FileNotFoundError(f"{self.path(relative)}: no such object")
+        return found
+
+    # -- who owns it --------------------------------------------------------------------------
+    @property
+    def marker(self) -> str:
+        return self.path(MARKER)
+
+    def _client(self):
+        """boto3's S3 client for the marker's conditional writes (pyarrow has none)."""
+        try:
+            return self.root.client
+        except ImportError:
+            raise WarehouseNotOwned(f"warehouse {self.root} is in object storage: install alterflow[s3] (boto3)") from None
+
+    def _marker_key(self) -> str:
+        return self.marker.split("/", 1)[1]
+
+    def _marker_text(self) -> str | None:
+        from botocore.exceptions import ClientError
+
+        try:
+            reply = self._client().get_object(Bucket=self.root.bucket, Key=self._marker_key())
+            body = reply["Body"].read()
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+                self._marker_etag = None
+                return None
+            raise self._unreadable() from None
+        self._marker_etag = reply.get("ETag")
+        try:
+            return body.decode("utf-8")
+        except ValueError:
+            raise self._unreadable() from None
+
+    def _create_marker(self, record: MarkerRecord) -> None:
+        """Create the marker unless one exists (then that one's owner wins)."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self._client().put_object(
+                Bucket=self.root.bucket, Key=self._marker_key(), Body=self._marker_body(record).encode(), IfNoneMatch="*"
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") not in ("PreconditionFailed", "ConditionalRequestConflict"):
+                raise
+
+    def _marker_body(self, record: MarkerRecord) -> str:
+        import os
+        import socket
+
+        return record.to_json(f"{socket.gethostname()}:{os.getpid()}")
+
+    def _replace_marker(self, record: MarkerRecord) -> None:
+        """Replace the marker read last (If-Match on its ETag), or create it where none was; a
+        marker another process changed meanwhile is read again and the replace is given up when
+        it no longer names this record's owner at a lower high water (its change stands)."""
+        from botocore.exceptions import ClientError
+
+        client = self._client()
+        for _attempt in range(MARKER_ATTEMPTS):
+            condition = {"IfMatch": self._marker_etag} if self._marker_etag else {"IfNoneMatch": "*"}
+            try:
+                client.put_object(Bucket=self.root.bucket, Key=self._marker_key(), Body=self._marker_body(record).encode(), **condition)
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") not in ("PreconditionFailed", "ConditionalRequestConflict"):
+                    raise
+                try:
+                    now = self.read_marker()
+                except WarehouseNotOwned:
+                    now = None
+                if now is not None and (now.catalog_id != record.catalog_id or now.high_water >= record.high_water):
+                    self.record = now if now.catalog_id == record.catalog_id else self.record
+                    return
+                continue
+            self.record = record
+            self.read_marker()  # its new ETag, for the next replace
+            return
+        raise WarehouseNotOwned(f"warehouse {self.root}: its owner marker kept changing under {MARKER_ATTEMPTS} attempts to replace it")
+
+    def _move_unreadable_marker(self) -> str | None:
+        """An unreadable marker object is simply replaced (an object store has no folder to move aside)."""
+        return None
+
+    # -- listing ------------------------------------------------------------------------------
+    def scan(self) -> WarehouseScan:
+        """One listing of the prefix, sorted into the layout's table, index, tablet and staging
+        "folders" by the keys' parts; objects outside the layout are left alone."""
+        found = WarehouseScan()
+        indexes: dict[str, IndexFolder] = {}
+        staging: dict[str, StagingFolder] = {}
+        for stored in self.files.list():
+            parts = stored.path.split("/")
+            table = TABLE_DIR.fullmatch(parts[0]) if len(parts) > 1 else None
+            if table is None:
+                continue
+            found.tables.setdefault(int(table.group(1)), self.path(parts[0]))
+            index = INDEX_DIR.fullmatch(parts[1]) if len(parts) > 2 else None
+            if index is None:
+                continue
+            relative = f"{parts[0]}/{parts[1]}"
+            folder = indexes.setdefault(relative, IndexFolder(relative, int(table.group(1)), int(index.group(1)), self.path(relative)))
+            kind = parts[2]
+            if TABLET_DIR.fullmatch(kind) and len(parts) == 4 and DATA_FILE.fullmatch(parts[3]):
+                found.files.append(FoundFile(stored.path, self.path(stored.path), stored.modified))
+            elif kind == CONVERSION_STAGING and len(parts) > 3:
+                staging.setdefault(f"{relative}/{kind}", StagingFolder(f"{relative}/{kind}", folder.index_id, None))
+            elif kind in (COMPACTION_STAGING, LOAD_STAGING) and len(parts) > 4:
+                attempt = (COMPACTION_DIR if kind == COMPACTION_STAGING else LOAD_DIR).fullmatch(parts[3])
+                if attempt:
+                    name = f"{relative}/{kind}/{parts[3]}"
+                    staging.setdefault(name, StagingFolder(name, folder.index_id, int(attempt.group(1))))
+        found.indexes = sorted(indexes.values(), key=lambda i: i.relative)
+        found.staging = sorted(staging.values(), key=lambda s: s.relative)
+        return found
+
+    def _still_there(self, found: FoundFile) -> bool:
+        return self.exists(found.path)
+
+    # -- writing ------------------------------------------------------------------------------
+    def prepare(self, relative: str) -> str:
+        """The key a writer may create `relative` at, after the ownership check (no folders to make)."""
+        self.check_owner()
+        return self.path(relative)
+
+    def move(self, source: pathlib.Path | str, relative: str) -> str:
+        """Copy a staged object into place and delete the staged one (an object store has no
+        rename; docs/storage.md: a crash between leaves both, the staged one for GC's sweep)."""
+        target = self.prepare(relative)
+        self.files.filesystem.move(str(source), target)
+        return target
+
+    def sync(self, relatives: Iterable[str]) -> int:
+        """Nothing to flush (a completed upload is durable); every file must be there before the
+        catalog commit that makes it visible: FileNotFoundError otherwise."""
+        self.check_owner()
+        count = 0
+        for relative in relatives:
+            self.size(relative)
+            count += 1
+        return count
+
+    # -- deleting -----------------------------------------------------------------------------
+    def delete(self, relatives: Iterable[str]) -> int:
+        """Delete objects by their catalog paths; returns how many existed. Only GC's sweep calls this."""
+        self.check_owner()
+        relatives = list(relatives)
+        for relative in relatives:
+            self.path(relative)  # nothing outside the prefix, before anything goes
+        return self.files.delete(relatives)
+
+    def remove_scratch(self, folder: pathlib.Path | str) -> None:
+        """Delete every object under a staging "folder" (a catalog path, or its key)."""
+        relative = str(folder)
+        if relative.startswith(self.root.root + "/"):
+            relative = relative[len(self.root.root) + 1 :]
+        parts = relative.split("/")
+        if not relative or any(p in ("", ".", "..") for p in parts) or len(parts) < 3:
+            raise ValueError(f"{folder} is not a folder inside the warehouse {self.root}")
+        objects = [o.path for o in self.files.list(relative)]
+        if objects:
+            self.check_owner()
+            self.files.delete(objects)
+
+    def remove_dropped_index_folder(self, index: IndexFolder) -> None:
+        """An object store has no folders: once a dropped index's objects are deleted, nothing of
+        it is left to remove."""
+        return None
