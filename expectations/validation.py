@@ -13,7 +13,6 @@ import threading
 from dataclasses import dataclass, field
 
 import pandas as pd
-import pyarrow.parquet as pq
 
 from alterflow.catalog.catalog import Catalog, TableSnapshot
 from alterflow.catalog.heavy_jobs import HeavyJobs
@@ -21,7 +20,7 @@ from alterflow.catalog.schema import SchemaVersion
 from alterflow.expectations import schema_change
 from alterflow.read.arrow_read import read_snapshot_arrow
 from alterflow.read.evolved_read import read_snapshot
-from alterflow.store.layout import absolute
+from alterflow.store.layout import FileSource, file_source
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 log = logging.getLogger(__name__)
@@ -109,10 +108,11 @@ def _shadow_snapshot(catalog: Catalog, job, new: SchemaVersion, only_converted: 
     return snapshot
 
 
-def _file_in_order(path: pathlib.Path, names: list[str]) -> bool:
+def _file_in_order(source: FileSource, names: list[str]) -> bool:
     """pyarrow's sort is stable, so a file is in order exactly when sorting it changes nothing
     (ascending, NULLs first: Spark's order, and `tablet_buffers.sorted_rows`')."""
-    table = pq.read_table(path, columns=names)
+    with source.parquet() as parquet:
+        table = parquet.read(columns=names)
     return table.num_rows < 2 or table.equals(table.sort_by([(n, "ascending", "at_start") for n in names]))
 
 
@@ -185,7 +185,7 @@ def validate_job(spark, catalog: Catalog, warehouse: pathlib.Path, job_id: int) 
         converted_txns = {t.txn_id for t in converted.values()}
         files = [f for f in _shadow_snapshot(catalog, job, new, only_converted=True).files if f.txn_id in converted_txns]
         order = pd.DataFrame(
-            [(f.path, _file_in_order(absolute(warehouse, f.path), sort_names)) for f in files],
+            [(f.path, _file_in_order(file_source(warehouse, f.path), sort_names)) for f in files],
             columns=["file", "in_order"],
         )
         # .loc with a bool mask: on an empty table (no file) `order[mask]` would read the empty

@@ -21,7 +21,7 @@ from alterflow.conversion.arrow_convert import convert_arrow
 from alterflow.load.tablet_buffers import sorted_rows
 from alterflow.read.arrow_read import read_snapshot_arrow
 from alterflow.store.quarantine import QuarantineTarget, split_quarantined
-from alterflow.store.tablets import tablet_rows, write_parquet_file
+from alterflow.store.tablets import tablet_rows
 from alterflow.types import format_value
 
 BUCKET_COLUMN = "af$bucket"
@@ -30,10 +30,14 @@ QUARANTINE_DIR = "quarantine"  # a tablet's quarantined rows, staged beside its 
 
 @dataclass(frozen=True)
 class StagedTablet:
+    """A tablet's rows converted in memory, before any file is written: the writes go straight to
+    their final names in the commit (alterflow.rewrite.tablet_conversion), on a disk as in a bucket."""
+
     rows_in: int  # rows read under the origin version
     failed: int  # values that could not be converted
     samples: list  # up to `samples` [column, original value as text]
-    quarantined: int = 0  # rows staged for the quarantine table instead (on_cast_error = quarantine)
+    buckets: list[tuple[int, pa.Table]]  # (bucket of the new distribution, its rows sorted by the new sort key)
+    quarantined: pa.Table | None = None  # rows for the quarantine table instead (on_cast_error = quarantine)
 
 
 def _text(value: object, version: SchemaVersion, column: str) -> str:
@@ -48,13 +52,12 @@ def stage_tablet(
     snapshot: TableSnapshot,
     old: SchemaVersion,
     new: SchemaVersion,
-    staging: pathlib.Path,
     samples: int,
     quarantine: QuarantineTarget | None = None,
 ) -> StagedTablet:
-    """Convert the rows of `snapshot` (one origin tablet's files) from `old` to `new` into `staging`;
-    with `quarantine`, rows with a value that fails are staged, unconverted, for the quarantine
-    table (`<staging>/quarantine/part-0.parquet`) instead."""
+    """Convert the rows of `snapshot` (one origin tablet's files) from `old` to `new`, split into
+    the new distribution's buckets; with `quarantine`, rows with a value that fails are kept,
+    unconverted, for the quarantine table instead."""
     keyed = bool(old.primary_key)
     origin = read_snapshot_arrow(warehouse, snapshot, old, keep_txn=keyed)
     # Failed values are NULL in the result whichever `on_cast_error`; "fail" also lists them, for
@@ -72,13 +75,12 @@ def stage_tablet(
             values = origin.column(sources[new.column(column).id]).take(rows[:samples]).to_pylist()
             found += [[column, _text(v, old, sources[new.column(column).id])] for v in values]
         found = found[:samples]
-        if quarantined is not None:
-            write_parquet_file(staging / QUARANTINE_DIR / "part-0.parquet", quarantined)
     # Every field optional, as Spark writes them: a NULL in a column that becomes NOT NULL is the
     # validation's to find and name, like the Spark engine's.
     converted = pa.Table.from_arrays(converted.columns, schema=pa.schema([f.with_nullable(True) for f in converted.schema]))
+    buckets = []
     if converted.num_rows:
         for piece in tablet_rows(converted, new).slices(converted):
             _partition, bucket = piece.key
-            write_parquet_file(staging / f"{BUCKET_COLUMN}={bucket}" / "part-0.parquet", sorted_rows(piece.rows, new))
-    return StagedTablet(origin.num_rows, result.failed, found, quarantined.num_rows if quarantined is not None else 0)
+            buckets.append((bucket, sorted_rows(piece.rows, new)))
+    return StagedTablet(origin.num_rows, result.failed, found, sorted(buckets, key=lambda b: b[0]), quarantined)

@@ -24,10 +24,11 @@ import logging
 import pathlib
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from alterflow.bucketing import spark_bucket_expr
@@ -45,6 +46,7 @@ from alterflow.rewrite.progress import ConversionProgress, TabletSize, sizes_of
 from alterflow.store.layout import FileSource, absolute, conversion_staging_path, data_file_path, file_source
 from alterflow.store.quarantine import COLUMN_COLUMN, JOB_COLUMN, REASON_COLUMN, QuarantineTarget, reason_text, register_and_write
 from alterflow.store.quarantine_table import quarantine_target
+from alterflow.store.tablets import write_parquet
 from alterflow.store.warehouse import Warehouse
 from alterflow.types import to_spark
 
@@ -132,6 +134,28 @@ class _Observations:
         rows_in = sum(int(m.get("rows", 0) or 0) for m in metrics)
         failed = sum(int(m.get(flag) or 0) for m in metrics for flag in self.flags)
         return rows_in, failed
+
+
+@dataclass(frozen=True)
+class StagedOutput:
+    """A converted file of one bucket of the new distribution, before the commit puts it at its
+    final name: `place(path)` writes it there (or moves it there from a staging folder) and
+    returns its size."""
+
+    bucket: int
+    rows: int
+    place: Callable[[str], int]
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A tablet's conversion before its commit: what was read and failed, and the files to place."""
+
+    rows_in: int
+    failed: int
+    samples: list
+    outputs: list[StagedOutput] = field(default_factory=list)
+    quarantined: list[pa.Table] = field(default_factory=list)  # rows for the quarantine table
 
 
 class TabletConverter:
@@ -228,24 +252,48 @@ class TabletConverter:
 
     # -- one tablet ---------------------------------------------------------------------------
     def convert_tablet(self, tablet_id: int, partition_key: str, snapshot: TableSnapshot) -> None:
-        staging = staging_dir(self.warehouse, self.job.table_id, self.shadow_index, tablet_id, self.attempt)
-        # What killed attempts left behind: holding the lease, no earlier runner can commit them.
-        for leftover in staging.parent.glob(f"o{int(tablet_id)}-*"):
-            self.store.remove_scratch(leftover)
         started = time.monotonic()
         # The quarantine table as it is now (per tablet: a user may drop or change it meanwhile).
         quarantine = (
             quarantine_target(self.catalog, self.job.table_name, self.job.id, self.old) if self.quarantining and snapshot.files else None
         )
         if not snapshot.files:  # nothing below the boundary: done without Spark
-            self._commit_tablet(tablet_id, partition_key, staging, 0, 0, [], started)
+            self._commit_tablet(tablet_id, partition_key, Staged(0, 0, []), started)
             return
-        if self.engine == "local":
-            staged = stage_tablet(self.warehouse, snapshot, self.read_as, self.new, staging, SAMPLES, quarantine)
-            self._commit_tablet(tablet_id, partition_key, staging, staged.rows_in, staged.failed, staged.samples, started, quarantine)
+        if self.engine == "local":  # converted in memory, written straight to the final names in the commit
+            staged = stage_tablet(self.warehouse, snapshot, self.read_as, self.new, SAMPLES, quarantine)
+            outputs = [
+                StagedOutput(bucket, rows.num_rows, lambda target, rows=rows: write_parquet(self.warehouse, target, rows))
+                for bucket, rows in staged.buckets
+            ]
+            quarantined = [staged.quarantined] if staged.quarantined is not None else []
+            self._commit_tablet(
+                tablet_id, partition_key, Staged(staged.rows_in, staged.failed, staged.samples, outputs, quarantined), started, quarantine
+            )
             return
-        rows_in, failed, samples = self._stage_with_spark(tablet_id, snapshot, staging, quarantine)
-        self._commit_tablet(tablet_id, partition_key, staging, rows_in, failed, samples, started, quarantine)
+        staging = staging_dir(self.warehouse, self.job.table_id, self.shadow_index, tablet_id, self.attempt)
+        # What killed attempts left behind: holding the lease, no earlier runner can commit them.
+        for leftover in staging.parent.glob(f"o{int(tablet_id)}-*"):
+            self.store.remove_scratch(leftover)
+        try:
+            rows_in, failed, samples = self._stage_with_spark(tablet_id, snapshot, staging, quarantine)
+            staged = Staged(rows_in, failed, samples, self._staged_outputs(staging), self._staged_quarantine(staging))
+            self._commit_tablet(tablet_id, partition_key, staged, started, quarantine)
+        finally:
+            self.store.remove_scratch(staging)
+
+    def _staged_outputs(self, staging: pathlib.Path) -> list[StagedOutput]:
+        """The files Spark wrote into `staging`, a folder per bucket, each moved into place in the commit."""
+        outputs = []
+        for path in sorted(staging.glob(f"{BUCKET_COLUMN}=*/*.parquet")):
+            bucket = int(path.parent.name.split("=", 1)[1])
+            rows = pq.ParquetFile(path).metadata.num_rows
+            outputs.append(StagedOutput(bucket, rows, lambda target, path=path: self.store.move(path, target).stat().st_size))
+        return outputs
+
+    @staticmethod
+    def _staged_quarantine(staging: pathlib.Path) -> list[pa.Table]:
+        return [pq.read_table(path) for path in sorted((staging / QUARANTINE_DIR).glob("*.parquet"))]
 
     def _stage_with_spark(
         self, tablet_id: int, snapshot: TableSnapshot, staging: pathlib.Path, quarantine: QuarantineTarget | None
@@ -394,19 +442,9 @@ class TabletConverter:
         return with_field_ids(failed.select(*columns), target.version)
 
     def _commit_tablet(
-        self,
-        tablet_id: int,
-        partition_key: str,
-        staging: pathlib.Path,
-        rows_in: int,
-        failed: int,
-        samples: list,
-        started: float,
-        quarantine: QuarantineTarget | None = None,
+        self, tablet_id: int, partition_key: str, staged: Staged, started: float, quarantine: QuarantineTarget | None = None
     ) -> None:
-        written = sorted(staging.glob(f"{BUCKET_COLUMN}=*/*.parquet"))
-        by_bucket = [(int(p.parent.name.split("=", 1)[1]), p) for p in written]
-        shadow_tablets = self.catalog.ensure_tablets(self.shadow_index, {(partition_key, b) for b, _ in by_bucket})
+        shadow_tablets = self.catalog.ensure_tablets(self.shadow_index, {(partition_key, o.bucket) for o in staged.outputs})
         txn = self.catalog.begin_transaction(
             self.job.table_id,
             f"convert tablet {tablet_id} for alter job {self.job.id}",
@@ -414,63 +452,52 @@ class TabletConverter:
             lease_s=self.lease.lease_s,
             holder=self.lease.holder,
         )
-        moves: list = []
         try:
             with TransactionLease(self.catalog, txn, self.lease.lease_s):
-                self._register_move_commit(
-                    tablet_id, partition_key, staging, by_bucket, shadow_tablets, txn, moves, rows_in, failed, samples, started, quarantine
-                )
+                self._register_write_commit(tablet_id, partition_key, staged, shadow_tablets, txn, started, quarantine)
         except BaseException:
             try:
-                # Its files (those moved in after a cancel dropped their rows too) are GC's to
+                # Its files (those written after a cancel dropped their rows too) are GC's to
                 # delete after the retention period.
                 self.catalog.abort_transaction(txn, "conversion of a tablet failed")
             except Exception:
                 log.exception("could not abort conversion transaction %s", txn)
             raise
-        finally:
-            self.store.remove_scratch(staging)
 
-    def _register_move_commit(
+    def _register_write_commit(
         self,
         tablet_id: int,
         partition_key: str,
-        staging: pathlib.Path,
-        by_bucket: list,
+        staged: Staged,
         shadow_tablets: dict,
         txn: int,
-        moves: list,
-        rows_in: int,
-        failed: int,
-        samples: list,
         started: float,
         quarantine: QuarantineTarget | None,
     ) -> None:
-        """Register the tablet's staged files under `txn`, move them into place and commit, the
-        commit recording the tablet as converted (`moves` collects what moved, for the abort).
-        Its quarantined rows become files of the quarantine table under the same transaction."""
-        for bucket, path in by_bucket:
-            target = data_file_path(self.job.table_id, self.shadow_index, shadow_tablets[(partition_key, bucket)], txn)
-            moves.append((path, target, pq.ParquetFile(path).metadata.num_rows))
-        rows_out = sum(n for _, _, n in moves)
+        """Register the tablet's converted files under `txn`, put each at its final name (written
+        there, or moved there from Spark's staging folder) and commit, the commit recording the
+        tablet as converted. Its quarantined rows become files of the quarantine table under the
+        same transaction. Every file's row exists before the file does (docs/storage.md)."""
+        targets = [
+            data_file_path(self.job.table_id, self.shadow_index, shadow_tablets[(partition_key, o.bucket)], txn) for o in staged.outputs
+        ]
         self.catalog.register_files(
             txn,
-            [NewFile(shadow_tablets[(partition_key, b)], self.new.version, t, n, 0) for (b, _), (_, t, n) in zip(by_bucket, moves)],
+            [NewFile(shadow_tablets[(partition_key, o.bucket)], self.new.version, t, o.rows, 0) for o, t in zip(staged.outputs, targets)],
         )
-        sizes = {}
-        for source, target, _rows in moves:
-            sizes[target] = self.store.move(source, target).stat().st_size
+        sizes = {target: output.place(target) for output, target in zip(staged.outputs, targets)}
         quarantined = 0
         if quarantine is not None:  # the tablet's quarantined rows, under the same transaction
-            for path in sorted((staging / QUARANTINE_DIR).glob("*.parquet")):
-                rows = pq.read_table(path)
+            for rows in staged.quarantined:
                 quarantined += rows.num_rows
                 sizes.update(register_and_write(self.catalog, self.warehouse, txn, quarantine, rows))
             if quarantined:
                 crash_point("quarantined")
         self.store.sync_transaction(txn)  # durable before visible
         self.heavy.commit_converted_tablet(
-            ConvertedTablet(tablet_id, txn, rows_in, rows_out, failed, tuple(samples), quarantined),
+            ConvertedTablet(
+                tablet_id, txn, staged.rows_in, sum(o.rows for o in staged.outputs), staged.failed, tuple(staged.samples), quarantined
+            ),
             sizes,
             self.job.id,
             holder=self.lease.holder,

@@ -173,10 +173,15 @@ def validate(catalog: Catalog, request: AlterRequest, group: str | None = None, 
     result = plan_alter(planner_context(catalog, context, context.current, warehouse), parse_alter(request))
     result.raise_if_rejected()
     if result.kind is Verdict.HEAVY and isinstance(warehouse, ObjectStoreLocation):
-        raise AlterRejected(
-            f"ALTER TABLE {request.table}: a heavyweight change (it rewrites the table's files) does not run on a warehouse "
-            f"in object storage ({warehouse}) in this release; nothing was changed"
-        )
+        from alterflow.rewrite.engines import choose_engine, engine_reason
+
+        rows, nbytes = catalog.table_stats(context.table.id)
+        if choose_engine(result.properties.engine, rows, nbytes) != Engine.LOCAL:
+            raise AlterRejected(
+                f"ALTER TABLE {request.table}: this heavyweight change would run on Spark "
+                f"({engine_reason(result.properties.engine, rows, nbytes)}), which does not read or write a warehouse "
+                f"in object storage ({warehouse}) in this release; nothing was changed"
+            )
     if result.kind is Verdict.HEAVY and warehouse is not None:  # a rewrite writes files: refused before its job exists
         from alterflow.store.warehouse import Warehouse
 

@@ -70,24 +70,45 @@ def test_tables_loads_queries_and_light_changes_run_on_a_bucket(warehouse, tmp_p
     assert MARKER in stored and len([p for p in stored if p.endswith(".parquet")]) == 2
     assert not (home.parent / "s3:").exists() and not list(home.rglob("*.parquet")), "nothing written on the local disk"
 
+    # Heavyweight changes on the local engine: converted in process, validated, swapped; the
+    # values that fail become NULL, or go to the quarantine table.
+    ok(cli(home, uri, "sql", "-e", "INSERT INTO t VALUES (5, '50', 7)"))
+    said = ok(cli(home, uri, "sql", "-e", "ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ('on_cast_error' = 'null')"))
+    assert said == "ALTER TABLE t: job 2 FINISHED, schema version 3\n", said
+    assert rows(home, uri, "SELECT id, v FROM t ORDER BY id") == ["1,None", "2,None", "3,None", "4,None", "5,50"]
+    ok(
+        cli(
+            home, uri, "sql", "-e", "CREATE TABLE q (id INT NOT NULL, s STRING, PRIMARY KEY (id)); INSERT INTO q VALUES (1, '10'), (2, 'x')"
+        )
+    )
+    ok(cli(home, uri, "sql", "-e", "ALTER TABLE q MODIFY COLUMN s INT PROPERTIES ('on_cast_error' = 'quarantine')"))
+    assert rows(home, uri, "SELECT id, s FROM q") == ["1,10"]
+    assert rows(home, uri, "SELECT id, s FROM q__quarantine") == ["2,x"]
+    # A load while the job waits to swap writes both indexes (dual write).
+    ok(cli(home, uri, "sql", "-e", "ALTER TABLE q MODIFY COLUMN s SMALLINT PROPERTIES ('postpone_swap' = 'true')"))
+    ok(cli(home, uri, "sql", "-e", "INSERT INTO q VALUES (3, 30)"))
+    ok(cli(home, uri, "sql", "-e", "RESUME ALTER TABLE COLUMN FROM q"))
+    assert rows(home, uri, "SELECT id, s FROM q ORDER BY id") == ["1,10", "3,30"]
+
     import alterflow
 
     with alterflow.connect(catalog_url=f"sqlite:///{home / 'catalog.db'}", warehouse=uri) as connection:
         table = connection.table("t")
-        assert table.scan().to_arrow().num_rows == 4
+        assert table.scan().to_arrow().num_rows == 5
+    stored = objects(uri)
 
     # GC: nothing is due yet; what cannot run here says so and the rest runs.
     out = ok(cli(home, uri, "gc", "--retention", "0"))
-    assert "compaction does not run on a warehouse in object storage" in out
-    assert objects(uri) == stored
+    assert "compaction does not run on a warehouse in object storage" not in out, "every file is of the current version"
+    assert rows(home, uri, "SELECT count(*) FROM t") == ["5"] and len(objects(uri)) < len(stored), "the swapped-out files went"
 
 
 @pytest.mark.parametrize(
     ("args", "says"),
     [
         (
-            ("sql", "-e", "ALTER TABLE t MODIFY COLUMN v INT"),
-            "a heavyweight change (it rewrites the table's files) does not run on a warehouse in object storage",
+            ("sql", "-e", "ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ('engine' = 'spark')"),
+            'this heavyweight change would run on Spark (spark ("engine" = "spark")), which does not read or write a warehouse',
         ),
         (("sql", "-e", "SET engine = spark; SELECT * FROM t"), "the Spark engine does not read or write a warehouse in object storage"),
         (("load", "--engine", "spark", "t", "{csv}"), "the Spark engine does not read or write a warehouse in object storage"),
