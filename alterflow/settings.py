@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from alterflow.errors import UserError, shown
-from alterflow.store.object_store import S3_SCHEMES, ObjectStoreError, ObjectStoreLocation, check_reachable, parse_object_store_uri
+from alterflow.object_store import S3_SCHEMES, ObjectStoreError, ObjectStoreLocation, check_reachable, parse_object_store_uri
 
 
 class SettingError(UserError):
@@ -145,7 +145,7 @@ def warehouse_root(text: str | os.PathLike, what: str, env: Mapping[str, str] | 
     it): a folder, from a path relative to the working directory or a `file://` URI
     (`file:///srv/wh`, `file://localhost/srv/wh`, percent-escapes decoded), made absolute; or a
     bucket and prefix, from an `s3://` (or `s3a://`) URI, its endpoint and region from the URI's
-    query or `env`'s AWS variables (alterflow.store.object_store). SettingError, one line, for
+    query or `env`'s AWS variables (alterflow.object_store). SettingError, one line, for
     anything else: another object store (`gs://bucket/wh`) is refused by name, never taken as a
     relative folder called `gs:`; another URI scheme, a blank value, a NUL byte."""
     import urllib.parse

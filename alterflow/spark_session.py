@@ -17,8 +17,8 @@ import threading
 from datetime import UTC, datetime
 
 from alterflow.errors import MAX_LINE, UserError, capped, escaped, first_line
+from alterflow.object_store import ObjectStoreLocation
 from alterflow.settings import Settings, started_by_spark_submit
-from alterflow.store.object_store import ObjectStoreLocation
 
 LOG_CONFIG = pathlib.Path(__file__).with_name("log4j2.properties")
 LOG_NAME = "spark.log"

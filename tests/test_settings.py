@@ -90,7 +90,7 @@ def test_a_warehouse_that_is_no_folder_is_one_line_and_makes_nothing(text, messa
 
 
 def test_an_s3_warehouse_is_a_bucket_and_prefix_with_the_environments_endpoint():
-    from alterflow.store.object_store import ObjectStoreLocation
+    from alterflow.object_store import ObjectStoreLocation
 
     env = {
         "ALTERFLOW_HOME": "/tmp/h",

@@ -24,11 +24,11 @@ from alterflow.catalog.snapshot_reads import SnapshotReads, sqlite_snapshot_read
 from alterflow.catalog.states import JobState
 from alterflow.errors import UserError, first_line, out_of_room, shown
 from alterflow.load.bad_rows import BadRows
+from alterflow.object_store import ObjectStoreLocation
 from alterflow.results import Done, Result, ResultSet
 from alterflow.settings import Settings
 from alterflow.sql.parser import check_name
 from alterflow.sql.quoting import quote_string
-from alterflow.store.object_store import ObjectStoreLocation
 from alterflow.types import format_value
 from alterflow.workflow.request import AlterRequest
 

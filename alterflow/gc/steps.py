@@ -31,9 +31,9 @@ from alterflow.catalog.garbage import GarbageCollection
 from alterflow.catalog.leases import JobLeases, last_seen
 from alterflow.gc.compaction import compact_tablet
 from alterflow.gc.files import OrphanAge, Sweep, sweep
+from alterflow.object_store import ObjectStoreLocation
 from alterflow.settings import DEFAULT_LEASE_S
 from alterflow.store.layout import LinkInWarehouse
-from alterflow.store.object_store import ObjectStoreLocation
 from alterflow.store.warehouse import Warehouse
 
 GC_STEPS = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions", "delete_files")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import singledispatch
 
 from alterflow.errors import UserError
-from alterflow.store.object_store import ObjectStoreLocation
+from alterflow.object_store import ObjectStoreLocation
 
 TXN_COLUMN = "af$txn"  # hidden column of primary-key tables: the transaction that wrote the row
 

@@ -1,4 +1,4 @@
-"""`ObjectWarehouse`: a `Warehouse` whose root is a bucket and prefix (alterflow.store.object_store),
+"""`ObjectWarehouse`: a `Warehouse` whose root is a bucket and prefix (alterflow.object_store),
 keeping the warehouse's promises with what an object store offers (docs/storage.md):
 
 - **One owner.** The marker `_alterflow_warehouse.json` is created with a conditional write
@@ -18,6 +18,7 @@ import pathlib
 from collections.abc import Iterable
 
 from alterflow.catalog.catalog import Catalog
+from alterflow.object_store import ObjectStoreFiles, ObjectStoreLocation
 from alterflow.store.layout import (
     COMPACTION_DIR,
     COMPACTION_STAGING,
@@ -29,7 +30,6 @@ from alterflow.store.layout import (
     TABLE_DIR,
     TABLET_DIR,
 )
-from alterflow.store.object_store import ObjectStoreFiles, ObjectStoreLocation
 from alterflow.store.warehouse import (
     MARKER,
     FoundFile,

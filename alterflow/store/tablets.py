@@ -20,8 +20,8 @@ import pyarrow.parquet as pq
 from alterflow.bucketing import bucket_array
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.crash_points import crash_point
+from alterflow.object_store import ObjectStoreLocation
 from alterflow.store.layout import TXN_COLUMN, writable
-from alterflow.store.object_store import ObjectStoreLocation
 from alterflow.types import format_value
 
 # Hidden columns carry a "$", which no user-typed name can (SPEC §9), so they never collide.

@@ -42,6 +42,7 @@ from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.errors import CatalogError
 from alterflow.catalog.records import utcnow
 from alterflow.catalog.states import TransactionState
+from alterflow.object_store import ObjectStoreLocation
 from alterflow.store.layout import (
     COMPACTION_DIR,
     COMPACTION_STAGING,
@@ -55,7 +56,6 @@ from alterflow.store.layout import (
     absolute,
     writable,
 )
-from alterflow.store.object_store import ObjectStoreLocation
 
 MARKER = "_alterflow_warehouse.json"
 SYNC_THREADS = 16  # flushes waited for at once (each thread mostly sleeps in the kernel)

@@ -19,10 +19,10 @@ from alterflow.catalog.records import JobSpec, TableInfo
 from alterflow.catalog.schema import SchemaVersion, name_key
 from alterflow.catalog.states import Engine, JobKind
 from alterflow.errors import UserError
+from alterflow.object_store import ObjectStoreLocation
 from alterflow.planner import AlterPlan, AlterRejected, TableContext, Verdict, plan_alter
 from alterflow.rewrite.engines import local_refusal
 from alterflow.sql import AlterTable, SqlError, parse_statements
-from alterflow.store.object_store import ObjectStoreLocation
 from alterflow.types import integer_range
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.validated_plan import ValidatedPlan

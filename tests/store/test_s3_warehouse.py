@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from alterflow.store.object_store import ObjectStoreFiles, parse_object_store_uri
+from alterflow.object_store import ObjectStoreFiles, parse_object_store_uri
 from alterflow.store.warehouse import MARKER
 
 ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"

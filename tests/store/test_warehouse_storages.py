@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pytest
 
 from alterflow.catalog.catalog import Catalog
-from alterflow.store.object_store import ObjectStoreFiles, parse_object_store_uri
+from alterflow.object_store import ObjectStoreFiles, parse_object_store_uri
 from alterflow.store.object_warehouse import ObjectWarehouse
 from alterflow.store.warehouse import MARKER, MarkerRecord, Warehouse, WarehouseNotOwned
 

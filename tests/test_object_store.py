@@ -1,4 +1,4 @@
-"""alterflow.store.object_store against a real S3-protocol server (moto's, tests.support.s3_server):
+"""alterflow.object_store against a real S3-protocol server (moto's, tests.support.s3_server):
 the warehouse URI, the one-line refusals, write-once objects, and a writer killed mid-upload."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from alterflow.store.object_store import (
+from alterflow.object_store import (
     ObjectStoreError,
     ObjectStoreFiles,
     ObjectStoreLocation,
@@ -161,7 +161,7 @@ def test_folder_markers_other_writers_leave_are_not_objects_of_the_warehouse(s3_
 
 WRITER = """
 import os, sys, time
-from alterflow.store.object_store import ObjectStoreFiles, parse_object_store_uri
+from alterflow.object_store import ObjectStoreFiles, parse_object_store_uri
 files = ObjectStoreFiles(parse_object_store_uri(sys.argv[1], "ALTERFLOW_WAREHOUSE", os.environ))
 with files.open_output("t1/i1/b1/1-killed.parquet") as out:
     chunk = b"x" * (1 << 20)
