@@ -167,10 +167,18 @@ def _store_failure(location: ObjectStoreLocation, what: str, exc: OSError) -> Ob
     return ObjectStoreError(f"{what} {location.uri}: {where} failed: {first}")
 
 
+_REACHED: set[ObjectStoreLocation] = set()  # checked once per process: a task, a page request, a command
+
+
 def check_reachable(location: ObjectStoreLocation, what: str) -> None:
     """Refuse (ObjectStoreError, one line naming `what`) a bucket that does not exist, credentials
-    the store refuses and an endpoint that does not answer; read only, nothing written."""
+    the store refuses and an endpoint that does not answer; read only, nothing written. A location
+    that passed once in this process is not asked again (a store that fails later fails the
+    operation that meets it, in its own line)."""
     from pyarrow import fs
+
+    if location in _REACHED:
+        return
 
     try:
         found = location.filesystem.get_file_info(location.bucket)
@@ -180,6 +188,7 @@ def check_reachable(location: ObjectStoreLocation, what: str) -> None:
         location.filesystem.get_file_info(fs.FileSelector(location.root, recursive=False, allow_not_found=True))
     except OSError as exc:
         raise _store_failure(location, what, exc) from None
+    _REACHED.add(location)
 
 
 @dataclass(frozen=True)
@@ -203,8 +212,9 @@ class ObjectStoreFiles:
         return self.location.filesystem
 
     def open_output(self, relative: str):
-        """A stream whose close completes the upload (the object appears then, all at once); an
-        exception before the close leaves no object. Uploads go in parts in the background."""
+        """A stream whose close completes the upload (the object appears then, all at once). Its
+        close completes the upload whatever happened before, an exception's unwinding included:
+        only a killed process leaves no object. Uploads go in parts in the background."""
         return self.filesystem.open_output_stream(self.location.key(relative), metadata={})
 
     def write_bytes(self, relative: str, data: bytes) -> int:
@@ -238,18 +248,23 @@ class ObjectStoreFiles:
         selector = fs.FileSelector(base, recursive=True, allow_not_found=True)
         found = [f for f in self.filesystem.get_file_info(selector) if f.type == fs.FileType.File]
         for info in sorted(found, key=lambda f: f.path):
-            modified = info.mtime.astimezone(UTC).replace(tzinfo=None) if info.mtime else datetime.min
+            # A store that gives no time: taken as written now, so it is never old enough to delete.
+            modified = (info.mtime or datetime.now(UTC)).astimezone(UTC).replace(tzinfo=None)
             yield StoredObject(info.path[start:], info.size, modified)
 
     def delete(self, relatives: Iterable[str]) -> int:
-        """Delete objects by catalog path; returns how many existed (a missing one is skipped: a
-        sweep that crashed after some deletes repeats them)."""
-        deleted = 0
-        for relative in relatives:
-            key = self.location.key(relative)
-            try:
-                self.filesystem.delete_file(key)
-            except FileNotFoundError:
-                continue
-            deleted += 1
-        return deleted
+        """Delete objects by catalog path, a thousand per request (S3's DeleteObjects, through
+        boto3: pyarrow's delete asks for each object first and leaves a folder marker where a
+        "folder" empties); returns how many existed. A missing one is skipped: a sweep that
+        crashed after some deletes repeats them."""
+        relatives = list(relatives)
+        keys = {relative: self.location.key(relative).split("/", 1)[1] for relative in relatives}  # all checked first
+        existing = [keys[relative] for relative in relatives if self.size(relative) is not None]
+        client = self.location.client
+        for start in range(0, len(existing), 1000):
+            batch = existing[start : start + 1000]
+            reply = client.delete_objects(Bucket=self.location.bucket, Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True})
+            if reply.get("Errors"):
+                error = reply["Errors"][0]
+                raise OSError(f"deleting s3://{self.location.bucket}/{error['Key']} failed: {error.get('Code')} {error.get('Message', '')}")
+        return len(existing)

@@ -312,16 +312,19 @@ def _partition_error(
 def _opened(connection: Connection | None, caller: str) -> Iterator[Connection]:
     """The caller's connection, or one of the environment's settings closed afterwards."""
     from alterflow.api.connection import Connection, connect
+    from alterflow.spark_session import refuse_on_object_store
 
     if connection is None:
         owned = connect()
         try:
+            refuse_on_object_store(owned.warehouse)
             yield owned
         finally:
             owned.close()
         return
     if not isinstance(connection, Connection):
         raise SparkTableError(f"{caller}: connection is an alterflow.Connection (alterflow.connect()), not {type(connection).__name__}")
+    refuse_on_object_store(connection.warehouse)
     yield connection
 
 

@@ -31,6 +31,16 @@ class SparkOnObjectStore(UserError):
     """Spark was asked for on a warehouse in object storage, where it does not run yet."""
 
 
+def refuse_on_object_store(warehouse) -> None:
+    """SparkOnObjectStore, one line, when `warehouse` is in object storage: every door to Spark
+    asks this first (a session of its own, the user's, spark-submit's), before anything changes."""
+    if isinstance(warehouse, ObjectStoreLocation):
+        raise SparkOnObjectStore(
+            f"the Spark engine does not read or write a warehouse in object storage ({warehouse}) in this release: "
+            "loads, queries and analyses run in process there (--engine local, SET engine = local); docs/storage.md"
+        )
+
+
 class SparkStartError(UserError):
     """The embedded session's JVM did not start (no Java, a bad setting, ...)."""
 
@@ -87,11 +97,7 @@ def get_spark(settings: Settings, log_path: pathlib.Path | None = None):
     settings' home), as do PySpark's own loggers; one that failed to start is one line
     (`SparkStartError`) naming the log."""
     global _session
-    if isinstance(settings.warehouse, ObjectStoreLocation):
-        raise SparkOnObjectStore(
-            f"the Spark engine does not read or write a warehouse in object storage ({settings.warehouse}) in this release: "
-            "loads, queries and analyses run in process there (--engine local, SET engine = local); docs/storage.md"
-        )
+    refuse_on_object_store(settings.warehouse)
     with _lock:
         if _session is not None:
             return _session

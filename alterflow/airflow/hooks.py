@@ -33,7 +33,7 @@ from airflow.sdk.exceptions import AirflowNotFoundException
 from alterflow.airflow.provider import CATALOG_URL_FIELD, CONN_TYPE, DEFAULT_CONN_ID, WAREHOUSE_FIELD
 from alterflow.catalog.errors import CatalogUnavailable
 from alterflow.errors import UserError, shown
-from alterflow.settings import SettingError, Settings, warehouse_root
+from alterflow.settings import SettingError, Settings, warehouse_root, warehouse_setting
 
 if TYPE_CHECKING:  # pragma: no cover
     from alterflow import Connection
@@ -163,7 +163,7 @@ class AlterflowHook(BaseHook):
 
         settings = self.get_settings()
         try:
-            return alterflow.connect(catalog_url=settings.catalog_url, warehouse=settings.warehouse)
+            return alterflow.connect(catalog_url=settings.catalog_url, warehouse=warehouse_setting(settings.warehouse))
         except CatalogUnavailable as exc:
             raise self._unavailable(exc) from None
 

@@ -61,6 +61,7 @@ class Sweep:
     orphan_files: list[str] = field(default_factory=list)  # files without any catalog row, older than the orphan retention
     waiting_orphans: list[WaitingOrphan] = field(default_factory=list)  # files without any catalog row, younger
     staging_dirs: list[str] = field(default_factory=list)
+    aborted_uploads: list[str] = field(default_factory=list)  # uploads cut short, older than the orphan retention
     waiting_files: int = 0  # files that left their table less than the retention period ago
     first_due: datetime | None = None  # when the first of them left
     listed: list[Doomed] = field(default_factory=list)  # each deletion with its reason
@@ -90,6 +91,7 @@ def sweep(gc: GarbageCollection, store: Warehouse, cutoff: datetime, orphans: Or
     result.waiting_files, result.first_due = gc.waiting_files(cutoff)
     _sweep_dead_files(gc, store, cutoff, dry_run, result)
     _sweep_orphan_files(store, evidence, orphans, dry_run, result)
+    _sweep_incomplete_uploads(store, orphans, dry_run, result)
     states = gc.index_states(i.index_id for i in scan.indexes)
     _sweep_staging(gc, scan, states, store, dry_run, result)
     if not dry_run:
@@ -132,6 +134,17 @@ def _sweep_orphan_files(store: Warehouse, evidence: Evidence, orphans: OrphanAge
     result.waiting_orphans += [
         WaitingOrphan(f.path, f.modified, f.modified + orphans.retention) for f in evidence.orphans if f.modified > orphans.cutoff
     ]
+
+
+def _sweep_incomplete_uploads(store: Warehouse, orphans: OrphanAge, dry_run: bool, result: Sweep) -> None:
+    """Uploads to an object store begun before the orphan retention and never completed: a
+    writer killed mid-upload (no object exists; its parts take space). A live writer's upload is
+    minutes old, never days. A disk has none (alterflow.store.warehouse)."""
+    due = [u for u in store.incomplete_uploads() if u.initiated <= orphans.cutoff]
+    if due and not dry_run:
+        store.abort_uploads(due)
+    result.aborted_uploads += [u.path for u in due]
+    result.listed += [Doomed(u.path + " (upload)", "an upload never completed (no object): its parts are aborted") for u in due]
 
 
 def _sweep_staging(

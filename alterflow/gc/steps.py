@@ -130,6 +130,7 @@ def delete_files(
         "files_deleted": swept.dead_files,
         "orphan_files": swept.orphan_files,
         "staging_dirs_deleted": swept.staging_dirs,
+        "uploads_aborted": swept.aborted_uploads,
         "files_kept_for_retention": swept.waiting_files,
         "orphans_waiting": [_waiting(w) for w in swept.waiting_orphans],
         "skipped": [{"path": k.path, "why": k.why} for k in swept.skipped],

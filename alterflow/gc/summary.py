@@ -9,6 +9,23 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def _delete_files_text(result: dict) -> str:
+    text = f"{_plural(result['files_deleted'], 'file')} that left their tables deleted"
+    text += f", {_plural(len(result['orphan_files']), 'unreferenced file')} deleted"
+    if result["staging_dirs_deleted"]:
+        text += f", {_plural(len(result['staging_dirs_deleted']), 'staging folder')} deleted"
+    if result.get("uploads_aborted"):
+        text += f", {_plural(len(result['uploads_aborted']), 'incomplete upload')} aborted"
+    if result["files_kept_for_retention"]:
+        text += f", {_plural(result['files_kept_for_retention'], 'file')} kept until the retention period has passed"
+    if result.get("orphans_waiting"):
+        first = min(w["deletable_from"] for w in result["orphans_waiting"])
+        text += f", {_plural(len(result['orphans_waiting']), 'unreferenced file')} kept until the orphan retention has passed (first at {first})"
+    for skipped in result.get("skipped", ()):
+        text += f"; skipped {escaped(skipped['path'])}: {skipped['why']}"
+    return text
+
+
 def step_line(step: str, result: dict) -> str:
     if step == "abort_expired_loads":
         text = (
@@ -24,17 +41,7 @@ def step_line(step: str, result: dict) -> str:
         text = text.replace("indexs", "indexes")
         text += f", {_plural(result['index_files_dropped'], 'file')} of them dropped"
     elif step == "delete_files":
-        text = f"{_plural(result['files_deleted'], 'file')} that left their tables deleted"
-        text += f", {_plural(len(result['orphan_files']), 'unreferenced file')} deleted"
-        if result["staging_dirs_deleted"]:
-            text += f", {_plural(len(result['staging_dirs_deleted']), 'staging folder')} deleted"
-        if result["files_kept_for_retention"]:
-            text += f", {_plural(result['files_kept_for_retention'], 'file')} kept until the retention period has passed"
-        if result.get("orphans_waiting"):
-            first = min(w["deletable_from"] for w in result["orphans_waiting"])
-            text += f", {_plural(len(result['orphans_waiting']), 'unreferenced file')} kept until the orphan retention has passed (first at {first})"
-        for skipped in result.get("skipped", ()):
-            text += f"; skipped {escaped(skipped['path'])}: {skipped['why']}"
+        text = _delete_files_text(result)
     elif step == "compact":
         text = (
             f"{_plural(result['tablets_compacted'], 'tablet')} compacted "

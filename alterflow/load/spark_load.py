@@ -49,6 +49,7 @@ from alterflow.load.inputs import CsvSplit, LoadInput, LoadInputError, csv_heade
 from alterflow.load.local_load import LoadResult, abort_load, aborted_elsewhere, dual_write_rows, numbered
 from alterflow.load.rows import rows_from_arrow
 from alterflow.load.tablet_buffers import TabletBuffers, TabletKey
+from alterflow.spark_session import refuse_on_object_store
 from alterflow.store.column_splice import shadow_from_origin, write_with_shadow
 from alterflow.store.layout import absolute, data_file_path, load_staging_path
 from alterflow.store.quarantine import QuarantineTarget
@@ -385,6 +386,7 @@ def spark_load(
     settings,
 ) -> LoadResult:
     """`source` loaded into `table` as one transaction, converted and written by Spark tasks."""
+    refuse_on_object_store(warehouse)  # the user's own SparkSession (write_table) never asked get_spark
     store = Warehouse(warehouse, catalog)
     store.check_owner()  # before anything is written
     catalog.abort_expired_transactions(table.id)  # their files go after the retention (GC)

@@ -52,19 +52,18 @@ def read_file(
 ) -> pa.Table:
     """One data file written under `source`, as rows of `target` (only `columns` of it, when
     given), plus the transaction column."""
-    parquet = file_source(warehouse, data_file.path).parquet()  # not pq.read_table: its dataset module imports pandas (0.5 s)
-    schema = parquet.schema_arrow
-    by_id = _field_ids(schema)
-    wanted = []
     chosen = _chosen(target, columns)
-    for column in chosen:
-        found = source.column_by_id(column.id)
-        if found is not None and column.id in by_id:
-            wanted.append(schema.field(by_id[column.id]).name)
-    if with_txn:
-        wanted.append(TXN_COLUMN)
-    table = parquet.read(columns=wanted)
-    parquet.close()
+    with file_source(warehouse, data_file.path).parquet() as parquet:  # not pq.read_table: its dataset module imports pandas (0.5 s)
+        schema = parquet.schema_arrow
+        by_id = _field_ids(schema)
+        wanted = []
+        for column in chosen:
+            found = source.column_by_id(column.id)
+            if found is not None and column.id in by_id:
+                wanted.append(schema.field(by_id[column.id]).name)
+        if with_txn:
+            wanted.append(TXN_COLUMN)
+        table = parquet.read(columns=wanted)
     arrays = []
     for column in chosen:
         found = source.column_by_id(column.id)

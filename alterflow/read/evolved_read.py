@@ -17,6 +17,7 @@ from functools import reduce
 
 from alterflow.catalog.records import DataFile, TableSnapshot
 from alterflow.catalog.schema import Column, SchemaVersion
+from alterflow.spark_session import refuse_on_object_store
 from alterflow.store.layout import absolute
 from alterflow.store.tablets import TXN_COLUMN
 from alterflow.types import Change, DataType, classify_conversion, format_value, integer_range, to_spark
@@ -151,6 +152,7 @@ def read_snapshot(
     commit_seqs maps transaction ids to commit order (default: the snapshot's, every committed load
     of the table; rewritten files carry their rows' original transactions). merge_keys=False reads
     every stored row, without keeping only the latest per primary key."""
+    refuse_on_object_store(warehouse)
     target = target or snapshot.current
     keyed = bool(snapshot.current.primary_key)
     merge = keyed and merge_keys

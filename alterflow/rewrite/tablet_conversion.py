@@ -43,6 +43,7 @@ from alterflow.read.evolved_read import read_snapshot
 from alterflow.rewrite.footer_counts import file_counts
 from alterflow.rewrite.local_conversion import BUCKET_COLUMN, QUARANTINE_DIR, stage_tablet
 from alterflow.rewrite.progress import ConversionProgress, TabletSize, sizes_of
+from alterflow.spark_session import refuse_on_object_store
 from alterflow.store.layout import FileSource, absolute, conversion_staging_path, data_file_path, file_source
 from alterflow.store.quarantine import COLUMN_COLUMN, JOB_COLUMN, REASON_COLUMN, QuarantineTarget, reason_text, register_and_write
 from alterflow.store.quarantine_table import quarantine_target
@@ -173,6 +174,8 @@ class TabletConverter:
     ):
         if engine == "spark" and spark is None:
             raise ValueError("the Spark engine needs a SparkSession")
+        if engine == "spark":
+            refuse_on_object_store(warehouse)
         self.spark = spark
         self.engine = engine
         self.lease = lease
@@ -287,7 +290,7 @@ class TabletConverter:
         outputs = []
         for path in sorted(staging.glob(f"{BUCKET_COLUMN}=*/*.parquet")):
             bucket = int(path.parent.name.split("=", 1)[1])
-            rows = pq.ParquetFile(path).metadata.num_rows
+            rows = pq.read_metadata(path).num_rows
             outputs.append(StagedOutput(bucket, rows, lambda target, path=path: self.store.move(path, target).stat().st_size))
         return outputs
 

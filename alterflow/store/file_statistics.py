@@ -21,15 +21,15 @@ def _widen(found: ValueRange, low: int, high: int) -> ValueRange:
 def _file_range(source: FileSource, column_id: int, default: int | None) -> ValueRange | None:
     """The column's range in one file (its initial `default` when the file was written before it
     existed), None when a row group has no statistics for it."""
-    parquet = source.parquet()  # pyarrow imported here: planning a light statement never reads a footer
+    with source.parquet() as parquet:  # pyarrow imported here: planning a light statement never reads a footer
+        schema, metadata = parquet.schema_arrow, parquet.metadata
     position = next(
-        (i for i, f in enumerate(parquet.schema_arrow) if f.metadata and f.metadata.get(FIELD_ID) == str(column_id).encode()),
+        (i for i, f in enumerate(schema) if f.metadata and f.metadata.get(FIELD_ID) == str(column_id).encode()),
         None,
     )
     found: ValueRange = (None, None)
     if position is None:  # the file was written before the column existed: its rows read the default
         return found if default is None else (default, default)
-    metadata = parquet.metadata
     for group in range(metadata.num_row_groups):
         chunk = metadata.row_group(group).column(position)
         stats = chunk.statistics

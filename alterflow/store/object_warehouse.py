@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import pathlib
 from collections.abc import Iterable
+from datetime import UTC
 
 from alterflow.catalog.catalog import Catalog
-from alterflow.object_store import ObjectStoreFiles, ObjectStoreLocation
+from alterflow.object_store import ObjectStoreError, ObjectStoreFiles, ObjectStoreLocation
 from alterflow.store.layout import (
     COMPACTION_DIR,
     COMPACTION_STAGING,
@@ -33,15 +34,13 @@ from alterflow.store.layout import (
 from alterflow.store.warehouse import (
     MARKER,
     FoundFile,
+    IncompleteUpload,
     IndexFolder,
     MarkerRecord,
     StagingFolder,
     Warehouse,
-    WarehouseNotOwned,
     WarehouseScan,
 )
-
-MARKER_ATTEMPTS = 5  # conditional replaces of the marker tried before giving up (each loses only to another writer)
 
 
 class ObjectWarehouse(Warehouse):
@@ -75,43 +74,61 @@ class ObjectWarehouse(Warehouse):
         return self.path(MARKER)
 
     def _client(self):
-        """boto3's S3 client for the marker's conditional writes (pyarrow has none)."""
+        """boto3's S3 client for the marker's conditional writes and the uploads' listing (pyarrow
+        has neither); one line without boto3."""
         try:
             return self.root.client
         except ImportError:
-            raise WarehouseNotOwned(f"warehouse {self.root} is in object storage: install alterflow[s3] (boto3)") from None
+            raise ObjectStoreError(f"warehouse {self.root} is in object storage: install alterflow[s3] (boto3)") from None
+
+    def _store_failed(self, exc: Exception, what: str) -> ObjectStoreError:
+        """One line for a request the store (or the way to it) failed: not a refusal of this catalog."""
+        code = getattr(exc, "response", {}).get("Error", {}).get("Code") if hasattr(exc, "response") else None
+        return ObjectStoreError(f"warehouse {self.root}: {what} failed: {code or str(exc).splitlines()[0]}")
 
     def _marker_key(self) -> str:
         return self.marker.split("/", 1)[1]
 
     def _marker_text(self) -> str | None:
-        from botocore.exceptions import ClientError
+        client = self._client()
+        from botocore.exceptions import BotoCoreError, ClientError
 
         try:
-            reply = self._client().get_object(Bucket=self.root.bucket, Key=self._marker_key())
+            reply = client.get_object(Bucket=self.root.bucket, Key=self._marker_key())
             body = reply["Body"].read()
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
                 self._marker_etag = None
                 return None
-            raise self._unreadable() from None
+            raise self._store_failed(exc, f"reading its owner marker {MARKER}") from None
+        except BotoCoreError as exc:
+            raise self._store_failed(exc, f"reading its owner marker {MARKER}") from None
         self._marker_etag = reply.get("ETag")
         try:
             return body.decode("utf-8")
         except ValueError:
             raise self._unreadable() from None
 
-    def _create_marker(self, record: MarkerRecord) -> None:
-        """Create the marker unless one exists (then that one's owner wins)."""
-        from botocore.exceptions import ClientError
+    def _put_marker(self, record: MarkerRecord, condition: dict) -> bool:
+        """Write the marker under `condition` (If-None-Match or If-Match); False when the condition
+        did not hold (another process wrote or is writing it)."""
+        client = self._client()
+        from botocore.exceptions import BotoCoreError, ClientError
 
         try:
-            self._client().put_object(
-                Bucket=self.root.bucket, Key=self._marker_key(), Body=self._marker_body(record).encode(), IfNoneMatch="*"
-            )
+            reply = client.put_object(Bucket=self.root.bucket, Key=self._marker_key(), Body=self._marker_body(record).encode(), **condition)
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") not in ("PreconditionFailed", "ConditionalRequestConflict"):
-                raise
+            if exc.response.get("Error", {}).get("Code") in ("PreconditionFailed", "ConditionalRequestConflict"):
+                return False
+            raise self._store_failed(exc, f"writing its owner marker {MARKER}") from None
+        except BotoCoreError as exc:
+            raise self._store_failed(exc, f"writing its owner marker {MARKER}") from None
+        self._marker_etag = reply.get("ETag")  # of what this process wrote: the next replace is conditional on it
+        return True
+
+    def _create_marker(self, record: MarkerRecord) -> None:
+        """Create the marker unless one exists (If-None-Match: of racing claims, one creates it)."""
+        self._put_marker(record, {"IfNoneMatch": "*"})
 
     def _marker_body(self, record: MarkerRecord) -> str:
         import os
@@ -119,32 +136,15 @@ class ObjectWarehouse(Warehouse):
 
         return record.to_json(f"{socket.gethostname()}:{os.getpid()}")
 
-    def _replace_marker(self, record: MarkerRecord) -> None:
-        """Replace the marker read last (If-Match on its ETag), or create it where none was; a
-        marker another process changed meanwhile is read again and the replace is given up when
-        it no longer names this record's owner at a lower high water (its change stands)."""
-        from botocore.exceptions import ClientError
-
-        client = self._client()
-        for _attempt in range(MARKER_ATTEMPTS):
-            condition = {"IfMatch": self._marker_etag} if self._marker_etag else {"IfNoneMatch": "*"}
-            try:
-                client.put_object(Bucket=self.root.bucket, Key=self._marker_key(), Body=self._marker_body(record).encode(), **condition)
-            except ClientError as exc:
-                if exc.response.get("Error", {}).get("Code") not in ("PreconditionFailed", "ConditionalRequestConflict"):
-                    raise
-                try:
-                    now = self.read_marker()
-                except WarehouseNotOwned:
-                    now = None
-                if now is not None and (now.catalog_id != record.catalog_id or now.high_water >= record.high_water):
-                    self.record = now if now.catalog_id == record.catalog_id else self.record
-                    return
-                continue
-            self.record = record
-            self.read_marker()  # its new ETag, for the next replace
-            return
-        raise WarehouseNotOwned(f"warehouse {self.root}: its owner marker kept changing under {MARKER_ATTEMPTS} attempts to replace it")
+    def _replace_marker(self, record: MarkerRecord) -> bool:
+        """Replace the marker this process read or wrote last (If-Match on its ETag), or create it
+        where there was none. False, with nothing written, when another process changed it
+        meanwhile: its change stands (a bind, a claim, a GC's high water)."""
+        condition = {"IfMatch": self._marker_etag} if self._marker_etag else {"IfNoneMatch": "*"}
+        if not self._put_marker(record, condition):
+            return False
+        self.record = record
+        return True
 
     def _move_unreadable_marker(self) -> str | None:
         """An unreadable marker object is simply replaced (an object store has no folder to move aside)."""
@@ -194,8 +194,11 @@ class ObjectWarehouse(Warehouse):
     def move(self, source: pathlib.Path | str, relative: str) -> str:
         """Copy a staged object into place and delete the staged one (an object store has no
         rename; docs/storage.md: a crash between leaves both, the staged one for GC's sweep)."""
+        source = str(source)
+        if not source.startswith(self.root.root + "/") or ".." in source.split("/"):
+            raise ValueError(f"{source} is not an object of the warehouse {self.root}")
         target = self.prepare(relative)
-        self.files.filesystem.move(str(source), target)
+        self.files.filesystem.move(source, target)
         return target
 
     def sync(self, relatives: Iterable[str]) -> int:
@@ -218,10 +221,8 @@ class ObjectWarehouse(Warehouse):
         return self.files.delete(relatives)
 
     def remove_scratch(self, folder: pathlib.Path | str) -> None:
-        """Delete every object under a staging "folder" (a catalog path, or its key)."""
+        """Delete every object under a staging "folder", by its catalog path."""
         relative = str(folder)
-        if relative.startswith(self.root.root + "/"):
-            relative = relative[len(self.root.root) + 1 :]
         parts = relative.split("/")
         if not relative or any(p in ("", ".", "..") for p in parts) or len(parts) < 3:
             raise ValueError(f"{folder} is not a folder inside the warehouse {self.root}")
@@ -229,6 +230,39 @@ class ObjectWarehouse(Warehouse):
         if objects:
             self.check_owner()
             self.files.delete(objects)
+
+    def incomplete_uploads(self) -> list[IncompleteUpload]:
+        """Every multipart upload under the prefix that was begun and never completed or aborted
+        (the store lists them by key and start time)."""
+        client = self._client()
+        prefix = f"{self.root.prefix}/" if self.root.prefix else ""
+        found, markers = [], {}
+        while True:
+            page = client.list_multipart_uploads(Bucket=self.root.bucket, Prefix=prefix, **markers)
+            for upload in page.get("Uploads", ()):
+                initiated = upload["Initiated"].astimezone(UTC).replace(tzinfo=None)
+                found.append(IncompleteUpload(upload["Key"][len(prefix) :], upload["UploadId"], initiated))
+            if not page.get("IsTruncated"):
+                return found
+            markers = {"KeyMarker": page["NextKeyMarker"], "UploadIdMarker": page["NextUploadIdMarker"]}
+
+    def abort_uploads(self, uploads: Iterable[IncompleteUpload]) -> int:
+        """Abort incomplete uploads (their parts go); one already completed or aborted is skipped."""
+        from botocore.exceptions import ClientError
+
+        self.check_owner()
+        client, aborted = self._client(), 0
+        for upload in uploads:
+            try:
+                client.abort_multipart_upload(
+                    Bucket=self.root.bucket, Key=self.path(upload.path).split("/", 1)[1], UploadId=upload.upload_id
+                )
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") != "NoSuchUpload":
+                    raise
+                continue
+            aborted += 1
+        return aborted
 
     def remove_dropped_index_folder(self, index: IndexFolder) -> None:
         """An object store has no folders: once a dropped index's objects are deleted, nothing of

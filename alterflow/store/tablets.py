@@ -238,11 +238,19 @@ def write_parquet(warehouse: pathlib.Path, relative: str, data: pa.Table) -> int
 
 @write_parquet.register
 def _(warehouse: ObjectStoreLocation, relative: str, data: pa.Table) -> int:
+    sink = pa.BufferOutputStream()
+    pq.write_table(data, sink, **write_options(data))
+    return _upload(warehouse, relative, sink.getvalue())
+
+
+def _upload(warehouse: ObjectStoreLocation, relative: str, data) -> int:
+    """Upload a whole file's bytes. pyarrow completes an upload whenever its stream closes, an
+    exception's unwinding included, so the bytes go in one call, which no Python exception (a
+    signal's) can cut: the object is whole, or (a killed process) absent. Returns its size."""
     with warehouse.filesystem.open_output_stream(warehouse.key(relative), metadata={}) as out:
-        pq.write_table(data, out, **write_options(data))
-        size = out.tell()
-        crash_point("object_uploading")
-    return size  # the object exists now: its upload completed as the stream closed
+        out.write(data)
+        crash_point("object_uploading")  # handed over, not yet complete (the parts upload in the background)
+    return len(data)
 
 
 def write_pieces(path: pathlib.Path, pieces: Sequence[memoryview | bytes | pa.Buffer]) -> int:
@@ -268,12 +276,7 @@ def write_encoded(warehouse: pathlib.Path, relative: str, pieces: Sequence[memor
 
 @write_encoded.register
 def _(warehouse: ObjectStoreLocation, relative: str, pieces: Sequence[memoryview | bytes | pa.Buffer]) -> int:
-    size = 0
-    with warehouse.filesystem.open_output_stream(warehouse.key(relative), metadata={}) as out:
-        for piece in pieces:
-            size += out.write(piece)
-        crash_point("object_uploading")
-    return size
+    return _upload(warehouse, relative, pieces[0] if len(pieces) == 1 else b"".join(pieces))
 
 
 def flush_data(path: pathlib.Path) -> None:

@@ -32,6 +32,7 @@ import re
 import shutil
 import socket
 import stat
+import time
 import uuid
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -58,6 +59,7 @@ from alterflow.store.layout import (
 )
 
 MARKER = "_alterflow_warehouse.json"
+CLAIM_ATTEMPTS = 5
 SYNC_THREADS = 16  # flushes waited for at once (each thread mostly sleeps in the kernel)
 BIND_HINT = "check ALTERFLOW_CATALOG_URL and ALTERFLOW_WAREHOUSE; `alterflow db bind-warehouse` re-binds"
 FORCE_HINT = "`alterflow db bind-warehouse --force` makes it the owner"
@@ -165,6 +167,16 @@ class StagingFolder:
     relative: str
     index_id: int
     txn_id: int | None
+
+
+@dataclass(frozen=True)
+class IncompleteUpload:
+    """An upload to an object store that never completed (a writer killed mid-upload): no object
+    exists, only its parts, which take space until the upload is aborted."""
+
+    path: str  # the catalog path it was to become
+    upload_id: str
+    initiated: datetime  # UTC
 
 
 @dataclass
@@ -284,8 +296,7 @@ class Warehouse:
             self._prove_claim(mine)
             if not claim:
                 return
-            self._create_marker(MarkerRecord(mine))
-            record = self.read_marker() or MarkerRecord(mine)
+            record = self._claim(mine)
         if record.catalog_id != mine:
             raise WarehouseNotOwned(
                 f"warehouse {self.root} belongs to catalog {record.catalog_id}, not to this catalog {mine}: {BIND_HINT}"
@@ -368,6 +379,18 @@ class Warehouse:
             return
         self._replace_marker(replace(self.record, high_water=newest_txn))
 
+    def _claim(self, mine: str) -> MarkerRecord:
+        """Create the marker unless one exists, then the marker there: whoever created it owns the
+        warehouse. An object store may answer a claim racing another with a conflict before either
+        landed: asked again a moment later."""
+        for attempt in range(CLAIM_ATTEMPTS):
+            self._create_marker(MarkerRecord(mine))
+            record = self.read_marker()
+            if record is not None:
+                return record
+            time.sleep(0.1 * (attempt + 1))
+        raise WarehouseNotOwned(f"warehouse {self.root}: its owner marker could not be created ({CLAIM_ATTEMPTS} attempts); run it again")
+
     def _still_there(self, found: FoundFile) -> bool:
         return os.path.lexists(found.absolute)
 
@@ -389,13 +412,15 @@ class Warehouse:
             out.flush()
             os.fsync(out.fileno())
 
-    def _replace_marker(self, record: MarkerRecord) -> None:
+    def _replace_marker(self, record: MarkerRecord) -> bool:
+        """Replace the marker (by rename: of two replaces at once, the later one stands); True."""
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = self.root / f".{MARKER}.{uuid.uuid4().hex}.tmp"
         self._write_marker(tmp, record)
         os.replace(tmp, self.marker)
         fsync_path(self.root, directory=True)
         self.record = record
+        return True
 
     def bind(self, force: bool = False) -> str:
         """Make this catalog the warehouse's owner on purpose (after a restore, a move of the
@@ -432,7 +457,10 @@ class Warehouse:
         if owner == mine:  # a copy of this catalog wrote there too: from now on only this one is the owner
             mine = self.catalog.new_identity()
         accepted = utcnow() if unknown else None
-        self._replace_marker(MarkerRecord(mine, evidence.newest_txn, accepted))
+        if not self._replace_marker(MarkerRecord(mine, evidence.newest_txn, accepted)):
+            raise WarehouseNotOwned(
+                f"warehouse {self.root}: its owner marker changed while binding (another catalog's claim, a GC); run it again"
+            )
         self._owned = True
         was = f"from catalog {owner}" if owner else ("(its marker was unreadable)" if unreadable else "(it had no owner)")
         return (
@@ -513,7 +541,11 @@ class Warehouse:
         for folder, pattern in ((COMPACTION_STAGING, COMPACTION_DIR), (LOAD_STAGING, LOAD_DIR)):
             if not _is_folder(index.path / folder):
                 continue
-            for attempt in sorted((index.path / folder).iterdir()):
+            try:
+                attempts = sorted((index.path / folder).iterdir())
+            except (FileNotFoundError, NotADirectoryError):  # removed meanwhile (the work it held ended)
+                continue
+            for attempt in attempts:
                 match = pattern.fullmatch(attempt.name)
                 if match and _is_folder(attempt):
                     found.append(StagingFolder(f"{index.relative}/{folder}/{attempt.name}", index.index_id, int(match.group(1))))
@@ -635,6 +667,15 @@ class Warehouse:
         self.check_owner()
         if self._plain_folders(folder):
             shutil.rmtree(folder, ignore_errors=True)  # follows no link inside: it removes the links themselves
+
+    def incomplete_uploads(self) -> list[IncompleteUpload]:
+        """Uploads begun and never completed. A disk has none: a write cut short there is a
+        `.tmp` file, which the listing finds (alterflow.gc.files)."""
+        return []
+
+    def abort_uploads(self, uploads: Iterable[IncompleteUpload]) -> int:
+        """Abort incomplete uploads (none on a disk); returns how many were aborted."""
+        return len(list(uploads))
 
     def remove_dropped_index_folder(self, index: IndexFolder) -> None:
         """The empty folders of a dropped index, and its table's folder if nothing is left in it."""

@@ -6,6 +6,7 @@ it, the ALTERFLOW_* environment, as before. Every refusal is one line."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from airflow.sdk import BaseHook
@@ -68,6 +69,19 @@ def test_without_a_connection_the_hook_uses_the_environment(env):
     assert hook.get_settings() == env and "environment" in hook.source
     with hook.get_conn() as af:
         assert af.settings.catalog_url == env.catalog_url and af.warehouse == env.warehouse
+
+
+def test_a_connection_to_a_bucket_warehouse_opens_it(env, monkeypatch, tmp_path, s3_bucket):
+    """The Warehouse field as an s3:// URI: the hook's Python API connection (the load operator's,
+    the Test button's) reaches the same bucket, with the endpoint the URI names."""
+    from alterflow.object_store import ObjectStoreLocation
+
+    uri = f"s3://{s3_bucket}/wh?endpoint_override={os.environ['AWS_ENDPOINT_URL'][len('http://') :]}&scheme=http"
+    connection(monkeypatch, catalog_url=f"sqlite:///{tmp_path / 'conn.db'}", warehouse=uri)
+    with AlterflowHook().get_conn() as af:
+        assert isinstance(af.warehouse, ObjectStoreLocation) and af.warehouse.bucket == s3_bucket
+        af.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
+        assert af.table("t").scan().to_arrow().num_rows == 1
 
 
 def test_a_configured_connection_is_used_and_its_password_goes_into_the_url(env, monkeypatch, tmp_path):

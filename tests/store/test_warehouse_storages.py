@@ -130,8 +130,26 @@ def test_the_high_water_mark_never_overwrites_a_bind_made_meanwhile(storage, cat
     marker = json.loads(storage.read(MARKER))
     if isinstance(store, ObjectWarehouse):  # a conditional replace: the bind stands
         assert marker["catalog_id"] == other.catalog_id()
-    else:  # on a disk the marker is replaced by rename: the last writer wins (docs/storage.md)
-        assert marker["catalog_id"] in (other.catalog_id(), catalog.catalog_id())
+    else:  # on a disk the marker is replaced by rename: the later writer wins (docs/storage.md)
+        assert marker["catalog_id"] == catalog.catalog_id()
+
+
+def test_the_store_honours_the_markers_conditions(storage, catalog, tmp_path):
+    """What the one-owner promise rests on in a bucket: a create over an existing marker writes
+    nothing, and a replace conditional on a marker that has changed since writes nothing."""
+    store = Warehouse(storage.root, catalog)
+    store.check_owner()
+    first = storage.read(MARKER)
+    other = Catalog(f"sqlite:///{tmp_path / 'other.db'}")
+    Warehouse(storage.root, other)._create_marker(MarkerRecord(other.catalog_id()))
+    assert storage.read(MARKER) == first, "a second claim leaves the first"
+    if not isinstance(store, ObjectWarehouse):
+        return
+    stale = Warehouse(storage.root, catalog)
+    stale.read_marker()  # remembers this version of the marker
+    store.record_high_water(3)  # the marker changes
+    assert stale._replace_marker(MarkerRecord(catalog.catalog_id(), 1)) is False
+    assert json.loads(storage.read(MARKER))["high_water"] == 3
 
 
 def test_the_listing_sorts_the_layout_and_leaves_the_rest_alone(storage, catalog):
@@ -179,6 +197,21 @@ def test_a_missing_file_cannot_be_made_visible(storage, catalog):
     storage.put(DATA, b"x")
     with pytest.raises(FileNotFoundError):
         store.sync([DATA, "t1/i1/b1/never-written.parquet"])
+
+
+def test_a_disk_has_no_incomplete_uploads_and_a_bucket_lists_its_own(storage, catalog, tmp_path):
+    store = Warehouse(storage.root, catalog)
+    store.check_owner()
+    if not isinstance(store, ObjectWarehouse):
+        assert store.incomplete_uploads() == []
+        return
+    client = storage.root.client
+    begun = client.create_multipart_upload(Bucket=storage.root.bucket, Key=f"w/{DATA}")["UploadId"]
+    client.create_multipart_upload(Bucket=storage.root.bucket, Key="elsewhere/x.parquet")  # not under the prefix
+    [upload] = store.incomplete_uploads()
+    assert (upload.path, upload.upload_id) == (DATA, begun)
+    assert store.abort_uploads([upload, upload]) == 1, "an upload already aborted is skipped"
+    assert store.incomplete_uploads() == []
 
 
 def test_the_marker_record_round_trips(storage, catalog):
