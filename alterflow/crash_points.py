@@ -5,6 +5,8 @@ with the same signal as `kill -9`, the moment it reaches that point; `name@k` th
 process reaches it (`migrate_statement_recorded@3`: after the third statement an apply records).
 `name:exit` and `name:interrupt` (`validating:exit@1`) raise SystemExit or KeyboardInterrupt in
 the thread that reaches the point instead: a driver thread that dies, not its process.
+`name:stop` stops the whole process with SIGSTOP there (every time, or the k-th), for a test that
+must hold a process at a moment it could not catch from outside; SIGCONT lets it go on.
 Unset (always, in production) a crash point costs one dictionary look-up. The points of a
 heavyweight job:
 
@@ -29,6 +31,10 @@ load_origin_written  an origin file is written; the shadow's file made from it i
 and of a data file's upload to a warehouse in object storage (alterflow.store.tablets):
 
 object_uploading  the file's bytes are handed to its upload; the upload is not complete
+
+and of a data file written to a warehouse on a disk (alterflow.store.tablets):
+
+file_writing  the file's bytes are in its `.tmp`, not yet renamed to its final name
 
 and of `alterflow migrate apply` (alterflow.migrate.apply):
 
@@ -60,6 +66,9 @@ def crash_point(name: str) -> None:
             continue
         _reached[name] += 1
         if not nth or _reached[name] == int(nth):
+            if how == "stop":
+                os.kill(os.getpid(), signal.SIGSTOP)
+                return
             if how:
                 raise _RAISED[how](f"crash point {name}")
             _die()

@@ -263,6 +263,7 @@ def write_pieces(path: pathlib.Path, pieces: Sequence[memoryview | bytes | pa.Bu
             out.write(piece)
         out.flush()
         os.fdatasync(out.fileno())  # on the writer's thread; the commit's flush then finds it clean
+    crash_point("file_writing")
     tmp.replace(path)
     return path.stat().st_size
 
@@ -294,5 +295,6 @@ def write_parquet_file(path: pathlib.Path, data: pa.Table) -> int:
     tmp = path.with_name(path.name + ".tmp")
     pq.write_table(data, tmp, **write_options(data))
     flush_data(tmp)  # on the writer's thread (loads write on several): the commit's flush then finds it clean
+    crash_point("file_writing")
     tmp.replace(path)
     return path.stat().st_size

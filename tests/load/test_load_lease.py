@@ -29,7 +29,7 @@ from alterflow.workflow.runner import run_heavy
 from tests.support.catalog_rows import txn_state
 from tests.support.gc import delete_dropped_files
 from tests.support.heavy_jobs import short_leases
-from tests.support.process_signals import stop_outside_a_catalog_write
+from tests.support.process_signals import held_at_its_own_stop, let_go, stop_outside_a_catalog_write
 from tests.support.statements import sql
 
 ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"
@@ -190,28 +190,13 @@ def _run(home: pathlib.Path, env: dict[str, str], *args: str) -> subprocess.Comp
     return subprocess.run([str(ALTERFLOW), *args], env=env, cwd=home.parent, capture_output=True, text=True, timeout=300)
 
 
-def _stopped_writing_a_file(proc: subprocess.Popen, catalog_url: str, warehouse: pathlib.Path) -> bool:
-    """Stop `proc` at a moment a data file's `.tmp` is there (and, on SQLite, no catalog write is
-    under way); False when the load ended first."""
-    while proc.poll() is None:
-        if catalog_url.startswith("sqlite"):
-            stop_outside_a_catalog_write(proc.pid, catalog_url)
-        else:
-            os.killpg(proc.pid, signal.SIGSTOP)
-        if any(warehouse.rglob("*.parquet.tmp")):
-            return True
-        os.killpg(proc.pid, signal.SIGCONT)
-        time.sleep(0.001)
-    return False
-
-
 def test_a_load_stopped_mid_file_whose_lease_gc_ended_says_it_was_aborted(catalog_url, tmp_path):
-    """SIGSTOP while a data file's `.tmp` is being written (a load writes its files at its end,
-    waiting for them), past the lease; `alterflow gc --retention 0` aborts the transaction and
-    deletes its files, the `.tmp` too; SIGCONT. The load ends with the one line that says it was
-    aborted (it was an internal FileNotFoundError on its `.tmp`), nothing of it is visible, and the
-    warehouse keeps only the table's own files. A load that ends before it is caught is loaded
-    again (its rows counted): no host is too fast or too slow for the test."""
+    """Stopped while a data file's `.tmp` is written (the load stops itself there, at its
+    `file_writing:stop` point, so no host is too fast or too slow to catch it), past the lease;
+    `alterflow gc --retention 0` aborts the transaction and deletes its files, the `.tmp` too;
+    SIGCONT. The load ends with the one line that says it was aborted (it was an internal
+    FileNotFoundError on its `.tmp`), nothing of it is visible, and the warehouse keeps only the
+    table's own files."""
     rows = 1_000_000
     csv = tmp_path / "rows.csv"
     pacsv.write_csv(pa.table({"id": pa.array(range(rows), pa.int64()), "v": pa.array([str(i % 1000) for i in range(rows)])}), csv)
@@ -223,36 +208,23 @@ def test_a_load_stopped_mid_file_whose_lease_gc_ended_says_it_was_aborted(catalo
     )
     assert _run(home, env, "sql", "-e", setup).returncode == 0
     warehouse = home / "warehouse"
-    expected = 1
-    for _ in range(20):
-        proc = subprocess.Popen(
-            [str(ALTERFLOW), "load", "b", str(csv)],
-            env=env,
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            caught = _stopped_writing_a_file(proc, catalog_url, warehouse)
-        except BaseException:  # never leave a stopped load behind the test
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate(timeout=60)
-            raise
-        if caught:
-            break
-        assert proc.communicate(timeout=120)[1] == ""
-        expected = 1 + rows  # loaded whole (the same keys each time)
-    else:
-        pytest.fail("twenty loads ended before one was caught writing a file")
+    proc = subprocess.Popen(
+        [str(ALTERFLOW), "load", "b", str(csv)],
+        env={**env, "ALTERFLOW_CRASH_AT": "file_writing:stop"},
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
+        held_at_its_own_stop(proc, catalog_url)
+        assert any(warehouse.rglob("*.parquet.tmp")), "stopped at file_writing with no .tmp"
         time.sleep(LEASE_S + 1.5)  # stopped, it cannot renew: its lease is over after this on any host
         gc = _run(home, env, "gc", "--retention", "0")
         assert gc.returncode == 0, gc.stderr
         assert not any(warehouse.rglob("*.parquet.tmp")), "gc left the stopped load's file"
-        os.killpg(proc.pid, signal.SIGCONT)
-        out, err = proc.communicate(timeout=120)
+        out, err = let_go(proc)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -260,7 +232,7 @@ def test_a_load_stopped_mid_file_whose_lease_gc_ended_says_it_was_aborted(catalo
     assert proc.returncode == 1, (out, err)
     assert re.fullmatch(r"error: transaction \d+ was aborted \(its lease expired\); retry the load\n", err), err
     query = _run(home, env, "sql", "-e", "SELECT count(*) AS n FROM b", "--format", "json")
-    assert query.stdout == f'{{"columns": ["n"], "rows": [[{expected}]]}}\n', query.stdout + query.stderr
+    assert query.stdout == f'{{"columns": ["n"], "rows": [[1]]}}\n', query.stdout + query.stderr
     from alterflow.catalog.catalog import Catalog
 
     with Catalog(catalog_url).db_session() as s:

@@ -45,3 +45,35 @@ def stop_outside_a_catalog_write(pid: int, catalog_url: str, within_s: float = 6
         os.killpg(pid, signal.SIGCONT)
         assert time.monotonic() < deadline, f"process {pid} held the catalog's write lock for {within_s:.0f} s"
         time.sleep(0.05)
+
+
+def stopped(pid: int) -> bool:
+    """Whether process `pid` is stopped (SIGSTOP), from its state in /proc."""
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0] == "T"
+
+
+def held_at_its_own_stop(proc, catalog_url: str, within_s: float = 120.0) -> None:
+    """Wait until `proc`, started with `ALTERFLOW_CRASH_AT=<point>:stop`, has stopped itself at a
+    moment it holds no write lock on a SQLite catalog (any other catalog: its first stop). A stop
+    inside a catalog write is continued, to the point's next stop."""
+    deadline = time.monotonic() + within_s
+    while True:
+        assert proc.poll() is None, "the process ended before it reached its stop point"
+        assert time.monotonic() < deadline, f"process {proc.pid} did not stop itself within {within_s:.0f} s"
+        if stopped(proc.pid):
+            url = make_url(catalog_url)
+            if url.get_backend_name() != "sqlite" or _write_lock_is_free(url.database):
+                return
+            os.kill(proc.pid, signal.SIGCONT)
+        time.sleep(0.01)
+
+
+def let_go(proc, within_s: float = 120.0) -> tuple[str, str]:
+    """Continue `proc` each time it stops itself until it ends; its output."""
+    deadline = time.monotonic() + within_s
+    while proc.poll() is None:
+        assert time.monotonic() < deadline, f"process {proc.pid} did not end within {within_s:.0f} s"
+        os.kill(proc.pid, signal.SIGCONT)
+        time.sleep(0.01)
+    return proc.communicate(timeout=within_s)
