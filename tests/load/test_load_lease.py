@@ -232,7 +232,7 @@ def test_a_load_stopped_mid_file_whose_lease_gc_ended_says_it_was_aborted(catalo
     assert proc.returncode == 1, (out, err)
     assert re.fullmatch(r"error: transaction \d+ was aborted \(its lease expired\); retry the load\n", err), err
     query = _run(home, env, "sql", "-e", "SELECT count(*) AS n FROM b", "--format", "json")
-    assert query.stdout == f'{{"columns": ["n"], "rows": [[1]]}}\n', query.stdout + query.stderr
+    assert query.stdout == '{"columns": ["n"], "rows": [[1]]}\n', query.stdout + query.stderr
     from alterflow.catalog.catalog import Catalog
 
     with Catalog(catalog_url).db_session() as s:
