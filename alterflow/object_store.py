@@ -88,6 +88,11 @@ class ObjectStoreLocation:
             env["AWS_REGION"] = self.region
         return env
 
+    def __getstate__(self) -> dict:
+        """Pickled (to a Spark task's Python worker) without the file system and client it made:
+        the worker makes its own, from its environment's credentials."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("filesystem", "client")}
+
     @cached_property
     def filesystem(self):
         """The pyarrow S3 file system of this location (made once per location object)."""

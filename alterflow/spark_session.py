@@ -28,16 +28,18 @@ _session = None
 
 
 class SparkOnObjectStore(UserError):
-    """Spark was asked for on a warehouse in object storage, where it does not run yet."""
+    """Spark was asked to read a warehouse in object storage, or to convert one, which it does
+    not do yet (its loads write one: alterflow.load.spark_load)."""
 
 
 def refuse_on_object_store(warehouse) -> None:
-    """SparkOnObjectStore, one line, when `warehouse` is in object storage: every door to Spark
-    asks this first (a session of its own, the user's, spark-submit's), before anything changes."""
+    """SparkOnObjectStore, one line, when `warehouse` is in object storage: every door where Spark
+    would read the warehouse's files or convert them asks this first (a query, a conversion, a
+    spark-submit, the user's own session), before anything changes."""
     if isinstance(warehouse, ObjectStoreLocation):
         raise SparkOnObjectStore(
-            f"the Spark engine does not read or write a warehouse in object storage ({warehouse}) in this release: "
-            "loads, queries and analyses run in process there (--engine local, SET engine = local); docs/storage.md"
+            f"the Spark engine does not read a warehouse in object storage ({warehouse}) in this release: "
+            "queries, conversions and analyses run in process there (SET engine = local); docs/storage.md"
         )
 
 
@@ -97,7 +99,6 @@ def get_spark(settings: Settings, log_path: pathlib.Path | None = None):
     settings' home), as do PySpark's own loggers; one that failed to start is one line
     (`SparkStartError`) naming the log."""
     global _session
-    refuse_on_object_store(settings.warehouse)
     with _lock:
         if _session is not None:
             return _session

@@ -15,7 +15,11 @@ Parquet files with field ids. One definition of every rule serves both engines.
 The load stays one transaction: the driver begins it (PREPARE) before the Spark job; the tasks write
 into a staging folder of the transaction (`t<table>/i<index>/_load/l<txn>`, swept by GC once the
 transaction is over); the driver then records every file, moves it into its tablet and commits,
-exactly like a local load, with the same dual write and the same commit checks.
+exactly like a local load, with the same dual write and the same commit checks. On a warehouse in
+object storage the tasks upload their files through pyarrow's S3 file system in their Python
+workers (no S3 connector in the JVM), each in one call, and the driver's move is the store's
+server-side copy (docs/storage.md): the tablets a file goes to exist only once the tasks said which
+they filled.
 
 Within a load the last row of a primary key wins. Each task writes one set of files per input
 split (a file's byte range); a file's sequence, in its name, is (input file, split offset,
@@ -49,7 +53,7 @@ from alterflow.load.inputs import CsvSplit, LoadInput, LoadInputError, csv_heade
 from alterflow.load.local_load import LoadResult, abort_load, aborted_elsewhere, dual_write_rows, numbered
 from alterflow.load.rows import rows_from_arrow
 from alterflow.load.tablet_buffers import TabletBuffers, TabletKey
-from alterflow.spark_session import refuse_on_object_store
+from alterflow.object_store import ObjectStoreLocation
 from alterflow.store.column_splice import shadow_from_origin, write_with_shadow
 from alterflow.store.layout import absolute, data_file_path, load_staging_path
 from alterflow.store.quarantine import QuarantineTarget
@@ -79,11 +83,6 @@ RESULT_SCHEMA = (
 )
 
 
-def staging_dir(warehouse: pathlib.Path, table_id: int, index_id: int, txn_id: int) -> pathlib.Path:
-    """The tasks' output before it moves into the tablets (GC sweeps it once the transaction is over)."""
-    return absolute(warehouse, load_staging_path(table_id, index_id, txn_id))
-
-
 @dataclass(frozen=True)
 class TaskPlan:
     """What every task of one Spark load needs (pickled to the Python workers)."""
@@ -92,7 +91,8 @@ class TaskPlan:
     version: SchemaVersion
     txn_id: int
     target: DualWriteTarget | None
-    staging: str
+    warehouse: pathlib.Path | ObjectStoreLocation
+    staging: str  # the tasks' output folder, relative to the warehouse
     file_order: dict[str, int]  # an input file's absolute path -> its place in the load
     target_bytes: int
     quarantine: QuarantineTarget | None = None  # where the dual write's failed rows go (on_cast_error = quarantine)
@@ -143,17 +143,17 @@ class _SplitFiles:
         if self.plan.target is not None:
             self.shadow = TabletBuffers(self.plan.target.version, self.plan.target_bytes, self._writer(True), first_seq)
 
-    def _staged(self) -> pathlib.Path:
-        return pathlib.Path(self.plan.staging) / f"{uuid.uuid4().hex}.parquet"
+    def _staged(self) -> str:
+        return f"{self.plan.staging}/{uuid.uuid4().hex}.parquet"
 
-    def _record(self, path: pathlib.Path, key: TabletKey, seq: int, rows: int, shadow: bool, quarantine: bool = False) -> None:
+    def _record(self, path: str, key: TabletKey, seq: int, rows: int, shadow: bool, quarantine: bool = False) -> None:
         self.written.append(
             {
                 "shadow": shadow,
                 "quarantine": quarantine,
                 "partition_key": key[0],
                 "bucket": key[1],
-                "path": str(path),
+                "path": path,
                 "rows": rows,
                 "seq": str(seq),
                 "nulled": 0,
@@ -164,7 +164,7 @@ class _SplitFiles:
     def _writer(self, shadow: bool, quarantine: bool = False):
         def write(key: TabletKey, seq: int, rows: pa.Table) -> None:
             path = self._staged()
-            write_parquet(path.parent, path.name, rows)
+            write_parquet(self.plan.warehouse, path, rows)
             self._record(path, key, seq, rows.num_rows, shadow, quarantine)
 
         return write
@@ -173,7 +173,7 @@ class _SplitFiles:
         """An origin file and the shadow's file of the same rows (`column_splice.write_with_shadow`);
         `add` has checked the rows."""
         origin, shadow = self._staged(), self._staged()
-        write_with_shadow(origin.parent, origin.name, shadow.name, rows, self.plan.version, self.plan.target.version)
+        write_with_shadow(self.plan.warehouse, origin, shadow, rows, self.plan.version, self.plan.target.version)
         self._record(origin, key, seq, rows.num_rows, False)
         self._record(shadow, key, seq, rows.num_rows, True)
 
@@ -386,13 +386,14 @@ def spark_load(
     settings,
 ) -> LoadResult:
     """`source` loaded into `table` as one transaction, converted and written by Spark tasks."""
-    refuse_on_object_store(warehouse)  # the user's own SparkSession (write_table) never asked get_spark
     store = Warehouse(warehouse, catalog)
     store.check_owner()  # before anything is written
     catalog.abort_expired_transactions(table.id)  # their files go after the retention (GC)
     txn_id = catalog.begin_transaction(table.id, label, settings.txn_timeout_s, lease_s=settings.lease_s, holder=new_holder())
-    staging = staging_dir(warehouse, table.id, table.current_index_id, txn_id)
-    new_folders = [folder for folder in staging.parents if not folder.exists()]  # removed again if left empty
+    staging = load_staging_path(table.id, table.current_index_id, txn_id)
+    on_disk = not isinstance(warehouse, ObjectStoreLocation)
+    # removed again if left empty
+    new_folders = [folder for folder in absolute(warehouse, staging).parents if not folder.exists()] if on_disk else []
     planned: list[str] = []
     try:
         with TransactionLease(catalog, txn_id, settings.lease_s):
@@ -408,8 +409,9 @@ def spark_load(
         raise
     finally:
         store.remove_scratch(staging)
-        for folder in [staging.parent, *new_folders]:
-            _remove_if_empty(folder)
+        if on_disk:
+            for folder in [absolute(warehouse, staging).parent, *new_folders]:
+                _remove_if_empty(folder)
 
 
 def _remove_if_empty(folder: pathlib.Path) -> None:
@@ -425,7 +427,7 @@ def _write_and_commit(
     version: SchemaVersion,
     source: SparkInput,
     txn_id: int,
-    staging: pathlib.Path,
+    staging: str,
     planned: list[str],
     settings,
 ) -> LoadResult:
@@ -433,11 +435,12 @@ def _write_and_commit(
     target = heavy.dual_write_target(table.id)
     if target is not None and txn_id <= target.boundary_txn:
         target = None
-    staging.mkdir(parents=True, exist_ok=True)
+    if not isinstance(store.root, ObjectStoreLocation):
+        absolute(store.root, staging).mkdir(parents=True, exist_ok=True)
     quarantine = None
     if target is not None and target.on_cast_error == "quarantine":
         quarantine = quarantine_target(catalog, table.name, target.job_id, version)
-    plan = TaskPlan(table.name, version, txn_id, target, str(staging), source.file_order, settings.target_file_mb << 20, quarantine)
+    plan = TaskPlan(table.name, version, txn_id, target, store.root, staging, source.file_order, settings.target_file_mb << 20, quarantine)
     written = _run_tasks(spark, source, plan)
     errors = [w["error"] for w in written if w["error"]]
     if errors:
@@ -506,7 +509,7 @@ def _register_and_move(commit: _LoadCommit, written: list[dict]) -> None:
             tablet_id = tablet_ids[(w["partition_key"], w["bucket"])]
             path = data_file_path(table_id, index_id, tablet_id, txn_id, int(w["seq"]))
             files.append(NewFile(tablet_id, index_version.version, path, w["rows"], 0, job_id))
-            moves.append((pathlib.Path(w["path"]), path))
+            moves.append((commit.store.path(w["path"]), path))
     commit.catalog.register_files(txn_id, files)
     for staged, path in moves:
         commit.planned.append(path)

@@ -179,7 +179,7 @@ def validate(catalog: Catalog, request: AlterRequest, group: str | None = None, 
         if choose_engine(result.properties.engine, rows, nbytes) != Engine.LOCAL:
             raise AlterRejected(
                 f"ALTER TABLE {request.table}: this heavyweight change would run on Spark "
-                f"({engine_reason(result.properties.engine, rows, nbytes)}), which does not read or write a warehouse "
+                f"({engine_reason(result.properties.engine, rows, nbytes)}), which does not convert a warehouse "
                 f"in object storage ({warehouse}) in this release; nothing was changed"
             )
     if result.kind is Verdict.HEAVY and warehouse is not None:  # a rewrite writes files: refused before its job exists
