@@ -138,7 +138,7 @@ def write_table(df, name: str, connection: Connection | None = None, label: str 
     name = _table_name(name, "write_table")
     if label is not None and (not isinstance(label, str) or not label.strip() or len(label) > MAX_LABEL or not label.isprintable()):
         raise SparkTableError(f"write_table: label is 1 to {MAX_LABEL} printable characters (no control characters), not {shown(label)}")
-    with _opened(connection, "write_table", reads=False) as conn:
+    with _opened(connection, "write_table") as conn:
         from alterflow.load.spark_load import query_result, spark_load
 
         info, version = conn.catalog.current_schema(name)  # UnknownObject for an unknown table
@@ -310,25 +310,19 @@ def _partition_error(
 
 
 @contextlib.contextmanager
-def _opened(connection: Connection | None, caller: str, reads: bool = True) -> Iterator[Connection]:
-    """The caller's connection, or one of the environment's settings closed afterwards; one whose
-    warehouse is in object storage is refused where Spark would read its files (`reads`)."""
+def _opened(connection: Connection | None, caller: str) -> Iterator[Connection]:
+    """The caller's connection, or one of the environment's settings closed afterwards."""
     from alterflow.api.connection import Connection, connect
-    from alterflow.spark_session import refuse_on_object_store
 
     if connection is None:
         owned = connect()
         try:
-            if reads:
-                refuse_on_object_store(owned.warehouse)
             yield owned
         finally:
             owned.close()
         return
     if not isinstance(connection, Connection):
         raise SparkTableError(f"{caller}: connection is an alterflow.Connection (alterflow.connect()), not {type(connection).__name__}")
-    if reads:
-        refuse_on_object_store(connection.warehouse)
     yield connection
 
 

@@ -28,18 +28,18 @@ _session = None
 
 
 class SparkOnObjectStore(UserError):
-    """Spark was asked to read a warehouse in object storage, or to convert one, which it does
-    not do yet (its loads write one: alterflow.load.spark_load)."""
+    """Spark was asked to convert a warehouse in object storage, which it does not do yet (its
+    loads write one and its queries read one: alterflow.load.spark_load, alterflow.read.evolved_read)."""
 
 
 def refuse_on_object_store(warehouse) -> None:
     """SparkOnObjectStore, one line, when `warehouse` is in object storage: every door where Spark
-    would read the warehouse's files or convert them asks this first (a query, a conversion, a
-    spark-submit, the user's own session), before anything changes."""
+    would convert the warehouse's files asks this first (the conversion step, the tablet
+    converter, ConvertHistoryOperator before its spark-submit), before anything changes."""
     if isinstance(warehouse, ObjectStoreLocation):
         raise SparkOnObjectStore(
-            f"the Spark engine does not read a warehouse in object storage ({warehouse}) in this release: "
-            "queries, conversions and analyses run in process there (SET engine = local); docs/storage.md"
+            f"the Spark engine does not convert a warehouse in object storage ({warehouse}) in this release: "
+            "heavyweight changes run on the local engine there; docs/storage.md"
         )
 
 

@@ -338,9 +338,7 @@ class Session:
 
     def _query(self, sql: str, names: tuple[str, ...]):
         from alterflow.read.query_binding import run_query
-        from alterflow.spark_session import refuse_on_object_store
 
-        refuse_on_object_store(self.warehouse)  # before the JVM starts
         return run_query(self.spark, self.catalog, self.warehouse, sql, names)
 
     def _read(self, sql: str, names: tuple[str, ...], fetch):

@@ -7,17 +7,25 @@ NULL; columns the target no longer has are never read. The cost per row does not
 number of versions. Primary-key tables keep, per key, the row of the latest committed transaction;
 between rows of one transaction (a streaming load writes a tablet's rows in several files, each
 holding a key once) the row of the file whose name sorts last wins (`layout.data_file_path`).
+
+A warehouse in object storage is read by Spark tasks without an S3 connector in the JVM: each
+task's Python worker reads its share of the files through pyarrow's S3 file system with the local
+engine's reader (`arrow_read.read_file`: the same projection by field id, widening and initial
+defaults) and hands Spark the rows as Arrow batches (`mapInArrow`); the merge on read is Spark's,
+as on a disk.
 """
 
 from __future__ import annotations
 
 import pathlib
 from collections import defaultdict
-from functools import reduce
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import partial, reduce
 
 from alterflow.catalog.records import DataFile, TableSnapshot
 from alterflow.catalog.schema import Column, SchemaVersion
-from alterflow.spark_session import refuse_on_object_store
+from alterflow.object_store import ObjectStoreLocation
 from alterflow.store.layout import absolute
 from alterflow.store.tablets import TXN_COLUMN
 from alterflow.types import Change, DataType, classify_conversion, format_value, integer_range, to_spark
@@ -152,7 +160,6 @@ def read_snapshot(
     commit_seqs maps transaction ids to commit order (default: the snapshot's, every committed load
     of the table; rewritten files carry their rows' original transactions). merge_keys=False reads
     every stored row, without keeping only the latest per primary key."""
-    refuse_on_object_store(warehouse)
     target = target or snapshot.current
     keyed = bool(snapshot.current.primary_key)
     merge = keyed and merge_keys
@@ -179,7 +186,10 @@ def _union_of_groups(spark, warehouse: pathlib.Path, snapshot: TableSnapshot, gr
     (`by_file`)."""
     from pyspark.sql import functions as F
 
-    frame = reduce(lambda a, b: a.unionAll(b), _group_frames(spark, warehouse, snapshot, groups, target, keyed, by_file))
+    if isinstance(warehouse, ObjectStoreLocation):
+        frame = _object_frame(spark, warehouse, snapshot, groups, target, keyed, by_file)
+    else:
+        frame = reduce(lambda a, b: a.unionAll(b), _group_frames(spark, warehouse, snapshot, groups, target, keyed, by_file))
     # Each column's alterflow type, once over the union (Spark keeps it through the plan).
     labelled = [F.col(_sql_name(c.name)).alias(c.name, metadata={"alterflow.type": c.type.sql()}) for c in target.columns]
     return frame.select(*labelled, *([F.col(TXN_COLUMN)] if keyed else []), *([F.col(_sql_name(FILE_COLUMN))] if by_file else []))
@@ -212,6 +222,58 @@ def _group_frames(
             select.append(f"_metadata.file_name AS {_sql_name(FILE_COLUMN)}")
         parts.append(frame.selectExpr(*select))
     return parts
+
+
+OBJECT_READ_BATCH_ROWS = 32768  # rows per Arrow batch a reading task hands Spark (spark_load's batch size)
+FILES_PER_CORE = 4  # reading tasks per core at most: many small files share a task
+
+
+@dataclass(frozen=True)
+class ObjectFileReads:
+    """What the reading tasks of one snapshot need (pickled to the Python workers): the files,
+    each with the version it was written under, and the version to read them as."""
+
+    warehouse: ObjectStoreLocation
+    files: tuple[tuple[DataFile, SchemaVersion], ...]
+    target: SchemaVersion
+    keyed: bool
+    by_file: bool
+
+
+def read_object_files(reads: ObjectFileReads, batches) -> Iterator:
+    """A reading task: the files whose positions its input rows hold, as rows of the target (the
+    transaction column for a primary-key table, the file's name where the merge ranks by file)."""
+    import pyarrow as pa
+
+    from alterflow.read.arrow_read import read_file
+
+    for batch in batches:
+        for position in batch.column(0).to_pylist():
+            data_file, source = reads.files[position]
+            table = read_file(reads.warehouse, data_file, source, reads.target, reads.keyed)
+            if reads.by_file:
+                name = data_file.path.rsplit("/", 1)[-1]  # as Spark's _metadata.file_name
+                table = table.append_column(FILE_COLUMN, pa.array([name] * table.num_rows, pa.string()))
+            yield from table.to_batches(max_chunksize=OBJECT_READ_BATCH_ROWS)
+
+
+def _object_frame(
+    spark, warehouse: ObjectStoreLocation, snapshot: TableSnapshot, groups, target: SchemaVersion, keyed: bool, by_file: bool
+):
+    """Every file of the snapshot as rows of `target`, read in Spark tasks through pyarrow."""
+    from pyspark.sql.types import StringType, StructField
+
+    files = tuple((f, snapshot.versions[v]) for v in sorted(groups) for f in groups[v])
+    schema = spark_schema(target, with_txn=keyed)
+    if by_file:
+        schema = schema.add(StructField(FILE_COLUMN, StringType(), True))
+    try:
+        cores = max(1, int(spark.sparkContext.defaultParallelism))
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+        cores = max(1, int(spark.conf.get("spark.default.parallelism", "2")))
+    tasks = min(len(files), cores * FILES_PER_CORE)
+    reads = ObjectFileReads(warehouse, files, target, keyed, by_file)
+    return spark.range(0, len(files), 1, tasks).mapInArrow(partial(read_object_files, reads), schema)
 
 
 def _latest_per_key(frame, seq: dict[int, int], by_file: bool, key_names):
