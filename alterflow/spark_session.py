@@ -17,7 +17,6 @@ import threading
 from datetime import UTC, datetime
 
 from alterflow.errors import MAX_LINE, UserError, capped, escaped, first_line
-from alterflow.object_store import ObjectStoreLocation
 from alterflow.settings import Settings, started_by_spark_submit
 
 LOG_CONFIG = pathlib.Path(__file__).with_name("log4j2.properties")
@@ -25,22 +24,6 @@ LOG_NAME = "spark.log"
 LOG_ROTATE_BYTES = 32 * 1024 * 1024  # past this, a new session moves the log to spark.log.1 first
 _lock = threading.Lock()
 _session = None
-
-
-class SparkOnObjectStore(UserError):
-    """Spark was asked to convert a warehouse in object storage, which it does not do yet (its
-    loads write one and its queries read one: alterflow.load.spark_load, alterflow.read.evolved_read)."""
-
-
-def refuse_on_object_store(warehouse) -> None:
-    """SparkOnObjectStore, one line, when `warehouse` is in object storage: every door where Spark
-    would convert the warehouse's files asks this first (the conversion step, the tablet
-    converter, ConvertHistoryOperator before its spark-submit), before anything changes."""
-    if isinstance(warehouse, ObjectStoreLocation):
-        raise SparkOnObjectStore(
-            f"the Spark engine does not convert a warehouse in object storage ({warehouse}) in this release: "
-            "heavyweight changes run on the local engine there; docs/storage.md"
-        )
 
 
 class SparkStartError(UserError):

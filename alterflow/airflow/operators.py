@@ -44,7 +44,7 @@ from alterflow.leases import JobLease
 from alterflow.rewrite.spark_submit import application_path, spark_submit_binary
 from alterflow.schema_change_events import SCHEMA_CHANGES_ALIAS
 from alterflow.settings import child_environment, warehouse_setting
-from alterflow.spark_session import application_conf, refuse_on_object_store
+from alterflow.spark_session import application_conf
 from alterflow.workflow.runner import preload_expectations
 from alterflow.workflow.validated_plan import ValidatedPlan
 
@@ -247,7 +247,6 @@ class ConvertHistoryOperator(SparkSubmitOperator):
         hook = AlterflowHook(self.alterflow_conn_id)
         with tasks.refusals_fail_the_task():
             settings = hook.get_settings()
-            refuse_on_object_store(settings.warehouse)  # spark-submit's application would fail later, with a traceback
             catalog = hook.catalog(settings)
         self.name = f"alterflow-convert-job-{job_id}"
         self.conf = {**application_conf(), **(self.conf or {})}

@@ -15,11 +15,16 @@ table's conversion reads every stored row, so they come from the files' footers:
 files' rows, and the NULLs written minus the NULLs read (`footer_counts`), which keeps the writing
 query as lean as a copy. Only when some cast failed does a second query fetch sample values. The
 local engine counts both while it converts.
+
+On a warehouse in object storage Spark's tasks write the converted files through pyarrow in their
+Python workers (`spark_object_writer`) into the tablet's staging folder there, the quarantined rows
+come to this process as Arrow, and the commit copies each file to its final key on the store's side.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import pathlib
 import threading
@@ -39,11 +44,11 @@ from alterflow.catalog.states import JobState, OnCastError
 from alterflow.crash_points import crash_point
 from alterflow.errors import AlterflowError
 from alterflow.leases import JobLease, TransactionLease
+from alterflow.object_store import ObjectStoreLocation
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.rewrite.footer_counts import file_counts
 from alterflow.rewrite.local_conversion import BUCKET_COLUMN, QUARANTINE_DIR, stage_tablet
 from alterflow.rewrite.progress import ConversionProgress, TabletSize, sizes_of
-from alterflow.spark_session import refuse_on_object_store
 from alterflow.store.layout import FileSource, absolute, conversion_staging_path, data_file_path, file_source
 from alterflow.store.quarantine import COLUMN_COLUMN, JOB_COLUMN, REASON_COLUMN, QuarantineTarget, reason_text, register_and_write
 from alterflow.store.quarantine_table import quarantine_target
@@ -174,8 +179,6 @@ class TabletConverter:
     ):
         if engine == "spark" and spark is None:
             raise ValueError("the Spark engine needs a SparkSession")
-        if engine == "spark":
-            refuse_on_object_store(warehouse)
         self.spark = spark
         self.engine = engine
         self.lease = lease
@@ -274,32 +277,21 @@ class TabletConverter:
                 tablet_id, partition_key, Staged(staged.rows_in, staged.failed, staged.samples, outputs, quarantined), started, quarantine
             )
             return
-        staging = staging_dir(self.warehouse, self.job.table_id, self.shadow_index, tablet_id, self.attempt)
+        if isinstance(self.warehouse, ObjectStoreLocation):
+            staging = _ObjectStaging(self, conversion_staging_path(self.job.table_id, self.shadow_index, tablet_id, self.attempt))
+        else:
+            staging = _FolderStaging(self, staging_dir(self.warehouse, self.job.table_id, self.shadow_index, tablet_id, self.attempt))
         # What killed attempts left behind: holding the lease, no earlier runner can commit them.
-        for leftover in staging.parent.glob(f"o{int(tablet_id)}-*"):
-            self.store.remove_scratch(leftover)
+        staging.remove_leftovers(tablet_id)
         try:
             rows_in, failed, samples = self._stage_with_spark(tablet_id, snapshot, staging, quarantine)
-            staged = Staged(rows_in, failed, samples, self._staged_outputs(staging), self._staged_quarantine(staging))
+            staged = Staged(rows_in, failed, samples, staging.outputs(), staging.quarantined)
             self._commit_tablet(tablet_id, partition_key, staged, started, quarantine)
         finally:
-            self.store.remove_scratch(staging)
-
-    def _staged_outputs(self, staging: pathlib.Path) -> list[StagedOutput]:
-        """The files Spark wrote into `staging`, a folder per bucket, each moved into place in the commit."""
-        outputs = []
-        for path in sorted(staging.glob(f"{BUCKET_COLUMN}=*/*.parquet")):
-            bucket = int(path.parent.name.split("=", 1)[1])
-            rows = pq.read_metadata(path).num_rows
-            outputs.append(StagedOutput(bucket, rows, lambda target, path=path: self.store.move(path, target).stat().st_size))
-        return outputs
-
-    @staticmethod
-    def _staged_quarantine(staging: pathlib.Path) -> list[pa.Table]:
-        return [pq.read_table(path) for path in sorted((staging / QUARANTINE_DIR).glob("*.parquet"))]
+            staging.remove()
 
     def _stage_with_spark(
-        self, tablet_id: int, snapshot: TableSnapshot, staging: pathlib.Path, quarantine: QuarantineTarget | None
+        self, tablet_id: int, snapshot: TableSnapshot, staging: _FolderStaging | _ObjectStaging, quarantine: QuarantineTarget | None
     ) -> tuple[int, int, list]:
         """The tablet's rows converted by Spark into `staging` (and its quarantined rows into its
         quarantine folder): (rows read, values whose cast failed, sample failed values)."""
@@ -330,18 +322,18 @@ class TabletConverter:
             converted = observations.observed(converted.where(~failed_any), "converted").drop(*originals.values())
         self._write_converted(converted.drop(*flags), staging)
         if quarantine is not None:  # after the converted rows (whose write replaces the staging folder)
-            quarantined.write.mode("overwrite").parquet(str(staging / QUARANTINE_DIR))
+            staging.write_quarantined(quarantined, quarantine)
         if observations.watched:
             rows_in, failed = observations.counts()
         else:
             rows_in, source_nulls = origin_counts
-            written_nulls = self._staged_nulls(staging, checked)
+            written_nulls = staging.nulls(checked)
             # A converted value is NULL exactly when its source is NULL or its cast failed.
             failed = sum(written_nulls[cid] - source_nulls[cid] for cid in checked)
         samples = self._samples(origin.drop(*originals.values()), flags) if failed else []
         return rows_in, failed, samples
 
-    def _write_converted(self, converted, staging: pathlib.Path) -> None:
+    def _write_converted(self, converted, staging: _FolderStaging | _ObjectStaging) -> None:
         """Write the converted rows into `staging`, a folder per bucket of the new distribution,
         sorted by (bucket, sort key)."""
         from pyspark.sql import functions as F
@@ -356,13 +348,11 @@ class TabletConverter:
             # Sorted by (bucket, sort key) already, so the partitioned writer adds no sort of its own.
             converted = converted.withColumn(BUCKET_COLUMN, bucket).repartition(BUCKET_COLUMN)
             converted = converted.sortWithinPartitions(F.col(f"`{BUCKET_COLUMN}`"), *sort_names)
-            converted = with_field_ids(converted, self.new)
-            converted.write.mode("overwrite").partitionBy(BUCKET_COLUMN).parquet(str(staging))
+            staging.write_converted(with_field_ids(converted, self.new), bucketed=True)
         else:  # one bucket: each read split writes its own file, straight into the bucket's folder
             if sort_names:
                 converted = converted.sortWithinPartitions(*sort_names)
-            converted = with_field_ids(converted, self.new)
-            converted.write.mode("overwrite").parquet(str(staging / f"{BUCKET_COLUMN}=0"))
+            staging.write_converted(with_field_ids(converted, self.new), bucketed=False)
 
     def _origin_counts(self, snapshot: TableSnapshot, column_ids: list[int]) -> tuple[int, dict[int, int]]:
         """(rows, {column id: NULLs}) of the tablet's origin files as read under the origin version:
@@ -377,18 +367,6 @@ class TabletConverter:
                     found = counts.rows if self.old.column_by_id(column_id).initial_default is None else 0
                 nulls[column_id] += found
         return rows, nulls
-
-    @staticmethod
-    def _staged_nulls(staging: pathlib.Path, column_ids: list[int]) -> dict[int, int]:
-        """{column id: NULLs} over the tablet's converted files, before they move into place."""
-        nulls = dict.fromkeys(column_ids, 0)
-        for path in sorted(staging.glob(f"{BUCKET_COLUMN}=*/*.parquet")):
-            counts = file_counts(FileSource(str(path)), column_ids)
-            for column_id in column_ids:
-                if counts.nulls[column_id] is None:
-                    raise RuntimeError(f"converted file {path.name} has no column with field id {column_id}")
-                nulls[column_id] += counts.nulls[column_id]
-        return nulls
 
     def _samples(self, origin, flags: list[str]) -> list:
         """A few values that could not be converted, as [column, original value] pairs. A query of
@@ -507,3 +485,118 @@ class TabletConverter:
             engine=self.engine,
             seconds=time.monotonic() - started,
         )
+
+
+def _nulls(sources: Iterable[tuple[str, FileSource]], column_ids: list[int]) -> dict[int, int]:
+    """{column id: NULLs} over a tablet's converted files (name, source), before they move into place."""
+    nulls = dict.fromkeys(column_ids, 0)
+    for name, source in sources:
+        counts = file_counts(source, column_ids)
+        for column_id in column_ids:
+            if counts.nulls[column_id] is None:
+                raise RuntimeError(f"converted file {name} has no column with field id {column_id}")
+            nulls[column_id] += counts.nulls[column_id]
+    return nulls
+
+
+class _FolderStaging:
+    """A tablet's Spark conversion staged in a folder of a warehouse on a disk: Spark's own Parquet
+    writer, a folder per bucket; each file is renamed into place in the commit."""
+
+    def __init__(self, converter: TabletConverter, folder: pathlib.Path):
+        self.store = converter.store
+        self.folder = folder
+
+    def remove_leftovers(self, tablet_id: int) -> None:
+        for leftover in self.folder.parent.glob(f"o{int(tablet_id)}-*"):
+            self.store.remove_scratch(leftover)
+
+    def write_converted(self, frame, bucketed: bool) -> None:
+        if bucketed:
+            frame.write.mode("overwrite").partitionBy(BUCKET_COLUMN).parquet(str(self.folder))
+        else:
+            frame.write.mode("overwrite").parquet(str(self.folder / f"{BUCKET_COLUMN}=0"))
+
+    def write_quarantined(self, frame, _target: QuarantineTarget) -> None:
+        frame.write.mode("overwrite").parquet(str(self.folder / QUARANTINE_DIR))
+
+    def _files(self) -> list[pathlib.Path]:
+        return sorted(self.folder.glob(f"{BUCKET_COLUMN}=*/*.parquet"))
+
+    def outputs(self) -> list[StagedOutput]:
+        """The files Spark wrote, each moved into place in the commit."""
+        outputs = []
+        for path in self._files():
+            bucket = int(path.parent.name.split("=", 1)[1])
+            rows = pq.read_metadata(path).num_rows
+            outputs.append(StagedOutput(bucket, rows, lambda target, path=path: self.store.move(path, target).stat().st_size))
+        return outputs
+
+    @property
+    def quarantined(self) -> list[pa.Table]:
+        return [pq.read_table(path) for path in sorted((self.folder / QUARANTINE_DIR).glob("*.parquet"))]
+
+    def nulls(self, column_ids: list[int]) -> dict[int, int]:
+        return _nulls(((path.name, FileSource(str(path))) for path in self._files()), column_ids)
+
+    def remove(self) -> None:
+        self.store.remove_scratch(self.folder)
+
+
+class _ObjectStaging:
+    """A tablet's Spark conversion staged under a prefix of a warehouse in object storage: Spark's
+    tasks write the files through pyarrow (`spark_object_writer`), the quarantined rows come to
+    this process as Arrow; each file is copied to its final key in the commit."""
+
+    def __init__(self, converter: TabletConverter, folder: str):
+        self.converter = converter
+        self.store = converter.store
+        self.folder = folder  # relative to the warehouse
+        self.written: list[tuple[str, int, int]] = []  # (path, bucket, rows)
+        self.quarantined: list[pa.Table] = []
+
+    def remove_leftovers(self, tablet_id: int) -> None:
+        parent, _, _ = self.folder.rpartition("/")
+        mine = f"{parent}/o{int(tablet_id)}-"
+        folders = {
+            o.path[: o.path.index("/", len(mine))]
+            for o in self.store.files.list(parent)
+            if o.path.startswith(mine) and "/" in o.path[len(mine) :]
+        }
+        for folder in sorted(folders):
+            self.store.remove_scratch(folder)
+
+    def write_converted(self, frame, bucketed: bool) -> None:
+        from alterflow.arrow_schema import arrow_field
+        from alterflow.rewrite.spark_object_writer import WRITTEN_SCHEMA, ObjectFileWrites, write_object_files
+        from alterflow.store.tablets import TXN_COLUMN
+
+        new = self.converter.new
+        fields = [arrow_field(c) for c in new.columns]
+        if TXN_COLUMN in frame.columns:
+            fields.append(pa.field(TXN_COLUMN, pa.int64()))
+        writes = ObjectFileWrites(self.converter.warehouse, self.folder, pa.schema(fields), BUCKET_COLUMN if bucketed else None)
+        task = functools.partial(write_object_files, writes)
+        self.written = [(r.path, r.bucket, r.rows) for r in frame.mapInArrow(task, WRITTEN_SCHEMA).collect()]
+
+    def write_quarantined(self, frame, target: QuarantineTarget) -> None:
+        from alterflow.arrow_schema import arrow_schema
+
+        schema = arrow_schema(target.version)
+        rows = frame.toArrow()
+        self.quarantined = [pa.table([rows.column(f.name).cast(f.type) for f in schema], schema=schema)] if rows.num_rows else []
+
+    def outputs(self) -> list[StagedOutput]:
+        return [
+            StagedOutput(bucket, rows, lambda target, path=path: self._place(path, target)) for path, bucket, rows in sorted(self.written)
+        ]
+
+    def _place(self, staged: str, target: str) -> int:
+        self.store.move(self.store.path(staged), target)
+        return self.store.size(target)
+
+    def nulls(self, column_ids: list[int]) -> dict[int, int]:
+        return _nulls(((path, file_source(self.converter.warehouse, path)) for path, _, _ in self.written), column_ids)
+
+    def remove(self) -> None:
+        self.store.remove_scratch(self.folder)

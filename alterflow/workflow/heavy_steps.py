@@ -201,10 +201,6 @@ def convert(
     if job.state != JobState.RUNNING:
         return {"skipped": job.state}
     engine = conversion_engine(catalog, job_id)
-    if engine == "spark":  # a table grown past the local engine's limit since its ALTER was validated
-        from alterflow.spark_session import refuse_on_object_store
-
-        refuse_on_object_store(warehouse)
     with driver.driving(catalog, job_id) as held:
         try:
             result = TabletConverter(spark, catalog, warehouse, job_id, held, parallelism, engine).run()

@@ -19,7 +19,6 @@ from alterflow.catalog.records import JobSpec, TableInfo
 from alterflow.catalog.schema import SchemaVersion, name_key
 from alterflow.catalog.states import Engine, JobKind
 from alterflow.errors import UserError
-from alterflow.object_store import ObjectStoreLocation
 from alterflow.planner import AlterPlan, AlterRejected, TableContext, Verdict, plan_alter
 from alterflow.rewrite.engines import local_refusal
 from alterflow.sql import AlterTable, SqlError, parse_statements
@@ -172,16 +171,6 @@ def validate(catalog: Catalog, request: AlterRequest, group: str | None = None, 
         return ValidatedPlan(JobKind.HEAVY, job.from_version, job.to_version, job_id=job.id)
     result = plan_alter(planner_context(catalog, context, context.current, warehouse), parse_alter(request))
     result.raise_if_rejected()
-    if result.kind is Verdict.HEAVY and isinstance(warehouse, ObjectStoreLocation):
-        from alterflow.rewrite.engines import choose_engine, engine_reason
-
-        rows, nbytes = catalog.table_stats(context.table.id)
-        if choose_engine(result.properties.engine, rows, nbytes) != Engine.LOCAL:
-            raise AlterRejected(
-                f"ALTER TABLE {request.table}: this heavyweight change would run on Spark "
-                f"({engine_reason(result.properties.engine, rows, nbytes)}), which does not convert a warehouse "
-                f"in object storage ({warehouse}) in this release; nothing was changed"
-            )
     if result.kind is Verdict.HEAVY and warehouse is not None:  # a rewrite writes files: refused before its job exists
         from alterflow.store.warehouse import Warehouse
 

@@ -50,6 +50,16 @@ def rows(home: pathlib.Path, uri: str, query: str) -> list[str]:
     return [",".join(str(v) for v in row) for row in json.loads(out)["rows"]]
 
 
+def converted(home: pathlib.Path) -> list[tuple]:
+    """(engine, failed casts, quarantined rows) of every converted tablet, in order."""
+    from catalog.catalog import Catalog
+    from catalog.models import ConvertedTabletRow
+
+    with Catalog(f"sqlite:///{home / 'catalog.db'}").db_session() as s:
+        found = s.query(ConvertedTabletRow).order_by(ConvertedTabletRow.id)
+        return [(row.engine, row.failed_casts, row.quarantined) for row in found]
+
+
 @pytest.fixture
 def warehouse(s3_bucket, tmp_path):
     """(home, s3:// URI) of a fresh home whose warehouse is a prefix of the test's bucket."""
@@ -103,26 +113,30 @@ def test_tables_loads_queries_and_light_changes_run_on_a_bucket(warehouse, tmp_p
     assert rows(home, uri, "SELECT count(*) FROM t") == ["5"] and len(objects(uri)) < len(stored), "the swapped-out files went"
 
 
-@pytest.mark.parametrize(
-    ("args", "says"),
-    [
-        (
-            ("sql", "-e", "ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ('engine' = 'spark')"),
-            'this heavyweight change would run on Spark (spark ("engine" = "spark")), which does not convert a warehouse',
-        ),
-    ],
-)
-def test_what_does_not_run_on_a_bucket_yet_is_one_line_and_changes_nothing(warehouse, tmp_path, args, says):
+def test_spark_conversions_run_on_a_bucket_through_their_python_workers(warehouse, tmp_path):
+    """Heavyweight changes on the Spark engine: the tasks read the origin files and write the
+    converted ones through pyarrow, the commit copies each to its tablet; failed casts are counted
+    (from the query on a keyed table, from the files' footers on another), quarantined rows reach
+    the quarantine table, and no staging object is left."""
     home, uri = warehouse
-    csv = tmp_path / "rows.csv"
-    csv.write_text("id,v\n9,z\n")
-    ok(cli(home, uri, "sql", "-e", "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)); INSERT INTO t VALUES (1, 'a')"))
-    before = objects(uri)
-    line = refused(cli(home, uri, *(a.format(csv=csv) for a in args)))
-    assert says in line and f"(s3://{uri[5:]})" in line, line
-    assert objects(uri) == before
-    assert rows(home, uri, "SELECT id, v FROM t") == ["1,a"]
-    assert json.loads(ok(cli(home, uri, "sql", "--format", "json", "-e", "SHOW ALTER TABLE COLUMN FROM t")))["rows"] == []
+    ok(cli(home, uri, "sql", "-e", "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 3"))
+    values = ", ".join(f"({i}, '{i if i % 100 else 'x'}')" for i in range(1, 1001))
+    ok(cli(home, uri, "sql", "-e", f"INSERT INTO t VALUES {values}; INSERT INTO t VALUES (1, '-1')"))
+    said = ok(cli(home, uri, "sql", "-e", "ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ('engine' = 'spark', 'on_cast_error' = 'null')"))
+    assert said.startswith("ALTER TABLE t: job ") and said.endswith(" FINISHED, schema version 2\n"), said
+    assert rows(home, uri, "SELECT count(*), count(v), sum(v) FROM t") == [f"1000,990,{sum(i for i in range(2, 1001) if i % 100) - 1}"]
+    tablets = converted(home)
+    assert len(tablets) == 3 and {t[0] for t in tablets} == {"spark"} and sum(t[1] for t in tablets) == 10, tablets
+
+    ok(cli(home, uri, "sql", "-e", "CREATE TABLE d (id INT, s STRING); INSERT INTO d VALUES (1, '10'), (2, 'x'), (3, NULL), (4, '40')"))
+    ok(cli(home, uri, "sql", "-e", "ALTER TABLE d MODIFY COLUMN s INT PROPERTIES ('engine' = 'spark', 'on_cast_error' = 'quarantine')"))
+    assert rows(home, uri, "SELECT id, s FROM d ORDER BY id") == ["1,10", "3,None", "4,40"]
+    assert rows(home, uri, "SELECT id, s FROM d__quarantine") == ["2,x"]
+    assert converted(home)[3:] == [("spark", 1, 1)], "counted from the files' footers"
+    ok(cli(home, uri, "sql", "-e", "ALTER TABLE d MODIFY COLUMN s BIGINT PROPERTIES ('engine' = 'spark')"))
+    assert rows(home, uri, "SELECT sum(s), count(*) FROM d") == ["50,3"]
+    assert not [p for p in objects(uri) if "/_staging/" in p], "a staging object is left"
+    assert not list(home.rglob("*.parquet")), "nothing written on the local disk"
 
 
 def test_spark_loads_and_queries_run_on_a_bucket_through_their_python_workers(warehouse, tmp_path):
