@@ -11,6 +11,9 @@ Spark into ONE file under the table's current version.
    started meanwhile).
 The inputs stay on disk for the retention period (deferred deletes): a read that planned before
 the commit still finds them. The sweep deletes them after (alterflow.gc.files).
+On a warehouse in object storage the one Spark task writes the file through pyarrow in its Python
+worker (alterflow.rewrite.spark_object_writer) under the staging prefix, and the move is the
+store's server-side copy.
 A crash after 1 leaves a PREPARE transaction (aborted at its timeout; its file and staging folder
 are then removed by the sweep) and the tablet still old: the next run compacts it again. Rows keep the transaction that
 first wrote them, so merge-on-read still ranks them against loads committing at the same time, and
@@ -28,6 +31,7 @@ import pyarrow.parquet as pq
 from alterflow.catalog.catalog import Catalog, DataFile, NewFile, TableSnapshot
 from alterflow.catalog.garbage import CompactionTarget, GarbageCollection
 from alterflow.leases import TransactionLease, new_holder
+from alterflow.object_store import ObjectStoreLocation
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.rewrite.tablet_conversion import with_field_ids
 from alterflow.settings import DEFAULT_LEASE_S
@@ -50,12 +54,8 @@ class Compacted:
     rows_in: int  # rows of the input files
     rows_out: int
     replaced: tuple[DataFile, ...]
-    staging: pathlib.Path
+    staging: str  # relative to the warehouse
     lease: TransactionLease  # renewed until the commit (or the abort)
-
-
-def staging_dir(warehouse: pathlib.Path, table_id: int, index_id: int, txn_id: int) -> pathlib.Path:
-    return absolute(warehouse, compaction_staging_path(table_id, index_id, txn_id))
 
 
 def _abort(catalog: Catalog, txn_id: int, reason: str) -> None:
@@ -89,17 +89,14 @@ def write_compacted(
         holder=new_holder(),
     )
     lease = TransactionLease(catalog, txn_id, lease_s).start()
-    staging = staging_dir(warehouse, target.table_id, target.index_id, txn_id)
+    staging = compaction_staging_path(target.table_id, target.index_id, txn_id)
     try:
         tablet = TableSnapshot(snapshot.table, current, files, snapshot.versions, snapshot.commit_seqs)
         frame = read_snapshot(spark, warehouse, tablet, current, keep_txn=keyed)
         frame = frame.coalesce(1)
         if current.sort_key:
             frame = frame.sortWithinPartitions(*[f"`{name}`" for name in current.names(current.sort_key)])
-        with_field_ids(frame, current).write.mode("overwrite").parquet(str(staging))
-        written = sorted(staging.glob("*.parquet"))
-        counts = [(p, pq.ParquetFile(p).metadata.num_rows) for p in written]
-        counts = [(p, n) for p, n in counts if n > 0]
+        counts = [(p, n) for p, n in _written(with_field_ids(frame, current), warehouse, staging, current) if n > 0]
         if len(counts) > 1:
             raise RuntimeError(f"compaction of tablet {target.tablet_id} wrote {len(counts)} files instead of one")
         path, rows_out = None, 0
@@ -107,13 +104,25 @@ def write_compacted(
             source, rows_out = counts[0]
             path = data_file_path(target.table_id, target.index_id, target.tablet_id, txn_id)
             catalog.register_files(txn_id, [NewFile(target.tablet_id, current.version, path, rows_out, 0)])
-            store.move(source, path)
+            store.move(store.path(source) if isinstance(source, str) else source, path)
         return Compacted(target, txn_id, current.version, path, sum(f.row_count for f in files), rows_out, files, staging, lease)
     except BaseException as exc:
         lease.stop()
         _abort(catalog, txn_id, f"compaction failed: {exc}")
         store.remove_scratch(staging)
         raise
+
+
+def _written(frame, warehouse, staging: str, current) -> list[tuple[pathlib.Path | str, int]]:
+    """The tablet's rows written into `staging` by Spark: (file, rows) of each file, a path on a
+    disk (Spark's own writer), a path relative to the warehouse in object storage."""
+    if isinstance(warehouse, ObjectStoreLocation):
+        from alterflow.rewrite.spark_object_writer import file_schema, write_frame
+
+        return [(path, rows) for path, _bucket, rows in write_frame(frame, warehouse, staging, file_schema(current, frame.columns))]
+    folder = absolute(warehouse, staging)
+    frame.write.mode("overwrite").parquet(str(folder))
+    return [(p, pq.ParquetFile(p).metadata.num_rows) for p in sorted(folder.glob("*.parquet"))]
 
 
 def commit_compacted(catalog: Catalog, warehouse: pathlib.Path, compacted: Compacted) -> None:

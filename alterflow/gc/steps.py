@@ -31,7 +31,6 @@ from alterflow.catalog.garbage import GarbageCollection
 from alterflow.catalog.leases import JobLeases, last_seen
 from alterflow.gc.compaction import compact_tablet
 from alterflow.gc.files import OrphanAge, Sweep, sweep
-from alterflow.object_store import ObjectStoreLocation
 from alterflow.settings import DEFAULT_LEASE_S
 from alterflow.store.layout import LinkInWarehouse
 from alterflow.store.warehouse import Warehouse
@@ -197,10 +196,6 @@ def compact(catalog: Catalog, warehouse: pathlib.Path, spark_factory: Callable[[
         {"table": b.table_name, "table_id": b.table_id, "reason": f"alter job {b.job_id} is {b.job_state}"} for b in gc.busy_tables()
     ]
     targets = gc.compaction_targets()
-    if targets and isinstance(warehouse, ObjectStoreLocation):  # compaction rewrites with Spark: not on object storage yet
-        why = "compaction does not run on a warehouse in object storage in this release (docs/storage.md)"
-        skipped += [{"table": t.table_name, "table_id": t.table_id, "reason": why} for t in {t.table_id: t for t in targets}.values()]
-        targets = []
     compacted, replaced, rows, conflicts = [], 0, 0, []
     spark = spark_factory() if targets else None
     for target in targets:

@@ -67,3 +67,25 @@ def write_object_files(writes: ObjectFileWrites, batches) -> Iterator[pa.RecordB
                 current = bucket
             pending.append(batch.slice(start, end - start))
     yield from flush()
+
+
+def write_frame(frame, warehouse: ObjectStoreLocation, staging: str, schema: pa.Schema, bucket_column: str | None = None) -> list:
+    """Write a Spark DataFrame's rows as files under `staging` (relative to the warehouse), each
+    task through pyarrow; the files as (path, bucket, rows), in path order."""
+    import functools
+
+    writes = ObjectFileWrites(warehouse, staging, schema, bucket_column)
+    found = frame.mapInArrow(functools.partial(write_object_files, writes), WRITTEN_SCHEMA).collect()
+    return sorted((row.path, row.bucket, row.rows) for row in found)
+
+
+def file_schema(version, columns) -> pa.Schema:
+    """The Arrow schema of a data file of `version` (field ids), with the hidden transaction column
+    when the frame's `columns` hold it."""
+    from alterflow.arrow_schema import arrow_field
+    from alterflow.store.tablets import TXN_COLUMN
+
+    fields = [arrow_field(c) for c in version.columns]
+    if TXN_COLUMN in columns:
+        fields.append(pa.field(TXN_COLUMN, pa.int64()))
+    return pa.schema(fields)

@@ -24,7 +24,6 @@ come to this process as Arrow, and the commit copies each file to its final key 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import pathlib
 import threading
@@ -567,17 +566,10 @@ class _ObjectStaging:
             self.store.remove_scratch(folder)
 
     def write_converted(self, frame, bucketed: bool) -> None:
-        from alterflow.arrow_schema import arrow_field
-        from alterflow.rewrite.spark_object_writer import WRITTEN_SCHEMA, ObjectFileWrites, write_object_files
-        from alterflow.store.tablets import TXN_COLUMN
+        from alterflow.rewrite.spark_object_writer import file_schema, write_frame
 
-        new = self.converter.new
-        fields = [arrow_field(c) for c in new.columns]
-        if TXN_COLUMN in frame.columns:
-            fields.append(pa.field(TXN_COLUMN, pa.int64()))
-        writes = ObjectFileWrites(self.converter.warehouse, self.folder, pa.schema(fields), BUCKET_COLUMN if bucketed else None)
-        task = functools.partial(write_object_files, writes)
-        self.written = [(r.path, r.bucket, r.rows) for r in frame.mapInArrow(task, WRITTEN_SCHEMA).collect()]
+        schema = file_schema(self.converter.new, frame.columns)
+        self.written = write_frame(frame, self.converter.warehouse, self.folder, schema, BUCKET_COLUMN if bucketed else None)
 
     def write_quarantined(self, frame, target: QuarantineTarget) -> None:
         from alterflow.arrow_schema import arrow_schema

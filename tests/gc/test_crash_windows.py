@@ -84,21 +84,21 @@ def test_killed_between_write_and_commit(catalog_session, spark):
     crashed = compaction.write_compacted(spark, catalog_session.catalog, catalog_session.warehouse, only_target(catalog_session))
     # -- killed here: a PREPARE transaction with its file registered and in place, a staging folder
     assert txn_state(catalog_session, crashed.txn_id) == "PREPARE"
-    assert crashed.path in disk_files(catalog_session) and crashed.staging.exists()
+    assert crashed.path in disk_files(catalog_session) and (catalog_session.warehouse / crashed.staging).exists()
     assert sql(catalog_session, EVERYTHING) == before, "an uncommitted compaction is invisible"
 
     # The next run compacts again, and leaves the crashed attempt alone while it may still be running.
     rerun = gc(catalog_session, spark)
     assert rerun["compact"]["tablets_compacted"] == 1
     assert rerun["collect_versions"]["versions_deleted"] == 0, "a PREPARE transaction holds versions back"
-    assert crashed.path in disk_files(catalog_session) and crashed.staging.exists()
+    assert crashed.path in disk_files(catalog_session) and (catalog_session.warehouse / crashed.staging).exists()
     assert sql(catalog_session, EVERYTHING) == before
     assert not old_paths & set(disk_files(catalog_session))
 
     # Past its timeout the crashed transaction is aborted; its file and staging folder go.
     final = gc(catalog_session, spark, now=utcnow() + LATER)
     assert txn_state(catalog_session, crashed.txn_id) == "ABORTED"
-    assert crashed.path not in disk_files(catalog_session) and not crashed.staging.exists()
+    assert crashed.path not in disk_files(catalog_session) and not (catalog_session.warehouse / crashed.staging).exists()
     assert final["collect_versions"]["versions_deleted"] == 1
     assert versions(catalog_session, "t") == [2]
     assert sql(catalog_session, EVERYTHING) == before
@@ -159,7 +159,7 @@ def test_alter_job_started_during_compaction_refuses_the_commit(catalog_session,
         compaction.commit_compacted(catalog_session.catalog, catalog_session.warehouse, compacted)
     assert "started meanwhile" in str(err.value) and "\n" not in str(err.value)
     assert txn_state(catalog_session, compacted.txn_id) == "ABORTED"
-    assert not compacted.staging.exists()
+    assert not (catalog_session.warehouse / compacted.staging).exists()
     assert compacted.path in disk_files(catalog_session), "deferred: GC deletes it after the retention"
     gc_steps.delete_files(catalog_session.catalog, catalog_session.warehouse, 0)
     assert compacted.path not in disk_files(catalog_session)

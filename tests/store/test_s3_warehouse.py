@@ -4,6 +4,7 @@ does not yet (each changing nothing), two catalogs on one bucket, and a load kil
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
@@ -107,9 +108,9 @@ def test_tables_loads_queries_and_light_changes_run_on_a_bucket(warehouse, tmp_p
         assert table.scan().to_arrow().num_rows == 5
     stored = objects(uri)
 
-    # GC: nothing is due yet; what cannot run here says so and the rest runs.
+    # GC: the swapped-out files go (every live file is of the current version: nothing to compact).
     out = ok(cli(home, uri, "gc", "--retention", "0"))
-    assert "compaction does not run on a warehouse in object storage" not in out, "every file is of the current version"
+    assert "0 tablets compacted" in out, out
     assert rows(home, uri, "SELECT count(*) FROM t") == ["5"] and len(objects(uri)) < len(stored), "the swapped-out files went"
 
 
@@ -136,6 +137,14 @@ def test_spark_conversions_run_on_a_bucket_through_their_python_workers(warehous
     ok(cli(home, uri, "sql", "-e", "ALTER TABLE d MODIFY COLUMN s BIGINT PROPERTIES ('engine' = 'spark')"))
     assert rows(home, uri, "SELECT sum(s), count(*) FROM d") == ["50,3"]
     assert not [p for p in objects(uri) if "/_staging/" in p], "a staging object is left"
+
+    # Compaction: a tablet of files of two versions becomes one file of the current one.
+    ok(cli(home, uri, "sql", "-e", "ALTER TABLE d ADD COLUMN n INT DEFAULT 5; INSERT INTO d VALUES (7, 70, 8)"))
+    before = rows(home, uri, "SELECT id, s, n FROM d ORDER BY id")
+    out = ok(cli(home, uri, "gc", "--retention", "0"))
+    assert "1 tablet compacted" in out, out
+    assert rows(home, uri, "SELECT id, s, n FROM d ORDER BY id") == before == ["1,10,5", "3,None,5", "4,40,5", "7,70,8"]
+    assert not [p for p in objects(uri) if "/_compact/" in p], "a staging object is left"
     assert not list(home.rglob("*.parquet")), "nothing written on the local disk"
 
 
@@ -291,3 +300,53 @@ def test_a_load_killed_mid_upload_leaves_nothing_visible_and_the_retry_lands_eve
     out = ok(cli(home, uri, "gc", "--retention", "0", ALTERFLOW_LEASE_S="1"))
     assert "incomplete upload" in out and not client.list_multipart_uploads(Bucket=s3_bucket).get("Uploads"), out
     assert rows(home, uri, "SELECT count(*), count(DISTINCT id) FROM t") == ["200001,200001"]
+
+
+def _killed(home: pathlib.Path, uri: str, args: list[str], crash_at: str | None = None, after_s: float | None = None) -> None:
+    """Run the CLI in its own process group and see it die by SIGKILL: at a crash point (which
+    kills the group, Spark's JVM with it) or `after_s` seconds in (the test kills the group)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
+    env.update(ALTERFLOW_HOME=str(home), ALTERFLOW_WAREHOUSE=uri, ALTERFLOW_SPARK_MASTER="local[2]", ALTERFLOW_LEASE_S="2")
+    if crash_at:
+        env["ALTERFLOW_CRASH_AT"] = crash_at
+    proc = subprocess.Popen(
+        [str(ALTERFLOW), *args], env=env, cwd=home.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        if after_s is not None:
+            try:
+                proc.wait(after_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(300)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+
+
+def test_a_spark_conversion_killed_on_a_bucket_resumes_and_converts_every_row_once(warehouse):
+    """kill -9 of a Spark conversion on a bucket after its first tablet committed, then of the GC
+    that took the orphaned job over at a seeded moment: GC again finishes the job, every row is
+    there once and converted, and GC's sweep leaves no staging object."""
+    import random
+
+    home, uri = warehouse
+    ok(cli(home, uri, "sql", "-e", "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 4"))
+    for first in (0, 2000):
+        values = ", ".join(f"({i}, '{i}')" for i in range(first, first + 2000))
+        ok(cli(home, uri, "sql", "-e", f"INSERT INTO t VALUES {values}"))
+    alter = "ALTER TABLE t MODIFY COLUMN v BIGINT PROPERTIES ('engine' = 'spark')"
+    _killed(home, uri, ["sql", "-e", alter], crash_at="tablet_1")
+    assert 1 <= len(converted(home)) < 4, "killed after its first tablet"
+    time.sleep(2.5)  # its lease (2 s) ran out
+    moment = random.Random(3801).uniform(3.0, 12.0)
+    _killed(home, uri, ["gc"], after_s=moment)
+    time.sleep(2.5)
+    out = ok(cli(home, uri, "gc", "--retention", "0", ALTERFLOW_LEASE_S="2"))
+    assert rows(home, uri, "SELECT count(*), count(DISTINCT id), sum(v), min(v), max(v) FROM t") == [
+        f"4000,4000,{sum(range(4000))},0,3999"
+    ], f"killed GC at {moment:.1f} s; {out}"
+    tablets = converted(home)
+    assert len(tablets) == 4 and {t[0] for t in tablets} == {"spark"}, tablets
+    assert not [p for p in objects(uri) if "/_staging/" in p], "a staging object is left"
