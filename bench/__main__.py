@@ -26,6 +26,7 @@ BENCHMARKS = (
     "spark_golden",
     "migrations",
     "analyze_checks",
+    "object_store",  # before the first that starts Spark: Spark's workers take its AWS variables
     "evolved_read",
     "heavy_alter",
     "load_throughput",

@@ -225,7 +225,7 @@ def _group_frames(
 
 
 OBJECT_READ_BATCH_ROWS = 32768  # rows per Arrow batch a reading task hands Spark (spark_load's batch size)
-FILES_PER_CORE = 4  # reading tasks per core at most: many small files share a task
+FILES_PER_CORE = 16  # reading tasks per core at most: many small files share a task (a task per file below that)
 
 
 @dataclass(frozen=True)
