@@ -17,6 +17,7 @@ environment variables (`AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, `AWS_REGION`,
 
 from __future__ import annotations
 
+import os
 import re
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
@@ -28,6 +29,8 @@ from alterflow.errors import UserError
 
 S3_SCHEMES = ("s3", "s3a")  # s3a:// is Hadoop's name for the same store: the same bucket and keys
 QUERY_OPTIONS = ("endpoint_override", "scheme", "region")
+# The key variables a pickled location carries to a Spark task's worker (`__getstate__`).
+SHIPPED_CREDENTIALS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 # Bucket names as S3 allows them (docs.aws.amazon.com, "Bucket naming rules"): 3 to 63 lowercase
 # letters, digits, dots and hyphens, starting and ending with a letter or digit.
 BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
@@ -90,8 +93,14 @@ class ObjectStoreLocation:
 
     def __getstate__(self) -> dict:
         """Pickled (to a Spark task's Python worker) without the file system and client it made:
-        the worker makes its own, from its environment's credentials."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("filesystem", "client")}
+        the worker makes its own. The AWS key variables of this process travel with it, for a
+        worker whose environment has none (as Iceberg's FileIO properties travel with its tasks);
+        a worker with keys of its own, a profile or a role uses those (docs/storage.md)."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("filesystem", "client")}
+        shipped = {name: os.environ[name] for name in SHIPPED_CREDENTIALS if os.environ.get(name)}
+        if shipped:
+            state["_shipped_credentials"] = shipped
+        return state
 
     @cached_property
     def filesystem(self):
@@ -99,6 +108,13 @@ class ObjectStoreLocation:
         from pyarrow import fs
 
         options = {"scheme": self.endpoint_scheme, "region": self.region, "endpoint_override": self.endpoint}
+        shipped = self.__dict__.get("_shipped_credentials") or {}
+        if "AWS_ACCESS_KEY_ID" in shipped and not os.environ.get("AWS_ACCESS_KEY_ID"):  # a worker without keys of its own
+            options.update(
+                access_key=shipped["AWS_ACCESS_KEY_ID"],
+                secret_key=shipped.get("AWS_SECRET_ACCESS_KEY"),
+                session_token=shipped.get("AWS_SESSION_TOKEN"),
+            )
         return fs.S3FileSystem(**{k: v for k, v in options.items() if v is not None})
 
     @cached_property

@@ -48,7 +48,7 @@ def summary_table(rows: list[ResultRow]) -> str:
             continue
         ratio = row.ratio.split(" ", 1)[0] if row.ratio != "—" else " ".join(row.result.split(" ")[:2])
         name = f"{row.benchmark} ({row.case})"
-        name = name if len(name) <= 52 else name[:49].rstrip() + "…"
+        name = name if len(name) <= 46 else name[:43].rstrip() + "…"
         goal = row.goal.split(" (", 1)[0]
         lines.append(f"| {name} | {ratio} | {goal} | {row.met} |")
     return "\n".join(lines)

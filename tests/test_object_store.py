@@ -198,3 +198,23 @@ def test_a_writer_killed_mid_upload_leaves_no_object_only_an_incomplete_upload(s
     assert [u["Key"] for u in uploads] == ["wh/t1/i1/b1/1-killed.parquet"]
     for upload in uploads:
         client.abort_multipart_upload(Bucket=s3_bucket, Key=upload["Key"], UploadId=upload["UploadId"])
+
+
+def test_a_pickled_location_travels_without_its_file_system_and_with_this_process_keys(monkeypatch):
+    """What a Spark task's worker gets: the location (equal to the driver's), none of the objects
+    the driver made for it, and the driver's AWS key variables for a worker that has none."""
+    import pickle
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "driver-key")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "driver-secret")
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    location = ObjectStoreLocation("bucket", "wh", "127.0.0.1:9", "http", "us-east-1")
+    location.filesystem  # noqa: B018 -- made, and cached on the object
+    state = location.__getstate__()
+    assert "filesystem" not in state and "client" not in state
+    assert state["_shipped_credentials"] == {"AWS_ACCESS_KEY_ID": "driver-key", "AWS_SECRET_ACCESS_KEY": "driver-secret"}
+    copy = pickle.loads(pickle.dumps(location))
+    assert copy == location and "filesystem" not in copy.__dict__
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    assert "_shipped_credentials" not in location.__getstate__()
