@@ -17,11 +17,10 @@ environment variables (`AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, `AWS_REGION`,
 
 from __future__ import annotations
 
-import os
 import re
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
 
@@ -29,8 +28,7 @@ from alterflow.errors import UserError
 
 S3_SCHEMES = ("s3", "s3a")  # s3a:// is Hadoop's name for the same store: the same bucket and keys
 QUERY_OPTIONS = ("endpoint_override", "scheme", "region")
-# The key variables a pickled location carries to a Spark task's worker (`__getstate__`).
-SHIPPED_CREDENTIALS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+KEY_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 # Bucket names as S3 allows them (docs.aws.amazon.com, "Bucket naming rules"): 3 to 63 lowercase
 # letters, digits, dots and hyphens, starting and ending with a letter or digit.
 BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
@@ -50,6 +48,11 @@ class ObjectStoreLocation:
     endpoint: str | None = None  # host:port of a store that is not AWS (MinIO, Ceph, moto)
     endpoint_scheme: str = "https"
     region: str | None = None
+    # The AWS key variables of the environment the URI was read in (`parse_object_store_uri`):
+    # they travel with the location when it is pickled into a Spark task, so a worker reaches the
+    # store with the driver's keys (as Iceberg's FileIO properties travel with its tasks); empty
+    # with a profile or a role, where each process uses its own chain. Never shown, never compared.
+    keys: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
 
     @property
     def uri(self) -> str:
@@ -93,14 +96,8 @@ class ObjectStoreLocation:
 
     def __getstate__(self) -> dict:
         """Pickled (to a Spark task's Python worker) without the file system and client it made:
-        the worker makes its own. The AWS key variables of this process travel with it, for a
-        worker whose environment has none (as Iceberg's FileIO properties travel with its tasks);
-        a worker with keys of its own, a profile or a role uses those (docs/storage.md)."""
-        state = {k: v for k, v in self.__dict__.items() if k not in ("filesystem", "client")}
-        shipped = {name: os.environ[name] for name in SHIPPED_CREDENTIALS if os.environ.get(name)}
-        if shipped:
-            state["_shipped_credentials"] = shipped
-        return state
+        the worker makes its own."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("filesystem", "client")}
 
     @cached_property
     def filesystem(self):
@@ -108,12 +105,12 @@ class ObjectStoreLocation:
         from pyarrow import fs
 
         options = {"scheme": self.endpoint_scheme, "region": self.region, "endpoint_override": self.endpoint}
-        shipped = self.__dict__.get("_shipped_credentials") or {}
-        if "AWS_ACCESS_KEY_ID" in shipped and not os.environ.get("AWS_ACCESS_KEY_ID"):  # a worker without keys of its own
+        keys = dict(self.keys)
+        if "AWS_ACCESS_KEY_ID" in keys:
             options.update(
-                access_key=shipped["AWS_ACCESS_KEY_ID"],
-                secret_key=shipped.get("AWS_SECRET_ACCESS_KEY"),
-                session_token=shipped.get("AWS_SESSION_TOKEN"),
+                access_key=keys["AWS_ACCESS_KEY_ID"],
+                secret_key=keys.get("AWS_SECRET_ACCESS_KEY"),
+                session_token=keys.get("AWS_SESSION_TOKEN"),
             )
         return fs.S3FileSystem(**{k: v for k, v in options.items() if v is not None})
 
@@ -171,7 +168,8 @@ def parse_object_store_uri(text: str, what: str, env: Mapping[str, str]) -> Obje
     if endpoint_scheme not in ("http", "https"):
         raise ObjectStoreError(f"{what} {text!r}: scheme must be http or https, not {endpoint_scheme!r}")
     region = query.get("region") or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None
-    return ObjectStoreLocation(bucket, prefix, endpoint, endpoint_scheme, region)
+    keys = tuple((name, env[name]) for name in KEY_VARIABLES if env.get(name))
+    return ObjectStoreLocation(bucket, prefix, endpoint, endpoint_scheme, region, keys)
 
 
 def _store_failure(location: ObjectStoreLocation, what: str, exc: OSError) -> ObjectStoreError:

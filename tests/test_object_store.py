@@ -200,21 +200,23 @@ def test_a_writer_killed_mid_upload_leaves_no_object_only_an_incomplete_upload(s
         client.abort_multipart_upload(Bucket=s3_bucket, Key=upload["Key"], UploadId=upload["UploadId"])
 
 
-def test_a_pickled_location_travels_without_its_file_system_and_with_this_process_keys(monkeypatch):
+def test_a_pickled_location_travels_without_its_file_system_and_with_the_keys_it_was_read_with():
     """What a Spark task's worker gets: the location (equal to the driver's), none of the objects
-    the driver made for it, and the driver's AWS key variables for a worker that has none."""
+    the driver made for it, and the AWS key variables of the environment its URI was read in,
+    which its file system then uses; the keys are never shown."""
     import pickle
 
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "driver-key")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "driver-secret")
-    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
-    location = ObjectStoreLocation("bucket", "wh", "127.0.0.1:9", "http", "us-east-1")
+    env = {"AWS_ACCESS_KEY_ID": "driver-key", "AWS_SECRET_ACCESS_KEY": "driver-secret", "AWS_ENDPOINT_URL": "http://127.0.0.1:9"}
+    location = parse_object_store_uri("s3://bucket/wh", SETTING, env)
+    assert dict(location.keys) == {"AWS_ACCESS_KEY_ID": "driver-key", "AWS_SECRET_ACCESS_KEY": "driver-secret"}
+    assert (
+        "driver" not in repr(location)
+        and "driver" not in location.setting
+        and location == ObjectStoreLocation("bucket", "wh", "127.0.0.1:9", "http")
+    )
     location.filesystem  # noqa: B018 -- made, and cached on the object
     state = location.__getstate__()
     assert "filesystem" not in state and "client" not in state
-    assert state["_shipped_credentials"] == {"AWS_ACCESS_KEY_ID": "driver-key", "AWS_SECRET_ACCESS_KEY": "driver-secret"}
     copy = pickle.loads(pickle.dumps(location))
-    assert copy == location and "filesystem" not in copy.__dict__
-    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
-    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
-    assert "_shipped_credentials" not in location.__getstate__()
+    assert copy == location and copy.keys == location.keys and "filesystem" not in copy.__dict__
+    assert parse_object_store_uri("s3://bucket/wh", SETTING, {}).keys == ()
