@@ -149,12 +149,17 @@ def query(server, sizes: dict, quick: bool) -> ResultRow:
     )
 
 
-def _read_files(batches, keys: list[str]):
-    """The plain copy's reading task: its objects' rows, read with pyarrow, as Arrow batches."""
+def _task_filesystem():
+    """pyarrow's S3 file system of the plain copy's tasks, from the AWS variables they inherit."""
     from pyarrow import fs
 
     endpoint = os.environ["AWS_ENDPOINT_URL"].split("://", 1)
-    s3 = fs.S3FileSystem(endpoint_override=endpoint[1], scheme=endpoint[0], region=os.environ.get("AWS_REGION"))
+    return fs.S3FileSystem(endpoint_override=endpoint[1], scheme=endpoint[0], region=os.environ.get("AWS_REGION"))
+
+
+def _read_files(batches, keys: list[str]):
+    """The plain copy's reading task: its objects' rows, read with pyarrow, as Arrow batches."""
+    s3 = _task_filesystem()
     for batch in batches:
         for position in batch.column(0).to_pylist():
             yield from pq.read_table(keys[position], filesystem=s3).to_batches(max_chunksize=32768)
@@ -164,10 +169,7 @@ def _write_files(batches, target: str):
     """The plain copy's writing task: its rows as one object, written with pyarrow."""
     import uuid
 
-    from pyarrow import fs
-
-    endpoint = os.environ["AWS_ENDPOINT_URL"].split("://", 1)
-    s3 = fs.S3FileSystem(endpoint_override=endpoint[1], scheme=endpoint[0], region=os.environ.get("AWS_REGION"))
+    s3 = _task_filesystem()
     data = pa.Table.from_batches(list(batches))
     if data.num_rows:
         pq.write_table(data, f"{target}/{uuid.uuid4().hex}.parquet", filesystem=s3, compression="snappy")
