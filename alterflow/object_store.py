@@ -29,6 +29,8 @@ from alterflow.errors import UserError
 S3_SCHEMES = ("s3", "s3a")  # s3a:// is Hadoop's name for the same store: the same bucket and keys
 QUERY_OPTIONS = ("endpoint_override", "scheme", "region")
 KEY_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+SINGLE_COPY_BYTES = 5 << 30  # the largest object one CopyObject may copy (S3's limit); larger ones go in parts
+COPY_PART_BYTES = 512 << 20  # a part of such a copy (UploadPartCopy): 10,000 parts reach 5 TiB, S3's largest object
 # Bucket names as S3 allows them (docs.aws.amazon.com, "Bucket naming rules"): 3 to 63 lowercase
 # letters, digits, dots and hyphens, starting and ending with a letter or digit.
 BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
@@ -52,6 +54,7 @@ class ObjectStoreLocation:
     # they travel with the location when it is pickled into a Spark task, so a worker reaches the
     # store with the driver's keys (as Iceberg's FileIO properties travel with its tasks); empty
     # with a profile or a role, where each process uses its own chain. Never shown, never compared.
+    # Both the key id and the secret when set (`parse_object_store_uri` refuses half a pair).
     keys: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
 
     @property
@@ -106,10 +109,10 @@ class ObjectStoreLocation:
 
         options = {"scheme": self.endpoint_scheme, "region": self.region, "endpoint_override": self.endpoint}
         keys = dict(self.keys)
-        if "AWS_ACCESS_KEY_ID" in keys:
+        if keys:
             options.update(
                 access_key=keys["AWS_ACCESS_KEY_ID"],
-                secret_key=keys.get("AWS_SECRET_ACCESS_KEY"),
+                secret_key=keys["AWS_SECRET_ACCESS_KEY"],
                 session_token=keys.get("AWS_SESSION_TOKEN"),
             )
         return fs.S3FileSystem(**{k: v for k, v in options.items() if v is not None})
@@ -121,7 +124,17 @@ class ObjectStoreLocation:
         import boto3
 
         endpoint = f"{self.endpoint_scheme}://{self.endpoint}" if self.endpoint else None
-        return boto3.client("s3", endpoint_url=endpoint, region_name=self.region)
+        keys = dict(self.keys)
+        credentials = (
+            {
+                "aws_access_key_id": keys["AWS_ACCESS_KEY_ID"],
+                "aws_secret_access_key": keys["AWS_SECRET_ACCESS_KEY"],
+                "aws_session_token": keys.get("AWS_SESSION_TOKEN"),
+            }
+            if keys
+            else {}
+        )
+        return boto3.client("s3", endpoint_url=endpoint, region_name=self.region, **credentials)
 
 
 def _endpoint(url: str, what: str, value: str) -> tuple[str, str]:
@@ -169,6 +182,12 @@ def parse_object_store_uri(text: str, what: str, env: Mapping[str, str]) -> Obje
         raise ObjectStoreError(f"{what} {text!r}: scheme must be http or https, not {endpoint_scheme!r}")
     region = query.get("region") or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None
     keys = tuple((name, env[name]) for name in KEY_VARIABLES if env.get(name))
+    named = {name for name, _ in keys}
+    if named and not {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} <= named:
+        missing = "AWS_SECRET_ACCESS_KEY" if "AWS_ACCESS_KEY_ID" in named else "AWS_ACCESS_KEY_ID"
+        raise ObjectStoreError(
+            f"{what} {text!r}: {', '.join(sorted(named))} is set without {missing} (set both, or neither to use a profile or role)"
+        )
     return ObjectStoreLocation(bucket, prefix, endpoint, endpoint_scheme, region, keys)
 
 
@@ -270,6 +289,26 @@ class ObjectStoreFiles:
             # A store that gives no time: taken as written now, so it is never old enough to delete.
             modified = (info.mtime or datetime.now(UTC)).astimezone(UTC).replace(tzinfo=None)
             yield StoredObject(info.path[start:], info.size, modified)
+
+    def move(self, source_key: str, target_key: str) -> None:
+        """Copy an object (pyarrow paths: `bucket/key`) to another key and delete the original:
+        one CopyObject up to S3's 5 GiB, a multipart copy of parts beyond (boto3's managed copy,
+        server side: no byte passes through this process)."""
+        from pyarrow import fs
+
+        found = self.filesystem.get_file_info(source_key)
+        if found.type != fs.FileType.File:
+            raise FileNotFoundError(f"no object {source_key}")
+        if found.size <= SINGLE_COPY_BYTES:
+            self.filesystem.move(source_key, target_key)
+            return
+        from boto3.s3.transfer import TransferConfig
+
+        bucket, source = source_key.split("/", 1)
+        target_bucket, target = target_key.split("/", 1)
+        parts = TransferConfig(multipart_threshold=SINGLE_COPY_BYTES, multipart_chunksize=COPY_PART_BYTES)
+        self.location.client.copy({"Bucket": bucket, "Key": source}, target_bucket, target, Config=parts)
+        self.filesystem.delete_file(source_key)
 
     def delete(self, relatives: Iterable[str]) -> int:
         """Delete objects by catalog path, a thousand per request (S3's DeleteObjects, through

@@ -220,3 +220,40 @@ def test_a_pickled_location_travels_without_its_file_system_and_with_the_keys_it
     copy = pickle.loads(pickle.dumps(location))
     assert copy == location and copy.keys == location.keys and "filesystem" not in copy.__dict__
     assert parse_object_store_uri("s3://bucket/wh", SETTING, {}).keys == ()
+
+
+@pytest.mark.parametrize("present", ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"])
+def test_half_a_key_pair_is_one_line(present):
+    with pytest.raises(ObjectStoreError, match=rf"^ALTERFLOW_WAREHOUSE 's3://bucket/wh': {present} is set without AWS_"):
+        parse_object_store_uri("s3://bucket/wh", SETTING, {present: "x"})
+
+
+def test_the_markers_and_deletes_client_uses_the_keys_the_location_carries(s3_bucket, monkeypatch):
+    """boto3's client (marker, deletes, uploads) signs with the location's keys as pyarrow's file
+    system does, not with whatever the process's environment holds later."""
+    location = parse_object_store_uri(f"s3://{s3_bucket}/wh", SETTING, os.environ)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "someone-else")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+    assert location.client._request_signer._credentials.access_key == dict(location.keys)["AWS_ACCESS_KEY_ID"]
+    ObjectStoreFiles(location).write_bytes("k/one", b"1")
+    assert ObjectStoreFiles(location).delete(["k/one"]) == 1
+
+
+def test_an_object_past_one_copys_limit_is_moved_in_parts(s3_bucket, monkeypatch):
+    """S3 copies at most 5 GiB in one CopyObject; past that the move copies in parts, server side.
+    The limits are lowered here so that a few megabytes cross them."""
+    import alterflow.object_store as object_store
+
+    monkeypatch.setattr(object_store, "SINGLE_COPY_BYTES", 1 << 20)
+    monkeypatch.setattr(object_store, "COPY_PART_BYTES", 5 << 20)  # S3's smallest part
+    location = parse_object_store_uri(f"s3://{s3_bucket}/wh", SETTING, os.environ)
+    files = ObjectStoreFiles(location)
+    data = os.urandom(11 << 20)
+    files.write_bytes("staging/big", data)
+    files.write_bytes("staging/small", b"small")
+    files.move(location.key("staging/big"), location.key("t1/big"))
+    files.move(location.key("staging/small"), location.key("t1/small"))
+    assert files.read_bytes("t1/big") == data and files.read_bytes("t1/small") == b"small"
+    assert files.size("staging/big") is None and files.size("staging/small") is None
+    with pytest.raises(FileNotFoundError):
+        files.move(location.key("staging/big"), location.key("t1/again"))

@@ -198,7 +198,7 @@ class ObjectWarehouse(Warehouse):
         if not source.startswith(self.root.root + "/") or ".." in source.split("/"):
             raise ValueError(f"{source} is not an object of the warehouse {self.root}")
         target = self.prepare(relative)
-        self.files.filesystem.move(source, target)
+        self.files.move(source, target)
         return target
 
     def sync(self, relatives: Iterable[str]) -> int:
