@@ -55,7 +55,7 @@ from alterflow.load.rows import rows_from_arrow
 from alterflow.load.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.object_store import ObjectStoreLocation
 from alterflow.store.column_splice import shadow_from_origin, write_with_shadow
-from alterflow.store.layout import absolute, data_file_path, load_staging_path
+from alterflow.store.layout import LinkInWarehouse, absolute, data_file_path, load_staging_path
 from alterflow.store.quarantine import QuarantineTarget
 from alterflow.store.quarantine_table import quarantine_target
 from alterflow.store.tablets import same_tablets, tablet_rows, with_txn_column, write_parquet
@@ -78,9 +78,7 @@ SPLIT_MIN_BYTES = 4 << 20  # and at least (Spark's openCostInBytes)
 # A file's sequence: input file, split offset (bytes), flush; each part zero-padded in SEQ_DIGITS.
 FILE_FACTOR = 10**19
 BLOCK_FACTOR = 10**5
-RESULT_SCHEMA = (
-    "shadow boolean, quarantine boolean, partition_key string, bucket int, path string, rows long, seq string, nulled long, error string"
-)
+RESULT_SCHEMA = "shadow boolean, quarantine boolean, partition_key string, bucket int, path string, rows long, seq string, nulled long, error string, error_kind string"
 
 
 @dataclass(frozen=True)
@@ -158,6 +156,7 @@ class _SplitFiles:
                 "seq": str(seq),
                 "nulled": 0,
                 "error": None,
+                "error_kind": None,
             }
         )
 
@@ -260,19 +259,22 @@ def run_partition_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch]) -> Ite
 
 def _task_result(files: _SplitFiles, fill: Callable[[], None], reported: tuple = (BadRows,)) -> Iterator[pa.RecordBatch]:
     """Run a task's `fill` (its input converted into `files`), flush, and yield what it wrote, or
-    the error the driver words as a local load does (a `reported` one)."""
+    the error the driver words as a local load does (a `reported` one), or a write refused because
+    a folder of the warehouse is a link (the driver raises it as it is)."""
     try:
         fill()
         files.flush()
         if files.nulled:
             files.written.append(_note(nulled=files.nulled))
     except reported as exc:
-        files.written.append(_note(error=str(exc)))
+        files.written.append(_note(error=str(exc), error_kind="rows"))
+    except LinkInWarehouse as exc:
+        files.written.append(_note(error=str(exc), error_kind="link"))
     if files.written:
         yield pa.RecordBatch.from_pylist(files.written, schema=_result_arrow_schema())
 
 
-def _note(nulled: int = 0, error: str | None = None) -> dict:
+def _note(nulled: int = 0, error: str | None = None, error_kind: str | None = None) -> dict:
     """A result row that names no file: a task's error, or its count of values set to NULL."""
     return {
         "shadow": False,
@@ -284,6 +286,7 @@ def _note(nulled: int = 0, error: str | None = None) -> dict:
         "seq": None,
         "nulled": nulled,
         "error": error,
+        "error_kind": error_kind,
     }
 
 
@@ -299,6 +302,7 @@ def _result_arrow_schema() -> pa.Schema:
             ("seq", pa.string()),
             ("nulled", pa.int64()),
             ("error", pa.string()),
+            ("error_kind", pa.string()),
         ]
     )
 
@@ -442,6 +446,9 @@ def _write_and_commit(
         quarantine = quarantine_target(catalog, table.name, target.job_id, version)
     plan = TaskPlan(table.name, version, txn_id, target, store.root, staging, source.file_order, settings.target_file_mb << 20, quarantine)
     written = _run_tasks(spark, source, plan)
+    links = [w["error"] for w in written if w["error_kind"] == "link"]
+    if links:
+        raise LinkInWarehouse(links[0])
     errors = [w["error"] for w in written if w["error"]]
     if errors:
         raise source.first_bad_row(version, target) or BadRows(errors[0])

@@ -19,6 +19,7 @@ import alterflow.load.spark_load as spark_load
 from alterflow.catalog.models import TransactionRow
 from alterflow.cli.session import Session, StatementError
 from alterflow.load.inputs import open_input
+from alterflow.store.layout import LinkInWarehouse
 from alterflow.store.warehouse import MARKER
 from tests.support.gc import delete_dropped_files
 
@@ -147,3 +148,23 @@ def test_insert_select_assigns_typed_values_to_text_columns_as_their_text(spark_
     assert rows == ((7, "2024-01-02|1.50"), (8, "1.50"), (9, "42"), (10, "true"))
     with pytest.raises(StatementError, match=r"^INSERT INTO by_spark: column note: value 0\.5 is not a valid STRING \(row 1\)$"):
         list(spark_load_session.run("INSERT INTO by_spark (id, region, note) SELECT id, 'us', x FROM src"))
+
+
+def test_a_linked_staging_folder_refuses_a_spark_load_in_one_line(spark_load_session, tmp_path):
+    """A Spark task's write through a folder that is a symbolic link is refused as a local write
+    is: the task reports it, the driver raises it as it is (no task traceback), nothing is written
+    at the link's target and the load's transaction is aborted."""
+    path = input_csv(tmp_path / "in.csv", 0, 1000, "x")
+    table = spark_load_session.catalog.table("by_spark")
+    index = spark_load_session.warehouse / f"t{table.id}" / f"i{table.current_index_id}"
+    index.mkdir(parents=True, exist_ok=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (index / "_load").symlink_to(outside)
+    with pytest.raises(LinkInWarehouse) as caught:
+        spark_load_session.load_input("by_spark", open_input(path), label="linked", engine="spark")
+    line = str(caught.value)
+    assert "\n" not in line and "is a symbolic link or not a folder: alterflow writes through no link" in line, line
+    assert [p for p in outside.rglob("*") if p.is_file()] == []
+    assert spark_load_session.catalog.snapshot("by_spark").files == ()
+    assert [state for _id, state in transactions(spark_load_session)] == ["ABORTED"]
