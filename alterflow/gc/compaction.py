@@ -119,7 +119,8 @@ def _written(frame, warehouse, staging: str, current) -> list[tuple[pathlib.Path
     if isinstance(warehouse, ObjectStoreLocation):
         from alterflow.rewrite.spark_object_writer import file_schema, write_frame
 
-        return [(path, rows) for path, _bucket, rows in write_frame(frame, warehouse, staging, file_schema(current, frame.columns))]
+        written = write_frame(frame, warehouse, staging, file_schema(current, frame.columns), roll_bytes=None)  # one file
+        return [(path, rows) for path, _bucket, rows in written]
     folder = absolute(warehouse, staging)
     frame.write.mode("overwrite").parquet(str(folder))
     return [(p, pq.ParquetFile(p).metadata.num_rows) for p in sorted(folder.glob("*.parquet"))]

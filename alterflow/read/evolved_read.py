@@ -226,6 +226,12 @@ def _group_frames(
 
 OBJECT_READ_BATCH_ROWS = 32768  # rows per Arrow batch a reading task hands Spark (spark_load's batch size)
 FILES_PER_CORE = 16  # reading tasks per core at most: many small files share a task (a task per file below that)
+# How Spark's own file source packs files into tasks (spark.sql.files.maxPartitionBytes and
+# openCostInBytes): a task reads up to max(open cost, bytes per core) and at most 128 MiB, each file
+# counted with the open cost. The object store's reader plans the same, so a tablet converted there
+# is written as as many files as on a disk (one per task and bucket).
+MAX_PARTITION_BYTES = 128 << 20
+OPEN_COST_BYTES = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -257,6 +263,16 @@ def read_object_files(reads: ObjectFileReads, batches) -> Iterator:
             yield from table.to_batches(max_chunksize=OBJECT_READ_BATCH_ROWS)
 
 
+def reading_tasks(sizes: list[int], cores: int) -> int:
+    """How many tasks read files of these sizes, as Spark's file source would split them (at least
+    one; never more than a task per file or FILES_PER_CORE per core)."""
+    if not sizes:
+        return 1
+    total = sum(size + OPEN_COST_BYTES for size in sizes)
+    split = min(MAX_PARTITION_BYTES, max(OPEN_COST_BYTES, total // cores))
+    return max(1, min(len(sizes), cores * FILES_PER_CORE, -(-total // split)))
+
+
 def _object_frame(
     spark, warehouse: ObjectStoreLocation, snapshot: TableSnapshot, groups, target: SchemaVersion, keyed: bool, by_file: bool
 ):
@@ -271,7 +287,7 @@ def _object_frame(
         cores = max(1, int(spark.sparkContext.defaultParallelism))
     except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
         cores = max(1, int(spark.conf.get("spark.default.parallelism", "2")))
-    tasks = min(len(files), cores * FILES_PER_CORE)
+    tasks = reading_tasks([f.byte_size for f, _ in files], cores)
     reads = ObjectFileReads(warehouse, files, target, keyed, by_file)
     return spark.range(0, len(files), 1, tasks).mapInArrow(partial(read_object_files, reads), schema)
 

@@ -19,7 +19,7 @@ import pytest
 
 from alterflow.cli.session import ResultSet
 from alterflow.errors import UserError
-from alterflow.read.evolved_read import read_snapshot
+from alterflow.read.evolved_read import read_snapshot, reading_tasks
 from tests.support.values import strict
 
 pytestmark = pytest.mark.spark
@@ -720,3 +720,19 @@ def test_user_column_named_like_the_txn_helper_is_kept(session, run):
     columns, rows = query(session, "SELECT * FROM q ORDER BY k")
     assert columns == ("k", "v", "__txn")
     assert_rows(rows, [(1, 10, 7), (2, 20, 3)])
+
+
+@pytest.mark.parametrize(
+    ("sizes", "cores", "tasks"),
+    [
+        ([], 2, 1),  # nothing to read: one empty task
+        ([1 << 10], 2, 1),  # one small file: one task
+        ([1 << 10] * 40, 2, 2),  # many small files (each counted at Spark's open cost): a task per core, not per file
+        ([1 << 20] * 8, 2, 2),  # 40 MiB with open costs: shared by the cores
+        ([100 << 20] * 10, 2, 9),  # a large tablet: 128 MiB per task at most
+        ([1 << 30] * 3, 2, 3),  # never more tasks than files
+        ([4 << 20] * 1000, 2, 32),  # nor more than FILES_PER_CORE per core
+    ],
+)
+def test_object_store_reads_are_split_into_tasks_as_sparks_file_source_splits_them(sizes, cores, tasks):
+    assert reading_tasks(sizes, cores) == tasks
