@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from alterflow.errors import UserError, shown
-from alterflow.object_store import S3_SCHEMES, ObjectStoreError, ObjectStoreLocation, check_reachable, parse_object_store_uri
+from alterflow.object_store import KEY_VARIABLES, S3_SCHEMES, ObjectStoreError, ObjectStoreLocation, check_reachable, parse_object_store_uri
 
 
 class SettingError(UserError):
@@ -313,6 +313,19 @@ def started_by_spark_submit() -> bool:
     """Whether this process is a Python driver that spark-submit started (PySpark's own
     PYSPARK_GATEWAY_PORT names the JVM that waits for it): its SparkSession runs on that JVM."""
     return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def warehouse_keys(warehouse: pathlib.Path | ObjectStoreLocation) -> dict[str, str]:
+    """The AWS key variables a process this one starts needs to reach `warehouse` with the keys
+    this one reads it with (an Airflow connection's, which that process's environment lacks)."""
+    return dict(warehouse.keys) if isinstance(warehouse, ObjectStoreLocation) else {}
+
+
+def environment_with(aws: Mapping[str, str]) -> dict[str, str]:
+    """This process's environment with `aws` (AWS variables from an Airflow connection) over it.
+    Keys come as a pair: when `aws` names a key, none of the environment's keys stay beside it."""
+    replaced = set(KEY_VARIABLES) if set(aws) & set(KEY_VARIABLES) else set()
+    return {**{k: v for k, v in os.environ.items() if k not in replaced}, **aws}
 
 
 def child_environment(defaults: Mapping[str, str]) -> dict[str, str]:

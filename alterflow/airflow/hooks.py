@@ -15,6 +15,9 @@ Where the settings come from:
   (ALTERFLOW_CATALOG_URL, ALTERFLOW_WAREHOUSE, both under ALTERFLOW_HOME when unset), so a
   deployment that configures alterflow through ALTERFLOW_* keeps working unchanged.
 - A connection id of your own that Airflow does not know is refused in one line.
+- An `s3://` warehouse's keys, region and endpoint: the connection's own AWS fields, over those of
+  the Airflow AWS connection it names (`aws_conn_id`; without one, `aws_default` where it exists
+  and the worker's environment has no AWS keys), over the worker's AWS variables (docs/deploy.md).
 
 Every other setting (leases, load buffers, ALTERFLOW_CATALOG_NAME, the Spark master) is read from
 the environment as the CLI reads it. Every refusal is a `UserError` with one line; the task bodies
@@ -25,15 +28,17 @@ from __future__ import annotations
 import dataclasses
 import re
 import urllib.parse
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
 
-from alterflow.airflow.provider import CATALOG_URL_FIELD, CONN_TYPE, DEFAULT_CONN_ID, WAREHOUSE_FIELD
+from alterflow.airflow.provider import AWS_CONN_FIELD, AWS_FIELDS, CATALOG_URL_FIELD, CONN_TYPE, DEFAULT_CONN_ID, WAREHOUSE_FIELD
 from alterflow.catalog.errors import CatalogUnavailable
 from alterflow.errors import UserError, shown
-from alterflow.settings import SettingError, Settings, warehouse_root, warehouse_setting
+from alterflow.object_store import ObjectStoreLocation
+from alterflow.settings import SettingError, Settings, environment_with, warehouse_root
 
 if TYPE_CHECKING:  # pragma: no cover
     from alterflow import Connection
@@ -44,6 +49,7 @@ __all__ = ["AlterflowHook", "AlterflowConnectionError", "DEFAULT_CONN_ID", "CONN
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 # The catalog's own refusal names the environment variable; through a connection it names that.
 _CANNOT_OPEN = "cannot open the catalog of ALTERFLOW_CATALOG_URL"
+DEFAULT_AWS_CONN_ID = "aws_default"  # the Amazon provider's default connection
 
 
 class AlterflowConnectionError(UserError):
@@ -77,9 +83,17 @@ def _with_password(conn_id: str, url: str, password: str) -> str:
     return f"{scheme}://{userinfo}:{urllib.parse.quote(password, safe='')}@{host}{slash}{tail}"
 
 
-def settings_with(base: Settings, conn_id: str, catalog_url: Any = None, warehouse: Any = None, password: str | None = None) -> Settings:
+def settings_with(
+    base: Settings,
+    conn_id: str,
+    catalog_url: Any = None,
+    warehouse: Any = None,
+    password: str | None = None,
+    env: dict[str, str] | None = None,
+) -> Settings:
     """`base` (the environment's settings) with a connection's fields: each one given replaces the
-    environment's; a password goes into the catalog URL."""
+    environment's; a password goes into the catalog URL; an s3:// warehouse is read with `env`'s
+    AWS variables (default: the process's environment)."""
     url = base.catalog_url
     if catalog_url is not None:
         if not isinstance(catalog_url, str) or not _URL.match(catalog_url.strip()):
@@ -99,10 +113,28 @@ def settings_with(base: Settings, conn_id: str, catalog_url: Any = None, warehou
                 f"Airflow connection {conn_id}: Warehouse must be a folder path or an s3:// URI, not {shown(warehouse)}"
             )
         try:
-            folder = warehouse_root(warehouse, f"Airflow connection {conn_id}: Warehouse")
+            folder = warehouse_root(warehouse, f"Airflow connection {conn_id}: Warehouse", env)
         except SettingError as exc:
             raise AlterflowConnectionError(str(exc)) from None
     return dataclasses.replace(base, catalog_url=url, warehouse=folder)
+
+
+def _aws_connection_variables(conn) -> dict[str, str]:
+    """An Airflow AWS connection as AWS variables, where it sets them: the key pair (its login and
+    password, or the same in its extras), a session token, the region, the endpoint (its
+    `endpoint_url`, or the one its `service_config` gives S3), a profile."""
+    extra = conn.extra_dejson
+    s3_config = extra.get("service_config", {}).get("s3", {}) if isinstance(extra.get("service_config"), dict) else {}
+    values = {
+        "AWS_ACCESS_KEY_ID": conn.login or extra.get("aws_access_key_id"),
+        "AWS_SECRET_ACCESS_KEY": conn.password or extra.get("aws_secret_access_key"),
+        "AWS_SESSION_TOKEN": extra.get("aws_session_token"),
+        "AWS_REGION": extra.get("region_name"),
+        "AWS_ENDPOINT_URL": extra.get("endpoint_url"),
+        "AWS_ENDPOINT_URL_S3": s3_config.get("endpoint_url") if isinstance(s3_config, dict) else None,
+        "AWS_PROFILE": extra.get("profile_name"),
+    }
+    return {name: str(value).strip() for name, value in values.items() if value and str(value).strip()}
 
 
 class AlterflowHook(BaseHook):
@@ -122,7 +154,6 @@ class AlterflowHook(BaseHook):
 
     def get_settings(self) -> Settings:
         """The settings: the environment's, with the connection's fields over them (see the module)."""
-        base = Settings.from_env()
         try:
             conn = self.get_connection(self.alterflow_conn_id)
         except AirflowNotFoundException:
@@ -132,21 +163,56 @@ class AlterflowHook(BaseHook):
                     f"alterflow_conn_id at {DEFAULT_CONN_ID}, which falls back to the ALTERFLOW_* environment"
                 ) from None
             self.source = f"the environment (no Airflow connection {DEFAULT_CONN_ID})"
-            return base
+            return self._with_aws({}, Settings.from_env)
         if conn.conn_type != CONN_TYPE:
             raise AlterflowConnectionError(
                 f"Airflow connection {self.alterflow_conn_id} is of type {shown(conn.conn_type)}, not {CONN_TYPE}"
             )
         extra = conn.extra_dejson
-        settings = settings_with(
-            base, self.alterflow_conn_id, _field(extra, CATALOG_URL_FIELD), _field(extra, WAREHOUSE_FIELD), conn.password or None
-        )
+        fields = (_field(extra, CATALOG_URL_FIELD), _field(extra, WAREHOUSE_FIELD), conn.password or None)
+        settings = self._with_aws(extra, lambda env: settings_with(Settings.from_env(env), self.alterflow_conn_id, *fields, env))
         if conn.password:
             from airflow.sdk.log import mask_secret
 
             mask_secret(urllib.parse.quote(conn.password, safe=""))  # as it is written inside the URL
         self.source = f"Airflow connection {self.alterflow_conn_id}"
         return settings
+
+    def _with_aws(self, extra: dict, read: Callable[[dict[str, str] | None], Settings]) -> Settings:
+        """The settings `read` gives from the environment, read again with the AWS connections'
+        variables over it when the warehouse is a bucket and they set any."""
+        settings = read(None)
+        if isinstance(settings.warehouse, ObjectStoreLocation):
+            aws = self._aws_variables(extra)
+            if aws:
+                settings = read(environment_with(aws))
+        return settings
+
+    def _aws_variables(self, extra: dict) -> dict[str, str]:
+        """The AWS variables an s3:// warehouse is read with, over the worker's: the AWS connection's
+        (`aws_conn_id`, else `aws_default` where it exists and the worker has no AWS keys), then
+        the alterflow connection's own AWS fields. Secrets are masked in the task's log."""
+        named = _field(extra, AWS_CONN_FIELD)
+        found: dict[str, str] = {}
+        if named is not None or not environment_with({}).get("AWS_ACCESS_KEY_ID"):
+            try:
+                found = _aws_connection_variables(self.get_connection(named or DEFAULT_AWS_CONN_ID))
+            except AirflowNotFoundException:
+                if named is not None:
+                    raise AlterflowConnectionError(
+                        f"Airflow connection {self.alterflow_conn_id}: its AWS connection {named} is not defined"
+                    ) from None
+        for name, variable in AWS_FIELDS.items():
+            value = _field(extra, name)
+            if value is not None:
+                found[variable] = str(value).strip()
+        if found.get("AWS_SECRET_ACCESS_KEY") or found.get("AWS_SESSION_TOKEN"):
+            from airflow.sdk.log import mask_secret
+
+            for variable in ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+                if found.get(variable):
+                    mask_secret(found[variable])
+        return found
 
     def catalog(self, settings: Settings) -> Catalog:
         """The catalog of `settings`; one it cannot open is refused naming the connection."""
@@ -158,12 +224,12 @@ class AlterflowHook(BaseHook):
             raise self._unavailable(exc) from None
 
     def get_conn(self) -> Connection:
-        """`alterflow.connect(catalog_url=..., warehouse=...)` with the connection's settings."""
-        import alterflow
+        """The Python API's connection (`alterflow.connect`'s) with the connection's settings."""
+        from alterflow.api.connection import Connection
 
         settings = self.get_settings()
         try:
-            return alterflow.connect(catalog_url=settings.catalog_url, warehouse=warehouse_setting(settings.warehouse))
+            return Connection(settings)
         except CatalogUnavailable as exc:
             raise self._unavailable(exc) from None
 

@@ -43,7 +43,7 @@ from alterflow.catalog.states import JobKind, JobState
 from alterflow.leases import JobLease
 from alterflow.rewrite.spark_submit import application_path, spark_submit_binary
 from alterflow.schema_change_events import SCHEMA_CHANGES_ALIAS
-from alterflow.settings import child_environment, warehouse_setting
+from alterflow.settings import child_environment, warehouse_keys, warehouse_setting
 from alterflow.spark_session import application_conf
 from alterflow.workflow.runner import preload_expectations
 from alterflow.workflow.validated_plan import ValidatedPlan
@@ -250,7 +250,11 @@ class ConvertHistoryOperator(SparkSubmitOperator):
             catalog = hook.catalog(settings)
         self.name = f"alterflow-convert-job-{job_id}"
         self.conf = {**application_conf(), **(self.conf or {})}
-        alterflow_env = {"ALTERFLOW_CATALOG_URL": settings.catalog_url, "ALTERFLOW_WAREHOUSE": warehouse_setting(settings.warehouse)}
+        alterflow_env = {
+            "ALTERFLOW_CATALOG_URL": settings.catalog_url,
+            "ALTERFLOW_WAREHOUSE": warehouse_setting(settings.warehouse),
+            **warehouse_keys(settings.warehouse),  # a bucket's keys from the connection, if it gave any
+        }
         self.env_vars = {**_submit_env(_local_master(self._conn_id)), **alterflow_env, **(self.env_vars or {})}
         self.choose_connection()
         self.application_args = [

@@ -14,6 +14,59 @@ HOOK_CLASS = "alterflow.airflow.hooks.AlterflowHook"
 # The connection's own fields, kept in its extra (encrypted by Airflow with the rest of the extra).
 CATALOG_URL_FIELD = "catalog_url"
 WAREHOUSE_FIELD = "warehouse"
+AWS_CONN_FIELD = "aws_conn_id"
+# A bucket warehouse's credentials and endpoint in the connection's own fields, named as Airflow's
+# AWS connection names them in its extras, and the AWS variable each stands for.
+AWS_FIELDS = {
+    "aws_access_key_id": "AWS_ACCESS_KEY_ID",
+    "aws_secret_access_key": "AWS_SECRET_ACCESS_KEY",
+    "aws_session_token": "AWS_SESSION_TOKEN",
+    "endpoint_url": "AWS_ENDPOINT_URL",
+    "region_name": "AWS_REGION",
+}
+
+
+# The connection form's fields (stored in the connection's extras under these names).
+CONN_FIELDS = {
+    CATALOG_URL_FIELD: {
+        "label": "Catalog URL",
+        "description": "SQLAlchemy URL of the catalog database (SQLite or PostgreSQL), without its password: "
+        "put that in Catalog password. Empty: ALTERFLOW_CATALOG_URL of the worker.",
+        "schema": {"type": ["string", "null"]},
+    },
+    WAREHOUSE_FIELD: {
+        "label": "Warehouse",
+        "description": "The folder of the data files or an s3:// URI, the same on every worker, triggerer and "
+        "api-server. Empty: ALTERFLOW_WAREHOUSE of the worker.",
+        "schema": {"type": ["string", "null"]},
+    },
+    AWS_CONN_FIELD: {
+        "label": "AWS connection",
+        "description": "For an s3:// warehouse: an Airflow AWS connection whose keys, region and "
+        "endpoint_url to use. Empty: aws_default where it exists and the worker has no AWS keys.",
+        "schema": {"type": ["string", "null"]},
+    },
+    "aws_access_key_id": {
+        "label": "AWS access key id",
+        "description": "For an s3:// warehouse, over the AWS connection's. Empty: the AWS connection's or the worker's.",
+        "schema": {"type": ["string", "null"]},
+    },
+    "aws_secret_access_key": {
+        "label": "AWS secret access key",
+        "description": "With the access key id (Airflow masks it in task logs).",
+        "schema": {"type": ["string", "null"]},
+    },
+    "endpoint_url": {
+        "label": "S3 endpoint URL",
+        "description": "A store that is not AWS (MinIO, Ceph, GCS's S3 API), as http://host:port.",
+        "schema": {"type": ["string", "null"]},
+    },
+    "region_name": {
+        "label": "AWS region",
+        "description": "The bucket's region.",
+        "schema": {"type": ["string", "null"]},
+    },
+}
 
 
 def get_provider_info() -> dict:
@@ -39,20 +92,7 @@ def get_provider_info() -> dict:
                         "password": "the catalog database's password, if its URL names a user",
                     },
                 },
-                "conn-fields": {
-                    CATALOG_URL_FIELD: {
-                        "label": "Catalog URL",
-                        "description": "SQLAlchemy URL of the catalog database (SQLite or PostgreSQL), without its password: "
-                        "put that in Catalog password. Empty: ALTERFLOW_CATALOG_URL of the worker.",
-                        "schema": {"type": ["string", "null"]},
-                    },
-                    WAREHOUSE_FIELD: {
-                        "label": "Warehouse",
-                        "description": "The folder of the data files, the same path on every worker, triggerer and "
-                        "api-server. Empty: ALTERFLOW_WAREHOUSE of the worker.",
-                        "schema": {"type": ["string", "null"]},
-                    },
-                },
+                "conn-fields": CONN_FIELDS,
             }
         ],
     }

@@ -49,7 +49,15 @@ def test_airflow_lists_the_connection_type_its_hook_and_its_form():
         for name, widget in manager.connection_form_widgets.items()
         if name.startswith("extra__alterflow__")
     }
-    assert fields == {"extra__alterflow__catalog_url": "Catalog URL", "extra__alterflow__warehouse": "Warehouse"}
+    assert fields == {
+        "extra__alterflow__catalog_url": "Catalog URL",
+        "extra__alterflow__warehouse": "Warehouse",
+        "extra__alterflow__aws_conn_id": "AWS connection",
+        "extra__alterflow__aws_access_key_id": "AWS access key id",
+        "extra__alterflow__aws_secret_access_key": "AWS secret access key",
+        "extra__alterflow__endpoint_url": "S3 endpoint URL",
+        "extra__alterflow__region_name": "AWS region",
+    }
     behaviour = manager.field_behaviours["alterflow"]
     assert set(behaviour["hidden_fields"]) == {"host", "schema", "login", "port", "extra"}
     assert behaviour["relabeling"] == {"password": "Catalog password"}
@@ -82,6 +90,51 @@ def test_a_connection_to_a_bucket_warehouse_opens_it(env, monkeypatch, tmp_path,
         assert isinstance(af.warehouse, ObjectStoreLocation) and af.warehouse.bucket == s3_bucket
         af.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
         assert af.table("t").scan().to_arrow().num_rows == 1
+
+
+def test_a_bucket_warehouse_takes_its_keys_and_endpoint_from_the_connections(env, monkeypatch, tmp_path, s3_bucket, s3_server):
+    """A worker with no AWS variables at all: the keys, region and endpoint come from the alterflow
+    connection's own fields, else from the AWS connection it names, else from `aws_default`; they
+    travel with the location (to Spark's tasks, and into spark-submit's environment: `warehouse_keys`)."""
+    from alterflow.settings import warehouse_keys
+
+    aws = s3_server.env()
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    catalog_url = f"sqlite:///{tmp_path / 'conn.db'}"
+    own = {
+        "aws_access_key_id": aws["AWS_ACCESS_KEY_ID"],
+        "aws_secret_access_key": aws["AWS_SECRET_ACCESS_KEY"],
+        "endpoint_url": aws["AWS_ENDPOINT_URL"],
+        "region_name": "us-east-1",
+    }
+    connection(monkeypatch, catalog_url=catalog_url, warehouse=f"s3://{s3_bucket}/wh", **own)
+    with AlterflowHook().get_conn() as af:
+        af.sql("CREATE TABLE t (id INT); INSERT INTO t VALUES (1)")
+        assert af.table("t").scan().to_arrow().num_rows == 1
+        assert warehouse_keys(af.warehouse) == {
+            "AWS_ACCESS_KEY_ID": aws["AWS_ACCESS_KEY_ID"],
+            "AWS_SECRET_ACCESS_KEY": aws["AWS_SECRET_ACCESS_KEY"],
+        }
+        assert af.warehouse.endpoint == aws["AWS_ENDPOINT_URL"].removeprefix("http://")
+
+    # The Amazon provider's connections: a named one, and aws_default without a name.
+    as_aws = {"conn_type": "aws", "login": aws["AWS_ACCESS_KEY_ID"], "password": aws["AWS_SECRET_ACCESS_KEY"]}
+    as_aws["extra"] = {"region_name": "us-east-1", "service_config": {"s3": {"endpoint_url": aws["AWS_ENDPOINT_URL"]}}}
+    for conn_id, named in (("minio", {"aws_conn_id": "minio"}), ("aws_default", {})):
+        monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id.upper()}", json.dumps(as_aws))
+        connection(monkeypatch, catalog_url=catalog_url, warehouse=f"s3://{s3_bucket}/wh", **named)
+        with AlterflowHook().get_conn() as af:
+            assert af.table("t").scan().to_arrow().num_rows == 1, conn_id
+            assert dict(af.warehouse.keys)["AWS_ACCESS_KEY_ID"] == aws["AWS_ACCESS_KEY_ID"]
+        monkeypatch.delenv(f"AIRFLOW_CONN_{conn_id.upper()}")
+
+    connection(monkeypatch, catalog_url=catalog_url, warehouse=f"s3://{s3_bucket}/wh", aws_conn_id="nobody")
+    with pytest.raises(AlterflowConnectionError, match=r"^Airflow connection alterflow_default: its AWS connection nobody is not defined$"):
+        AlterflowHook().get_settings()
+    connection(monkeypatch, catalog_url=catalog_url, warehouse=f"s3://{s3_bucket}/wh", aws_access_key_id="only-the-id")
+    with pytest.raises(AlterflowConnectionError, match=r"AWS_ACCESS_KEY_ID is set without AWS_SECRET_ACCESS_KEY"):
+        AlterflowHook().get_settings()
 
 
 def test_a_configured_connection_is_used_and_its_password_goes_into_the_url(env, monkeypatch, tmp_path):
