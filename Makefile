@@ -49,7 +49,7 @@ demo: install
 	$(DEMO_MIGRATE) status
 
 test: install browser lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=1200 --durations=30  # where the time goes, printed at the end
+	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=1200 --durations=80  # where the time goes, printed at the end
 
 # docker-compose.yaml built and started for real, alone (also part of `make test`): installs
 # Debian's docker.io and starts dockerd when needed (root or sudo), builds on a debootstrap base.
