@@ -29,6 +29,7 @@ from alterflow.errors import UserError
 S3_SCHEMES = ("s3", "s3a")  # s3a:// is Hadoop's name for the same store: the same bucket and keys
 QUERY_OPTIONS = ("endpoint_override", "scheme", "region")
 KEY_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+ENDPOINT_VARIABLES = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")  # the first one set wins (the AWS SDK's order)
 SINGLE_COPY_BYTES = 5 << 30  # the largest object one CopyObject may copy (S3's limit); larger ones go in parts
 COPY_PART_BYTES = 512 << 20  # a part of such a copy (UploadPartCopy): 10,000 parts reach 5 TiB, S3's largest object
 # Bucket names as S3 allows them (docs.aws.amazon.com, "Bucket naming rules"): 3 to 63 lowercase

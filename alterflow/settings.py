@@ -17,7 +17,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from alterflow.errors import UserError, shown
-from alterflow.object_store import KEY_VARIABLES, S3_SCHEMES, ObjectStoreError, ObjectStoreLocation, check_reachable, parse_object_store_uri
+from alterflow.object_store import (
+    ENDPOINT_VARIABLES,
+    KEY_VARIABLES,
+    S3_SCHEMES,
+    ObjectStoreError,
+    ObjectStoreLocation,
+    check_reachable,
+    parse_object_store_uri,
+)
 
 
 class SettingError(UserError):
@@ -317,14 +325,19 @@ def started_by_spark_submit() -> bool:
 
 def warehouse_keys(warehouse: pathlib.Path | ObjectStoreLocation) -> dict[str, str]:
     """The AWS key variables a process this one starts needs to reach `warehouse` with the keys
-    this one reads it with (an Airflow connection's, which that process's environment lacks)."""
-    return dict(warehouse.keys) if isinstance(warehouse, ObjectStoreLocation) else {}
+    this one reads it with (an Airflow connection's, which that process's environment lacks): all
+    three, the unset ones empty, so none of its own environment's stays beside them."""
+    if not isinstance(warehouse, ObjectStoreLocation) or not warehouse.keys:
+        return {}
+    return {name: dict(warehouse.keys).get(name, "") for name in KEY_VARIABLES}
 
 
 def environment_with(aws: Mapping[str, str]) -> dict[str, str]:
     """This process's environment with `aws` (AWS variables from an Airflow connection) over it.
     Keys come as a pair: when `aws` names a key, none of the environment's keys stay beside it."""
     replaced = set(KEY_VARIABLES) if set(aws) & set(KEY_VARIABLES) else set()
+    if set(aws) & set(ENDPOINT_VARIABLES):
+        replaced |= set(ENDPOINT_VARIABLES)
     return {**{k: v for k, v in os.environ.items() if k not in replaced}, **aws}
 
 

@@ -37,7 +37,7 @@ from airflow.sdk.exceptions import AirflowNotFoundException
 from alterflow.airflow.provider import AWS_CONN_FIELD, AWS_FIELDS, CATALOG_URL_FIELD, CONN_TYPE, DEFAULT_CONN_ID, WAREHOUSE_FIELD
 from alterflow.catalog.errors import CatalogUnavailable
 from alterflow.errors import UserError, shown
-from alterflow.object_store import ObjectStoreLocation
+from alterflow.object_store import KEY_VARIABLES, ObjectStoreLocation
 from alterflow.settings import SettingError, Settings, environment_with, warehouse_root
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -122,7 +122,7 @@ def settings_with(
 def _aws_connection_variables(conn) -> dict[str, str]:
     """An Airflow AWS connection as AWS variables, where it sets them: the key pair (its login and
     password, or the same in its extras), a session token, the region, the endpoint (its
-    `endpoint_url`, or the one its `service_config` gives S3), a profile."""
+    `endpoint_url`, or the one its `service_config` gives S3)."""
     extra = conn.extra_dejson
     s3_config = extra.get("service_config", {}).get("s3", {}) if isinstance(extra.get("service_config"), dict) else {}
     values = {
@@ -132,7 +132,6 @@ def _aws_connection_variables(conn) -> dict[str, str]:
         "AWS_REGION": extra.get("region_name"),
         "AWS_ENDPOINT_URL": extra.get("endpoint_url"),
         "AWS_ENDPOINT_URL_S3": s3_config.get("endpoint_url") if isinstance(s3_config, dict) else None,
-        "AWS_PROFILE": extra.get("profile_name"),
     }
     return {name: str(value).strip() for name, value in values.items() if value and str(value).strip()}
 
@@ -202,10 +201,12 @@ class AlterflowHook(BaseHook):
                     raise AlterflowConnectionError(
                         f"Airflow connection {self.alterflow_conn_id}: its AWS connection {named} is not defined"
                     ) from None
-        for name, variable in AWS_FIELDS.items():
-            value = _field(extra, name)
-            if value is not None:
-                found[variable] = str(value).strip()
+        own = {variable: str(value).strip() for name, variable in AWS_FIELDS.items() if (value := _field(extra, name)) is not None}
+        if set(own) & set(KEY_VARIABLES):  # keys come as a unit: none of the AWS connection's stay beside them
+            found = {k: v for k, v in found.items() if k not in KEY_VARIABLES}
+        if "AWS_ENDPOINT_URL" in own:  # the S3-only endpoint would win over the connection's own
+            found.pop("AWS_ENDPOINT_URL_S3", None)
+        found.update(own)
         if found.get("AWS_SECRET_ACCESS_KEY") or found.get("AWS_SESSION_TOKEN"):
             from airflow.sdk.log import mask_secret
 

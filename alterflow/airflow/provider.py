@@ -54,7 +54,7 @@ CONN_FIELDS = {
     "aws_secret_access_key": {
         "label": "AWS secret access key",
         "description": "With the access key id (Airflow masks it in task logs).",
-        "schema": {"type": ["string", "null"]},
+        "schema": {"type": ["string", "null"], "format": "password"},
     },
     "endpoint_url": {
         "label": "S3 endpoint URL",

@@ -115,6 +115,7 @@ def test_a_bucket_warehouse_takes_its_keys_and_endpoint_from_the_connections(env
         assert warehouse_keys(af.warehouse) == {
             "AWS_ACCESS_KEY_ID": aws["AWS_ACCESS_KEY_ID"],
             "AWS_SECRET_ACCESS_KEY": aws["AWS_SECRET_ACCESS_KEY"],
+            "AWS_SESSION_TOKEN": "",
         }
         assert af.warehouse.endpoint == aws["AWS_ENDPOINT_URL"].removeprefix("http://")
 
@@ -128,6 +129,18 @@ def test_a_bucket_warehouse_takes_its_keys_and_endpoint_from_the_connections(env
             assert af.table("t").scan().to_arrow().num_rows == 1, conn_id
             assert dict(af.warehouse.keys)["AWS_ACCESS_KEY_ID"] == aws["AWS_ACCESS_KEY_ID"]
         monkeypatch.delenv(f"AIRFLOW_CONN_{conn_id.upper()}")
+
+    # Keys and endpoints are each taken from one source: the alterflow connection's own key pair
+    # without the AWS connection's session token, its own endpoint over an S3-only one anywhere.
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:9")  # the worker's, nowhere
+    as_aws["extra"] = {**as_aws["extra"], "aws_session_token": "a-token-of-other-keys"}
+    monkeypatch.setenv("AIRFLOW_CONN_MINIO", json.dumps(as_aws))
+    connection(monkeypatch, catalog_url=catalog_url, warehouse=f"s3://{s3_bucket}/wh", aws_conn_id="minio", **own)
+    with AlterflowHook().get_conn() as af:
+        assert af.table("t").scan().to_arrow().num_rows == 1
+        assert set(dict(af.warehouse.keys)) == {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}
+        assert warehouse_keys(af.warehouse)["AWS_SESSION_TOKEN"] == ""  # spark-submit's own token blanked
+    monkeypatch.delenv("AWS_ENDPOINT_URL_S3")
 
     connection(monkeypatch, catalog_url=catalog_url, warehouse=f"s3://{s3_bucket}/wh", aws_conn_id="nobody")
     with pytest.raises(AlterflowConnectionError, match=r"^Airflow connection alterflow_default: its AWS connection nobody is not defined$"):
