@@ -5,9 +5,10 @@ file past `roll_bytes`), with the field ids of the version it writes, and report
 is complete (docs/storage.md).
 
 A file streams to the store as it is encoded, a row group at a time, so a task holds about one row
-group however large its files grow. A task that fails part way may leave a file it never reported
-under the staging folder: nothing refers to it, and the staging folder goes when its step ends (or
-with GC after a killed one)."""
+group however large its files grow. A task that fails part way ends the file it was writing without
+its footer (pyarrow has no way to abandon an upload, and would otherwise complete the object with a
+valid footer over part of the rows): the object left is not a Parquet file, nothing refers to it,
+and it goes with the staging folder when its step ends (or with GC after a killed one)."""
 
 from __future__ import annotations
 
@@ -74,6 +75,12 @@ class _OpenFile:
         self.stream.close()
         return _written(self.path, self.bucket, self.rows)
 
+    def abandon(self) -> None:
+        """End a file a failure cut short, without its footer: the stream closes first, so the
+        writer's footer (written when it is dropped) goes nowhere."""
+        self.writer.is_open = False  # pq.ParquetWriter's own flag: no close() when it is dropped
+        self.stream.close()
+
 
 class _TaskFiles:
     """A task's rows of one bucket at a time, gathered into row groups and streamed to files."""
@@ -108,6 +115,11 @@ class _TaskFiles:
             yield self.file.close()
             self.file = None
 
+    def abandon(self) -> None:
+        if self.file is not None:
+            self.file.abandon()
+            self.file = None
+
     def close(self) -> Iterator[pa.RecordBatch]:
         """The bucket's last rows written and its file completed."""
         yield from self._write_group()
@@ -120,17 +132,21 @@ def write_object_files(writes: ObjectFileWrites, batches) -> Iterator[pa.RecordB
     """A writing task: its rows, one file per bucket (the rows come sorted by bucket) rolled past
     `roll_bytes`, each reported as (path relative to the warehouse, bucket, rows) once complete."""
     files = _TaskFiles(writes)
-    for batch in batches:
-        if batch.num_rows == 0:
-            continue
-        if writes.bucket_column is None:
-            yield from files.add(0, batch)
-            continue
-        buckets = batch.column(writes.bucket_column).to_numpy(zero_copy_only=False)
-        cuts = [0, *(np.flatnonzero(buckets[1:] != buckets[:-1]) + 1).tolist(), len(buckets)]
-        for start, end in zip(cuts[:-1], cuts[1:]):
-            yield from files.add(int(buckets[start]), batch.slice(start, end - start))
-    yield from files.close()
+    try:
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            if writes.bucket_column is None:
+                yield from files.add(0, batch)
+                continue
+            buckets = batch.column(writes.bucket_column).to_numpy(zero_copy_only=False)
+            cuts = [0, *(np.flatnonzero(buckets[1:] != buckets[:-1]) + 1).tolist(), len(buckets)]
+            for start, end in zip(cuts[:-1], cuts[1:]):
+                yield from files.add(int(buckets[start]), batch.slice(start, end - start))
+        yield from files.close()
+    except BaseException:
+        files.abandon()
+        raise
 
 
 def write_frame(

@@ -77,3 +77,9 @@ def test_a_task_cut_short_reports_only_the_files_it_completed(warehouse, monkeyp
         for batch in write_object_files(ObjectFileWrites(warehouse, "s/cut", SCHEMA, "b"), failing()):
             reported.append(batch)
     assert read_back(warehouse, reported) == {0: list(range(3000))}  # bucket 1's file was never reported
+    files = ObjectStoreFiles(warehouse)
+    left = [o.path for o in files.list("s/cut") if o.path != reported[0].column("path")[0].as_py()]
+    assert len(left) == 1  # bucket 1's row groups went up before the failure
+    for path in left:  # and what they make is no Parquet file: no reader takes part of the rows for a file
+        with files.open_input(path) as stream, pytest.raises(pa.ArrowInvalid):
+            pq.read_metadata(stream)
