@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export PYTHONUNBUFFERED := 1
 
-.PHONY: install demo test test-compose test-fast bench spark-answers lock clean airflow browser lint format
+.PHONY: install demo demo-s3 test test-compose test-fast bench spark-answers lock clean airflow browser lint format
 
 # The project's own modules compiled ahead: this environment sets PYTHONDONTWRITEBYTECODE, so each
 # `alterflow` process would compile every module it imports (about 50 ms of a 0.2 s query).
@@ -34,8 +34,11 @@ lock:
 
 # A fresh home each time, so the demo always starts from an empty catalog.
 DEMO_HOME := $(abspath .alterflow/demo)
-DEMO_SQL := ALTERFLOW_HOME=$(DEMO_HOME) $(BIN)/alterflow sql -f
-DEMO_MIGRATE := ALTERFLOW_HOME=$(DEMO_HOME)/shop $(BIN)/alterflow migrate --dir examples/migrations
+# DEMO_WAREHOUSE=s3://bucket/prefix puts both demo catalogs' warehouses in a bucket (demo-s3 below).
+DEMO_WAREHOUSE ?=
+DEMO_SQL := ALTERFLOW_HOME=$(DEMO_HOME) $(if $(DEMO_WAREHOUSE),ALTERFLOW_WAREHOUSE='$(DEMO_WAREHOUSE)/demo') $(BIN)/alterflow sql -f
+DEMO_MIGRATE := ALTERFLOW_HOME=$(DEMO_HOME)/shop $(if $(DEMO_WAREHOUSE),ALTERFLOW_WAREHOUSE='$(DEMO_WAREHOUSE)/shop') \
+    $(BIN)/alterflow migrate --dir examples/migrations
 demo: install
 	rm -rf $(DEMO_HOME)
 	$(DEMO_SQL) examples/lightweight.sql
@@ -47,6 +50,12 @@ demo: install
 	$(DEMO_MIGRATE) lint --analyze
 	$(DEMO_MIGRATE) apply
 	$(DEMO_MIGRATE) status
+
+# The same demo with its warehouse in a fresh bucket of moto's S3 server, started for the run.
+# Against your own store: `make demo DEMO_WAREHOUSE=s3://bucket/new-prefix` with the AWS variables
+# set (docs/deploy.md); a prefix holds one catalog's warehouse, so use a new one each run.
+demo-s3: install
+	$(BIN)/python deploy/s3_demo.py $(MAKE) --no-print-directory demo
 
 test: install browser lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=1200 --durations=80  # where the time goes, printed at the end
