@@ -221,14 +221,29 @@ class JobLease:
         if self._renewal is None:
             return
         self._renewal.stop()
+        self._renewal = None
+        self._let_go()
+
+    def _let_go(self) -> None:
+        """Expire the lease now if this runner holds it (compare-and-set on the holder: a no-op
+        when it never took it)."""
         try:
             JobLeases(self.catalog).release(self.job_id, self.holder)
         except Exception:
             log.warning("could not release the lease on job %s", self.job_id, exc_info=True)
-        self._renewal = None
 
     def __enter__(self) -> JobLease:
-        self.acquire()
+        try:
+            self.acquire()
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM) once the catalog gave the lease but before `with` could
+            # promise to let it go: let go here, or the job would wait a whole lease for nobody.
+            if self._renewal is not None:
+                self._renewal.stop()
+                self._renewal = None
+            if not self.orchestrated:
+                self._let_go()
+            raise
         return self
 
     def __exit__(self, exc_type, _exc, _tb) -> None:

@@ -219,3 +219,25 @@ def test_a_failing_process_lets_its_lease_go_and_an_airflow_run_hands_it_on_with
     with pytest.raises(LeaseHeld):  # meanwhile no other driver takes it
         JobLeases(s.catalog).acquire(job_id, "gc:1:g", "another run", 30)
     assert JobLeases(s.catalog).acquire(job_id, "retry:1:r", run, 30).lease_holder == "retry:1:r"  # the retry does
+
+
+def test_an_interrupt_between_taking_the_lease_and_renewing_it_lets_it_go(any_session, monkeypatch):
+    """A SIGTERM or Ctrl-C lands after the catalog gave this runner the lease, before `with` could
+    promise to release it (in CI: a GC interrupted right as it took an orphaned job over left the
+    job leased for a whole lease): the lease goes at once all the same."""
+    import alterflow.leases as leases
+
+    s = any_session
+    job_id = start_job(s, "process that is interrupted")
+    JobLeases(s.catalog).release(job_id, HeavyJobs(s.catalog).job(job_id).lease_holder)  # orphaned, as GC finds it
+
+    def interrupted(_renewal):
+        assert JobLeases(s.catalog).holder(job_id) == lease.holder  # the catalog gave it: the window
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(leases.Renewal, "start", interrupted)
+    lease = JobLease(s.catalog, job_id, "process that is interrupted", lease_s=30)
+    with pytest.raises(KeyboardInterrupt):
+        with lease:
+            raise AssertionError("never entered")
+    assert is_orphaned(HeavyJobs(s.catalog).job(job_id), utcnow() + timedelta(milliseconds=1)), "left leased for nobody"
