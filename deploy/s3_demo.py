@@ -9,6 +9,7 @@ memory) go when the command ends, whose exit code this one returns."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import signal
@@ -74,13 +75,12 @@ def main(command: list[str]) -> int:
             env.pop(name, None)
         return subprocess.run(command, env=env).returncode
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):  # it may have ended on its own
             os.killpg(server.pid, signal.SIGTERM)
-            server.wait(10)
-        except ProcessLookupError:  # it ended on its own
-            pass
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
 
 
 if __name__ == "__main__":
