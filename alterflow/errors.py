@@ -84,13 +84,16 @@ def shown(value: object, limit: int = MAX_SHOWN, quote: str = "'") -> str:
 
 
 def capped(line: str, limit: int = MAX_LINE) -> str:
-    """One line, escaped, and at most `limit` characters: a longer one keeps its start and says it
+    """One line, escaped, and at most `limit` characters: a longer one keeps its start (what
+    failed) and its end (what to do: messages end with the remedy), cut in between, and says it
     was shortened."""
     line = escaped(line)
     if len(line) <= limit:
         return line
-    tail = f"… (shortened from {len(line)} characters)"
-    return line[: max(limit - len(tail), 0)] + tail
+    note = f" (shortened from {len(line)} characters)"
+    room = max(limit - len(note) - 1, 0)  # 1: the "…" where the middle was
+    end = room // 3
+    return line[: room - end] + "…" + (line[-end:] if end else "") + note
 
 
 _OUT_OF_ROOM = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system"}

@@ -94,7 +94,12 @@ def test_shown_shortens_and_escapes():
     assert shown("red\x1b[31m\x00\n\u2028") == "'red\\x1b[31m\\x00\\n\\u2028'"
     assert escaped("tab\there\x7f") == "tab\\there\\x7f"
     line = capped("y" * 10_000)
-    assert len(line) == MAX_LINE and line.endswith("… (shortened from 10000 characters)") and line.startswith("yyy")
+    assert len(line) == MAX_LINE and line.endswith("y (shortened from 10000 characters)") and line.startswith("yyy")
+    # The start (what failed) and the end (what to do) stay; the middle (a long path, say) is cut.
+    long = f"warehouse /{'deep/' * 80}wh is another catalog's; `alterflow db bind-warehouse` re-binds"
+    line = capped(long)
+    assert len(line) == MAX_LINE and line.startswith("warehouse /deep/deep/") and "…" in line
+    assert line.endswith(f"`alterflow db bind-warehouse` re-binds (shortened from {len(long)} characters)"), line
     assert first_line(ValueError("\n first \x1b\nsecond")) == "first \\x1b"
     assert len(first_line(ValueError("z" * 10_000))) == MAX_LINE
 
