@@ -29,13 +29,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, log: pathlib.Path) -> subprocess.Popen:
+def start_server(port: int, log: pathlib.Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """moto's server on 127.0.0.1:`port` in its own session, its output appended to `log`, once it
+    answers; RuntimeError (one line) when it is not installed or does not start within 30 s.
+    tests/support/s3_server.py starts the tests' server with this too."""
     server = pathlib.Path(sys.executable).parent / "moto_server"
     if not server.exists():
-        sys.exit(f"error: {server} is missing: run `make install` (moto[server] comes with the dev extra)")
+        raise RuntimeError(f"{server} is missing: run `make install` (moto[server] comes with the dev extra)")
     with open(log, "ab") as out:
         process = subprocess.Popen(
-            [str(server), "-H", "127.0.0.1", "-p", str(port)], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            [str(server), "-H", "127.0.0.1", "-p", str(port)], stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
         )
     deadline = time.monotonic() + 30
     while True:
@@ -44,8 +47,20 @@ def start_server(port: int, log: pathlib.Path) -> subprocess.Popen:
                 return process
         except OSError:
             if process.poll() is not None or time.monotonic() > deadline:
-                sys.exit(f"error: moto_server did not start: see {log}")
+                stop_server(process)
+                raise RuntimeError(f"moto_server did not start: see {log}") from None
             time.sleep(0.05)
+
+
+def stop_server(process: subprocess.Popen) -> None:
+    """SIGTERM to the server's process group (SIGKILL after 10 s); nothing if it has ended."""
+    with contextlib.suppress(ProcessLookupError):  # it may have ended on its own
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def main(command: list[str]) -> int:
@@ -56,7 +71,10 @@ def main(command: list[str]) -> int:
     port = free_port()
     log = pathlib.Path(".alterflow") / "moto_server.log"
     log.parent.mkdir(exist_ok=True)
-    server = start_server(port, log)
+    try:
+        server = start_server(port, log)
+    except RuntimeError as error:
+        sys.exit(f"error: {error}")
     try:
         endpoint = f"http://127.0.0.1:{port}"
         bucket = f"alterflow-demo-{uuid.uuid4().hex[:8]}"
@@ -75,12 +93,7 @@ def main(command: list[str]) -> int:
             env.pop(name, None)
         return subprocess.run(command, env=env).returncode
     finally:
-        with contextlib.suppress(ProcessLookupError):  # it may have ended on its own
-            os.killpg(server.pid, signal.SIGTERM)
-            try:
-                server.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
+        stop_server(server)
 
 
 if __name__ == "__main__":

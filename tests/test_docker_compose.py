@@ -123,6 +123,33 @@ def test_one_warehouse_volume_at_the_same_path_everywhere(compose, services):
         assert env_of(services[name])["ALTERFLOW_WAREHOUSE"] == WAREHOUSE
 
 
+def test_the_bucket_variant_gives_every_alterflow_process_one_warehouse_in_its_s3_service(services):
+    """docker-compose.s3.yaml over this file: the s3 service (moto's server from the lock, healthy
+    before the bucket is made, on the compose network only), the bucket made before airflow-init,
+    and the same s3:// warehouse, endpoint, region and keys in every container that runs alterflow."""
+    overlay = yaml.safe_load((REPO / "docker-compose.s3.yaml").read_text())["services"]
+    runs_alterflow = (*AIRFLOW_SERVICES, "airflow-init", "cli", "spark-master", "spark-worker")
+    assert set(overlay) == {"s3", "s3-bucket", *runs_alterflow}
+    assert set(overlay) - {"s3", "s3-bucket"} <= set(services), "the overlay changes services of docker-compose.yaml"
+    environments = {name: env_of(overlay[name]) for name in (*runs_alterflow, "s3-bucket")}
+    assert len({json.dumps(env, sort_keys=True) for env in environments.values()}) == 1, environments
+    env = environments["cli"]
+    assert interpolate(env["ALTERFLOW_WAREHOUSE"]) == "s3://alterflow/warehouse"
+    assert env["AWS_ENDPOINT_URL"] == "http://s3:5000"
+    assert {"AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} <= set(env)
+
+    s3 = overlay["s3"]
+    assert s3["command"][0] == "moto_server" and "5000" in s3["command"]
+    assert re.search(r"^moto==", (REPO / "requirements.lock").read_text(), re.M), "moto_server is in the image"
+    assert "healthcheck" in s3 and "ports" not in s3
+    assert overlay["s3-bucket"]["depends_on"] == {"s3": {"condition": "service_healthy"}}
+    for name in ("airflow-init", "spark-master", "spark-worker"):
+        assert overlay[name]["depends_on"] == {"s3-bucket": {"condition": "service_completed_successfully"}}
+    for name in ("s3", "s3-bucket"):
+        assert overlay[name]["image"] == services["spark-master"]["image"]
+        assert overlay[name]["build"]["dockerfile"] == services["spark-master"]["build"]["dockerfile"]
+
+
 def test_named_volumes_are_declared(compose, services):
     declared = set(compose["volumes"])
     for name, service in services.items():

@@ -153,8 +153,9 @@ def host_extra_ca_certs() -> str:
 class ComposeStack:
     """One compose project of docker-compose.yaml, with its own published ports."""
 
-    def __init__(self, compose: list[str], project: str, env: dict[str, str]):
-        self.base = [*compose, "--project-directory", str(REPO), "-f", str(REPO / "docker-compose.yaml"), "-p", project]
+    def __init__(self, compose: list[str], project: str, env: dict[str, str], files: Sequence[str] = ("docker-compose.yaml",)):
+        self.files = tuple(files)
+        self.base = [*compose, "--project-directory", str(REPO), *(a for f in files for a in ("-f", str(REPO / f))), "-p", project]
         self.env = {**os.environ, **env}
         self.cli_dependencies_started = False
 
@@ -166,20 +167,76 @@ class ComposeStack:
             )
         return result
 
-    def run_cli(self, *args: str, volumes: Sequence[str] = (), timeout: float = 900, check: bool = True) -> subprocess.CompletedProcess:
+    def run_cli(
+        self, *args: str, volumes: Sequence[str] = (), env: dict[str, str] | None = None, timeout: float = 900, check: bool = True
+    ) -> subprocess.CompletedProcess:
         """`docker compose run --rm cli <args>`. The first run starts the cli's dependencies as a
         user's does; later runs add `--no-deps` (the stack is up): with its dependencies, every run
         starts airflow-init again (the exited one-shot service airflow-apiserver depends on:
         `airflow db migrate` and the rest, about 17 s a run), which the first run already covers."""
         mounts = [item for volume in volumes for item in ("-v", volume)]
+        mounts += [item for name, value in (env or {}).items() for item in ("-e", f"{name}={value}")]
         no_deps = ["--no-deps"] if self.cli_dependencies_started else []
         result = self.compose("run", "--rm", *no_deps, *mounts, "cli", *args, timeout=timeout, check=check)
         self.cli_dependencies_started = True
         return result
 
-    def cli(self, *args: str, volumes: Sequence[str] = (), timeout: float = 900) -> str:
+    def cli(self, *args: str, volumes: Sequence[str] = (), env: dict[str, str] | None = None, timeout: float = 900) -> str:
         """`docker compose run --rm cli <args>`: its standard output (failure: the whole exchange)."""
-        return self.run_cli(*args, volumes=volumes, timeout=timeout).stdout
+        return self.run_cli(*args, volumes=volumes, env=env, timeout=timeout).stdout
 
     def logs(self, tail: int = 40) -> str:
         return self.compose("logs", "--no-color", "--tail", str(tail), check=False, timeout=120).stdout
+
+
+PASSWORDS_FILE = "/opt/airflow/config/simple_auth_manager_passwords.json"
+
+
+@contextlib.contextmanager
+def started_stack(scratch: pathlib.Path, files: Sequence[str] = ("docker-compose.yaml",)) -> Iterator[ComposeStack]:
+    """The compose project of `files` built and up (`up --wait`) on free ports, as a user starts it;
+    PostgreSQL's passwords given from the environment, Airflow's keys and the admin's password
+    left to airflow-init; `down -v` on leaving (the services' last log lines printed on a failure).
+    Skips (fails under CI) where Docker cannot be had."""
+    import json
+    import uuid
+
+    import pytest
+
+    from tests.support.ports import free_port
+
+    try:
+        ensure_docker_installed()
+        compose = compose_command()
+    except DockerUnavailable as reason:
+        if os.environ.get("CI"):
+            pytest.fail(str(reason))
+        pytest.skip(str(reason))
+    with docker_daemon(scratch / "dockerd.log"):
+        env = {
+            "ALTERFLOW_BASE_IMAGE": ensure_base_image(),
+            "ALTERFLOW_EXTRA_CA_CERTS": host_extra_ca_certs(),
+            "ALTERFLOW_HTTP_PORT": str(free_port()),
+            "ALTERFLOW_SPARK_UI_PORT": str(free_port()),
+            # PostgreSQL's passwords from the environment; Airflow's secrets are left to be generated.
+            "ALTERFLOW_POSTGRES_PASSWORD": f"pg-{uuid.uuid4().hex[:12]}",
+            "ALTERFLOW_CATALOG_PASSWORD": f"cat-{uuid.uuid4().hex[:12]}",
+        }
+        for variable in ("ALTERFLOW_AIRFLOW_PASSWORD", "ALTERFLOW_FERNET_KEY", "ALTERFLOW_JWT_SECRET", "ALTERFLOW_API_SECRET_KEY"):
+            env[variable] = ""  # not the caller's: the defaults are under test
+        stack = ComposeStack(compose, f"alterflowtest{os.getpid()}{len(files)}", env, files)
+        stack.compose("build", timeout=1800)
+        subprocess.run(["docker", "image", "prune", "--force"], capture_output=True, timeout=300)  # the replaced builds
+        try:
+            stack.compose("up", "--detach", "--wait", "--wait-timeout", "600", timeout=900)
+            stack.http = f"http://127.0.0.1:{env['ALTERFLOW_HTTP_PORT']}"
+            stack.spark_ui = f"http://127.0.0.1:{env['ALTERFLOW_SPARK_UI_PORT']}"
+            stack.password = json.loads(stack.compose("exec", "-T", "airflow-apiserver", "cat", PASSWORDS_FILE).stdout)["admin"]
+            stack.data = scratch / "data"
+            stack.data.mkdir()
+            yield stack
+        except BaseException:
+            print(stack.logs())
+            raise
+        finally:
+            stack.compose("down", "--volumes", "--remove-orphans", "--timeout", "30", check=False, timeout=600)

@@ -4,16 +4,26 @@ memory: each test makes its own bucket (`S3Server.bucket`) and empties it afterw
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pathlib
-import signal
 import subprocess
-import sys
-import time
-import urllib.request
 import uuid
 
 from tests.support.ports import free_port
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _load_s3_demo():
+    """deploy/s3_demo.py (a script, not a package): its server start and stop are the tests' too."""
+    spec = importlib.util.spec_from_file_location("alterflow_deploy_s3_demo", REPO / "deploy" / "s3_demo.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+s3_demo = _load_s3_demo()
 
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "alterflow-tests", "AWS_SECRET_ACCESS_KEY": "alterflow-tests-secret", "AWS_REGION": "us-east-1"}
 
@@ -35,38 +45,13 @@ class S3Server:
         return {**CREDENTIALS, "AWS_ENDPOINT_URL": self.endpoint}
 
     def start(self) -> S3Server:
-        server = pathlib.Path(sys.executable).parent / "moto_server"
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
-                [str(server), "-H", "127.0.0.1", "-p", str(self.port)],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, **CREDENTIALS},
-                start_new_session=True,
-            )
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.endpoint}/moto-api/", timeout=1):
-                    return self
-            except OSError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"moto_server did not start: see {self.log}") from None
-                time.sleep(0.05)
+        self.process = s3_demo.start_server(self.port, self.log, env={**os.environ, **CREDENTIALS})
+        return self
 
     def stop(self) -> None:
-        if self.process is None:
-            return
-        group = self.process.pid  # its own session: the server and any process it started
-        try:
-            os.killpg(group, signal.SIGTERM)
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(group, signal.SIGKILL)
-            self.process.wait()
-        except ProcessLookupError:
-            pass
-        self.process = None
+        if self.process is not None:
+            s3_demo.stop_server(self.process)  # the server and any process it started (its own session)
+            self.process = None
 
     def filesystem(self):
         from pyarrow import fs
