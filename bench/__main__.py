@@ -83,12 +83,14 @@ def main(argv: list[str] | None = None) -> int:
     failed = []
     for name in BENCHMARKS:
         print(f"\n== {name} ==", flush=True)
+        began = time.perf_counter()
         try:
             rows += importlib.import_module(f"bench.{name}").run(quick=args.quick)
         except Exception as exc:  # noqa: BLE001 - report it, run the others, exit non-zero
             traceback.print_exc()
             failed.append(name)
             rows.append(ResultRow(name, "—", f"FAILED: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"))
+        print(f"   ({name}: {time.perf_counter() - began:.1f} s)", flush=True)
     elapsed = time.perf_counter() - started
 
     from alterflow.spark_session import stop_spark
