@@ -6,6 +6,10 @@ tests run it); both sides of every ratio use the same server.
    Goal: ≥ 0.5× the baseline's throughput.
 2. A small SELECT through the CLI on an `s3://` warehouse, against a bare Python process that
    reads the same objects with pyarrow and runs the query in DuckDB. Goal: ≤ 2×.
+4. What `alterflow load --engine auto` chooses on a bucket: an 8,000,000-row CSV loaded in process
+   (the local engine, auto's choice there) against the same CSV through Spark (`local[2]`), into
+   tables of the same bucket, interleaved. For context (no goal): the local engine should not be
+   slower, or auto would choose wrong.
 3. A heavyweight conversion (STRING -> INT) of 20,000,000 rows on Spark (`local[2]`) on an
    `s3://` warehouse, against a plain Spark job that copies the same files to another prefix of
    the same bucket by the same means (its rows pass through Spark, read and written through
@@ -32,8 +36,26 @@ import pyarrow.parquet as pq
 
 from bench import ResultRow, fresh_home, markdown_table, median, rows_text, timed_process, verdict
 
-FULL = {"append_rows": 1_000_000, "append_runs": 3, "query_rows": 1_000, "query_runs": 5, "convert_rows": 20_000_000, "batch": 2_000_000}
-QUICK = {"append_rows": 20_000, "append_runs": 1, "query_rows": 1_000, "query_runs": 1, "convert_rows": 40_000, "batch": 20_000}
+FULL = {
+    "append_rows": 1_000_000,
+    "append_runs": 3,
+    "query_rows": 1_000,
+    "query_runs": 5,
+    "convert_rows": 20_000_000,
+    "batch": 2_000_000,
+    "load_rows": 8_000_000,
+    "load_runs": 2,
+}
+QUICK = {
+    "append_rows": 20_000,
+    "append_runs": 1,
+    "query_rows": 1_000,
+    "query_runs": 1,
+    "convert_rows": 40_000,
+    "batch": 20_000,
+    "load_rows": 20_000,
+    "load_runs": 1,
+}
 GOAL_APPEND, GOAL_QUERY, GOAL_CONVERT = 0.5, 2.0, 0.8
 TABLE = "CREATE TABLE t (id BIGINT NOT NULL, grp INT, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 4"
 QUERY = "SELECT grp, count(*) AS n, sum(id) AS s FROM t GROUP BY grp ORDER BY grp"
@@ -242,10 +264,56 @@ def conversion(server, sizes: dict, quick: bool) -> ResultRow:
     )
 
 
+def load_engines(server, sizes: dict, quick: bool) -> ResultRow:
+    from alterflow.cli.session import Session
+    from alterflow.load.inputs import open_input
+    from alterflow.settings import Settings
+    from bench.load_throughput import TABLE as LOAD_TABLE
+    from bench.load_throughput import write_csv
+
+    rows, runs = sizes["load_rows"], sizes["load_runs"]
+    bucket = server.bucket()
+    with fresh_home("s3-load") as home:
+        env = {"ALTERFLOW_HOME": str(home), "ALTERFLOW_SPARK_MASTER": "local[2]", "ALTERFLOW_WAREHOUSE": f"s3://{bucket}/wh"}
+        session = Session(Settings.from_env({**env, **server.env()}))
+        csvs = [home / f"in{run}.csv" for run in range(runs + 1)]
+        for run, csv in enumerate(csvs):  # distinct keys per run: each load adds rows
+            write_csv(csv, rows, start=run * rows)
+        timings: dict[str, list[float]] = {"local": [], "spark": []}
+        for engine in timings:
+            list(session.run(LOAD_TABLE.format(name=engine)))
+            session.load_input(engine, open_input(csvs[0]), label="bench", engine=engine)  # warm-up (Spark's start)
+        for csv in csvs[1:]:
+            for engine, seconds in timings.items():  # interleaved: both see the same machine and server
+                started = time.perf_counter()
+                session.load_input(engine, open_input(csv), label="bench", engine=engine)
+                seconds.append(time.perf_counter() - started)
+        for engine in timings:
+            assert sum(f.row_count for f in session.catalog.snapshot(engine).files) == rows * (runs + 1), engine
+        session.catalog.engine.dispose()
+    local_s, spark_s = median(timings["local"]), median(timings["spark"])
+    ratio = spark_s / local_s
+    print(f"  load to S3: local engine {local_s:.2f} s, Spark engine {spark_s:.2f} s; Spark/local time {ratio:.2f}")
+    return ResultRow(
+        "object store: load, engine auto",
+        f"{rows_text(rows)} CSV, PK, 4 buckets, s3:// (moto)",
+        f"local engine (auto's choice): median {local_s:.2f} s ({rows / local_s / 1e6:.2f} M rows/s)",
+        baseline=f"--engine spark (local[2]): {spark_s:.2f} s",
+        ratio=f"{ratio:.2f} (Spark/local time)",
+        goal="— (context: auto keeps a bucket's loads in process)",
+        met="—",
+    )
+
+
 def run(quick: bool = False) -> list[ResultRow]:
     sizes = QUICK if quick else FULL
     with s3_server() as server:
-        return [append(server, sizes, quick), query(server, sizes, quick), conversion(server, sizes, quick)]
+        return [
+            append(server, sizes, quick),
+            query(server, sizes, quick),
+            conversion(server, sizes, quick),
+            load_engines(server, sizes, quick),
+        ]
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ def test_quick_benchmarks_run_and_print_the_results_table(tmp_path):
         "object store: Table.append",
         "object store: query, CLI process",
         "object store: heavy conversion (Spark local[2])",
+        "object store: load, engine auto",
         "evolved read",
         "heavy conversion",
         "load during dual write",
