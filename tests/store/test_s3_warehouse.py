@@ -114,83 +114,120 @@ def test_tables_loads_queries_and_light_changes_run_on_a_bucket(warehouse, tmp_p
     assert rows(home, uri, "SELECT count(*) FROM t") == ["5"] and len(objects(uri)) < len(stored), "the swapped-out files went"
 
 
-def test_spark_conversions_run_on_a_bucket_through_their_python_workers(warehouse, tmp_path):
+@pytest.fixture
+def bucket_session(warehouse, spark):
+    """(home, URI, an embedded session on the bucket warehouse sharing the test run's SparkSession):
+    the Spark paths on a bucket without a JVM start per command (the CLI's door over the same
+    session is tested above and in the killed-conversion test below)."""
+    from alterflow.cli.session import Session
+    from alterflow.settings import Settings
+
+    home, uri = warehouse
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}, "ALTERFLOW_HOME": str(home)}
+    env.update(ALTERFLOW_WAREHOUSE=uri, ALTERFLOW_SPARK_MASTER="local[2]")
+    session = Session(Settings.from_env(env))
+    yield home, uri, session
+    session.catalog.engine.dispose()
+
+
+def said(session, text: str) -> list[str]:
+    """What each statement of `text` says: a Done's message, or a result set's rows joined by commas."""
+    from alterflow.results import ResultSet
+
+    out = []
+    for result in session.run(text):
+        if isinstance(result, ResultSet):
+            out += [",".join(str(v) for v in row) for row in result.rows]
+        else:
+            out.append(result.message)
+    return out
+
+
+@pytest.mark.spark
+def test_spark_conversions_run_on_a_bucket_through_their_python_workers(bucket_session):
     """Heavyweight changes on the Spark engine: the tasks read the origin files and write the
     converted ones through pyarrow, the commit copies each to its tablet; failed casts are counted
     (from the query on a keyed table, from the files' footers on another), quarantined rows reach
     the quarantine table, and no staging object is left."""
-    home, uri = warehouse
-    ok(cli(home, uri, "sql", "-e", "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 3"))
+    home, uri, session = bucket_session
+    said(session, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 3")
     values = ", ".join(f"({i}, '{i if i % 100 else 'x'}')" for i in range(1, 1001))
-    ok(cli(home, uri, "sql", "-e", f"INSERT INTO t VALUES {values}; INSERT INTO t VALUES (1, '-1')"))
-    said = ok(
-        cli(
-            home,
-            uri,
-            "sql",
-            "-e",
-            "ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ('engine' = 'spark', 'on_cast_error' = 'null');"
-            " CREATE TABLE d (id INT, s STRING); INSERT INTO d VALUES (1, '10'), (2, 'x'), (3, NULL), (4, '40');"
-            " ALTER TABLE d MODIFY COLUMN s INT PROPERTIES ('engine' = 'spark', 'on_cast_error' = 'quarantine')",
-        )
-    )  # one command: one Spark session for both conversions
-    assert said.startswith("ALTER TABLE t: job ") and " FINISHED, schema version 2\n" in said, said
-    assert rows(home, uri, "SELECT count(*), count(v), sum(v) FROM t") == [f"1000,990,{sum(i for i in range(2, 1001) if i % 100) - 1}"]
+    said(session, f"INSERT INTO t VALUES {values}; INSERT INTO t VALUES (1, '-1')")
+    done = said(session, "ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ('engine' = 'spark', 'on_cast_error' = 'null')")
+    assert done[0].startswith("ALTER TABLE t: job ") and done[0].endswith(" FINISHED, schema version 2"), done
+    assert said(session, "SELECT count(*), count(v), sum(v) FROM t") == [f"1000,990,{sum(i for i in range(2, 1001) if i % 100) - 1}"]
+    said(
+        session,
+        "CREATE TABLE d (id INT, s STRING); INSERT INTO d VALUES (1, '10'), (2, 'x'), (3, NULL), (4, '40');"
+        " ALTER TABLE d MODIFY COLUMN s INT PROPERTIES ('engine' = 'spark', 'on_cast_error' = 'quarantine')",
+    )
     tablets = converted(home)
     assert len(tablets) == 4 and {t[0] for t in tablets} == {"spark"} and sum(t[1] for t in tablets[:3]) == 10, tablets
-    assert rows(home, uri, "SELECT id, s FROM d ORDER BY id") == ["1,10", "3,None", "4,40"]
-    assert rows(home, uri, "SELECT id, s FROM d__quarantine") == ["2,x"]
+    assert said(session, "SELECT id, s FROM d ORDER BY id") == ["1,10", "3,None", "4,40"]
+    assert said(session, "SELECT id, s FROM d__quarantine") == ["2,x"]
     assert tablets[3:] == [("spark", 1, 1)], "counted from the files' footers"
-    ok(cli(home, uri, "sql", "-e", "ALTER TABLE d MODIFY COLUMN s BIGINT PROPERTIES ('engine' = 'spark')"))
-    assert rows(home, uri, "SELECT sum(s), count(*) FROM d") == ["50,3"]
+    said(session, "ALTER TABLE d MODIFY COLUMN s BIGINT PROPERTIES ('engine' = 'spark')")
+    assert said(session, "SELECT sum(s), count(*) FROM d") == ["50,3"]
     assert not [p for p in objects(uri) if "/_staging/" in p], "a staging object is left"
 
-    # Compaction: a tablet of files of two versions becomes one file of the current one.
-    ok(cli(home, uri, "sql", "-e", "ALTER TABLE d ADD COLUMN n INT DEFAULT 5; INSERT INTO d VALUES (7, 70, 8)"))
-    before = rows(home, uri, "SELECT id, s, n FROM d ORDER BY id")
-    out = ok(cli(home, uri, "gc", "--retention", "0"))
-    assert "1 tablet compacted" in out, out
-    assert rows(home, uri, "SELECT id, s, n FROM d ORDER BY id") == before == ["1,10,5", "3,None,5", "4,40,5", "7,70,8"]
+    # Compaction (Spark's; the CLI's gc runs the same steps): a tablet of files of two versions
+    # becomes one file of the current one.
+    from alterflow.gc.runner import run_gc
+
+    said(session, "ALTER TABLE d ADD COLUMN n INT DEFAULT 5; INSERT INTO d VALUES (7, 70, 8)")
+    before = said(session, "SELECT id, s, n FROM d ORDER BY id")
+    done = run_gc(session.catalog, session.warehouse, lambda: session.spark, retention_s=0)
+    assert done["compact"]["tablets_compacted"] == 1, done["compact"]
+    assert said(session, "SELECT id, s, n FROM d ORDER BY id") == before == ["1,10,5", "3,None,5", "4,40,5", "7,70,8"]
     assert not [p for p in objects(uri) if "/_compact/" in p], "a staging object is left"
     assert not list(home.rglob("*.parquet")), "nothing written on the local disk"
 
 
-def test_spark_loads_and_queries_run_on_a_bucket_through_their_python_workers(warehouse, tmp_path):
-    """`load --engine spark`: Spark's tasks upload their files through pyarrow in their Python
-    workers, the driver copies them into their tablets and commits; a dual-writing load writes both
-    indexes; a bad value aborts the load with the local engine's line; no staging object is left.
-    Spark's queries read the objects in their tasks the same way and answer as the local engine
-    does, over files of several schema versions and a key updated by a later load."""
-    home, uri = warehouse
+@pytest.mark.spark
+def test_spark_loads_and_queries_run_on_a_bucket_through_their_python_workers(bucket_session, tmp_path):
+    """Spark loads (`load --engine spark`): Spark's tasks upload their files through pyarrow in their
+    Python workers, the driver copies them into their tablets and commits; a dual-writing load
+    writes both indexes; a bad value aborts the load with the local engine's line; no staging
+    object is left. Spark's queries read the objects in their tasks the same way and answer as the
+    local engine does, over files of several schema versions and a key updated by a later load."""
+    from alterflow.errors import UserError
+    from alterflow.load.inputs import open_input
+
+    home, uri, session = bucket_session
     csv = tmp_path / "rows.csv"
     csv.write_text("id,v\n" + "".join(f"{i},{i % 7}\n" for i in range(1, 2001)))
-    ok(cli(home, uri, "sql", "-e", "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 3"))
-    assert ok(cli(home, uri, "load", "--engine", "spark", "t", str(csv))) == "2000 rows loaded into t (transaction 1)\n"
-    assert rows(home, uri, "SELECT count(*), sum(id), count(DISTINCT v) FROM t") == ["2000,2001000,7"]
-    ok(cli(home, uri, "sql", "-e", "ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ('postpone_swap' = 'true')"))
+    said(session, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 3")
+    loaded = session.load_input("t", open_input(csv), label="csv", engine="spark")
+    assert loaded.message == "2000 rows loaded into t (transaction 1)"
+    assert said(session, "SELECT count(*), sum(id), count(DISTINCT v) FROM t") == ["2000,2001000,7"]
+    said(session, "ALTER TABLE t MODIFY COLUMN v INT PROPERTIES ('postpone_swap' = 'true')")
     more = tmp_path / "more.csv"
     more.write_text("id,v\n" + "".join(f"{i},{i % 5}\n" for i in range(1990, 2101)))
-    assert ok(cli(home, uri, "load", "--engine", "spark", "t", str(more))).startswith("111 rows loaded into t (transaction ")
+    assert session.load_input("t", open_input(more), label="more", engine="spark").message.startswith(
+        "111 rows loaded into t (transaction "
+    )
     bad = tmp_path / "bad.csv"
     bad.write_text("id,v\n5000,1\nnot a number,2\n")
     before = objects(uri)
-    line = refused(cli(home, uri, "load", "--engine", "spark", "t", str(bad)))
-    assert "row 2" in line and "'not a number'" in line, line
+    with pytest.raises(UserError) as refusal:
+        session.load_input("t", open_input(bad), label="bad", engine="spark")
+    line = str(refusal.value)
+    assert "row 2" in line and "'not a number'" in line and "\n" not in line, line
     assert objects(uri) == before, "the failed load left objects"
-    ok(cli(home, uri, "sql", "-e", "RESUME ALTER TABLE COLUMN FROM t"))
-    assert rows(home, uri, "SELECT count(*), sum(id), sum(v) FROM t") == [
+    said(session, "RESUME ALTER TABLE COLUMN FROM t")
+    assert said(session, "SELECT count(*), sum(id), sum(v) FROM t") == [
         f"2100,{sum(range(1, 2101))},{sum(i % 7 for i in range(1, 1990)) + sum(i % 5 for i in range(1990, 2101))}"
     ]
     assert not [p for p in objects(uri) if "/_load/" in p], "a staging object is left"
 
-    ok(cli(home, uri, "sql", "-e", "ALTER TABLE t ADD COLUMN n INT DEFAULT 7; ALTER TABLE t MODIFY COLUMN v BIGINT"))
-    ok(cli(home, uri, "sql", "-e", "ALTER TABLE t RENAME COLUMN v TO w; INSERT INTO t VALUES (1, 100, 1), (9000, NULL, 2)"))
+    said(session, "ALTER TABLE t ADD COLUMN n INT DEFAULT 7; ALTER TABLE t MODIFY COLUMN v BIGINT")
+    said(session, "ALTER TABLE t RENAME COLUMN v TO w; INSERT INTO t VALUES (1, 100, 1), (9000, NULL, 2)")
     query = "SELECT id, w, n FROM t WHERE id < 5 OR id BETWEEN 2096 AND 9999 ORDER BY id"
-    local = rows(home, uri, query)
+    local = said(session, query)
     assert local[:2] == ["1,100,1", "2,2,7"] and local[-1] == "9000,None,2", local
-    # One command, one Spark session: an INSERT ... SELECT on Spark, then the query on Spark.
-    assert rows(home, uri, f"SET engine = spark; INSERT INTO t SELECT id + 10000, w, n FROM t WHERE id <= 3; {query}") == local
-    assert rows(home, uri, "SELECT id, w, n FROM t WHERE id > 9999 ORDER BY id") == ["10001,100,1", "10002,2,7", "10003,3,7"]
+    # An INSERT ... SELECT on Spark, then the query on Spark.
+    assert said(session, f"SET engine = spark; INSERT INTO t SELECT id + 10000, w, n FROM t WHERE id <= 3; {query}")[2:] == local
+    assert said(session, "SELECT id, w, n FROM t WHERE id > 9999 ORDER BY id") == ["10001,100,1", "10002,2,7", "10003,3,7"]
     assert not list(home.rglob("*.parquet")), "nothing written on the local disk"
 
 
