@@ -64,6 +64,18 @@ def abort_expired_loads(catalog: Catalog, warehouse: pathlib.Path, now: datetime
     return {"expired_transaction_files": len(paths)}
 
 
+def refuse_if_behind(catalog: Catalog, warehouse: pathlib.Path) -> None:
+    """Before GC writes to the warehouse (a resumed job's conversion, a compaction), what the sweep
+    checks before it deletes: a catalog behind its warehouse (a restore, a copy) is refused in one
+    line (CatalogBehindWarehouse). Its compaction would read files the newer catalog's GC deleted,
+    and whatever it wrote would be files of transactions the newer catalog never committed, which
+    would hold that catalog's GC back in turn. One listing of the warehouse, only when there is
+    such work to do."""
+    store = Warehouse(warehouse, catalog)
+    store.check_owner()
+    store.check_current(store.evidence(store.scan()))
+
+
 def orphaned_jobs(catalog: Catalog, now: datetime | None = None) -> list[dict]:
     """Every orphaned alter job: what a run that takes it over needs (the same ALTER statement)."""
     return [
@@ -87,7 +99,10 @@ def resume_orphaned_jobs(
     from alterflow.workflow.job_control import take_over
 
     resumed = []
-    for orphan in orphaned_jobs(catalog):
+    orphans = orphaned_jobs(catalog)
+    if orphans:
+        refuse_if_behind(catalog, warehouse)
+    for orphan in orphans:
         try:
             job = take_over(catalog, warehouse, orphan["job_id"], spark_factory, lease_s)
             outcome = job.state
@@ -196,6 +211,8 @@ def compact(catalog: Catalog, warehouse: pathlib.Path, spark_factory: Callable[[
         {"table": b.table_name, "table_id": b.table_id, "reason": f"alter job {b.job_id} is {b.job_state}"} for b in gc.busy_tables()
     ]
     targets = gc.compaction_targets()
+    if targets:
+        refuse_if_behind(catalog, warehouse)
     compacted, replaced, rows, conflicts = [], 0, 0, []
     spark = spark_factory() if targets else None
     for target in targets:

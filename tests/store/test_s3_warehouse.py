@@ -231,6 +231,50 @@ def test_spark_loads_and_queries_run_on_a_bucket_through_their_python_workers(bu
     assert not list(home.rglob("*.parquet")), "nothing written on the local disk"
 
 
+@pytest.mark.spark
+def test_a_read_that_outlives_a_compaction_and_a_restored_catalog_on_a_bucket(bucket_session):
+    """A scan handed out its first batch; meanwhile GC (retention 0) compacted the tablet and
+    deleted the files it replaced: the rest of the scan is one line, not a raw error of the store,
+    and a new scan reads every row. Then a backup of the catalog taken before the compaction and
+    a later commit, restored beside the bucket: its GC is refused as behind and deletes nothing."""
+    import shutil
+
+    import alterflow
+    from alterflow.gc.runner import run_gc
+
+    home, uri, session = bucket_session
+    said(session, "CREATE TABLE t (id INT, v STRING)")  # no key: a scan streams file by file (a keyed one merges first)
+    for i in (1, 2, 3):
+        said(session, f"INSERT INTO t VALUES ({i}, 'v{i}')")
+    said(session, "ALTER TABLE t ADD COLUMN n INT DEFAULT 7; INSERT INTO t VALUES (4, 'v4', 8)")
+    backup = home / "backup.db"
+    for suffix in ("", "-wal"):  # the file with its write-ahead log: what a copy of the folder holds
+        if (home / f"catalog.db{suffix}").exists():
+            shutil.copyfile(home / f"catalog.db{suffix}", home / f"backup.db{suffix}")
+
+    with alterflow.connect(f"sqlite:///{home / 'catalog.db'}", uri) as connection:
+        stream = connection.table("t").scan().to_batches()
+        first = next(stream)
+        done = run_gc(session.catalog, session.warehouse, lambda: session.spark, retention_s=0)
+        assert done["compact"]["tablets_compacted"] == 1 and done["delete_files"], done
+        with pytest.raises(alterflow.UserError) as caught:
+            list(stream)
+        assert str(caught.value) == (
+            "scan of t: a data file it read is gone (GC deleted it: the scan ran longer than the retention period, "
+            "ALTERFLOW_GC_RETENTION) after rows were handed out; run the scan again"
+        )
+        assert first.num_rows >= 1
+        assert connection.table("t").scan().to_arrow().num_rows == 4
+
+    said(session, "INSERT INTO t VALUES (5, 'v5', 9)")  # committed after the backup
+    before = objects(uri)
+    for args in (("gc", "--retention", "0", "--orphan-retention", "0"), ("gc", "--dry-run", "--retention", "0")):
+        line = refused(cli(home, uri, *args, catalog=f"sqlite:///{backup}"))
+        assert line.startswith("catalog ") and " is behind warehouse s3://" in line and "GC deletes nothing" in line, line
+    assert objects(uri) == before
+    assert said(session, "SELECT id, v, n FROM t ORDER BY id") == ["1,v1,7", "2,v2,7", "3,v3,7", "4,v4,8", "5,v5,9"]
+
+
 def test_a_users_own_spark_job_writes_and_reads_a_bucket_table(warehouse, tmp_path):
     """alterflow.spark.write_table and read_table from a user's own spark-submit job (its session
     set up as a user's: another time zone, ANSI on, field-id reads off), the warehouse in a bucket:
