@@ -32,11 +32,13 @@ __all__ = [
     "internal_error_line",
     "escaped",
     "shown",
+    "shown_path",
     "capped",
     "out_of_room",
     "MAX_NESTING",
     "MAX_OPERATIONS",
     "MAX_LINE",
+    "MAX_PATH",
     "MAX_SHOWN",
 ]
 
@@ -52,6 +54,7 @@ MAX_OPERATIONS = 500
 # name or value quoted in a message is shortened to MAX_SHOWN characters with its length given.
 MAX_LINE = 300
 MAX_SHOWN = 60
+MAX_PATH = 100  # a warehouse's path or URI in a message (`shown_path`)
 
 
 class AlterflowError(Exception):
@@ -81,6 +84,17 @@ def shown(value: object, limit: int = MAX_SHOWN, quote: str = "'") -> str:
     if len(text) <= limit:
         return f"{quote}{escaped(text)}{quote}"
     return f"{quote}{escaped(text[:limit])}…{quote} ({len(text)} characters)"
+
+
+def shown_path(path: object, limit: int = MAX_PATH) -> str:
+    """A path or URI as a message names it (unquoted, escaped): whole up to `limit` characters,
+    else its start and its end around `…`, so the line keeps room for what to do and the last
+    folders' names stay."""
+    text = escaped(str(path))
+    if len(text) <= limit:
+        return text
+    start = limit // 3
+    return text[:start] + "…" + text[-(limit - start - 1) :]
 
 
 def capped(line: str, limit: int = MAX_LINE) -> str:

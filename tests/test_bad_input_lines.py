@@ -18,7 +18,7 @@ import sys
 import pytest
 
 from alterflow.cli import command as cli_module
-from alterflow.errors import MAX_LINE, MAX_NESTING, MAX_OPERATIONS, capped, escaped, first_line, shown
+from alterflow.errors import MAX_LINE, MAX_NESTING, MAX_OPERATIONS, MAX_PATH, capped, escaped, first_line, shown, shown_path
 from alterflow.settings import MAX_MEGABYTES, MAX_SECONDS
 
 ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"
@@ -100,6 +100,10 @@ def test_shown_shortens_and_escapes():
     line = capped(long)
     assert len(line) == MAX_LINE and line.startswith("warehouse /deep/deep/") and "…" in line
     assert line.endswith(f"`alterflow db bind-warehouse` re-binds (shortened from {len(long)} characters)"), line
+    # A warehouse's path in a message: whole up to MAX_PATH, else its start and its end (its own name).
+    assert shown_path("/w/h") == "/w/h"
+    deep = "/" + "deep/" * 50 + "warehouse"
+    assert len(shown_path(deep)) == MAX_PATH and shown_path(deep).startswith("/deep/") and shown_path(deep).endswith("/deep/warehouse")
     assert first_line(ValueError("\n first \x1b\nsecond")) == "first \\x1b"
     assert len(first_line(ValueError("z" * 10_000))) == MAX_LINE
 

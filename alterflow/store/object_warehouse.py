@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from datetime import UTC
 
 from alterflow.catalog.catalog import Catalog
+from alterflow.errors import shown_path
 from alterflow.object_store import ObjectStoreError, ObjectStoreFiles, ObjectStoreLocation
 from alterflow.store.layout import (
     COMPACTION_DIR,
@@ -79,12 +80,12 @@ class ObjectWarehouse(Warehouse):
         try:
             return self.root.client
         except ImportError:
-            raise ObjectStoreError(f"warehouse {self.root} is in object storage: install alterflow[s3] (boto3)") from None
+            raise ObjectStoreError(f"warehouse {shown_path(self.root)} is in object storage: install alterflow[s3] (boto3)") from None
 
     def _store_failed(self, exc: Exception, what: str) -> ObjectStoreError:
         """One line for a request the store (or the way to it) failed: not a refusal of this catalog."""
         code = getattr(exc, "response", {}).get("Error", {}).get("Code") if hasattr(exc, "response") else None
-        return ObjectStoreError(f"warehouse {self.root}: {what} failed: {code or str(exc).splitlines()[0]}")
+        return ObjectStoreError(f"warehouse {shown_path(self.root)}: {what} failed: {code or str(exc).splitlines()[0]}")
 
     def _marker_key(self) -> str:
         return self.marker.split("/", 1)[1]

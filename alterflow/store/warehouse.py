@@ -43,6 +43,7 @@ from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.errors import CatalogError
 from alterflow.catalog.records import utcnow
 from alterflow.catalog.states import TransactionState
+from alterflow.errors import shown_path
 from alterflow.object_store import ObjectStoreLocation
 from alterflow.store.layout import (
     COMPACTION_DIR,
@@ -253,7 +254,7 @@ class Warehouse:
         return self.root / MARKER
 
     def _unreadable(self) -> WarehouseNotOwned:
-        return WarehouseNotOwned(f"warehouse {self.root} has an unreadable owner marker {MARKER}: {BIND_HINT}")
+        return WarehouseNotOwned(f"warehouse {shown_path(self.root)} has an unreadable owner marker {MARKER}: {BIND_HINT}")
 
     def _marker_text(self) -> str | None:
         """The marker's text, None without one; WarehouseNotOwned when it cannot be read as text."""
@@ -299,7 +300,7 @@ class Warehouse:
             record = self._claim(mine)
         if record.catalog_id != mine:
             raise WarehouseNotOwned(
-                f"warehouse {self.root} belongs to catalog {record.catalog_id}, not to this catalog {mine}: {BIND_HINT}"
+                f"warehouse {shown_path(self.root)} belongs to catalog {record.catalog_id}, not to this catalog {mine}: {BIND_HINT}"
             )
         self.record = record
         self._owned = True
@@ -314,15 +315,15 @@ class Warehouse:
         known = self.catalog.table_ids()
         if not known:
             raise WarehouseNotOwned(
-                f"warehouse {self.root} holds {len(scan.tables)} table folder(s) and catalog {mine} has no tables: "
+                f"warehouse {shown_path(self.root)} holds {len(scan.tables)} table folder(s) and catalog {mine} has no tables: "
                 f"it is another catalog's warehouse; {BIND_HINT}"
             )
         evidence = self.evidence(scan)
         strangers = len(evidence.unknown_folders) + len(evidence.foreign)
         if strangers or (scan.files and not evidence.named):
             raise WarehouseNotOwned(
-                f"warehouse {self.root} has no owner marker and holds {strangers or len(scan.files)} folder(s) or file(s) "
-                f"catalog {mine} has no record of: another catalog's, or this one is behind it; {BIND_HINT}"
+                f"warehouse {shown_path(self.root)} has no owner marker; catalog {mine} has no record of "
+                f"{strangers or len(scan.files)} file(s) or folder(s) there: {BIND_HINT}"
             )
 
     def evidence(self, scan: WarehouseScan) -> Evidence:
@@ -363,12 +364,12 @@ class Warehouse:
         mine = self.catalog.catalog_id()
         if self.record is not None and self.record.high_water > evidence.newest_txn:
             raise CatalogBehindWarehouse(
-                f"catalog {mine} is behind warehouse {self.root}: GC saw transaction {self.record.high_water} there, "
+                f"catalog {mine} is behind warehouse {shown_path(self.root)}: GC saw transaction {self.record.high_water} there, "
                 f"its newest is {evidence.newest_txn} (a restore, a copy?); GC deletes nothing; {FORCE_HINT}"
             )
         if evidence.foreign:
             raise CatalogBehindWarehouse(
-                f"catalog {mine} is behind warehouse {self.root}: {len(evidence.foreign)} file(s) there are of "
+                f"catalog {mine} is behind warehouse {shown_path(self.root)}: {len(evidence.foreign)} file(s) there are of "
                 f"transactions it never committed (a restore, a copy?); GC deletes nothing; {FORCE_HINT}"
             )
 
@@ -389,7 +390,9 @@ class Warehouse:
             if record is not None:
                 return record
             time.sleep(0.1 * (attempt + 1))
-        raise WarehouseNotOwned(f"warehouse {self.root}: its owner marker could not be created ({CLAIM_ATTEMPTS} attempts); run it again")
+        raise WarehouseNotOwned(
+            f"warehouse {shown_path(self.root)}: its owner marker could not be created ({CLAIM_ATTEMPTS} attempts); run it again"
+        )
 
     def _still_there(self, found: FoundFile) -> bool:
         return os.path.lexists(found.absolute)
@@ -441,16 +444,16 @@ class Warehouse:
         owner = before.catalog_id if before else None
         if owner == mine and not behind and not evidence.foreign:
             self.record, self._owned = before, True
-            return f"warehouse {self.root} is already bound to catalog {mine}"
+            return f"warehouse {shown_path(self.root)} is already bound to catalog {mine}"
         unknown = evidence.foreign
         if (unknown or behind) and not force:
             if unknown:
                 raise WarehouseNotOwned(
-                    f"warehouse {self.root} holds {len(unknown)} data file(s) catalog {mine} has no record of "
+                    f"warehouse {shown_path(self.root)} holds {len(unknown)} data file(s) catalog {mine} has no record of "
                     f"(its owner's: {owner or 'none recorded'}): --force re-binds anyway, and GC then deletes them"
                 )
             raise WarehouseNotOwned(
-                f"catalog {mine} is behind warehouse {self.root}: a GC saw transaction {before.high_water} there, "
+                f"catalog {mine} is behind warehouse {shown_path(self.root)}: a GC saw transaction {before.high_water} there, "
                 f"this catalog's newest is {evidence.newest_txn}: --force re-binds anyway"
             )
         moved_aside = self._move_unreadable_marker() if unreadable else None
@@ -459,12 +462,12 @@ class Warehouse:
         accepted = utcnow() if unknown else None
         if not self._replace_marker(MarkerRecord(mine, evidence.newest_txn, accepted)):
             raise WarehouseNotOwned(
-                f"warehouse {self.root}: its owner marker changed while binding (another catalog's claim, a GC); run it again"
+                f"warehouse {shown_path(self.root)}: its owner marker changed while binding (another catalog's claim, a GC); run it again"
             )
         self._owned = True
         was = f"from catalog {owner}" if owner else ("(its marker was unreadable)" if unreadable else "(it had no owner)")
         return (
-            f"warehouse {self.root} bound to catalog {mine} {was}"
+            f"warehouse {shown_path(self.root)} bound to catalog {mine} {was}"
             + (f"; {len(unknown)} unknown file(s) left to GC" if unknown else "")
             + (f"; the unreadable marker moved to {moved_aside}" if moved_aside else "")
         )
