@@ -33,7 +33,8 @@ def run_step(name: str) -> dict:
     if name == "compact":
         from alterflow.spark_session import get_spark
 
-        return gc.compact(catalog, settings.warehouse, lambda: get_spark(settings), settings.lease_s)
+        with refusals_fail_the_task():  # a catalog behind its warehouse: refused, not retried
+            return gc.compact(catalog, settings.warehouse, lambda: get_spark(settings), settings.lease_s)
     if name == "collect_versions":
         return gc.collect_versions(catalog, settings.gc_retention_s)
     if name == "delete_files":
@@ -68,15 +69,20 @@ def takeover_conf(job_id: int, table: str, statement: str) -> dict:
 
 
 def orphan_runs() -> list[dict]:
-    """The kwargs of one TriggerDagRunOperator per orphaned job: its conf is the job's ALTER."""
-    from alterflow.gc.steps import orphaned_jobs
+    """The kwargs of one TriggerDagRunOperator per orphaned job: its conf is the job's ALTER. A
+    catalog behind its warehouse (a restore, a copy) takes no job over: the task fails with the
+    line `alterflow gc` gives (`refuse_if_behind`)."""
+    from alterflow.gc.steps import orphaned_jobs, refuse_if_behind
 
     with refusals_fail_the_task():
-        catalog = open_catalog()[1]
+        settings, catalog = open_catalog()
+        orphans = orphaned_jobs(catalog)
+        if orphans:
+            refuse_if_behind(catalog, settings.warehouse)
     return [
         {
             "trigger_run_id": resume_run_id(orphan["job_id"]),
             "conf": takeover_conf(orphan["job_id"], orphan["table"], orphan["statement"]),
         }
-        for orphan in orphaned_jobs(catalog)
+        for orphan in orphans
     ]

@@ -67,3 +67,24 @@ def test_the_gc_dag_starts_one_schema_change_run_per_orphan_and_that_run_takes_i
     state, states, _run = run_dag(load_dag(SCHEMA_CHANGE), found[0]["conf"])
     assert state == "failed" and states["validate"] == "success" and states["plan"] == "failed", states
     assert len(jobs(session, "t")) == 1 and versions(session, "t") == [1, 2]
+
+
+def test_a_catalog_behind_its_warehouse_takes_no_orphaned_job_over(orphan):
+    """A restored or copied catalog (here: the warehouse holds a file of a transaction this catalog
+    never began, as a newer copy's commit leaves) starts no takeover run: `find_orphaned_jobs`
+    fails for good with the line `alterflow gc` gives, and nothing is written."""
+    import uuid
+
+    from airflow.exceptions import AirflowFailException
+
+    from alterflow.airflow.gc_tasks import orphan_runs
+
+    session, job_id, _dead_load = orphan
+    tablet = next(session.warehouse.rglob("*.parquet")).parent
+    (tablet / f"999-{0:024d}-{uuid.uuid4().hex}.parquet").write_bytes(b"a newer catalog's file")
+    before = sorted(str(p) for p in session.warehouse.rglob("*"))
+    with pytest.raises(AirflowFailException) as refused:
+        orphan_runs()
+    assert " is behind warehouse " in str(refused.value) and "GC deletes nothing" in str(refused.value), refused.value
+    assert sorted(str(p) for p in session.warehouse.rglob("*")) == before
+    assert HeavyJobs(session.catalog).job(job_id).state == "RUNNING"
