@@ -91,7 +91,7 @@ def shown_path(path: object, limit: int = MAX_PATH) -> str:
     else its start and its end around `…`, so the line keeps room for what to do and the last
     folders' names stay."""
     text = escaped(str(path))
-    if len(text) <= limit:
+    if len(text) <= limit or limit < 3:
         return text
     start = limit // 3
     return text[:start] + "…" + text[-(limit - start - 1) :]

@@ -17,6 +17,7 @@ import uuid
 
 import pytest
 
+from alterflow.errors import shown_path
 from alterflow.store.warehouse import MARKER
 from tests.store.test_warehouse_binding import catalogs, ok, refused, run, select, snapshot  # noqa: F401 (catalogs: a fixture)
 
@@ -110,7 +111,7 @@ def test_a_deleted_marker_and_a_fresh_catalog_delete_nothing(owner, spark):
     for args in (("gc", "--retention", "0"), ("gc", "--dry-run"), ("sql", "-e", "INSERT INTO anything VALUES (2)")):
         line = refused(run(home, fresh_url, warehouse, *args))
         assert re.fullmatch(
-            rf"warehouse {re.escape(str(warehouse))} has no owner marker; catalog [0-9a-f]{{32}} has no record of 1 file\(s\) or folder\(s\) "
+            rf"warehouse {re.escape(shown_path(warehouse))} has no owner marker; catalog [0-9a-f]{{32}} has no record of 1 file\(s\) or folder\(s\) "
             r"there: check ALTERFLOW_CATALOG_URL and ALTERFLOW_WAREHOUSE; `alterflow db bind-warehouse` re-binds",
             line,
         ), (args, line)

@@ -222,7 +222,13 @@ def started_stack(scratch: pathlib.Path, files: Sequence[str] = ("docker-compose
             "ALTERFLOW_POSTGRES_PASSWORD": f"pg-{uuid.uuid4().hex[:12]}",
             "ALTERFLOW_CATALOG_PASSWORD": f"cat-{uuid.uuid4().hex[:12]}",
         }
-        for variable in ("ALTERFLOW_AIRFLOW_PASSWORD", "ALTERFLOW_FERNET_KEY", "ALTERFLOW_JWT_SECRET", "ALTERFLOW_API_SECRET_KEY"):
+        for variable in (
+            "ALTERFLOW_AIRFLOW_PASSWORD",
+            "ALTERFLOW_FERNET_KEY",
+            "ALTERFLOW_JWT_SECRET",
+            "ALTERFLOW_API_SECRET_KEY",
+            "ALTERFLOW_S3_BUCKET",
+        ):
             env[variable] = ""  # not the caller's: the defaults are under test
         stack = ComposeStack(compose, f"alterflowtest{os.getpid()}{len(files)}", env, files)
         stack.compose("build", timeout=1800)
