@@ -198,11 +198,18 @@ def _write_files(batches, target: str):
     yield pa.RecordBatch.from_pydict({"rows": [data.num_rows]})
 
 
+def _bucket_session(server, home: pathlib.Path, bucket: str):
+    """An embedded session (Spark `local[2]`) whose warehouse is `s3://<bucket>/wh` on `server`."""
+    from alterflow.cli.session import Session
+    from alterflow.settings import Settings
+
+    env = {"ALTERFLOW_HOME": str(home), "ALTERFLOW_SPARK_MASTER": "local[2]", "ALTERFLOW_WAREHOUSE": f"s3://{bucket}/wh"}
+    return Session(Settings.from_env({**env, **server.env()}))
+
+
 def conversion(server, sizes: dict, quick: bool) -> ResultRow:
     import functools
 
-    from alterflow.cli.session import Session
-    from alterflow.settings import Settings
     from alterflow.workflow import heavy_steps, steps
     from alterflow.workflow.request import AlterRequest
     from bench.heavy_alter import _batch
@@ -210,8 +217,7 @@ def conversion(server, sizes: dict, quick: bool) -> ResultRow:
     rows, batch = sizes["convert_rows"], sizes["batch"]
     bucket = server.bucket()
     with fresh_home("s3-convert") as home:
-        env = {"ALTERFLOW_HOME": str(home), "ALTERFLOW_SPARK_MASTER": "local[2]", "ALTERFLOW_WAREHOUSE": f"s3://{bucket}/wh"}
-        session = Session(Settings.from_env({**env, **server.env()}))
+        session = _bucket_session(server, home, bucket)
         spark = session.spark
 
         def table(name: str, count: int) -> None:
@@ -265,17 +271,14 @@ def conversion(server, sizes: dict, quick: bool) -> ResultRow:
 
 
 def load_engines(server, sizes: dict, quick: bool) -> ResultRow:
-    from alterflow.cli.session import Session
     from alterflow.load.inputs import open_input
-    from alterflow.settings import Settings
     from bench.load_throughput import TABLE as LOAD_TABLE
     from bench.load_throughput import write_csv
 
     rows, runs = sizes["load_rows"], sizes["load_runs"]
     bucket = server.bucket()
     with fresh_home("s3-load") as home:
-        env = {"ALTERFLOW_HOME": str(home), "ALTERFLOW_SPARK_MASTER": "local[2]", "ALTERFLOW_WAREHOUSE": f"s3://{bucket}/wh"}
-        session = Session(Settings.from_env({**env, **server.env()}))
+        session = _bucket_session(server, home, bucket)
         csvs = [home / f"in{run}.csv" for run in range(runs + 1)]
         for run, csv in enumerate(csvs):  # distinct keys per run: each load adds rows
             write_csv(csv, rows, start=run * rows)
