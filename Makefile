@@ -25,6 +25,9 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/uv pip install --python $(BIN)/python -q --no-deps -e .
 	rm -rf alterflow.egg-info  # the build's leftover: on sys.path (tests) it is a second copy of the distribution, entry points and all
 	$(BIN)/python -m alterflow.install_check
+	@# Spark drivers started here then start about twice as fast (docs/heavyweight.md#spark-start-up);
+	@# without Java the rest of alterflow still works, so a failure only says so.
+	$(BIN)/alterflow spark-archive || echo "Spark drivers will start without the archive of Spark's classes"
 	@touch $(STAMP)
 
 # Re-resolve the pinned set (pyspark-client is excluded: it would overwrite pyspark's Python files).

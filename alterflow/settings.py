@@ -106,6 +106,30 @@ def spark_driver_memory(env: Mapping[str, str]) -> str:
     return text.strip()
 
 
+SPARK_CLASS_ARCHIVE_NAME = "spark-classes.jsa"
+
+
+def spark_class_archive(env: Mapping[str, str]) -> pathlib.Path | None:
+    """ALTERFLOW_SPARK_CLASS_ARCHIVE: the archive of Spark's classes a driver's JVM started on this
+    machine maps at start-up (docs/heavyweight.md#spark-start-up); `off` for none. Default: spark-classes.jsa
+    in alterflow's folder of the user's cache (`$XDG_CACHE_HOME/alterflow`, else `~/.cache/alterflow`),
+    or none where the user has no home folder."""
+    text = (env.get("ALTERFLOW_SPARK_CLASS_ARCHIVE") or "").strip()
+    if text.lower() == "off":
+        return None
+    if text:
+        if "\0" in text:
+            raise _bad("ALTERFLOW_SPARK_CLASS_ARCHIVE", "a file path or off", text)
+        return pathlib.Path(text).expanduser().absolute()
+    cache = env.get("XDG_CACHE_HOME") or os.environ.get("XDG_CACHE_HOME")
+    if not cache:
+        try:
+            cache = str(pathlib.Path.home() / ".cache")
+        except RuntimeError:  # no HOME and no password entry (a container's anonymous user)
+            return None
+    return pathlib.Path(cache).absolute() / "alterflow" / SPARK_CLASS_ARCHIVE_NAME
+
+
 DEFAULT_CATALOG_NAME = "default"
 CATALOG_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}")
 
@@ -209,6 +233,7 @@ class Settings:
     spark_load_mb: int = SPARK_LOAD_MB
     catalog_name: str = DEFAULT_CATALOG_NAME
     spark_driver_memory: str = "2g"
+    spark_class_archive: pathlib.Path | None = None
     query_engine: str = "auto"
     migrations: str = DEFAULT_MIGRATIONS
     airflow_username: str = DEFAULT_AIRFLOW_USERNAME
@@ -235,6 +260,7 @@ class Settings:
             spark_load_mb=_megabytes(env, "ALTERFLOW_SPARK_LOAD_MB", SPARK_LOAD_MB, least=0),
             catalog_name=catalog_name(env),
             spark_driver_memory=spark_driver_memory(env),
+            spark_class_archive=spark_class_archive(env),
             query_engine=query_engine(env),
             migrations=migrations_from_env(env),
             airflow_username=env.get("ALTERFLOW_AIRFLOW_USERNAME") or DEFAULT_AIRFLOW_USERNAME,

@@ -30,25 +30,37 @@ class SparkStartError(UserError):
     """The embedded session's JVM did not start (no Java, a bad setting, ...)."""
 
 
-def application_conf() -> dict[str, str]:
+def application_conf(class_archive: pathlib.Path | None = None) -> dict[str, str]:
     """The Spark settings alterflow relies on in every application it runs: the embedded session
     and each spark-submit of a conversion (`alterflow.rewrite.spark_submit`, the DAG's
-    ConvertHistoryOperator). Columns match by field id (SPEC §1); times are UTC."""
+    ConvertHistoryOperator). Columns match by field id (docs/semantics.md); times are UTC. A
+    driver started on this machine maps `class_archive` when it exists (`class_archive_option`)."""
+    java_options = f"-Dlog4j2.configurationFile=file:{LOG_CONFIG}" + class_archive_option(class_archive)
     return {
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.ansi.enabled": "false",
         "spark.sql.parquet.fieldId.write.enabled": "true",
         "spark.sql.parquet.fieldId.read.enabled": "true",
         "spark.ui.showConsoleProgress": "false",
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG_CONFIG}",
+        "spark.driver.extraJavaOptions": java_options,
     }
 
 
-def session_conf(driver_memory: str) -> dict[str, str]:
+def class_archive_option(class_archive: pathlib.Path | None) -> str:
+    """The JVM option that maps the archive of Spark's classes (`alterflow spark-archive` writes
+    it; docs/heavyweight.md#spark-start-up), or nothing when there is none: a driver whose JVM maps it starts
+    about twice as fast. The JVM checks the archive against its own build and class path and
+    starts without it (a warning in its log) when they differ."""
+    if class_archive is None or not class_archive.is_file():
+        return ""
+    return f" -XX:SharedArchiveFile={class_archive}"
+
+
+def session_conf(driver_memory: str, class_archive: pathlib.Path | None = None) -> dict[str, str]:
     """`application_conf` plus what the process's own embedded session adds: no UI, a few shuffle
     partitions (small queries), the driver's memory (`Settings.spark_driver_memory`), and Spark's
     log at WARN (it goes to `spark_log_path`, not the terminal)."""
-    conf = application_conf()
+    conf = application_conf(class_archive)
     return {
         **conf,
         "spark.driver.extraJavaOptions": conf["spark.driver.extraJavaOptions"] + " -Dalterflow.spark.log.level=warn",
@@ -85,18 +97,47 @@ def get_spark(settings: Settings, log_path: pathlib.Path | None = None):
     with _lock:
         if _session is not None:
             return _session
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        _python_workers_like_this_process()
         from pyspark import SparkContext
 
         master = settings.spark_master
-        conf = session_conf(settings.spark_driver_memory)
+        conf = session_conf(settings.spark_driver_memory, settings.spark_class_archive)
         if SparkContext._gateway is None and not started_by_spark_submit():
             _session = _start_session(master, conf, log_path or spark_log_path(settings.home))
         else:  # a JVM this process did not start (spark-submit's, or the caller's own session's), as it is
             _session = _builder(master, conf).getOrCreate()
             _session.sparkContext.setLogLevel("ERROR")
         return _session
+
+
+def record_class_archive(settings: Settings, partial: pathlib.Path, workload) -> int:
+    """Start this process's session with a JVM that writes the archive of the classes it loaded
+    to `partial` as it exits (`alterflow.spark_class_archive`), run `workload(session)`, stop the
+    session and wait for the JVM to exit; returns its exit status (0: the archive is whole)."""
+    global _session
+    from pyspark import SparkContext
+
+    conf = session_conf(settings.spark_driver_memory)
+    conf["spark.driver.extraJavaOptions"] += f" -XX:ArchiveClassesAtExit={partial}"
+    with _lock:
+        if _session is not None or SparkContext._gateway is not None:
+            raise RuntimeError("a class archive is recorded by the process's first JVM")
+        _python_workers_like_this_process()
+        _session = _start_session(settings.spark_master, conf, spark_log_path(settings.home))
+    jvm = SparkContext._gateway.proc
+    try:
+        workload(_session)
+    finally:  # whatever the workload did, the JVM has ended (and written what it writes) on return
+        stop_spark()
+        jvm.stdin.close()  # the gateway's JVM exits when its stdin ends, writing the archive first
+        code = jvm.wait(timeout=300)
+    return code
+
+
+def _python_workers_like_this_process() -> None:
+    """Spark's Python workers run this process's interpreter, and its JVM binds the loopback."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
 def _builder(master: str, conf: dict[str, str]):

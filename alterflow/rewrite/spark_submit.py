@@ -26,13 +26,15 @@ def application_path() -> str:
 
 
 def submit_command(settings: Settings, job_id: int, master: str, parallelism: int = 2, lease_group: str | None = None) -> list[str]:
+    """The spark-submit command line of one conversion. Its driver runs here (client mode, on any
+    master), so it maps this machine's archive of Spark's classes when there is one."""
     return [
         str(spark_submit_binary()),
         "--master",
         master,
         "--name",
         f"alterflow-convert-job-{job_id}",
-        *(arg for key, value in application_conf().items() for arg in ("--conf", f"{key}={value}")),
+        *(arg for key, value in application_conf(settings.spark_class_archive).items() for arg in ("--conf", f"{key}={value}")),
         application_path(),
         "--catalog-url",
         settings.catalog_url,
