@@ -10,9 +10,11 @@ environment (a JVM's, spark-submit's) is not reading one.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import pathlib
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -106,14 +108,12 @@ def spark_driver_memory(env: Mapping[str, str]) -> str:
     return text.strip()
 
 
-SPARK_CLASS_ARCHIVE_NAME = "spark-classes.jsa"
-
-
 def spark_class_archive(env: Mapping[str, str]) -> pathlib.Path | None:
     """ALTERFLOW_SPARK_CLASS_ARCHIVE: the archive of Spark's classes a driver's JVM started on this
-    machine maps at start-up (docs/heavyweight.md#spark-start-up); `off` for none. Default: spark-classes.jsa
-    in alterflow's folder of the user's cache (`$XDG_CACHE_HOME/alterflow`, else `~/.cache/alterflow`),
-    or none where the user has no home folder."""
+    machine maps at start-up (docs/heavyweight.md#spark-start-up); `off` for none. Default:
+    `spark-classes-<environment>.jsa` in alterflow's folder of the user's cache (`$XDG_CACHE_HOME/alterflow`,
+    else `~/.cache/alterflow`), one per Python environment (each has its own pyspark), or none
+    where the user has no home folder."""
     text = (env.get("ALTERFLOW_SPARK_CLASS_ARCHIVE") or "").strip()
     if text.lower() == "off":
         return None
@@ -127,7 +127,8 @@ def spark_class_archive(env: Mapping[str, str]) -> pathlib.Path | None:
             cache = str(pathlib.Path.home() / ".cache")
         except RuntimeError:  # no HOME and no password entry (a container's anonymous user)
             return None
-    return pathlib.Path(cache).absolute() / "alterflow" / SPARK_CLASS_ARCHIVE_NAME
+    environment = hashlib.sha256(sys.prefix.encode()).hexdigest()[:12]  # one archive per Python environment (its pyspark's jars)
+    return pathlib.Path(cache).absolute() / "alterflow" / f"spark-classes-{environment}.jsa"
 
 
 DEFAULT_CATALOG_NAME = "default"

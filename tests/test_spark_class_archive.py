@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pathlib
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -102,9 +103,8 @@ def test_a_bad_setting_is_one_line_and_writes_nothing(tmp_path, setting, says):
 
 def test_the_setting_names_a_file_a_default_in_the_cache_or_none(tmp_path):
     home = {"ALTERFLOW_HOME": str(tmp_path)}
-    assert Settings.from_env({**home, "XDG_CACHE_HOME": "/var/cache/u"}).spark_class_archive == pathlib.Path(
-        "/var/cache/u/alterflow/spark-classes.jsa"
-    )
+    default = Settings.from_env({**home, "XDG_CACHE_HOME": "/var/cache/u"}).spark_class_archive
+    assert default.parent == pathlib.Path("/var/cache/u/alterflow") and re.fullmatch(r"spark-classes-[0-9a-f]{12}\.jsa", default.name)
     assert Settings.from_env({**home, "ALTERFLOW_SPARK_CLASS_ARCHIVE": "Off"}).spark_class_archive is None
     assert Settings.from_env({**home, "ALTERFLOW_SPARK_CLASS_ARCHIVE": "/x/a.jsa"}).spark_class_archive == pathlib.Path("/x/a.jsa")
 
