@@ -80,7 +80,7 @@ format: install
 # Airflow on this machine, no Docker: `airflow standalone` (scheduler, dag-processor, triggerer,
 # api-server) with the project's dags and plugins, LocalExecutor, user admin/admin, and the same
 # ALTERFLOW_* catalog and warehouse as the CLI (deploy/airflow_env.py). AIRFLOW_PORT (8080) and
-# ALTERFLOW_AIRFLOW_HOME (.alterflow/airflow) may be overridden. Foreground; Ctrl-C stops everything.
+# ALTERFLOW_AIRFLOW_HOME (airflow/ under ALTERFLOW_HOME if set, else .alterflow/airflow) may be overridden. Foreground; Ctrl-C stops everything.
 AIRFLOW_PORT ?= 8080
 airflow: install
 	$(BIN)/python deploy/airflow_env.py --port $(AIRFLOW_PORT) standalone

@@ -5,7 +5,8 @@
     python deploy/airflow_env.py [...] env                                        # print `export` lines
 
 What it sets up:
-- AIRFLOW_HOME (default `.alterflow/airflow` in the repo), metadata in SQLite there (waiting up to
+- AIRFLOW_HOME (default `airflow/` under ALTERFLOW_HOME when set, else `.alterflow/airflow` in the
+  repo; ALTERFLOW_AIRFLOW_HOME overrides both), metadata in SQLite there (waiting up to
   60 s for its write lock) unless `--database-url` says otherwise; LocalExecutor; no example DAGs;
   DAGs active when created;
 - the repo's `dags/` and `plugins/` folders;
@@ -50,6 +51,17 @@ def alterflow_settings(base_env: dict[str, str]) -> dict[str, str]:
         "ALTERFLOW_SPARK_MASTER": settings.spark_master,
         "ALTERFLOW_TXN_TIMEOUT": str(settings.txn_timeout_s),
     }
+
+
+def default_airflow_home(base_env: dict[str, str]) -> pathlib.Path:
+    """ALTERFLOW_AIRFLOW_HOME; else `airflow` under ALTERFLOW_HOME when that is set (a user who put
+    alterflow's home elsewhere keeps Airflow's beside it, not in the checkout); else the repo's
+    `.alterflow/airflow`."""
+    if base_env.get("ALTERFLOW_AIRFLOW_HOME"):
+        return pathlib.Path(base_env["ALTERFLOW_AIRFLOW_HOME"]).absolute()
+    if base_env.get("ALTERFLOW_HOME"):
+        return pathlib.Path(base_env["ALTERFLOW_HOME"]).absolute() / "airflow"
+    return DEFAULT_HOME
 
 
 def base_path(base_env: dict[str, str]) -> str:
@@ -188,8 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--home",
         type=pathlib.Path,
-        default=pathlib.Path(os.environ.get("ALTERFLOW_AIRFLOW_HOME") or DEFAULT_HOME),
-        help="the Airflow home (default: ALTERFLOW_AIRFLOW_HOME or .alterflow/airflow)",
+        default=default_airflow_home(os.environ),
+        help="the Airflow home (default: ALTERFLOW_AIRFLOW_HOME, else airflow/ under ALTERFLOW_HOME, else .alterflow/airflow)",
     )
     parser.add_argument("--port", type=int, default=8080, help="the API server's port (default 8080)")
     parser.add_argument("--host", default="127.0.0.1", help="the address the API server listens on (default 127.0.0.1)")

@@ -164,6 +164,21 @@ def test_env_command_prints_exports(tmp_path):
 
 
 @pytest.mark.parametrize(
+    ("given", "home"),
+    [
+        ({"ALTERFLOW_HOME": "{tmp}/home"}, "{tmp}/home/airflow"),
+        ({"ALTERFLOW_HOME": "{tmp}/home", "ALTERFLOW_AIRFLOW_HOME": "{tmp}/af2"}, "{tmp}/af2"),
+        ({}, str(SCRIPT.parent.parent / ".alterflow" / "airflow")),
+    ],
+)
+def test_airflows_home_follows_alterflows_unless_named(tmp_path, given, home):
+    env = {"PATH": "/usr/bin", **{name: value.format(tmp=tmp_path) for name, value in given.items()}}
+    done = subprocess.run([sys.executable, str(SCRIPT), "env"], env=env, capture_output=True, text=True, check=True)
+    exports = dict(line.removeprefix("export ").split("=", 1) for line in done.stdout.splitlines())
+    assert exports["AIRFLOW_HOME"] == home.format(tmp=tmp_path)
+
+
+@pytest.mark.parametrize(
     "args, message",
     [
         (["--port", "0", "env"], "error: --port must be between 1 and 65535, not 0"),
