@@ -118,6 +118,7 @@ EVERY_DAG = {"start_date": pendulum.datetime(2026, 1, 1, tz="UTC"), "catchup": F
 
 @dag(
     dag_id="alterflow_schema_change",
+    description="One ALTER TABLE: validated, planned, then committed as metadata or converted with dual writes, checked and swapped",
     schedule=None,
     params=PARAMS,
     doc_md=SCHEMA_CHANGE_DOC,
@@ -177,6 +178,7 @@ def alterflow_schema_change():
 
 @dag(
     dag_id="alterflow_gc",
+    description="Hourly: old files, indexes and schema versions collected, tablets compacted, orphaned jobs taken over",
     schedule="@hourly",
     max_active_runs=1,
     default_args={"retries": 1, "retry_delay": timedelta(minutes=5)},
@@ -258,6 +260,7 @@ MIGRATE_PARAMS = {
 
 @dag(
     dag_id="alterflow_migrate",
+    description="A directory of versioned migration files: linted, approved by a person where the rules ask, applied in order",
     schedule=None,
     max_active_runs=1,
     params=MIGRATE_PARAMS,

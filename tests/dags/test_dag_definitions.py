@@ -27,6 +27,7 @@ def test_dags_round_trip_through_serialization():
         dag = bag.dags[dag_id]
         restored = DagSerialization.deserialize_dag(DagSerialization.serialize_dag(dag))
         assert restored.dag_id == dag_id
+        assert restored.description and len(restored.description) <= 140, dag_id  # one line in the Dags list
         assert set(restored.task_dict) == set(dag.task_dict)
         for task_id, task in dag.task_dict.items():
             assert restored.task_dict[task_id].upstream_task_ids == task.upstream_task_ids, task_id
