@@ -122,11 +122,14 @@ def spark_class_archive(env: Mapping[str, str]) -> pathlib.Path | None:
             raise _bad("ALTERFLOW_SPARK_CLASS_ARCHIVE", "a file path or off", text)
         return pathlib.Path(text).expanduser().absolute()
     cache = env.get("XDG_CACHE_HOME") or os.environ.get("XDG_CACHE_HOME")
-    if not cache:
-        try:
-            cache = str(pathlib.Path.home() / ".cache")
-        except RuntimeError:  # no HOME and no password entry (a container's anonymous user)
-            return None
+    if not cache or not os.path.isabs(cache):  # the XDG spec: a relative path is ignored
+        home = env.get("HOME") or os.environ.get("HOME")
+        if not home:
+            try:
+                home = str(pathlib.Path.home())
+            except RuntimeError:  # no HOME and no password entry (a container's anonymous user)
+                return None
+        cache = os.path.join(home, ".cache")
     environment = hashlib.sha256(sys.prefix.encode()).hexdigest()[:12]  # one archive per Python environment (its pyspark's jars)
     return pathlib.Path(cache).absolute() / "alterflow" / f"spark-classes-{environment}.jsa"
 

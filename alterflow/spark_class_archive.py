@@ -15,9 +15,11 @@ its partial file, which the next `write_class_archive` removes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -28,6 +30,7 @@ from alterflow.errors import UserError, escaped, first_line, shown
 from alterflow.settings import SettingError, Settings, child_environment, usable_folder
 
 RECORD_TIMEOUT_S = 600
+LOG_NAME = "spark-archive.log"  # the recording JVM's log, beside the archive
 DYNAMIC_ARCHIVE_MAGIC = bytes.fromhex("a8ab0bf0")  # HotSpot's dynamic archive header, 0xf00baba8 little-endian
 _PARTIAL = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)\.partial")
 
@@ -61,13 +64,16 @@ def write_class_archive(settings: Settings) -> WrittenArchive:
         raise SettingError(f"ALTERFLOW_SPARK_CLASS_ARCHIVE {shown(str(target), 120)} is a folder, not a file")
     remove_stale_partials(target)
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    log = target.with_name(LOG_NAME)
     began = time.monotonic()
     try:
-        recorded = _record_in_a_child(settings, partial)
-        if recorded.returncode != 0 or not _is_an_archive(partial):
-            said = first_line(recorded.stderr.strip().splitlines()[-1]) if recorded.stderr.strip() else f"exit status {recorded.returncode}"
-            raise ClassArchiveError(f"the archive of Spark's classes was not written: {said}")
+        code, said = _record_in_a_child(partial, log)
+        if code != 0 or not _is_an_archive(partial):
+            reason = said or f"the recording exited with status {code}"
+            raise ClassArchiveError(f"the archive of Spark's classes was not written: {reason} (its Spark log: {escaped(str(log))})")
+        _on_disk(partial)  # the JVM does not sync its dump: the name must never reach a file not yet on disk
         os.replace(partial, target)
+        _on_disk(target.parent)
     finally:
         partial.unlink(missing_ok=True)
     return WrittenArchive(target, target.stat().st_size, time.monotonic() - began)
@@ -81,24 +87,43 @@ def _is_an_archive(path: pathlib.Path) -> bool:
         return False
 
 
-def _record_in_a_child(settings: Settings, partial: pathlib.Path) -> subprocess.CompletedProcess:
-    """The recording session runs in a process of its own: its JVM must be the first of the
-    process and must exit, which this process's own session (if any) never does before it."""
+def _on_disk(path: pathlib.Path) -> None:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _record_in_a_child(partial: pathlib.Path, log: pathlib.Path) -> tuple[int, str]:
+    """The recording session runs in a process of its own (its JVM must be the first of the
+    process, and must exit), in a process group of its own: a timeout or an interrupt here kills
+    the child and its JVM at once, before the JVM could write the archive after this process
+    stopped waiting. Returns the child's exit status and the last line it wrote on stderr."""
     with tempfile.TemporaryDirectory(prefix="alterflow-spark-archive-") as scratch:
         env = child_environment({})
         # No archive mapped while one is recorded; local mode, whatever the settings' master: the
         # driver's classes are what the archive holds.
         env.update(ALTERFLOW_HOME=scratch, ALTERFLOW_SPARK_CLASS_ARCHIVE="off", ALTERFLOW_SPARK_MASTER="local[2]")
+        child = subprocess.Popen(
+            [sys.executable, "-m", __name__, str(partial), str(log)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
-            return subprocess.run(
-                [sys.executable, "-m", __name__, str(partial)],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=RECORD_TIMEOUT_S,
-            )
-        except subprocess.TimeoutExpired:
-            raise ClassArchiveError(f"the archive of Spark's classes was not written in {RECORD_TIMEOUT_S} s") from None
+            _out, err = child.communicate(timeout=RECORD_TIMEOUT_S)
+        except BaseException as exc:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            if isinstance(exc, subprocess.TimeoutExpired):
+                raise ClassArchiveError(f"the archive of Spark's classes was not written in {RECORD_TIMEOUT_S} s") from None
+            raise
+    lines = err.strip().splitlines()
+    return child.returncode, first_line(lines[-1]) if lines else ""
 
 
 def remove_stale_partials(target: pathlib.Path) -> list[pathlib.Path]:
@@ -150,11 +175,10 @@ def record_workload(spark) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """The recording child: `python -m alterflow.spark_class_archive PARTIAL_PATH`."""
+    """The recording child: `python -m alterflow.spark_class_archive PARTIAL_PATH LOG_PATH`."""
     from alterflow.spark_session import record_class_archive
 
-    settings = Settings.from_env()
-    code = record_class_archive(settings, pathlib.Path(argv[0]), record_workload)
+    code = record_class_archive(Settings.from_env(), pathlib.Path(argv[0]), record_workload, pathlib.Path(argv[1]))
     if code != 0:
         print(f"the recording JVM exited with status {code}", file=sys.stderr)
     return code

@@ -51,7 +51,10 @@ def class_archive_option(class_archive: pathlib.Path | None) -> str:
     it; docs/heavyweight.md#spark-start-up), or nothing when there is none: a driver whose JVM maps it starts
     about twice as fast. The JVM checks the archive against its own build and class path and
     starts without it (a warning in its log) when they differ."""
-    if class_archive is None or not class_archive.is_file():
+    try:
+        if class_archive is None or not class_archive.is_file():
+            return ""
+    except OSError:  # a cache folder this user cannot enter: start as without one
         return ""
     return f" -XX:SharedArchiveFile={class_archive}"
 
@@ -110,10 +113,11 @@ def get_spark(settings: Settings, log_path: pathlib.Path | None = None):
         return _session
 
 
-def record_class_archive(settings: Settings, partial: pathlib.Path, workload) -> int:
+def record_class_archive(settings: Settings, partial: pathlib.Path, workload, log_path: pathlib.Path) -> int:
     """Start this process's session with a JVM that writes the archive of the classes it loaded
-    to `partial` as it exits (`alterflow.spark_class_archive`), run `workload(session)`, stop the
-    session and wait for the JVM to exit; returns its exit status (0: the archive is whole)."""
+    to `partial` as it exits (`alterflow.spark_class_archive`) and its log to `log_path`, run
+    `workload(session)`, stop the session and wait for the JVM to exit; returns its exit status
+    (0: the archive is whole)."""
     global _session
     from pyspark import SparkContext
 
@@ -123,7 +127,7 @@ def record_class_archive(settings: Settings, partial: pathlib.Path, workload) ->
         if _session is not None or SparkContext._gateway is not None:
             raise RuntimeError("a class archive is recorded by the process's first JVM")
         _python_workers_like_this_process()
-        _session = _start_session(settings.spark_master, conf, spark_log_path(settings.home))
+        _session = _start_session(settings.spark_master, conf, log_path)
     jvm = SparkContext._gateway.proc
     try:
         workload(_session)

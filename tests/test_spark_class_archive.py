@@ -38,26 +38,28 @@ def archive_env(tmp_path: pathlib.Path, archive: pathlib.Path | str) -> dict[str
     return env
 
 
-def finished_pid() -> int:
-    proc = subprocess.Popen(["true"])
-    proc.wait()
-    return proc.pid
+def wait_for(path: pathlib.Path, proc: subprocess.Popen, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert proc.poll() is None, f"the recording ended before {path.name} appeared: {proc.communicate()}"
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.005)
 
 
-def test_a_recording_killed_midway_leaves_no_archive_and_the_next_one_is_mapped_by_spark(tmp_path):
+def test_a_recording_killed_while_the_jvm_writes_leaves_no_archive_and_the_next_one_is_mapped_by_spark(tmp_path):
     archive = tmp_path / "cache" / "spark-classes.jsa"
     env = archive_env(tmp_path, archive)
-    # kill -9 of the whole recording (the command, its child and its JVM) at a seeded moment
+    # kill -9 of the whole recording (the command, its child and its JVM) while the JVM writes the
+    # archive (its partial file has appeared), at a seeded moment within the first half second
     killed = subprocess.Popen(
         [str(ALTERFLOW), "spark-archive"], env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-    time.sleep(random.Random(SEED).uniform(2.0, 8.0))
+    partial = archive.with_name(f".{archive.name}.{killed.pid}.partial")
+    wait_for(partial, killed)
+    time.sleep(random.Random(SEED).uniform(0.0, 0.5))
     os.killpg(killed.pid, signal.SIGKILL)
     killed.communicate(timeout=60)
-    assert not archive.exists()
-    archive.parent.mkdir(parents=True, exist_ok=True)
-    stale = archive.with_name(f".{archive.name}.{finished_pid()}.partial")  # as a JVM killed while writing leaves it
-    stale.write_bytes(DYNAMIC_ARCHIVE_MAGIC + b"half")
+    assert not archive.exists() and partial.exists()  # a half-written archive never has the archive's name
     live = archive.with_name(f".{archive.name}.{os.getpid()}.partial")  # a recording under way elsewhere
     live.write_bytes(b"")
 
@@ -67,8 +69,8 @@ def test_a_recording_killed_midway_leaves_no_archive_and_the_next_one_is_mapped_
     line = done.stdout.strip()
     assert line.startswith(f"wrote the archive of Spark's classes to {archive} (") and line.count("\n") == 0, line
     assert archive.read_bytes()[:4] == DYNAMIC_ARCHIVE_MAGIC and archive.stat().st_size > 50 * 2**20
-    assert not stale.exists() and live.exists()  # only a dead recording's leftover goes
-    assert sorted(p.name for p in archive.parent.iterdir()) == sorted([archive.name, live.name])
+    assert not partial.exists() and live.exists()  # only a dead recording's leftover goes
+    assert sorted(p.name for p in archive.parent.iterdir()) == sorted([archive.name, live.name, "spark-archive.log"])
 
     env["SPARK_SUBMIT_OPTS"] = f"-Xlog:cds=info:file={tmp_path / 'cds.log'}"
     started = subprocess.run([sys.executable, "-c", STARTS_SPARK], env=env, capture_output=True, text=True, timeout=300)
