@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from alterflow.errors import UserError, escaped, first_line, shown
 from alterflow.settings import SettingError, Settings, child_environment, usable_folder
+from alterflow.store.tablets import flush_data
 
 RECORD_TIMEOUT_S = 600
 LOG_NAME = "spark-archive.log"  # the recording JVM's log, beside the archive
@@ -71,9 +72,9 @@ def write_class_archive(settings: Settings) -> WrittenArchive:
         if code != 0 or not _is_an_archive(partial):
             reason = said or f"the recording exited with status {code}"
             raise ClassArchiveError(f"the archive of Spark's classes was not written: {reason} (its Spark log: {escaped(str(log))})")
-        _on_disk(partial)  # the JVM does not sync its dump: the name must never reach a file not yet on disk
+        flush_data(partial)  # the JVM does not sync its dump: the name must never reach a file not yet on disk
         os.replace(partial, target)
-        _on_disk(target.parent)
+        flush_data(target.parent)
     finally:
         partial.unlink(missing_ok=True)
     return WrittenArchive(target, target.stat().st_size, time.monotonic() - began)
@@ -85,14 +86,6 @@ def _is_an_archive(path: pathlib.Path) -> bool:
             return file.read(4) == DYNAMIC_ARCHIVE_MAGIC
     except OSError:
         return False
-
-
-def _on_disk(path: pathlib.Path) -> None:
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def _record_in_a_child(partial: pathlib.Path, log: pathlib.Path) -> tuple[int, str]:
