@@ -256,6 +256,8 @@ class HeavyJobs:
                 fence(row, holder)
             if row.state != state and row.state not in from_states:
                 raise JobStateError(f"alter job {job_id} is {row.state}, not {' or '.join(from_states)}")
+            if state == JobState.READY_TO_SWAP and row.state != state:
+                row.ready_to_swap_at = utcnow()
             row.state = state
             if msg is not None:
                 row.msg = msg
@@ -396,10 +398,10 @@ class HeavyJobs:
             return int(s.scalar(select(AlterJobRow.dual_write_nulled).where(AlterJobRow.id == job_id)) or 0)
 
     # -- the end ------------------------------------------------------------------------------
-    def swap(self, job_id: int, from_states: tuple[str, ...], *, holder: str | None) -> AlterJob:
-        """In one transaction: the shadow index and the new version become current; FINISHED.
-        A runner swaps holding the lease (`holder`); a user's RESUME of a postponed swap
-        (READY_TO_SWAP only) passes None."""
+    def swap(self, job_id: int, from_states: tuple[str, ...], *, holder: str | None, msg: str | None = None) -> AlterJob:
+        """In one transaction: the shadow index and the new version become current; FINISHED
+        (with Msg `msg`, when given). A runner swaps holding the lease (`holder`); a user's RESUME
+        of a postponed swap (READY_TO_SWAP only) passes None."""
         if holder is None and set(from_states) - {JobState.READY_TO_SWAP}:
             raise JobStateError(f"alter job {job_id}: only a READY_TO_SWAP job is swapped without its runner lease")
         now = utcnow()
@@ -422,7 +424,10 @@ class HeavyJobs:
             )
             s.execute(update(IndexRow).where(IndexRow.id == row.origin_index_id).values(state=IndexState.RETIRED, retired_at=now))
             s.execute(update(IndexRow).where(IndexRow.id == row.shadow_index_id).values(state=IndexState.ACTIVE))
+            _end_swap_wait(row, now)
             row.state = JobState.FINISHED
+            if msg is not None:
+                row.msg = msg
             row.finished_at = now
             row.steps = json.dumps([*json.loads(row.steps), "swap"])
             return job_from_row(row)
@@ -438,6 +443,7 @@ class HeavyJobs:
                 raise JobStateError(f"alter job {job_id} is {row.state} and cannot be cancelled")
             fence(row, holder)
             paths = self._drop_shadow(s, row, now)
+            _end_swap_wait(row, now)
             row.state = JobState.CANCELLED
             row.msg = reason
             row.finished_at = now
@@ -587,3 +593,9 @@ class HeavyJobs:
         if cancelled:
             for f in s.scalars(select(DataFileRow).where(DataFileRow.txn_id == txn.id, DataFileRow.quarantine_job_id.in_(cancelled))):
                 f.state = FileState.DELETED
+
+
+def _end_swap_wait(row: AlterJobRow, now) -> None:
+    """A job leaving READY_TO_SWAP (swapped by a person's RESUME, or cancelled) adds its wait to `swap_wait_s`."""
+    if row.state == JobState.READY_TO_SWAP and row.ready_to_swap_at is not None:
+        row.swap_wait_s = (row.swap_wait_s or 0.0) + max(0.0, (now - row.ready_to_swap_at).total_seconds())

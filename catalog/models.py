@@ -160,6 +160,10 @@ class AlterJobRow(_IdKeyed, Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime)
     # Values that dual-written loads turned into NULL (on_cast_error = null), for Msg.
     dual_write_nulled: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    # A postponed swap: when the job became READY_TO_SWAP, and the seconds it waited there in all
+    # (its duration leaves them out: the job waited for a person, not for work).
+    ready_to_swap_at: Mapped[datetime | None] = mapped_column(DateTime)
+    swap_wait_s: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
     # Runner lease (SPEC §4): who drives the job now (`host:pid:uuid`), the driver it belongs to
     # across hand-offs (an Airflow DAG run, or one process), and until when. Taking it is a
     # compare-and-set; every state change checks it (fencing).

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 
 from alterflow.catalog.schema import SchemaVersion
-from alterflow.catalog.states import Engine, OnCastError
+from alterflow.catalog.states import Engine, JobState, OnCastError
 
 
 def utcnow() -> datetime:
@@ -152,6 +152,14 @@ class AlterJob:
     lease_acquired_at: datetime | None = None
     lease_renewed_at: datetime | None = None
     lease_expires_at: datetime | None = None
+    # A postponed swap: when it became READY_TO_SWAP, and the seconds it has waited there in all.
+    ready_to_swap_at: datetime | None = None
+    swap_wait_s: float = 0.0
+
+    def waiting_for_swap_s(self, now: datetime) -> float:
+        """Seconds the job has waited for a person's swap, up to `now` while it still waits."""
+        waiting = self.state == JobState.READY_TO_SWAP and self.ready_to_swap_at is not None
+        return (self.swap_wait_s or 0.0) + (max(0.0, (now - self.ready_to_swap_at).total_seconds()) if waiting else 0.0)
 
 
 @dataclass(frozen=True)

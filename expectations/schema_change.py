@@ -19,35 +19,37 @@ from alterflow.catalog.schema import SchemaVersion
 from alterflow.rewrite.validation_checks import CheckKind, Suite, ValidationCheck, validation_checks
 
 
-def expectations_of(check: ValidationCheck) -> list:
-    """The Great Expectations expectation(s) that run `check` over its suite's rows."""
+def expectations_of(check: ValidationCheck, meta: dict | None = None) -> list:
+    """The Great Expectations expectation(s) that run `check` over its suite's rows, carrying
+    `meta` (the validation reads back which check a failed expectation runs from it)."""
     E = gx.expectations
     match check.kind:
         case CheckKind.TABLET_CONVERTED:
-            return [E.ExpectColumnValuesToNotBeNull(column="rows_out")]
+            return [E.ExpectColumnValuesToNotBeNull(column="rows_out", meta=meta)]
         case CheckKind.ROWS_ACCOUNTED:
-            return [E.ExpectColumnPairValuesToBeEqual(column_A="rows_in", column_B="rows_out")]
+            return [E.ExpectColumnPairValuesToBeEqual(column_A="rows_in", column_B="rows_out", meta=meta)]
         case CheckKind.FAILED_CASTS:
-            return [E.ExpectColumnValuesToBeBetween(column="failed_casts", min_value=0, max_value=0)]
+            return [E.ExpectColumnValuesToBeBetween(column="failed_casts", min_value=0, max_value=0, meta=meta)]
         case CheckKind.NOT_NULL:
-            return [E.ExpectColumnValuesToNotBeNull(column=check.columns[0])]
+            return [E.ExpectColumnValuesToNotBeNull(column=check.columns[0], meta=meta)]
         case CheckKind.UNIQUE_KEY:
             if len(check.columns) == 1:
-                return [E.ExpectColumnValuesToBeUnique(column=check.columns[0])]
-            return [E.ExpectCompoundColumnsToBeUnique(column_list=list(check.columns))]
+                return [E.ExpectColumnValuesToBeUnique(column=check.columns[0], meta=meta)]
+            return [E.ExpectCompoundColumnsToBeUnique(column_list=list(check.columns), meta=meta)]
         case CheckKind.SORT_ORDER:
-            return [E.ExpectColumnValuesToBeInSet(column="in_order", value_set=[True])]
+            return [E.ExpectColumnValuesToBeInSet(column="in_order", value_set=[True], meta=meta)]
     raise ValueError(check.kind)
 
 
 def suite_of(suite: Suite, checks: tuple[ValidationCheck, ...]) -> gx.ExpectationSuite | None:
-    """The suite `suite` of `checks`: None when no check belongs to it."""
-    mine = [c for c in checks if c.suite is suite]
+    """The suite `suite` of `checks`: None when no check belongs to it. Each expectation's meta
+    `check` is its check's index in `checks`."""
+    mine = [(i, c) for i, c in enumerate(checks) if c.suite is suite]
     if not mine:
         return None
     built = gx.ExpectationSuite(name=suite.value)
-    for check in mine:
-        for expectation in expectations_of(check):
+    for index, check in mine:
+        for expectation in expectations_of(check, {"check": index}):
             built.add_expectation(expectation)
     return built
 

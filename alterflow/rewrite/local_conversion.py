@@ -35,7 +35,7 @@ class StagedTablet:
 
     rows_in: int  # rows read under the origin version
     failed: int  # values that could not be converted
-    samples: list  # up to `samples` [column, original value as text]
+    samples: list  # up to `samples` [column, original value as text, {origin key column: value as text}]
     buckets: list[tuple[int, pa.Table]]  # (bucket of the new distribution, its rows sorted by the new sort key)
     quarantined: pa.Table | None = None  # rows for the quarantine table instead (on_cast_error = quarantine)
 
@@ -45,6 +45,11 @@ def _text(value: object, version: SchemaVersion, column: str) -> str:
     if isinstance(value, str):
         return value
     return format_value(value, version.column(column).type)
+
+
+def _key(origin: pa.Table, old: SchemaVersion, row: int) -> dict:
+    """The primary key of `origin`'s row `row` as {origin column: value as text} ({} without one)."""
+    return {name: _text(origin.column(name)[row].as_py(), old, name) for name in old.names(old.primary_key)}
 
 
 def stage_tablet(
@@ -67,13 +72,14 @@ def stage_tablet(
     found = []
     for failure in result.failures:
         source = sources[new.column(failure.column).id]
-        found.append([failure.column, _text(failure.value, old, source)])
+        found.append([failure.column, _text(failure.value, old, source), _key(origin, old, failure.row)])
     converted, quarantined = result.table, None
     if quarantine is not None:
         converted, quarantined = split_quarantined(origin, converted, old, new, result.failed_rows, quarantine)
         for column, rows in result.failed_rows.items():
-            values = origin.column(sources[new.column(column).id]).take(rows[:samples]).to_pylist()
-            found += [[column, _text(v, old, sources[new.column(column).id])] for v in values]
+            source = sources[new.column(column).id]
+            values = origin.column(source).take(rows[:samples]).to_pylist()
+            found += [[column, _text(v, old, source), _key(origin, old, row)] for v, row in zip(values, rows)]
         found = found[:samples]
     # Every field optional, as Spark writes them: a NULL in a column that becomes NOT NULL is the
     # validation's to find and name, like the Spark engine's.

@@ -47,7 +47,7 @@ from alterflow.object_store import ObjectStoreLocation
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.rewrite.footer_counts import file_counts
 from alterflow.rewrite.local_conversion import BUCKET_COLUMN, QUARANTINE_DIR, stage_tablet
-from alterflow.rewrite.progress import ConversionProgress, TabletSize, sizes_of
+from alterflow.rewrite.progress import ConversionProgress, TabletSize, count_text, sizes_of
 from alterflow.store.layout import FileSource, absolute, conversion_staging_path, data_file_path, file_source
 from alterflow.store.quarantine import COLUMN_COLUMN, JOB_COLUMN, REASON_COLUMN, QuarantineTarget, reason_text, register_and_write
 from alterflow.store.quarantine_table import quarantine_target
@@ -56,6 +56,7 @@ from alterflow.store.warehouse import Warehouse
 from alterflow.types import to_spark
 
 log = logging.getLogger(__name__)
+LOG_EVERY_S = 10.0  # the conversion's progress in the log: at most this often, and when the last tablet is done
 SAMPLES = 5
 
 
@@ -202,6 +203,7 @@ class TabletConverter:
         self._committed = 0
         self._done_here: set[int] = set()  # tablets this runner converted
         self._started = time.monotonic()
+        self._logged_at = float("-inf")  # when progress was last logged (at most every LOG_EVERY_S)
 
     def _thread_spark(self):
         """A session per converting thread: observed metrics are delivered per session, and two
@@ -223,6 +225,16 @@ class TabletConverter:
         done = self.heavy.converted(self.job.id)
         todo = [t for t in sorted(origin_tablets) if t not in done]
         sizes = sizes_of(origin_tablets, files)
+        log.info(
+            "job %s converts %s of %s tablets (%s rows below boundary %s) on the %s engine, %s at a time",
+            self.job.id,
+            len(todo),
+            len(origin_tablets),
+            count_text(sum(t.rows for t in sizes.values())),
+            self.job.boundary_txn,
+            self.engine,
+            self.parallelism,
+        )
         self._started = time.monotonic()
         self._report(sizes, done)
 
@@ -254,6 +266,10 @@ class TabletConverter:
         with self._progress_lock:
             progress = ConversionProgress(sizes, frozenset(done), frozenset(self._done_here), time.monotonic() - self._started)
             self.heavy.note(self.job.id, holder=self.lease.holder, progress=progress.text())
+            now = time.monotonic()
+            if now - self._logged_at >= LOG_EVERY_S or len(done) == len(sizes):
+                self._logged_at = now
+                log.info("job %s: %s", self.job.id, progress.text())
 
     # -- one tablet ---------------------------------------------------------------------------
     def convert_tablet(self, tablet_id: int, partition_key: str, snapshot: TableSnapshot) -> None:
@@ -368,17 +384,22 @@ class TabletConverter:
         return rows, nulls
 
     def _samples(self, origin, flags: list[str]) -> list:
-        """A few values that could not be converted, as [column, original value] pairs. A query of
-        its own, run only when some cast failed: the original text of every converted column rides
-        along with the conversion there, and never through the conversion that writes."""
+        """A few values that could not be converted, as [column, original value, {key column:
+        value}] (the row's primary key under the origin's names, as text). A query of its own, run
+        only when some cast failed: the original text of every converted column rides along with
+        the conversion there, and never through the conversion that writes."""
         from pyspark.sql import functions as F
 
         from alterflow.conversion.spark_convert import convert_frame
 
         changed = [c for c in self.new.columns if (o := self.old.column_by_id(c.id)) is not None and o.type != c.type]
         sources = {c.id: f"af$source_{c.id}" for c in changed}
+        key_names = self.read_as.names(self.read_as.primary_key)
+        keys = {name: f"af$key_{i}" for i, name in enumerate(key_names)}
         with_sources = origin.select(
-            "*", *[F.col(f"`{self.old.column_by_id(cid).name}`").cast("string").alias(name) for cid, name in sources.items()]
+            "*",
+            *[F.col(f"`{self.old.column_by_id(cid).name}`").cast("string").alias(name) for cid, name in sources.items()],
+            *[F.col(f"`{name}`").cast("string").alias(alias) for name, alias in keys.items()],
         )
         frame, _flags = convert_frame(with_sources, self.read_as, self.new, self.cast_mode)
         samples = []
@@ -387,8 +408,8 @@ class TabletConverter:
             if column_id not in sources:
                 continue
             name = self.new.column_by_id(column_id).name
-            for row in frame.where(F.col(flag)).select(sources[column_id]).limit(SAMPLES).collect():
-                samples.append([name, row[0]])
+            for row in frame.where(F.col(flag)).select(sources[column_id], *keys.values()).limit(SAMPLES).collect():
+                samples.append([name, row[0], {key: row[alias] for key, alias in keys.items()}])
         return samples[:SAMPLES]
 
     def _quarantine_frame(self, failed, flags: list[str], originals: dict[int, str], target: QuarantineTarget):

@@ -16,6 +16,7 @@ from enum import StrEnum
 
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.states import OnCastError
+from alterflow.errors import shown, shown_path
 
 
 class CheckKind(StrEnum):
@@ -75,6 +76,64 @@ class ValidationCheck:
             case CheckKind.SORT_ORDER:
                 return f"converted files are in ({', '.join(self.columns)}) order"
         raise ValueError(self.kind)
+
+
+@dataclass(frozen=True)
+class FailedSample:
+    """One failed value or row, as a failure line shows it: `value` (text, None for a row) and
+    the row's primary key ({origin column: value as text}; empty without a key)."""
+
+    key: dict
+    value: str | None = None
+    column: str = ""  # the NEW column of a failed value
+
+    def text(self, with_column: bool = False) -> str:
+        where = "(" + ", ".join(f"{k}={v}" for k, v in self.key.items()) + ")" if self.key else ""
+        if self.value is None:
+            return where
+        value = "NULL" if self.value == "NULL" else shown(self.value, 40)
+        return " ".join(p for p in (self.column if with_column else "", value, where) if p)
+
+
+@dataclass(frozen=True)
+class CheckFailure:
+    """A check the rewrite's result failed, counted from the data: `count` of `of` (values, rows,
+    tablets or files, as the check counts), with a few samples. `converting`: for failed casts,
+    NEW's columns whose conversion can fail, as (name, type)."""
+
+    check: ValidationCheck
+    count: int
+    of: int
+    samples: tuple[FailedSample, ...] = ()
+    converting: tuple[tuple[str, str], ...] = ()
+
+    def line(self) -> str:
+        """The failure in the user's words, one line: no expectation's or suite's name."""
+        n, of, columns = self.count, self.of, ", ".join(self.check.columns)
+        match self.check.kind:
+            case CheckKind.FAILED_CASTS if len(self.converting) == 1:
+                ((name, type_name),) = self.converting
+                text = f"{n} of {of} values of {name} do not convert to {type_name}"
+            case CheckKind.FAILED_CASTS:
+                text = f"{n} values do not convert ({of} rows read)"
+            case CheckKind.NOT_NULL:
+                text = f"{n} of {of} rows would hold NULL in NOT NULL column {columns}"
+            case CheckKind.UNIQUE_KEY:
+                text = f"{n} of {of} converted rows share their primary key ({columns}) with another row"
+            case CheckKind.TABLET_CONVERTED:
+                text = f"{n} of {of} origin tablets holding data were not converted"
+            case CheckKind.ROWS_ACCOUNTED:
+                text = f"{n} of {of} origin tablets did not write or quarantine exactly the rows they read"
+            case CheckKind.SORT_ORDER:
+                text = f"{n} of {of} converted files are not in ({columns}) order"
+            case _:
+                raise ValueError(self.check.kind)
+        many = self.check.kind is CheckKind.FAILED_CASTS and len(self.converting) > 1
+        if self.check.kind is CheckKind.SORT_ORDER:  # the samples are files
+            examples = [shown_path(s.value) for s in self.samples[:3]]
+        else:
+            examples = [t for t in (s.text(with_column=many) for s in self.samples[:3]) if t]
+        return text + (", e.g. " + ", ".join(examples) if examples else "")
 
 
 def validation_checks(new: SchemaVersion, on_cast_error: str) -> tuple[ValidationCheck, ...]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import pathlib
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -39,6 +40,16 @@ from alterflow.settings import DEFAULT_LEASE_S
 from alterflow.workflow import steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.validated_plan import ValidatedPlan
+
+log = logging.getLogger(__name__)  # the job's story, in a task's log (the CLI shows none of it)
+# READY_TO_SWAP's Msg, after the validation's: a postponed job waits for a person, and says how to end the wait.
+WAITING_FOR_SWAP = "waiting for someone to swap it: RESUME ALTER TABLE COLUMN FROM {table}, or Resume on the Schema changes page"
+
+
+def swapped_msg(msg: str) -> str:
+    """A postponed job's Msg once someone swapped it: the validation's note, without the wait."""
+    head, _waiting, _rest = msg.partition(WAITING_FOR_SWAP.split(":")[0])
+    return head.removesuffix("; ")
 
 HEAVY_STEPS = ("validate", "start", "wait_for_boundary", "convert", "check", "swap")
 
@@ -99,6 +110,7 @@ def start(
         lease = JobLease(catalog, existing.id, group, lease_s=lease_s)
         lease.acquire()  # LeaseHeld while another driver's runner holds it
         lease.hand_off()  # the driver's next step takes it from here
+        log.info("job %s (%s) takes over from its runner, which is gone: it is %s", existing.id, existing.statement, existing.state)
     elif existing is None:
         info, result = steps.replan(catalog, request, validated, Verdict.HEAVY, "start")
         if result.properties.on_cast_error == OnCastError.QUARANTINE:  # before the job: loads dual-write into it from then on
@@ -106,6 +118,11 @@ def start(
 
             ensure_quarantine_table(catalog, info.name, result.old)
         existing = HeavyJobs(catalog).start(steps.job_spec(request, info, result), lease=(new_holder(), group or process_group(), lease_s))
+        log.info(
+            "job %s started: %s: version %s -> %s, shadow index %s, boundary transaction %s",
+            *(existing.id, existing.statement, existing.from_version, existing.to_version),
+            *(existing.shadow_index_id, existing.boundary_txn),
+        )
     crash_point("after_start")
     return {"job_id": existing.id, "boundary": existing.boundary_txn}
 
@@ -163,9 +180,12 @@ def wait_for_boundary(
         catalog.abort_expired_transactions(job.table_id, now)  # their files go after the retention (GC)
         blocking = catalog.blocking_transactions(job.table_id, job.boundary_txn)
         if blocking:
-            heavy.note(job_id, holder=held.holder, msg=waiting_message(job.boundary_txn, blocking, now or utcnow()))
+            waiting = waiting_message(job.boundary_txn, blocking, now or utcnow())
+            heavy.note(job_id, holder=held.holder, msg=waiting)
+            log.info("job %s is %s", job_id, waiting)
             return {"done": False, "blocking": [t.id for t in blocking]}
         heavy.advance(job_id, (JobState.WAITING_TXN,), JobState.RUNNING, holder=held.holder, step="wait_for_boundary", msg="")
+        log.info("job %s: every transaction below boundary %s has ended: RUNNING", job_id, job.boundary_txn)
         # Progress from the first moment of RUNNING (SPEC §7): what the conversion will read.
         heavy.note(job_id, holder=held.holder, progress=ConversionProgress(tablet_sizes(catalog, job), frozenset()).text())
         crash_point("running")
@@ -235,6 +255,7 @@ def check(
         report = validate_job(None if local else spark, catalog, warehouse, job_id)
         if not report.success:
             job = cancel(catalog, warehouse, job_id, report.message, holder=held.holder)
+            log.info("job %s cancelled: %s", job_id, report.message)
             raise JobCancelled(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
         note = f"{report.expectations} expectations passed"
         nulled = quarantined = 0
@@ -252,6 +273,7 @@ def check(
             if nulled:
                 note += f"; {nulled} values that could not be converted became NULL"
         heavy.advance(job_id, (JobState.VALIDATING,), JobState.VALIDATING, holder=held.holder, step="check", msg=note)
+        log.info("job %s validated on %s: %s", job_id, "pandas" if local else "Spark", note)
         crash_point("before_swap")
     return {"expectations": report.expectations, "nulled": nulled, "quarantined": quarantined}
 
@@ -268,7 +290,12 @@ def swap(
         return {"state": job.state}
     with driver.driving(catalog, job_id) as held:
         if job.properties.postpone_swap:
-            job = heavy.advance(job_id, (JobState.VALIDATING,), JobState.READY_TO_SWAP, holder=held.holder)
+            waiting = (
+                f"{job.msg}; {WAITING_FOR_SWAP.format(table=job.table_name)}" if job.msg else WAITING_FOR_SWAP.format(table=job.table_name)
+            )
+            job = heavy.advance(job_id, (JobState.VALIDATING,), JobState.READY_TO_SWAP, holder=held.holder, msg=waiting)
+            log.info("job %s is READY_TO_SWAP (postpone_swap): %s", job_id, WAITING_FOR_SWAP.format(table=job.table_name))
         else:
             job = heavy.swap(job_id, (JobState.VALIDATING,), holder=held.holder)
+            log.info("job %s swapped: version %s of %s is current (FINISHED)", job_id, job.to_version, job.table_name)
     return {"state": job.state}

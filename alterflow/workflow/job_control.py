@@ -51,7 +51,8 @@ def cancel_job(catalog: Catalog, warehouse: pathlib.Path, job_id: int, reason: s
 def swap_postponed(catalog: Catalog, job_id: int) -> AlterJob:
     """Perform the postponed swap of a READY_TO_SWAP job: it becomes FINISHED."""
     try:
-        return HeavyJobs(catalog).swap(job_id, (JobState.READY_TO_SWAP,), holder=None)
+        heavy = HeavyJobs(catalog)
+        return heavy.swap(job_id, (JobState.READY_TO_SWAP,), holder=None, msg=heavy_steps.swapped_msg(heavy.job(job_id).msg))
     except (JobStateError, ConcurrentChange) as exc:
         raise JobControlRefused(str(exc)) from None
 

@@ -8,6 +8,7 @@ commit    (light) make the planned version current in one catalog transaction, w
 
 from __future__ import annotations
 
+import logging
 import pathlib
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -30,6 +31,8 @@ if TYPE_CHECKING:  # reading file footers needs pyarrow, which a light statement
     from alterflow.store.file_statistics import FileRanges
 
 LIGHT_STEPS = ("validate", "commit")
+
+log = logging.getLogger(__name__)  # what a step did, in a task's log
 
 
 class HeavyChangeUnavailable(UserError):
@@ -214,6 +217,7 @@ def replan(
 def commit(catalog: Catalog, request: AlterRequest, validated: ValidatedPlan, warehouse: pathlib.Path | None = None) -> dict:
     """Commit a lightweight change planned against `validated.from_version` (compare-and-set)."""
     job = commit_job(catalog, request, validated, warehouse)
+    log.info("job %s committed as metadata only: version %s of %s is current (%s)", job.id, job.to_version, job.table_name, job.statement)
     return {"job_id": job.id, "state": job.state, "version": job.to_version}
 
 

@@ -10,7 +10,15 @@ import pytest
 
 from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.rewrite.cast_analysis import analyze_local, analyze_spark
-from alterflow.rewrite.validation_checks import BY_CONSTRUCTION, ON_DATA, CheckKind, Suite, validation_checks
+from alterflow.rewrite.validation_checks import (
+    BY_CONSTRUCTION,
+    ON_DATA,
+    CheckFailure,
+    CheckKind,
+    FailedSample,
+    Suite,
+    validation_checks,
+)
 from alterflow.types import parse_type
 from tests.support.heavy_jobs import sql
 
@@ -69,6 +77,10 @@ def test_the_suites_validation_runs_are_made_of_the_list(on_cast_error):
     assert shown[Suite.SHADOW_ROWS] == [("expect_column_values_to_not_be_null", {"column": c}) for c in ("id", "v", "region")]
     assert shown[Suite.CONVERTED_KEYS] == [("expect_compound_columns_to_be_unique", {"column_list": ["id", "region"]})]
     assert shown[Suite.SORT_ORDER] == [("expect_column_values_to_be_in_set", {"column": "in_order", "value_set": [True]})]
+    # each expectation names its check by its index in the list (a failure is read back by it)
+    checks = validation_checks(VERSION, on_cast_error)
+    for suite, built_suite in built.items():
+        assert [checks[e.meta["check"]].suite for e in built_suite.expectations] == [suite] * len(built_suite.expectations)
     # a version without NOT NULL columns, key or sort key has no such suite
     bare = SchemaVersion(table_id=1, version=1, columns=(Column(1, "a", parse_type("INT")),))
     assert schema_change.shadow_rows_suite(bare, on_cast_error) is None and schema_change.converted_keys_suite(bare, on_cast_error) is None
@@ -116,3 +128,29 @@ def test_keys_a_retype_makes_equal_are_counted_on_spark(session, spark):
     analysis = analyze_spark(spark, session.warehouse, snapshot, old, new, "fail")
     assert _duplicates(analysis) == (2, [("01", "1"), ("1", "1")])
     assert [(c.check.columns, c.count) for c in analysis.checks if c.check.kind is CheckKind.NOT_NULL] == [(("code",), 1)]
+
+
+def test_a_failed_check_reads_in_the_users_words():
+    checks = {}
+    for check in validation_checks(VERSION, "fail"):
+        checks.setdefault(check.kind, check)  # the first of a kind: NOT NULL column id
+    failed_casts = CheckFailure(
+        checks[CheckKind.FAILED_CASTS],
+        10000,
+        10000,
+        (FailedSample({"id": "1"}, "cust1", "v"), FailedSample({"id": "2"}, "NULL", "v")),
+        converting=(("v", "BIGINT"),),
+    )
+    assert failed_casts.line() == "10000 of 10000 values of v do not convert to BIGINT, e.g. 'cust1' (id=1), NULL (id=2)"
+    two_columns = dataclasses.replace(failed_casts, count=3, converting=(("v", "INT"), ("w", "DATE")))
+    assert two_columns.line() == "3 values do not convert (10000 rows read), e.g. v 'cust1' (id=1), v NULL (id=2)"
+    not_null = CheckFailure(checks[CheckKind.NOT_NULL], 2, 5, (FailedSample({"id": "3", "region": "eu"}),))
+    assert not_null.line() == "2 of 5 rows would hold NULL in NOT NULL column id, e.g. (id=3, region=eu)"
+    assert (
+        CheckFailure(checks[CheckKind.UNIQUE_KEY], 2, 9).line()
+        == "2 of 9 converted rows share their primary key (id, region) with another row"
+    )
+    unordered = CheckFailure(checks[CheckKind.SORT_ORDER], 1, 4, (FailedSample({}, "t/i2/b0/f.parquet"),))
+    assert unordered.line() == "1 of 4 converted files are not in (w, id) order, e.g. t/i2/b0/f.parquet"
+    every_line = [CheckFailure(c, 1, 2).line() for c in checks.values()]
+    assert not [line for line in every_line if "expect" in line or "_" in line.replace("NOT NULL", "")], every_line

@@ -155,7 +155,11 @@ def test_postpone_swap_stops_at_ready_to_swap_and_resume_swaps(session, spark):
     job_id = int(match.group(1))
     j = job(session, job_id)
     assert j.state == "READY_TO_SWAP" and j.steps == ("validate", "start", "wait_for_boundary", "convert", "check")
-    assert re.fullmatch(r"\d+ expectations passed", j.msg), j.msg
+    assert re.fullmatch(
+        r"\d+ expectations passed; waiting for someone to swap it: RESUME ALTER TABLE COLUMN FROM t, or Resume on the Schema changes page",
+        j.msg,
+    ), j.msg
+    assert j.ready_to_swap_at is not None and j.swap_wait_s == 0.0
     shown = show_job(session, "t", job_id)
     assert (shown["State"], shown["TransactionId"], shown["Kind"]) == ("READY_TO_SWAP", j.boundary_txn, "HEAVY")
     assert_readers_see_origin(session)
@@ -181,6 +185,8 @@ def test_postpone_swap_stops_at_ready_to_swap_and_resume_swaps(session, spark):
     assert done == f"RESUME ALTER TABLE COLUMN FROM t: job {job_id} FINISHED, schema version 2"
     j = job(session, job_id)
     assert j.state == "FINISHED" and j.steps[-1] == "swap"
+    assert 0 < j.swap_wait_s <= (j.finished_at - j.ready_to_swap_at).total_seconds() + 1e-6  # the wait, kept
+    assert re.fullmatch(r"\d+ expectations passed", j.msg), j.msg  # it waits no more
     assert describe(session, "t")["v"][0] == "INT" and versions(session, "t") == [1, 2]
     assert select_all(session) == ((1, 10), (2, 20), (3, 30), (4, 40))
 

@@ -52,7 +52,8 @@ def _job_record(session: Session, name: str) -> tuple:
     (tablets in order; their ids differ between the two tables)."""
     j = session.catalog.jobs(session.catalog.table(name).id)[-1]
     converted = HeavyJobs(session.catalog).converted(j.id)
-    tablets = [(t.rows_in, t.rows_out, t.failed_casts, sorted(map(tuple, t.samples))) for _id, t in sorted(converted.items())]
+    samples = lambda t: sorted((s[0], s[1], tuple(sorted(s[2].items()))) for s in t.samples)  # noqa: E731  [column, value, key]
+    tablets = [(t.rows_in, t.rows_out, t.failed_casts, samples(t)) for _id, t in sorted(converted.items())]
     return j.state, j.msg, sorted(tablets)
 
 
