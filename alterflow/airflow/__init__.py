@@ -9,3 +9,10 @@ and what its events are (`assets`).
 
 Airflow puts `plugins/` on sys.path in every component; `plugins/.airflowignore` keeps its plugin
 loader from importing this package's modules as top-level plugin files."""
+
+import logging as _logging
+
+# A task's log tells the job's story in alterflow's words (alterflow.workflow: the job, its engine,
+# tablets, progress, the boundary, the swap): py4j's connection notices are for debugging only
+# (Great Expectations' chatter is quieted where it is imported, `alterflow.expectations`).
+_logging.getLogger("py4j").setLevel(_logging.WARNING)

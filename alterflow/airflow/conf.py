@@ -1,6 +1,13 @@
-"""A schema-change DAG run's conf (`table`, `statement`, `properties`) checked and turned into the
-core's `AlterRequest`, whose idempotency key is the run id. No Airflow import: every problem is a
-`BadRunConf` with one line that names the parameter."""
+"""A schema-change DAG run's conf checked and turned into the core's `AlterRequest`, whose
+idempotency key is the run id. No Airflow import: every problem is a `BadRunConf` with one line
+that names the parameter.
+
+The conf: `statement` (one ALTER TABLE); `table` (optional: the table the statement names; when
+given, the statement must name it); the properties, as `properties` (a JSON object or its text)
+and as the trigger form's own fields `postpone_swap`, `on_cast_error`, `engine` and `timeout`,
+which override `properties`' keys of the same names (both override the statement's PROPERTIES);
+`dry_run`; and `resume_job_id`, set only by alterflow itself (GC and the page's Resume) to take
+an orphaned job over."""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ from collections.abc import Mapping
 
 from alterflow.errors import UserError, shown
 from alterflow.planner import AlterRejected
+from alterflow.sql import AlterTable, SqlError, parse_statements
 from alterflow.sql.names import MAX_NAME, valid_name
 from alterflow.workflow import steps
 from alterflow.workflow.request import AlterRequest, property_text
@@ -20,11 +28,47 @@ class BadRunConf(UserError):
 
 
 def _table(value) -> str:
-    if value is None or value == "":
-        raise BadRunConf("param table: missing; give the name of the table to alter")
     if not isinstance(value, str) or not valid_name(value.strip()):
         raise BadRunConf(f"param table: invalid name {shown(value)}; names match [A-Za-z_][A-Za-z0-9_]* up to {MAX_NAME} characters")
     return value.strip()
+
+
+def statement_table(statement: str) -> str:
+    """The table `statement` alters, for a conf without `table`."""
+    try:
+        statements = parse_statements(statement)
+    except SqlError as exc:
+        raise BadRunConf(f"param statement: {exc}") from None
+    if len(statements) != 1 or not isinstance(statements[0], AlterTable) or statements[0].explain:
+        raise BadRunConf("param statement: the statement must be exactly one ALTER TABLE statement")
+    return statements[0].table
+
+
+# The trigger form's property fields: each a property of the statement, checked here for REST
+# callers too (the form's JSON schema checks them first).
+FORM_PROPERTIES = {
+    "postpone_swap": (bool,),
+    "on_cast_error": ("fail", "null", "quarantine"),
+    "engine": ("auto", "local", "spark"),
+    "timeout": (int,),
+}
+
+
+def _form_property(name: str, value) -> str | None:
+    """A form property field's value as property text; None when it is left empty."""
+    if value is None or value == "":
+        return None
+    allowed = FORM_PROPERTIES[name]
+    if allowed == (bool,):
+        ok = isinstance(value, bool)
+    elif allowed == (int,):
+        ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    else:
+        ok = value in allowed
+    if not ok:
+        expected = {(bool,): "true or false", (int,): "a positive number of seconds"}.get(allowed) or " or ".join(allowed)
+        raise BadRunConf(f"param {name}: expected {expected}, got {shown(value)}")
+    return property_text(value)
 
 
 def _statement(value) -> str:
@@ -80,13 +124,19 @@ def dry_run(params: Mapping) -> bool:
 
 
 def alter_request(params: Mapping, run_id: str) -> AlterRequest:
-    """The run's request, its statement parsed as exactly one ALTER TABLE of `table`."""
+    """The run's request, its statement parsed as exactly one ALTER TABLE (of `table`, if given)."""
     if not isinstance(params, Mapping):
-        raise BadRunConf("the run conf must be a JSON object with table, statement and properties")
+        raise BadRunConf("the run conf must be a JSON object with a statement (and, optionally, table and properties)")
+    statement = _statement(params.get("statement"))
+    table = params.get("table")
+    properties = _properties(params.get("properties"))
+    for name in FORM_PROPERTIES:
+        if (text := _form_property(name, params.get(name))) is not None:
+            properties[name] = text
     request = AlterRequest(
-        table=_table(params.get("table")),
-        statement=_statement(params.get("statement")),
-        properties=_properties(params.get("properties")),
+        table=_table(statement_table(statement) if table is None or table == "" else table),
+        statement=statement,
+        properties=properties,
         request_id=run_id,
         resume_job_id=_resume_job_id(params.get("resume_job_id")),
     )

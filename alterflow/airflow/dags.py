@@ -17,7 +17,7 @@ from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOpe
 from airflow.sdk import Asset, AssetAlias, Param, dag, task
 from airflow.sdk.exceptions import AirflowFailException
 
-from alterflow.airflow import gc_tasks, migrate_tasks, tasks
+from alterflow.airflow import gc_tasks, migrate_tasks, runs, tasks
 from alterflow.airflow.operators import ConvertHistoryOperator, RewriteInWorkerOperator, SwapOperator, WaitForBoundaryOperator
 from alterflow.schema_change_events import SCHEMA_CHANGES_ALIAS
 
@@ -74,40 +74,76 @@ HEAVY = {"retries": 2, "retry_delay": timedelta(seconds=10)}
 # busy worker) must not fail an ALTER. A refusal (AirflowFailException) still fails at once.
 LIGHT = {"retries": 2, "retry_delay": timedelta(seconds=2)}
 
+# An ALTER TABLE statement, as the trigger form checks it before a run exists (the validate task
+# checks the rest: that it parses, names a known table, ...). JSON Schema's regex has no flags.
+ALTER_PATTERN = r"^(\s|--[^\n]*\n|/\*[\s\S]*?\*/)*[Aa][Ll][Tt][Ee][Rr]\s+[Tt][Aa][Bb][Ll][Ee]\s+\S"  # after comments too
+PROPERTIES = "Properties (optional: each overrides the statement's PROPERTIES)"
+
+# The trigger form: the statement and its properties, nothing internal. Two conf keys are not
+# here on purpose: `table` (the statement names it; REST callers may still send it, and it must
+# match) and `resume_job_id` (set by alterflow_gc and the page's Resume to take an orphaned job
+# over). Both still reach the tasks, as Airflow merges a run's conf into its params.
 PARAMS = {
-    "table": Param(
-        "",
-        type="string",
-        title="Table",
-        description="The table to alter, e.g. orders (letters, digits and _, starting with a letter or _).",
-    ),
     "statement": Param(
         "",
         type="string",
         format="multiline",
+        pattern=ALTER_PATTERN,
         title="ALTER TABLE statement",
-        description="Exactly one ALTER TABLE statement of that table, e.g. ALTER TABLE orders MODIFY COLUMN amount BIGINT",
+        description="Exactly one ALTER TABLE statement; the table it names is the table altered, e.g. "
+        "ALTER TABLE orders MODIFY COLUMN amount BIGINT",
+    ),
+    "postpone_swap": Param(
+        None,
+        type=["null", "boolean"],
+        title="Postpone the swap",
+        description="A rewrite stops at READY_TO_SWAP, validated, and waits for someone to swap it "
+        "(Resume on the Schema changes page, or RESUME ALTER TABLE COLUMN FROM <table>).",
+        section=PROPERTIES,
+    ),
+    "on_cast_error": Param(
+        None,
+        type=["null", "string"],
+        enum=[None, "fail", "null", "quarantine"],
+        values_display={
+            "fail": "fail: cancel the job (the default)",
+            "null": "null: the value becomes NULL",
+            "quarantine": "quarantine: keep the row aside",
+        },
+        title="When a value does not convert",
+        description="fail (the default) cancels the job naming the values; null makes them NULL; quarantine keeps "
+        "their rows unconverted in the table's quarantine table.",
+        section=PROPERTIES,
+    ),
+    "engine": Param(
+        None,
+        type=["null", "string"],
+        enum=[None, "auto", "local", "spark"],
+        title="Conversion engine",
+        description="auto (the default): in the worker for a small table, on Spark otherwise.",
+        section=PROPERTIES,
+    ),
+    "timeout": Param(
+        None,
+        type=["null", "integer"],
+        minimum=1,
+        title="Timeout (seconds)",
+        description="The job is cancelled if it has not finished by then (default 86400).",
+        section=PROPERTIES,
     ),
     "properties": Param(
         {},
         type=["object", "string", "null"],
-        title="Properties",
-        description="Optional JSON object added to (and overriding) the statement's PROPERTIES, e.g. "
-        '{"postpone_swap": "true", "on_cast_error": "null", "timeout": "3600"}.',
+        title="Other properties (JSON)",
+        description='Optional JSON object of any other properties, e.g. {"expected_version": 3}.',
+        section=PROPERTIES,
     ),
     "dry_run": Param(
         False,
-        type="boolean",
+        type=["boolean", "null"],
         title="Dry run (EXPLAIN ANALYZE)",
         description="Stop after the plan: EXPLAIN ANALYZE the statement (values that would fail to convert, with "
         "samples, and the estimated seconds), in the plan task's log and XCom. Nothing changes.",
-    ),
-    "resume_job_id": Param(
-        None,
-        type=["null", "integer", "string"],  # checked by the validate task, with one line
-        title="Orphaned job to take over",
-        description="Leave empty. Set by alterflow_gc and the Schema changes page's Resume button: the id of "
-        "the orphaned alter job (its runner died) whose statement this run drives to the end.",
     ),
 }
 
@@ -275,6 +311,7 @@ def alterflow_migrate():
         ti.xcom_push(key="approval_body", value=body)
         failure = migrate_tasks.lint_failure(report)
         if failure is not None:
+            runs.record_failure(failure)  # the run's note and the task log's one line
             raise AirflowFailException(failure)
         return summary
 

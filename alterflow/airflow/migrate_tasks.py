@@ -110,7 +110,7 @@ def lint(params: Mapping) -> tuple[dict, dict, str]:
         catalog = session.catalog
         status = migration_status(catalog, directory)  # a missing directory: one line
         key = check_to(status.files, directory, to)
-        rules = load_rules(directory)
+        rules = load_rules(directory, from_cwd=False)  # the rules beside the directory, not the worker's
         # Only the files up to `to` are planned and analysed (the drift stays that of the whole
         # directory). The analysis reads today's data: on the local engine in this process, and on
         # Spark (ALTERFLOW_SPARK_MASTER) only for a table over the local engine's limit.

@@ -21,7 +21,7 @@ from datetime import datetime
 
 import jinja2
 
-from alterflow.airflow.page_data import jobs_json, migrations_json, table_json, version_json
+from alterflow.airflow.page_data import API_SERVER_MIGRATIONS, jobs_json, migrations_json, table_json, version_json
 from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -86,12 +86,25 @@ def _table_model(catalog: Catalog, table: TableInfo) -> dict:
     return model
 
 
+def migration_of_jobs(catalog: Catalog) -> dict[int, dict]:
+    """job id -> the migration file (script, version) and the line of the statement that made it."""
+    from alterflow.catalog.migration_history import MigrationHistory
+
+    return {
+        statement.job_id: {"script": m.script, "version": m.version, "line": statement.line}
+        for m in MigrationHistory(catalog).migrations()
+        for statement in m.statements
+        if statement.job_id is not None
+    }
+
+
 def page_model(
     catalog: Catalog,
     table: TableInfo | None,
     now: datetime | None = None,
     migrations: pathlib.Path | None = None,
     warehouse: pathlib.Path | None = None,
+    migrations_source: str = API_SERVER_MIGRATIONS,
 ) -> dict:
     """Jobs (newest first) and tables with their versions; only `table`'s when given. With
     `migrations` (a directory), the Migrations section: its files, their states, the drift and the
@@ -99,8 +112,10 @@ def page_model(
     now = now or utcnow()
     tables = [table] if table is not None else catalog.tables()
     jobs = jobs_json(catalog, list(reversed(catalog.jobs(table.id if table is not None else None))), now)
+    made_by = migration_of_jobs(catalog)
     for job in jobs:
         job["duration"] = duration_text(job["duration_s"])
+        job["migration"] = made_by.get(job["job_id"])
     return {
         "jobs": jobs,
         "tables": [_table_model(catalog, t) for t in tables],
@@ -108,7 +123,7 @@ def page_model(
         "selected": table.name if table is not None else "",
         "active": any(j["actions"] for j in jobs),
         "now": now.isoformat(timespec="seconds") + "Z",
-        "migrations": migrations_json(catalog, migrations, warehouse) if migrations is not None else None,
+        "migrations": migrations_json(catalog, migrations, warehouse, migrations_source) if migrations is not None else None,
     }
 
 

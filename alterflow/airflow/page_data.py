@@ -12,15 +12,16 @@ from datetime import datetime
 
 from alterflow.catalog.catalog import AlterJob, Catalog, TableInfo
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.catalog.leases import is_orphaned, runner_text, shown_holder
+from alterflow.catalog.leases import DRIVEN_STATES, is_orphaned, runner_text, shown_holder
 from alterflow.catalog.schema import SchemaVersion
-from alterflow.catalog.states import JobKind, OnCastError
+from alterflow.catalog.states import JobKind, JobState, OnCastError
 from alterflow.errors import UserError, first_line
 from alterflow.store.quarantine import quarantine_table_name
 from alterflow.types import format_value
 from alterflow.workflow.job_control import can_cancel, can_resume
 
 _TABLETS = re.compile(r"tablets (\d+)/(\d+)")
+_RATE_AND_ETA = re.compile(r", [^,]* MB/s, ETA .*$")
 
 
 def utc_text(value: datetime | None) -> str | None:
@@ -43,13 +44,26 @@ def jobs_json(catalog: Catalog, jobs: list[AlterJob], now: datetime) -> list[dic
     return [job_json(j, now, counts.get(j.id, 0) if j.id in quarantining else None) for j in jobs]
 
 
+def shown_progress(job: AlterJob) -> str:
+    """The job's progress as the page shows it: once the job has ended, without the rate and the
+    ETA ("tablets 3/4, rows 1.2M/3.0M"), and "stopped at ..." for a cancelled job."""
+    if job.finished_at is None or not job.progress:
+        return job.progress
+    done = _RATE_AND_ETA.sub("", job.progress)
+    return f"stopped at {done}" if job.state == JobState.CANCELLED else done
+
+
 def job_json(job: AlterJob, now: datetime, quarantined: int | None = None) -> dict:
-    """One job; `quarantined`: the rows it has quarantined so far (None: it does not quarantine)."""
+    """One job; `quarantined`: the rows it has quarantined so far (None: it does not quarantine).
+    Its duration leaves out the time it waited for a person's swap (READY_TO_SWAP); a runner and
+    a lease only while a runner drives it; tablets (the progress bar) not for a cancelled job."""
     end = job.finished_at or now
+    driven = job.state in DRIVEN_STATES
     analyzable = job.kind == JobKind.HEAVY and job.finished_at is None  # EXPLAIN ANALYZE of its conversion
     actions = [name for name, allowed in (("cancel", can_cancel(job)), ("resume", can_resume(job)), ("analyze", analyzable)) if allowed]
     return {
         "job_id": job.id,
+        "request_id": job.request_id,  # an Airflow run's id, for the jobs a run of alterflow_schema_change made
         "table": job.table_name,
         "table_id": job.table_id,
         "kind": job.kind,
@@ -59,20 +73,23 @@ def job_json(job: AlterJob, now: datetime, quarantined: int | None = None) -> di
         "schema_version": job.to_version,
         "boundary_txn": job.boundary_txn,
         "msg": job.msg,
-        "progress": job.progress,
-        "tablets": tablets_progress(job.progress),
+        "progress": shown_progress(job),
+        "tablets": None if job.state == JobState.CANCELLED else tablets_progress(job.progress),
         "steps": list(job.steps),
         "properties": job.properties.to_json(),
         "timeout_s": job.timeout_s,
         "created_at": utc_text(job.created_at),
         "finished_at": utc_text(job.finished_at),
-        "duration_s": max(0.0, round((end - job.created_at).total_seconds(), 3)),
+        "duration_s": max(0.0, round((end - job.created_at).total_seconds() - job.waiting_for_swap_s(end), 3)),
+        # A postponed swap: since when the job waits for someone to swap it, and how long it waited in all.
+        "waiting_for_swap_since": utc_text(job.ready_to_swap_at) if job.state == JobState.READY_TO_SWAP else None,
+        "swap_wait_s": round(job.waiting_for_swap_s(end), 3),
         "actions": actions,
         # Who drives the job (SPEC §4): "driven by host:pid since ...", "no runner since ...", or "".
         "runner": runner_text(job, now),
         "orphaned": is_orphaned(job, now),
-        "lease_holder": shown_holder(job.lease_holder) if job.lease_holder else None,
-        "lease_expires_at": utc_text(job.lease_expires_at),
+        "lease_holder": shown_holder(job.lease_holder) if driven and job.lease_holder else None,
+        "lease_expires_at": utc_text(job.lease_expires_at) if driven else None,
         # on_cast_error = quarantine: the quarantine table and the rows this job has put there.
         "quarantine": None if quarantined is None else {"table": quarantine_table_name(job.table_name), "rows": quarantined},
     }
@@ -131,7 +148,12 @@ def version_json(version: SchemaVersion, current_version: int) -> dict:
     }
 
 
-def migrations_json(catalog: Catalog, directory: pathlib.Path, warehouse: pathlib.Path | None = None) -> dict:
+API_SERVER_MIGRATIONS = "ALTERFLOW_MIGRATIONS of the api-server, default ./migrations"
+
+
+def migrations_json(
+    catalog: Catalog, directory: pathlib.Path, warehouse: pathlib.Path | None = None, source: str = API_SERVER_MIGRATIONS
+) -> dict:
     """The migrations directory as the Migrations section shows it: every file with its state and
     the drift (`alterflow migrate status --format json`), and the pending statements planned in
     order with the project's rules (`alterflow migrate lint --format json`, without the analysis,
@@ -144,6 +166,7 @@ def migrations_json(catalog: Catalog, directory: pathlib.Path, warehouse: pathli
     model = {
         "directory": str(directory),
         "path": str(directory.absolute()),
+        "source": source,  # where the directory comes from: the latest alterflow_migrate run, or the api-server's setting
         "exists": directory.is_dir(),
         "message": None,
         "migrations": [],
@@ -153,7 +176,7 @@ def migrations_json(catalog: Catalog, directory: pathlib.Path, warehouse: pathli
         "lint_error": None,
     }
     if not model["exists"]:
-        model["message"] = f"no migrations directory at {model['path']} (ALTERFLOW_MIGRATIONS of the api-server, default ./migrations)"
+        model["message"] = f"no migrations directory at {model['path']} ({source})"
         return model
     try:
         status = migration_status(catalog, directory)
@@ -162,7 +185,8 @@ def migrations_json(catalog: Catalog, directory: pathlib.Path, warehouse: pathli
         return model
     model.update(status.as_json())
     try:
-        model["lint"] = lint_migrations(catalog, directory, load_rules(directory), warehouse, status=status).as_json()
+        rules = load_rules(directory, from_cwd=False)  # the rules beside the directory, not the api-server's
+        model["lint"] = lint_migrations(catalog, directory, rules, warehouse, status=status).as_json()
     except UserError as exc:
         model["lint_error"] = first_line(exc)
     return model

@@ -1,16 +1,20 @@
 """The alterflow Airflow plugin: the "Schema changes" page (an external view in Airflow's navigation,
 shown in the UI at /plugin/schema-changes) and its JSON API, both served by the FastAPI app in
-`alterflow.airflow.web`, mounted by the api-server at /alterflow."""
+`alterflow.airflow.web`, mounted by the api-server at /alterflow; and a listener that notes a
+failed run's line on the run (`alterflow.airflow.runs`)."""
 
 from __future__ import annotations
 
 from airflow.plugins_manager import AirflowPlugin
 
+from alterflow.airflow import runs
 from alterflow.airflow.web import MOUNT_PATH, UI_ROUTE, app
 
 
 class AlterflowPlugin(AirflowPlugin):
     name = "alterflow"
+    # The scheduler's listener: a failed run of an alterflow DAG gets its failure line as its note.
+    listeners = [runs]
     fastapi_apps = [{"app": app, "url_prefix": MOUNT_PATH, "name": "alterflow"}]
     external_views = [
         {

@@ -24,6 +24,7 @@ from alterflow import schema_change_events as events
 from alterflow.airflow import conf
 from alterflow.airflow.conf import BadRunConf, alter_request
 from alterflow.airflow.hooks import DEFAULT_CONN_ID, AlterflowHook
+from alterflow.airflow.runs import record_failure
 from alterflow.catalog.catalog import AlterJob, Catalog
 from alterflow.catalog.errors import UnknownObject
 from alterflow.catalog.heavy_jobs import HeavyJobs
@@ -39,10 +40,13 @@ from alterflow.workflow.validated_plan import ValidatedPlan
 
 @contextlib.contextmanager
 def refusals_fail_the_task() -> Iterator[None]:
-    """A `UserError` (every refusal the core and the run conf raise) fails the task for good."""
+    """A `UserError` (every refusal the core and the run conf raise) fails the task for good, its
+    one line logged and kept as the task's XCom `alterflow_failure` (the run's note and the
+    Schema changes page show it: `runs`)."""
     try:
         yield
     except UserError as exc:
+        record_failure(str(exc))
         raise AirflowFailException(str(exc)) from None
 
 
@@ -94,7 +98,8 @@ def validate(params: Mapping, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> di
         try:
             open_catalog(conn_id)[1].table(request.table)
         except UnknownObject:
-            raise BadRunConf(f"param table: unknown table {request.table}") from None
+            given = "param table" if params.get("table") else f"ALTER TABLE {request.table}"  # else the statement named it
+            raise BadRunConf(f"{given}: unknown table {request.table}") from None
     return request.to_json()
 
 

@@ -40,12 +40,14 @@ the catalog cannot be reached. None of them changes anything.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated
+from urllib.parse import quote
 
 from airflow.api_fastapi.app import get_auth_manager
 from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
@@ -61,7 +63,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from alterflow.airflow import page
 from alterflow.airflow.hooks import AlterflowConnectionError, AlterflowHook
-from alterflow.airflow.page_data import job_json, jobs_json, migrations_json, table_json, version_json
+from alterflow.airflow.page_data import job_json, jobs_json, migrations_json, table_json, utc_text, version_json
 from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
 from alterflow.catalog.errors import CatalogOutdated, CatalogUnavailable, UnknownObject
 from alterflow.catalog.heavy_jobs import HeavyJobs
@@ -286,7 +288,7 @@ REFRESH_HEADER = "X-Alterflow-Refresh"  # the page's live refresh: jobs and hist
 
 
 @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-async def schema_changes_page(request: Request, table: str | None = None) -> HTMLResponse:
+async def schema_changes_page(request: Request, table: str | None = None, migrations: str | None = None) -> HTMLResponse:
     base = _base(request)
     user = await _page_user(request)
     if user is None:
@@ -295,13 +297,13 @@ async def schema_changes_page(request: Request, table: str | None = None) -> HTM
         html = page.render_message(base, "Not signed in", "sign in to Airflow to see schema changes.", ("Sign in", login))
         return HTMLResponse(html, status.HTTP_401_UNAUTHORIZED)
     try:
-        return HTMLResponse(await run_in_threadpool(_render, request, base, user, table))
+        return HTMLResponse(await run_in_threadpool(_render, request, base, user, table, migrations))
     except HTTPException as exc:
         link = ("All tables", f"{base}/") if exc.status_code != status.HTTP_403_FORBIDDEN else None
         return HTMLResponse(page.render_message(base, "Cannot show this", exc.detail, link), exc.status_code)
 
 
-def _render(request: Request, base: str, user: BaseUser, table: str | None) -> str:
+def _render(request: Request, base: str, user: BaseUser, table: str | None, migrations: str | None = None) -> str:
     if not allowed(request, user, Access.READ):
         raise HTTPException(
             status.HTTP_403_FORBIDDEN,
@@ -309,10 +311,64 @@ def _render(request: Request, base: str, user: BaseUser, table: str | None) -> s
         )
     may_cancel, may_start = allowed(request, user, Access.EDIT_RUNS), allowed(request, user, Access.CREATE_RUNS)
     settings, catalog = open_catalog()
-    # The Migrations section reads ALTERFLOW_MIGRATIONS (default ./migrations) of the api-server.
-    directory = None if request.headers.get(REFRESH_HEADER) else pathlib.Path(settings.migrations)
-    model = page.page_model(catalog, _table(catalog, table), migrations=directory, warehouse=settings.warehouse)
+    info = _table(catalog, table)
+    if request.headers.get(REFRESH_HEADER):  # a live refresh: jobs and history only
+        model = page.page_model(catalog, info)
+    else:
+        directory, source, directories = _migrations_directory(settings, migrations)
+        model = page.page_model(catalog, info, migrations=directory, warehouse=settings.warehouse, migrations_source=source)
+        model["migrations"]["directories"] = directories
+    _link_runs(model, base.removesuffix(MOUNT_PATH), info.name if info is not None else None)
     return page.render_page(model, base, user.get_name(), may_cancel=may_cancel, may_start=may_start)
+
+
+LATEST_RUN = "the directory the latest alterflow_migrate run read"
+
+
+def _migrations_directory(settings: Settings, asked: str | None) -> tuple[pathlib.Path, str, list[dict]]:
+    """The Migrations section's directory and where it comes from: `asked` (one of those listed),
+    else the one the latest alterflow_migrate run read, else the api-server's ALTERFLOW_MIGRATIONS;
+    and every directory it may show (each run's, then the api-server's), for the section's list."""
+    from alterflow.airflow import runs
+    from alterflow.airflow.page_data import API_SERVER_MIGRATIONS
+
+    read = runs.migrate_directories()
+    own = str(pathlib.Path(settings.migrations).absolute())
+    listed = read + ([own] if own not in read else [])
+    if asked is not None and asked not in listed:
+        raise HTTPException(
+            status.HTTP_400_BAD_REQUEST,
+            f"migrations directory {shown(asked, 200)} is neither the api-server's nor one an alterflow_migrate run read",
+        )
+    chosen = asked or listed[0]
+    source = (
+        LATEST_RUN
+        if read and chosen == read[0]
+        else "read by an earlier alterflow_migrate run"
+        if chosen in read
+        else API_SERVER_MIGRATIONS
+    )
+    return pathlib.Path(chosen), source, [{"path": path, "selected": path == chosen} for path in listed]
+
+
+def run_url(airflow_root: str, run_id: str) -> str:
+    """The Airflow UI's page of a run of alterflow_schema_change."""
+    return f"{airflow_root}/dags/{SCHEMA_CHANGE_DAG}/runs/{quote(run_id, safe='')}"
+
+
+def _link_runs(model: dict, airflow_root: str, table: str | None) -> None:
+    """Every job an Airflow run made links to the run; the runs that failed before making a job
+    are listed with their line (`alterflow.airflow.runs`)."""
+    from alterflow.airflow import runs
+
+    request_ids = [job["request_id"] for job in model["jobs"]]
+    made_by_runs = runs.runs_among(request_ids)
+    for job in model["jobs"]:
+        job["run_url"] = run_url(airflow_root, job["request_id"]) if job["request_id"] in made_by_runs else None
+    failed = runs.failed_runs_without_job(set(request_ids), table)
+    model["failed_runs"] = [
+        {**dataclasses.asdict(run), "failed_at": utc_text(run.failed_at), "run_url": run_url(airflow_root, run.run_id)} for run in failed
+    ]
 
 
 # -- the JSON API ---------------------------------------------------------------------------------
@@ -425,11 +481,13 @@ def table_versions(table: str, user: Reader) -> dict:
 
 
 @api.get("/migrations")
-def list_migrations(user: Reader) -> dict:
-    """The migrations directory of the api-server (ALTERFLOW_MIGRATIONS, default ./migrations):
+def list_migrations(user: Reader, directory: str | None = None) -> dict:
+    """A migrations directory as the page's section shows it (`directory`, one of `directories`;
+    by default the latest alterflow_migrate run's, else the api-server's ALTERFLOW_MIGRATIONS):
     every file with its state, the drift, and the pending statements' lint (no analysis)."""
     settings, catalog = open_catalog()
-    return migrations_json(catalog, pathlib.Path(settings.migrations), settings.warehouse)
+    chosen, source, directories = _migrations_directory(settings, directory)
+    return {**migrations_json(catalog, chosen, settings.warehouse, source), "directories": directories}
 
 
 @api.post("/tables/{table}/versions/{version}/revert")

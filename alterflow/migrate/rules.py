@@ -67,12 +67,15 @@ def find_pyproject(start: pathlib.Path) -> pathlib.Path | None:
     return None
 
 
-def load_rules(migrations: pathlib.Path | None = None, pyproject: pathlib.Path | None = None) -> LintRules:
-    """The rules of `pyproject` (default: found from `migrations`, then the working directory)."""
+def load_rules(migrations: pathlib.Path | None = None, pyproject: pathlib.Path | None = None, *, from_cwd: bool = True) -> LintRules:
+    """The rules of `pyproject` (default: the nearest pyproject.toml in `migrations` or a folder
+    above it, then, with `from_cwd`, in the working directory or above). Airflow's tasks and the
+    Schema changes page read only the directory's own (`from_cwd=False`): a worker's or the
+    api-server's working directory is not the project whose migrations they read."""
     if pyproject is None:
-        pyproject = (find_pyproject(migrations) if migrations is not None and migrations.exists() else None) or find_pyproject(
-            pathlib.Path.cwd()
-        )
+        pyproject = find_pyproject(migrations) if migrations is not None and migrations.exists() else None
+        if pyproject is None and from_cwd:
+            pyproject = find_pyproject(pathlib.Path.cwd())
     if pyproject is None:
         return LintRules()
     try:

@@ -50,9 +50,14 @@ def test_schema_change_dag_shape_and_trigger_form():
     for task_id, task in tasks.items():  # every step is idempotent, so a transient error retries it
         assert task.retries >= 1, task_id
     assert max(tasks[t].retry_delay.total_seconds() for t in ("validate", "plan", "branch", "commit", "done")) <= 2
-    for name in ("table", "statement", "properties"):
+    # The trigger form: the statement and its properties, nothing internal; a toggle is a toggle.
+    assert list(dag.params) == ["statement", "postpone_swap", "on_cast_error", "engine", "timeout", "properties", "dry_run"]
+    for name in dag.params:
         param = dag.params.get_param(name)
         assert param.schema.get("title") and param.description, name
+        required = "null" not in param.schema["type"] if isinstance(param.schema["type"], list) else True
+        assert required == (name == "statement"), name  # the form marks only the statement required
+    assert dag.params.get_param("postpone_swap").schema["type"] == ["null", "boolean"]
 
 
 def test_gc_dag_is_hourly_one_run_at_a_time_one_task_per_step_in_order():

@@ -25,8 +25,8 @@ ROWS = "INSERT INTO t VALUES (1, 'a')"
 ALTER = "ALTER TABLE t ADD COLUMN n INT"
 
 BAD_CONF = [
-    ({"statement": ALTER}, "param table: missing"),
-    ({"table": "", "statement": ALTER}, "param table: missing"),
+    ({"statement": "ALTER TABLE "}, "param statement: "),
+    ({"table": "", "statement": "SELECT 1"}, "param statement: the statement must be exactly one ALTER TABLE statement"),
     ({"table": "no_such_table", "statement": "ALTER TABLE no_such_table ADD COLUMN n INT"}, "unknown table no_such_table"),
     ({"table": "t; DROP TABLE t", "statement": ALTER}, "param table: invalid name"),
     ({"table": "t"}, "param statement: empty"),
@@ -39,6 +39,9 @@ BAD_CONF = [
     ({"table": "t", "statement": ALTER, "properties": "[1, 2]"}, "param properties: expected a JSON object"),
     ({"table": "t", "statement": ALTER, "properties": '"text"'}, "param properties: expected a JSON object"),
     ({"table": "t", "statement": ALTER, "properties": {"timeout": {"nested": 1}}}, "must be a string, number or boolean"),
+    ({"statement": ALTER, "postpone_swap": "yes"}, "param postpone_swap: expected true or false, got 'yes'"),
+    ({"statement": ALTER, "on_cast_error": "skip"}, "param on_cast_error: expected fail or null or quarantine, got 'skip'"),
+    ({"statement": ALTER, "timeout": 0}, "param timeout: expected a positive number of seconds, got '0'"),
     ({"table": "t", "statement": ALTER, "resume_job_id": "seven"}, "param resume_job_id: expected the id of an orphaned"),
     ({"table": "t", "statement": ALTER, "resume_job_id": -3}, "param resume_job_id: expected the id of an orphaned"),
     ({"table": "t", "statement": ALTER, "resume_job_id": "²"}, "param resume_job_id: expected the id of an orphaned"),
@@ -109,10 +112,11 @@ def check_failed_at_validate(conf: dict, message: str, state: str, states: dict,
     assert message in printed, conf  # the task log says why
 
 
-# Whole DAG runs of one bad conf of each kind (a missing param, an unknown table, a statement that
-# does not parse, bad properties, a bad orphan id, a name with a control character): the DAG fails
-# them all alike at validate; every conf's own line is checked at the task above.
-BAD_RUNS = [BAD_CONF[i] for i in (0, 2, 6, 10, 14, 19)]
+# Whole DAG runs of one bad conf of each kind the trigger form's schema lets through (an unknown
+# table, a bad table name, a statement that does not parse, bad properties, a bad orphan id, a name
+# with a control character): the DAG fails them all alike at validate; every conf's own line is
+# checked at the task above. What the schema refuses never becomes a run (below).
+BAD_RUNS = [BAD_CONF[i] for i in (2, 3, 6, 10, 17, 22)]
 
 
 def test_bad_runs_fail_at_validate_and_change_nothing(alterflow, airflow_db, capfd, tmp_path):
@@ -142,13 +146,45 @@ def test_a_rejected_plan_fails_at_plan_and_changes_nothing(alterflow, airflow_db
     assert snapshot(alterflow) == before
 
 
-def test_properties_that_are_not_an_object_or_text_are_refused_when_triggered(alterflow, airflow_db):
-    """The trigger form's JSON schema takes an object or its JSON text; anything else (here a list)
-    never becomes a run."""
+REFUSED_AT_TRIGGER = [
+    {"table": "t", "statement": ALTER, "properties": [1, 2]},
+    {"statement": ""},
+    {"statement": "SELECT 1"},
+    {"statement": "ALTR TABLE t ADD COLUMN n INT"},
+    {"statement": ALTER, "postpone_swap": "yes"},
+    {"statement": ALTER, "on_cast_error": "skip"},
+    {"statement": ALTER, "timeout": 0},
+]
+
+
+@pytest.mark.parametrize("conf", REFUSED_AT_TRIGGER, ids=lambda c: ",".join(f"{k}={v!r}"[:30] for k, v in c.items()))
+def test_what_the_forms_schema_refuses_never_becomes_a_run(alterflow, airflow_db, conf):
+    """The trigger form (and Airflow's REST API) checks each param's JSON schema: a statement that
+    is not an ALTER TABLE, a property of the wrong type or value is a form error, not a failed run."""
     from airflow.exceptions import ParamValidationError
 
     dag = load_dag(SCHEMA_CHANGE)
     before = snapshot(alterflow)
-    with pytest.raises(ParamValidationError, match="properties"):
-        dag.test(run_conf={"table": "t", "statement": ALTER, "properties": [1, 2]})
+    with pytest.raises(ParamValidationError):
+        dag.test(run_conf=conf)
     assert snapshot(alterflow) == before
+
+
+def test_the_table_comes_from_the_statement_and_the_form_properties_reach_the_request(alterflow, airflow_db):
+    """No `table` param: the statement names the table. The form's property fields become the
+    statement's properties, over the JSON ones."""
+    request = tasks.validate(
+        {
+            "statement": "ALTER TABLE T MODIFY COLUMN v INT",
+            "postpone_swap": True,
+            "on_cast_error": "null",
+            "properties": {"timeout": "60", "engine": "spark"},
+            "engine": "local",
+        },
+        "manual__form",
+    )
+    assert request["table"] == "T" and request["statement"] == "ALTER TABLE T MODIFY COLUMN v INT"
+    assert request["properties"] == {"timeout": "60", "engine": "local", "postpone_swap": "true", "on_cast_error": "null"}
+    state, states, run = run_dag(load_dag(SCHEMA_CHANGE), {"statement": "ALTER TABLE t ADD COLUMN n INT"})
+    assert state == "success", states
+    assert [j.request_id for j in jobs(alterflow, "t")] == [run.run_id] and versions(alterflow, "t") == [1, 2]

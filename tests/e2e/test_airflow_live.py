@@ -261,20 +261,24 @@ def click_button(wait, text: str, which: int) -> None:
 
 
 def trigger_from_the_form(driver, live: LiveAirflow, table: str, statement: str, screenshot: pathlib.Path) -> str:
-    """What a user does: the DAG's page, *Trigger*, the form's Table and statement fields, *Trigger*.
-    Returns the run id of the page Airflow then opens."""
+    """What a user does: the DAG's page, *Trigger*, the form's statement field (the statement names
+    `table`: the form has no field of its own for it), *Trigger*. Returns the run id of the page
+    Airflow then opens."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ready
 
+    assert f"ALTER TABLE {table} " in statement
     wait = page_wait(driver)
     driver.get(f"{live.url}/dags/{DAG}")
     click_button(wait, "Trigger", which=0)
-    field = wait.until(ready.element_to_be_clickable((By.ID, "element_table")))
+    field = wait.until(ready.element_to_be_clickable((By.ID, "element_statement")))
     form_text = driver.find_element(By.TAG_NAME, "body").text
-    for words in ("Table", "ALTER TABLE statement", "Properties", "Optional JSON object"):  # the params' titles and help
-        assert words in form_text, f"the trigger form does not show {words!r}"
-    field.send_keys(table)
-    driver.find_element(By.ID, "element_statement").send_keys(statement)  # (typed quotes may lose the space before them)
+    for words in ("ALTER TABLE statement", "Dry run (EXPLAIN ANALYZE)", "Properties (optional"):  # the properties: a section
+        assert words in form_text, f"the trigger form does not show {words!r}"  # the params' titles
+    for internal in ("element_table", "element_resume_job_id"):  # nothing internal, nothing the statement says
+        assert not driver.find_elements(By.ID, internal), f"the trigger form shows {internal}"
+    assert "Orphaned job" not in form_text
+    field.send_keys(statement)  # (typed quotes may lose the space before them)
     screenshot.parent.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(screenshot))
     click_button(wait, "Trigger", which=-1)
@@ -491,7 +495,8 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
         phase(f"triggered {form_run} from the form")
         light = wait_for_run(live, headers, form_run)
         assert (light["tasks"].get("commit"), light["tasks"].get("start")) == ("success", "skipped"), light["tasks"]
-        assert light["run"]["conf"]["table"] == "events", light["run"]
+        conf = light["run"]["conf"]  # the form's: the statement names the table
+        assert conf["statement"] == "ALTER TABLE events ADD COLUMN clicks INT DEFAULT 0" and "table" not in conf, light["run"]
         phase("form-triggered DAG run succeeded")
 
         shown = show_required_action(driver, live, MIGRATE_RUN, approval_shot)

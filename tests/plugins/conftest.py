@@ -57,3 +57,15 @@ def client(auth_manager, alterflow_env):
         root.mount(spec["url_prefix"], spec["app"])
     with TestClient(root, base_url="http://127.0.0.1") as http:
         yield http
+
+
+@pytest.fixture
+def no_migrate_runs(airflow_db):
+    """An Airflow in which no alterflow_migrate run has happened yet (the test run's Airflow
+    database is shared: other tests' runs would choose the Migrations section's directory)."""
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+    from sqlalchemy import delete
+
+    with create_session() as session:
+        session.execute(delete(DagRun).where(DagRun.dag_id == "alterflow_migrate"))

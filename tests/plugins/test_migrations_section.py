@@ -27,7 +27,7 @@ def page(client, token: str, headers: dict | None = None):
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch, plugin_session):
+def project(tmp_path, monkeypatch, plugin_session, no_migrate_runs):
     """A project whose migrations directory the api-server reads: V1 applied, V2 and V3 pending."""
     directory = tmp_path / "project" / "migrations"
     directory.mkdir(parents=True)
@@ -110,7 +110,9 @@ def test_an_edited_applied_file_and_a_bad_rule_are_shown_not_raised(plugin_sessi
     assert "rule rewrite has unknown level 'ask'" in error and section.find_all("table", id="pending-lint") == []
 
 
-def test_a_missing_or_refused_directory_is_one_line_and_the_page_still_shows(plugin_session, client, mint, tmp_path, monkeypatch):
+def test_a_missing_or_refused_directory_is_one_line_and_the_page_still_shows(
+    plugin_session, client, mint, tmp_path, monkeypatch, no_migrate_runs
+):
     sql(plugin_session, "CREATE TABLE t (id INT)")
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ALTERFLOW_MIGRATIONS", raising=False)
@@ -132,3 +134,43 @@ def test_a_missing_or_refused_directory_is_one_line_and_the_page_still_shows(plu
     section = parse(page(client, mint("alice", "admin")).text).find("section", id="migrations")
     assert section.find("p", id="migrations-message").text() == "V1.0__b.sql and V1__a.sql have the same version 1; versions must be unique"
     assert section.find_all("table", id="migrations-files") == []
+
+
+def test_the_section_shows_the_directory_the_latest_migrate_run_read_with_the_rules_beside_it(
+    plugin_session, client, mint, tmp_path, monkeypatch, no_migrate_runs
+):
+    """The api-server's own directory is missing; a run of alterflow_migrate applied another: the
+    section shows that one, lists both, and lints with the rules beside it, not the api-server's
+    working directory's."""
+    from tests.support.dags import load_dag, run_dag
+
+    monkeypatch.setenv("ALTERFLOW_MIGRATIONS", str(tmp_path / "api-server-migrations"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.alterflow.lint]\ndrop_column = "off"\n')  # not the project's
+    team = tmp_path / "team" / "migrations"
+    team.mkdir(parents=True)
+    (team.parent / "pyproject.toml").write_text('[tool.alterflow.lint]\ndrop_column = "error"\n')
+    (team / "V1__orders.sql").write_text(V1 + "ALTER TABLE orders ADD COLUMN tier INT;\n")
+    state, _tasks, _run = run_dag(load_dag("alterflow_migrate"), {"migrations_dir": str(team)})
+    assert state == "success"
+    (team / "V2__drop_note.sql").write_text(V3)
+
+    admin = mint("alice", "admin")
+    doc = parse(page(client, admin).text)
+    [job] = doc.find("table", id="jobs").find_all("tr", class_="job")  # the ALTER of V1 links to its file and line
+    link = job.find("a", class_="migration-file")
+    assert (link.text(), link.attrs["href"]) == ("V1__orders.sql:3", "#migration-1")
+    section = doc.find("section", id="migrations")
+    assert section.attrs["data-directory"] == str(team) and section.attrs["data-exists"] == "true"
+    assert "the directory the latest alterflow_migrate run read" in section.text()
+    listed = [a.text() for a in section.find("ul", id="migrations-directories").find_all("a")]
+    assert listed == [str(team), str(tmp_path / "api-server-migrations")]
+    [pending] = section.find("table", id="pending-lint").find_all("tr", class_="pending")
+    assert [(f.attrs["data-rule"], f.attrs["data-level"]) for f in pending.find_all("span", class_="finding")] == [("drop_column", "error")]
+
+    # The api-server's own directory, asked for; a directory nobody read is refused with one line.
+    other = client.get("/alterflow/api/migrations", params={"directory": str(tmp_path / "api-server-migrations")}, headers=bearer(admin))
+    assert other.status_code == 200 and other.json()["exists"] is False
+    assert "ALTERFLOW_MIGRATIONS of the api-server" in other.json()["message"]
+    refused = client.get("/alterflow/api/migrations", params={"directory": "/etc"}, headers=bearer(admin))
+    assert refused.status_code == 400 and "neither the api-server's nor one an alterflow_migrate run read" in refused.json()["detail"]

@@ -18,6 +18,7 @@ from tests.support.statements import sql
 
 JOB_FIELDS = {
     "job_id",
+    "request_id",
     "table",
     "table_id",
     "kind",
@@ -41,6 +42,8 @@ JOB_FIELDS = {
     "lease_holder",
     "lease_expires_at",
     "quarantine",
+    "waiting_for_swap_since",
+    "swap_wait_s",
 }
 UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 
@@ -91,6 +94,11 @@ def test_light_and_postponed_heavy_jobs_are_listed_and_resumed_through_the_api(p
     assert heavy["boundary_txn"] == job.boundary_txn and heavy["msg"] == job.msg and heavy["progress"] == job.progress
     assert heavy["tablets"]["done"] == heavy["tablets"]["total"] >= 1
     assert heavy["finished_at"] is None and UTC.fullmatch(heavy["created_at"])
+    # Postponed: it waits for a person, says since when, and its duration stops at the wait.
+    assert heavy["waiting_for_swap_since"] == job.ready_to_swap_at.isoformat(timespec="seconds") + "Z"
+    assert heavy["msg"].endswith("waiting for someone to swap it: RESUME ALTER TABLE COLUMN FROM t, or Resume on the Schema changes page")
+    assert heavy["lease_holder"] is None and heavy["lease_expires_at"] is None and heavy["runner"] == ""  # nobody drives it
+    assert heavy["duration_s"] <= (job.ready_to_swap_at - job.created_at).total_seconds() + 0.01
     assert heavy["actions"] == ["cancel", "resume", "analyze"] and heavy["properties"]["postpone_swap"] is True
     assert heavy["statement"].startswith("ALTER TABLE t MODIFY COLUMN v INT")
     # The same numbers as SHOW ALTER TABLE COLUMN.
@@ -106,6 +114,7 @@ def test_light_and_postponed_heavy_jobs_are_listed_and_resumed_through_the_api(p
     assert client.get(f"/alterflow/api/jobs/{heavy_id}", headers=bearer(token)).json() == {
         **heavy,
         "duration_s": pytest.approx(heavy["duration_s"], abs=30),
+        "swap_wait_s": pytest.approx(heavy["swap_wait_s"], abs=30),  # it still waits: a moment later, a little more
     }
     assert client.get("/alterflow/api/jobs?table=T", headers=bearer(token)).json()["total"] == 2
 
@@ -123,7 +132,11 @@ def test_light_and_postponed_heavy_jobs_are_listed_and_resumed_through_the_api(p
         }
     ]
     assert (answer.json()["state"], answer.json()["actions"]) == ("FINISHED", [])
-    assert answer.json()["finished_at"] is not None
+    assert answer.json()["finished_at"] is not None and answer.json()["waiting_for_swap_since"] is None
+    swapped = HeavyJobs(s.catalog).job(heavy_id)
+    assert answer.json()["swap_wait_s"] == pytest.approx(swapped.swap_wait_s, abs=0.001) and swapped.swap_wait_s > 0
+    took = (swapped.finished_at - swapped.created_at).total_seconds()
+    assert answer.json()["duration_s"] == pytest.approx(took - swapped.swap_wait_s, abs=0.01)  # the wait left out
     assert show_alter(s, "t")[heavy_id][7] == "FINISHED"
     assert {r[0]: r[1] for r in sql(s, "DESCRIBE t")} == {"id": "INT", "v": "INT", "note": "VARCHAR(20)"}
     assert sql(s, "SELECT id, v, note FROM t ORDER BY id") == ((1, 10, "none"), (2, 20, "none"), (3, 30, "none"))
@@ -186,6 +199,8 @@ def test_cancel_through_the_api_drops_the_shadow_and_keeps_the_origin(plugin_ses
     answer = act(client, f"/alterflow/api/jobs/{job_id}/cancel", bearer(token))
     assert answer.status_code == 200, answer.text
     assert (answer.json()["state"], answer.json()["msg"]) == ("CANCELLED", "cancelled by bob on the Schema changes page")
+    # Nobody drives a cancelled job, and it has no progress bar.
+    assert (answer.json()["lease_holder"], answer.json()["lease_expires_at"], answer.json()["tablets"]) == (None, None, None)
     job = HeavyJobs(s.catalog).job(job_id)
     assert job.state == "CANCELLED" and job.finished_at is not None
     assert s.catalog.index_snapshot(job.table_id, job.shadow_index_id, job.from_version).files == ()

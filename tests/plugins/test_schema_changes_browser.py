@@ -189,9 +189,22 @@ def test_cancel_in_the_browser_and_live_refresh(plugin_session, served, browser,
     assert browser.find_element(By.ID, "notice").text.startswith("ALTER TABLE u REVERT TO VERSION 1: run alterflow__")
     assert len(DagRun.find(dag_id="alterflow_schema_change")) == runs + 1
 
+    # No job on the page is unfinished, yet it stays live until the run's job has appeared: the run
+    # (here its tasks' steps, run in-process with its id) makes the job, and the row shows up
+    # without a reload of the page.
+    [run] = [r for r in DagRun.find(dag_id="alterflow_schema_change") if r.run_id in browser.find_element(By.ID, "notice").text]
+    browser.execute_script("window.alterflowNotReloaded = true;")
+    request = AlterRequest(run.conf["table"], run.conf["statement"], {}, request_id=run.run_id)
+    job_id = steps.commit(s.catalog, request, steps.validate(s.catalog, request))["job_id"]
+    wait.until(lambda _: browser.find_elements(By.CSS_SELECTOR, f'table#jobs tr.job[data-job-id="{job_id}"]'))
+    assert browser.execute_script("return window.alterflowNotReloaded === true;"), "the page reloaded"
+    wait.until(lambda _: browser.execute_script("return sessionStorage.getItem('alterflow.await') === null;"))  # settled: refresh stops
+
 
 @pytest.mark.parametrize("catalog_url", ["sqlite"], indirect=True)
-def test_the_migrations_section_in_the_browser_survives_the_live_refresh(plugin_session, served, browser, mint, tmp_path, monkeypatch):
+def test_the_migrations_section_in_the_browser_survives_the_live_refresh(
+    plugin_session, served, browser, mint, tmp_path, monkeypatch, no_migrate_runs
+):
     """The Migrations section (files, states, the pending lint) as a browser shows it, its link to the
     alterflow_migrate DAG leaving Airflow's frame, and the live refresh of the jobs leaving it in place."""
     from selenium.webdriver.common.by import By

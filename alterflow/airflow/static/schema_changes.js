@@ -1,13 +1,38 @@
 // The Schema changes page: Cancel / Resume / Revert to this version through the JSON API (the Airflow
 // session cookie authenticates the call; a POST is JSON with the header X-Alterflow-Request), a table
-// filter, live refresh of the jobs while one is unfinished, and Airflow's colour mode when shown
-// inside its UI.
+// filter, live refresh of the jobs while one is unfinished (and after an action that starts a run,
+// until its job has settled), and Airflow's colour mode when shown inside its UI.
 (() => {
   "use strict";
   const body = document.body;
   const api = body.dataset.api;
   const notice = document.getElementById("notice");
   const REFRESH_MS = 5000;
+  // After an action that starts a DAG run (Revert, the Resume of an orphaned job), the page keeps
+  // refreshing until the run's job has appeared and settled (or AWAIT_MS passed), though no job
+  // on the page is unfinished yet when it reloads.
+  const AWAIT_KEY = "alterflow.await";
+  const AWAIT_MS = 10 * 60 * 1000;
+  function awaited() {
+    const wait = JSON.parse(sessionStorage.getItem(AWAIT_KEY) || "null");
+    if (wait && Date.now() > wait.until) sessionStorage.removeItem(AWAIT_KEY);
+    return wait && Date.now() <= wait.until ? wait : null;
+  }
+  function newestJobId(doc) {
+    const row = doc.querySelector("table#jobs tr.job");
+    return row ? Number(row.dataset.jobId) : 0;
+  }
+  // The awaited run has settled: it failed before making a job (listed among the failed runs), the
+  // job it took over has ended, or a newer job has appeared and nothing is unfinished any more.
+  function settled(wait) {
+    const failed = [...document.querySelectorAll("tr.failed-run")].some((row) => row.dataset.runId === wait.run);
+    const job = wait.job ? document.querySelector(`table#jobs tr.job[data-job-id="${wait.job}"]`) : null;
+    const ended = job && ["FINISHED", "CANCELLED"].includes(job.dataset.state);
+    return failed || ended || (!wait.job && body.dataset.refresh === "off" && newestJobId(document) > wait.after);
+  }
+  function refreshing() {
+    return body.dataset.refresh === "on" || Boolean(awaited());
+  }
 
   // Follow Airflow's light / dark mode (the page is a same-origin iframe of its UI).
   try {
@@ -94,6 +119,11 @@
         button.disabled = false;
         return;
       }
+      if (answer.dag_run_id) {
+        sessionStorage.setItem(AWAIT_KEY, JSON.stringify({
+          until: Date.now() + AWAIT_MS, after: newestJobId(document), run: answer.dag_run_id, job: answer.job_id || null,
+        }));
+      }
       sessionStorage.setItem("alterflow.notice", DONE[action] ? DONE[action](answer) : answer.dag_run_id
         ? `Job ${answer.job_id} is taken over by run ${answer.dag_run_id} of alterflow_schema_change.`
         : `Job ${answer.job_id} is ${answer.state}.`);
@@ -107,7 +137,7 @@
   // While a job is unfinished, refresh the jobs (and the schema history when a version or job
   // changes) in place, keeping which versions are open.
   async function refresh() {
-    if (body.dataset.refresh !== "on") return;
+    if (!refreshing()) return;
     if (document.hidden || document.querySelector("button[data-action]:disabled")) return schedule();
     try {
       // The header: the jobs and the history only (the Migrations section is not refreshed).
@@ -129,11 +159,13 @@
         current.replaceWith(history);
       }
       body.dataset.refresh = fresh.body.dataset.refresh;
+      const wait = awaited();
+      if (wait && settled(wait)) sessionStorage.removeItem(AWAIT_KEY);
     } catch (_) { /* try again later */ }
     schedule();
   }
   function schedule() {
-    if (body.dataset.refresh === "on") window.setTimeout(refresh, REFRESH_MS);
+    if (refreshing()) window.setTimeout(refresh, REFRESH_MS);
   }
   schedule();
 })();
