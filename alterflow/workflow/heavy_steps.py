@@ -51,6 +51,7 @@ def swapped_msg(msg: str) -> str:
     head, _waiting, _rest = msg.partition(WAITING_FOR_SWAP.split(":")[0])
     return head.removesuffix("; ")
 
+
 HEAVY_STEPS = ("validate", "start", "wait_for_boundary", "convert", "check", "swap")
 
 
