@@ -86,9 +86,8 @@ def on_dag_run_failed(dag_run, msg: str) -> None:
     if dag_run.dag_id not in ALTERFLOW_DAGS:
         return
     session = object_session(dag_run)
-    if session is not None:
-        with session.begin_nested():  # a database error here must not abort the scheduler's transaction
-            _note_failure(session, dag_run)
+    if session is not None:  # no savepoint: the scheduler forbids any commit, a nested one's too, in this section
+        _note_failure(session, dag_run)
         return
     with create_session() as own:
         run = own.get(DagRun, dag_run.id)

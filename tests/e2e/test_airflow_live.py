@@ -41,6 +41,7 @@ SALES = "alterflow_example_sales"
 SALES_NOTE_RUN = "e2e_sales_note"  # a light ALTER of SALES: a schema change the load listener skips
 LOADS = "alterflow_example_load_during_alter"
 LOADS_RUN = "e2e_loads_during_alter"
+REFUSED_RUN = "e2e_unknown_table"  # fails at validate: its line becomes the run's note, in the real scheduler
 LOAD_LISTENER = "alterflow_example_sales_loaded"
 ROWS_PER_LOAD = 1000
 # The api-server's migrations directory (./migrations of its working directory): the run applies
@@ -159,6 +160,26 @@ def wait_for_run(live: LiveAirflow, headers: dict, run_id: str, timeout: float =
         print(live.task_logs(run_id), flush=True)  # whole, in the report's captured stdout
     assert run.get("state") == "success", f"DAG run {run_id} ended {run.get('state')!r} (tasks: {states})\n{live.task_problems(run_id)}"
     return {"run": run, "tasks": states}
+
+
+def check_a_refused_run(live: LiveAirflow, headers: dict, timeout: float = 240) -> None:
+    """A run whose statement names no table fails at validate; the scheduler's listener writes its
+    one line as the run's note, and the Schema changes page lists it with that line and a link."""
+    conf = {"statement": "ALTER TABLE no_such_table ADD COLUMN n INT"}
+    answer = live.call(
+        "POST", f"/api/v2/dags/{DAG}/dagRuns", headers=headers, json={"dag_run_id": REFUSED_RUN, "logical_date": None, "conf": conf}
+    )
+    assert answer.status_code in (200, 409), f"trigger: {answer.status_code} {answer.text}"
+    deadline = time.monotonic() + timeout
+    run: dict = {}
+    while time.monotonic() < deadline and run.get("state") != "failed":
+        live.check_running()
+        time.sleep(2)
+        run = live.call("GET", f"/api/v2/dags/{DAG}/dagRuns/{REFUSED_RUN}", headers=headers).json()
+    line = "ALTER TABLE no_such_table: unknown table no_such_table"
+    assert (run.get("state"), run.get("note")) == ("failed", line), f"{run}\n{live.task_problems(REFUSED_RUN)}"
+    html = live.call("GET", "/alterflow/", headers=headers).text
+    assert f'data-run-id="{REFUSED_RUN}"' in html and line in html, html[-3000:]
 
 
 def wait_for_listener(live: LiveAirflow, headers: dict, timeout: float = 240) -> list[list]:
@@ -483,6 +504,8 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
     phase("the migrate run waits for approval")
     wait_for_run(live, headers, SALES_NOTE_RUN)
     phase("the light ALTER of the example's table succeeded")
+    check_a_refused_run(live, headers)
+    phase("a refused run has its line as its note and is on the page")
 
     # In a real browser: a lightweight ALTER triggered from the DAG's form, the migrate run's
     # approval on Airflow's Required Actions page (granted through the REST API), then the Schema
