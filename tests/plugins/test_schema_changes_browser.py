@@ -255,3 +255,33 @@ def test_the_migrations_section_in_the_browser_survives_the_live_refresh(
     )
     assert browser.execute_script("return window.alterflowNotReloaded === true;")
     assert browser.execute_script(read) == shown
+
+
+@pytest.mark.parametrize("catalog_url", ["sqlite"], indirect=True)
+def test_a_run_failed_at_plan_and_a_jobs_failure_line_as_the_browser_shows_them(plugin_session, served, browser, mint, airflow_db):
+    """A run of the DAG that failed at plan (no job) is listed with its line and a link to the run;
+    a heavy job whose every value fails shows its failure line in the user's words."""
+    from selenium.webdriver.common.by import By
+
+    from alterflow.cli.session import StatementError
+    from tests.support.dags import SCHEMA_CHANGE, load_dag, run_dag
+    from tests.support.statements import sql
+
+    s = plugin_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, customer STRING, PRIMARY KEY (id))")
+    sql(s, "INSERT INTO t VALUES (1, 'cust1'), (2, 'cust2')")
+    state, states, run = run_dag(load_dag(SCHEMA_CHANGE), {"statement": "ALTER TABLE t DROP COLUMN id"})
+    assert (state, states["validate"], states["plan"]) == ("failed", "success", "failed"), states
+    with pytest.raises(StatementError):
+        sql(s, 'ALTER TABLE t MODIFY COLUMN customer BIGINT PROPERTIES ("engine" = "local")')
+    [job] = s.catalog.jobs(s.catalog.table("t").id)
+
+    browser.get(f"{served}/alterflow/static/schema_changes.css")  # the cookie's site
+    browser.add_cookie({"name": "_token", "value": mint("alice", "admin"), "path": "/"})
+    browser.get(f"{served}/alterflow/?table=t")
+    failed = browser.find_element(By.CSS_SELECTOR, f'#failed-runs tr.failed-run[data-run-id="{run.run_id}"]')
+    assert failed.is_displayed()
+    assert "ALTER TABLE t: cannot drop column id: it is a primary-key column" in failed.text, failed.text
+    assert "/dags/alterflow_schema_change/runs/" in failed.find_element(By.TAG_NAME, "a").get_attribute("href")
+    msg = browser.find_element(By.CSS_SELECTOR, f'#jobs tr.job[data-job-id="{job.id}"] td.msg').text
+    assert msg == "validation failed: 2 of 2 values of customer do not convert to BIGINT, e.g. 'cust1' (id=1), 'cust2' (id=2)", msg
