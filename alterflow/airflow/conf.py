@@ -44,13 +44,13 @@ def statement_table(statement: str) -> str:
     return statements[0].table
 
 
-# The trigger form's property fields: each a property of the statement, checked here for REST
-# callers too (the form's JSON schema checks them first).
+# The trigger form's property fields: (does a value do, what the line says is expected), checked
+# here for REST callers too (the form's JSON schema checks them first).
 FORM_PROPERTIES = {
-    "postpone_swap": (bool,),
-    "on_cast_error": ("fail", "null", "quarantine"),
-    "engine": ("auto", "local", "spark"),
-    "timeout": (int,),
+    "postpone_swap": (lambda v: isinstance(v, bool), "true or false"),
+    "on_cast_error": (lambda v: v in ("fail", "null", "quarantine"), "fail or null or quarantine"),
+    "engine": (lambda v: v in ("auto", "local", "spark"), "auto or local or spark"),
+    "timeout": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0, "a positive number of seconds"),
 }
 
 
@@ -58,15 +58,8 @@ def _form_property(name: str, value) -> str | None:
     """A form property field's value as property text; None when it is left empty."""
     if value is None or value == "":
         return None
-    allowed = FORM_PROPERTIES[name]
-    if allowed == (bool,):
-        ok = isinstance(value, bool)
-    elif allowed == (int,):
-        ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
-    else:
-        ok = value in allowed
-    if not ok:
-        expected = {(bool,): "true or false", (int,): "a positive number of seconds"}.get(allowed) or " or ".join(allowed)
+    accepts, expected = FORM_PROPERTIES[name]
+    if not accepts(value):
         raise BadRunConf(f"param {name}: expected {expected}, got {shown(value)}")
     return property_text(value)
 

@@ -11,7 +11,7 @@ import pytest
 
 from alterflow.cli.session import Session
 from tests.dags.test_schema_change_bad_input import results_of, start_runs
-from tests.support.dags import alterflow_env, jobs, sql
+from tests.support.dags import alterflow_env, jobs, note_of, sql
 
 
 @pytest.fixture
@@ -22,15 +22,6 @@ def alterflow(monkeypatch, tmp_path):
     sql(session, "CREATE TABLE bad (id INT NOT NULL, customer STRING, PRIMARY KEY (id))")
     sql(session, "INSERT INTO bad VALUES (1, 'cust1'), (2, 'cust2')")
     return session
-
-
-def note_of(run_id: str) -> str | None:
-    from airflow.models.dagrun import DagRun
-    from airflow.utils.session import create_session
-    from sqlalchemy import select
-
-    with create_session() as session:
-        return session.scalar(select(DagRun).where(DagRun.run_id == run_id)).note
 
 
 def test_a_heavy_runs_log_tells_the_jobs_story_and_a_failure_is_one_line_in_the_users_words(alterflow, airflow_db, tmp_path):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from tests.plugins.test_schema_changes_page import page
-from tests.support.dags import SCHEMA_CHANGE, load_dag, run_dag
+from tests.support.dags import SCHEMA_CHANGE, load_dag, note_of, run_dag
 from tests.support.html_tree import parse
 from tests.support.statements import sql
 
@@ -25,14 +25,6 @@ def failed_run_rows(html: str) -> dict[str, dict]:
         }
         for tr in table.find_all("tr", class_="failed-run")
     }
-
-
-def note_of(run) -> str | None:
-    from airflow.models.dagrun import DagRun
-    from airflow.utils.session import create_session
-
-    with create_session() as session:
-        return session.get(DagRun, run.id).note
 
 
 def test_runs_that_failed_before_a_job_are_on_the_page_with_their_line_and_note(plugin_session, airflow_db, client, mint):
@@ -52,9 +44,9 @@ def test_runs_that_failed_before_a_job_are_on_the_page_with_their_line_and_note(
     rows = failed_run_rows(page(client, mint("alice", "admin")).text)
     # (Airflow's database is the test run's: other tests' failed runs may be listed too.)
     assert set(failed) <= set(rows), rows
-    for run_id, run in failed.items():
+    for run_id in failed:
         line = rows[run_id]["line"]
-        assert line == note_of(run), (line, note_of(run))  # the run's note carries the same line
+        assert line == note_of(run_id), (line, note_of(run_id))  # the run's note carries the same line
         assert rows[run_id]["link"] == f"/dags/{SCHEMA_CHANGE}/runs/{quote(run_id, safe='')}"
         assert "\n" not in line and "Traceback" not in line
     by_table = {rows[run_id]["table"]: rows[run_id]["line"] for run_id in failed}

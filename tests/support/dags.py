@@ -133,3 +133,13 @@ class LoadAbortedOnceWaitedFor:
 
     def __exit__(self, *exc) -> None:
         self._thread.join(60)
+
+
+def note_of(run_id: str) -> str | None:
+    """The note of the DAG run `run_id`, as Airflow's database holds it."""
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        return session.scalar(select(DagRun).where(DagRun.run_id == run_id)).note
