@@ -9,6 +9,7 @@ defines the DAG there (Airflow records the calling file as the DAG's file)."""
 
 from __future__ import annotations
 
+import copy
 from datetime import timedelta
 
 import pendulum
@@ -82,7 +83,8 @@ PROPERTIES = "Properties (optional: each overrides the statement's PROPERTIES)"
 # The trigger form: the statement and its properties, nothing internal. Two conf keys are not
 # here on purpose: `table` (the statement names it; REST callers may still send it, and it must
 # match) and `resume_job_id` (set by alterflow_gc and the page's Resume to take an orphaned job
-# over). Both still reach the tasks, as Airflow merges a run's conf into its params.
+# over). Both still reach the tasks, as Airflow merges a run's conf into its params. Each DAG gets
+# copies of them (`own_params`).
 PARAMS = {
     "statement": Param(
         "",
@@ -148,6 +150,17 @@ PARAMS = {
 }
 
 
+def own_params() -> None:
+    """First in each DAG's body: the DAG being made gets copies of its Params. `@dag(params=...)`
+    hands the same Param objects to every DAG made from the function, and Airflow writes a run's
+    conf into them: a DAG parsed again in the same process (`dag.test()`, a worker) would take one
+    run's `to: 2` as the next run's default."""
+    from airflow.sdk.definitions._internal.contextmanager import DagContext
+
+    current = DagContext.get_current()
+    current.params = {name: copy.deepcopy(current.params.get_param(name)) for name in current.params}
+
+
 # What the three DAGs share: a fixed start in the past, no catch-up runs, one tag to find them by.
 EVERY_DAG = {"start_date": pendulum.datetime(2026, 1, 1, tz="UTC"), "catchup": False, "tags": ["alterflow"]}
 
@@ -161,6 +174,8 @@ EVERY_DAG = {"start_date": pendulum.datetime(2026, 1, 1, tz="UTC"), "catchup": F
     **EVERY_DAG,
 )
 def alterflow_schema_change():
+    own_params()
+
     @task(**LIGHT)
     def validate(params=None, run_id=None) -> dict:
         return tasks.validate(params, run_id)
@@ -304,6 +319,8 @@ MIGRATE_PARAMS = {
     **EVERY_DAG,
 )
 def alterflow_migrate():
+    own_params()
+
     @task(**LIGHT)
     def lint(params=None, ti=None) -> dict:
         summary, report, body = migrate_tasks.lint(params)  # the report's text is in the log

@@ -96,10 +96,22 @@ def test_migrate_dag_lints_then_asks_approval_only_when_needed_then_applies():
 
 
 def test_migrate_dags_default_directory_is_alterflow_migrations_when_parsed():
-    """Parsed in a process of its own (a `dag.test()` of this process may have set the params)."""
+    """Parsed in a process of its own: the default is read from ALTERFLOW_MIGRATIONS when
+    alterflow.airflow.dags is first imported."""
     script = "from tests.support.dags import dag_bag; print(repr(dag_bag().dags['alterflow_migrate'].params['migrations_dir']))"
     for value, expected in (("/srv/project/migrations", "/srv/project/migrations"), ("", "migrations")):
         env = {**os.environ, "ALTERFLOW_MIGRATIONS": value, "PYTHONPATH": child_pythonpath()}
         done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr[-2000:]
         assert done.stdout.strip().splitlines()[-1] == repr(expected), done.stdout
+
+
+def test_a_runs_conf_set_on_one_parse_is_not_the_next_parses_default():
+    """Airflow writes a run's conf into the DAG's Param objects (`dag.test()` in this process, a
+    worker parsing the file again): each parse has Params of its own."""
+    first, second = dag_bag().dags["alterflow_migrate"], dag_bag().dags["alterflow_migrate"]
+    first.params["to"] = 2
+    assert second.params["to"] is None and dag_bag().dags["alterflow_migrate"].params["to"] is None
+    change = dag_bag().dags[SCHEMA_CHANGE]
+    change.params["dry_run"] = True
+    assert dag_bag().dags[SCHEMA_CHANGE].params["dry_run"] is False
