@@ -29,7 +29,13 @@ from alterflow.errors import UserError, capped, shown
 from alterflow.migrate.files import MigrationFile, migrations_dir, version_key
 from alterflow.settings import Settings, migrations_from_env
 
-MAX_BODY_STATEMENTS = 60  # statements shown in full in the approval's body; the rest are counted
+# The approval's body stays short, so a person reads it and finds Approve and Reject below it: the
+# statements to approve in full (at most MAX_DETAILED_STATEMENTS), the others one line each (at
+# most MAX_LISTED_STATEMENTS, cut at MAX_LINE_STATEMENT characters), the rest counted.
+MAX_DETAILED_STATEMENTS = 5
+MAX_LISTED_STATEMENTS = 30
+MAX_LINE_STATEMENT = 100
+MAX_LISTED_DRIFT = 5
 
 
 class BadMigrateParams(UserError):
@@ -196,8 +202,10 @@ def _rules_source(source: str) -> str:
 
 
 def approval_body(report: dict, summary: dict) -> str:
-    """The approval's Markdown: what applying would do, statement by statement (plan, analysis on
-    today's data, findings), then the drift the lint saw."""
+    """The approval's Markdown, short enough that Approve and Reject stay near: what applying would
+    do, the statements a rule asks approval for in full (plan, analysis on today's data, findings),
+    every other statement on one line, then the drift the lint saw. The whole report is in the
+    `lint` task's log and XCom `report`."""
     statements = report["statements"]
     scope = f"up to version {summary['to']}" if summary["to"] else "every pending file"
     lines = [
@@ -207,38 +215,54 @@ def approval_body(report: dict, summary: dict) -> str:
         "",
         "*Approve* applies them in version order, each statement as a tracked schema change; *Reject* ends this run and applies nothing.",
     ]
-    for s in statements[:MAX_BODY_STATEMENTS]:
-        levels = sorted({f["level"] for f in s["findings"]})
-        lines += ["", f"#### {_code(s['script'])} line {s['line']}: {s['kind']}" + (f" ({', '.join(levels)})" if levels else "")]
-        lines += [_fenced(s["statement"]), ""]
-        rows = f"; {s['rows']} rows of {_plain(s['table'])} today" if s["kind"] == "HEAVY" else ""
-        lines.append(f"- **Plan:** {_plain(s['reason'])}{rows}")
-        if s["failed_casts"] is not None:
-            samples = "; ".join(
-                f"{_plain(x.get('column'))} {_code(repr(x.get('value')))}"
-                + (f" ({_code(', '.join(f'{k}={v!r}' for k, v in x['key'].items()))})" if x.get("key") else "")
-                for x in s["samples"]
-            )
-            failed = (
-                "every value converts" if not s["failed_casts"] else f"**{s['failed_casts']} value(s) would fail to convert**: {samples}"
-            )
-            lines.append(f"- **Analysis on today's data:** {failed}; about {s['est_seconds']} s to convert")
-        elif s["kind"] == "HEAVY":
-            lines.append(
-                f"- **Analysis on today's data:** none: {_plain(s['table'])} has no data yet (a pending statement before this one makes it)"
-            )
-        lines += [f"- **{f['level']}** {f['rule']}: {_plain(f['message'])}" for f in s["findings"]]
-    if len(statements) > MAX_BODY_STATEMENTS:
-        rest = statements[MAX_BODY_STATEMENTS:]
-        approve = sum(1 for s in rest for f in s["findings"] if f["level"] == "approve")
-        lines += [
-            "",
-            f"… and {len(rest)} more statement(s), {approve} of them to approve: every one is in the `lint` task's log and XCom `report`.",
-        ]
+    to_approve = [s for s in statements if any(f["level"] == "approve" for f in s["findings"])]
+    for s in to_approve[:MAX_DETAILED_STATEMENTS]:
+        lines += _detailed(s)
+    others = [s for s in statements if s not in to_approve[:MAX_DETAILED_STATEMENTS]]
+    if others:
+        lines += ["", "#### The other statements" if to_approve else "#### The statements"]
+        lines += [_one_line(s) for s in others[:MAX_LISTED_STATEMENTS]]
+        if len(others) > MAX_LISTED_STATEMENTS:
+            lines.append(f"- … and {len(others) - MAX_LISTED_STATEMENTS} more: every one is in the `lint` task's log and XCom `report`.")
     if report["drift"]:
         lines += ["", "#### Drift"]
-        lines += [f"- {d['kind']}: {_plain(d['detail'])}" for d in report["drift"]]
+        lines += [f"- {d['kind']}: {_plain(d['detail'])}" for d in report["drift"][:MAX_LISTED_DRIFT]]
+        if len(report["drift"]) > MAX_LISTED_DRIFT:
+            lines.append(f"- … and {len(report['drift']) - MAX_LISTED_DRIFT} more, in the `lint` task's log.")
     return "\n".join(lines)
+
+
+def _detailed(s: Mapping) -> list[str]:
+    """A statement to approve, in full: its text, plan, analysis on today's data and findings."""
+    levels = sorted({f["level"] for f in s["findings"]})
+    lines = ["", f"#### {_code(s['script'])} line {s['line']}: {s['kind']} ({', '.join(levels)})", _fenced(s["statement"]), ""]
+    rows = f"; {s['rows']} rows of {_plain(s['table'])} today" if s["kind"] == "HEAVY" else ""
+    lines.append(f"- **Plan:** {_plain(s['reason'])}{rows}")
+    if s["failed_casts"] is not None:
+        samples = "; ".join(
+            f"{_plain(x.get('column'))} {_code(repr(x.get('value')))}"
+            + (f" ({_code(', '.join(f'{k}={v!r}' for k, v in x['key'].items()))})" if x.get("key") else "")
+            for x in s["samples"]
+        )
+        failed = "every value converts" if not s["failed_casts"] else f"**{s['failed_casts']} value(s) would fail to convert**: {samples}"
+        lines.append(f"- **Analysis on today's data:** {failed}; about {s['est_seconds']} s to convert")
+    elif s["kind"] == "HEAVY":
+        lines.append(
+            f"- **Analysis on today's data:** none: {_plain(s['table'])} has no data yet (a pending statement before this one makes it)"
+        )
+    lines += [f"- **{f['level']}** {f['rule']}: {_plain(f['message'])}" for f in s["findings"]]
+    return lines
+
+
+def _one_line(s: Mapping) -> str:
+    """A statement in one list item: where it is, its kind, its text (cut when long), its findings
+    and, for a rewrite, how many values would fail to convert."""
+    text = " ".join(s["statement"].split())
+    text = text if len(text) <= MAX_LINE_STATEMENT else text[: MAX_LINE_STATEMENT - 1] + "…"
+    notes = [f"{f['level']} {f['rule']}" for f in s["findings"]]
+    if s["failed_casts"]:
+        notes.append(f"**{s['failed_casts']} value(s) would fail to convert**")
+    return f"- {_code(s['script'])} line {s['line']}: {s['kind']} {_code(text)}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 # -- apply --------------------------------------------------------------------------------------

@@ -131,7 +131,7 @@ def test_a_rewrite_waits_for_approval_granted_through_the_rest_api_then_is_appli
     assert "ALTER TABLE orders MODIFY COLUMN amount INT" in body and "STRING -> INT can fail and needs a rewrite; 3 rows of orders" in body
     assert "**Analysis on today's data:** every value converts; about " in body, body
     assert "- **approve** rewrite: rewrites the data of orders (3 rows today) into a new index" in body, body
-    assert "#### `V2__amount_to_int.sql` line 1: LIGHT" in body, body
+    assert "#### The other statements\n- `V2__amount_to_int.sql` line 1: LIGHT `ALTER TABLE orders ADD COLUMN note STRING`" in body, body
     code, answer = approver.seen["answer"]
     assert code == 200 and answer["chosen_options"] == ["Approve"] and answer["responded_by"]["name"] == "alice", answer
 
