@@ -1,4 +1,4 @@
-"""Airflow's REST API, as the `alterflow_schema_change` DAG's runs need it (SPEC §8): plain JSON in
+"""Airflow's REST API, as the `alterflow_schema_change` DAG's runs need it (docs/airflow.md): plain JSON in
 and out over HTTP with httpx, no Airflow import, and nothing of the catalog or the workflow (an
 ALTER submitted this way, planned and waited for: `alterflow.workflow.airflow_submission`).
 

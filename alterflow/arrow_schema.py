@@ -1,5 +1,5 @@
 """The Arrow schema of a schema version: each column's Arrow type, nullability and Parquet field
-id (`PARQUET:field_id` in the field's metadata), which every engine matches columns by (SPEC §1).
+id (`PARQUET:field_id` in the field's metadata), which every engine matches columns by (docs/semantics.md, "Concepts").
 Shared by loads, conversions and reads; it imports only types and the catalog's schema."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 workflow steps, the CLI, the Airflow tasks).
 
 - `AlterflowError` is the root of every error alterflow raises on purpose.
-- `UserError` is a refusal the SPEC describes: bad SQL, a rejected plan, a bad value, an unknown
+- `UserError` is a refusal docs/semantics.md describes: bad SQL, a rejected plan, a bad value, an unknown
   table, a job in the wrong state, bad run conf. Its message is the one line the user sees, and
   nothing was changed. The CLI prints it as `error: <message>`; an Airflow task fails without
   retrying.

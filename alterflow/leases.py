@@ -1,4 +1,4 @@
-"""Leases this process holds in the catalog and renews while it works (SPEC §4):
+"""Leases this process holds in the catalog and renews while it works (docs/heavyweight.md, "Leases: no job stranded, no load blocking"):
 
 - `JobLease`: a runner's hold on an alter job. Taken by compare-and-set (`catalog.leases`),
   renewed by a background thread, handed off (renewed once more) when a step ends so the next step

@@ -1,4 +1,4 @@
-"""What a finished ALTER tells the pipelines downstream of its table (SPEC §8): an event on the
+"""What a finished ALTER tells the pipelines downstream of its table (docs/airflow.md): an event on the
 table's asset, `alterflow://<catalog name>/<table>`, whose extra says what changed. Plain data, no
 Airflow import: the Airflow layer (`alterflow.airflow.dags`, the `done` task) emits it as an Airflow
 asset event through an asset alias; a cancelled or unfinished job tells nothing.

@@ -1,4 +1,4 @@
-"""Everything alterflow reads from its environment (SPEC §8): the `Settings` (where alterflow keeps
+"""Everything alterflow reads from its environment (docs/semantics.md, "The CLI's output and errors"): the `Settings` (where alterflow keeps
 things and how it runs), read once by each door (the CLI, `alterflow.connect`, an Airflow task
 through `AlterflowHook`, the spark-submit application) and passed down from there; and the few
 variables that are not settings, each read here on its own: the kill-anywhere tests' crash points,

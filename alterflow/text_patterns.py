@@ -1,4 +1,4 @@
-"""The text forms SPEC §3 reads as numbers and dates, as regular expressions that mean the same in
+"""The text forms read as numbers and dates (docs/semantics.md), as regular expressions that mean the same in
 Python's `re` and in a Java regex (Spark's regexp_extract / rlike): a value loaded into a column
 (alterflow.types) and the same text converted by a heavyweight ALTER (alterflow.conversion.rules)
 are read alike. It imports nothing of alterflow."""

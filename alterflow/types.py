@@ -1,10 +1,10 @@
 """Column types: parsing, conversion classes, value coercion, Arrow/Spark mapping.
 
-One `DataType` per SQL type of SPEC §7. This module answers, for the rest of alterflow:
+One `DataType` per SQL type of docs/semantics.md, "SQL". This module answers, for the rest of alterflow:
 
 - what a type's text means (`parse_type`, `DataType.sql`),
 - whether a type change is SAME, LIGHT (a read-time cast), HEAVY (a rewrite) or REJECTED
-  (`classify_conversion`, the lists of SPEC §3),
+  (`classify_conversion`, the lists of docs/semantics.md),
 - which Python value a SQL literal or a loaded value becomes under a type (`coerce_literal`,
   `coerce_value`), how a default is stored in the catalog (`encode_value` / `decode_value`) and
   shown to people (`format_value`),
@@ -186,7 +186,7 @@ def parse_type(text: str) -> DataType:
 
 
 # --------------------------------------------------------------------------------------------
-# Type changes (SPEC §3)
+# Type changes (docs/semantics.md, "Lightweight, heavyweight, rejected")
 # --------------------------------------------------------------------------------------------
 
 
@@ -333,7 +333,7 @@ def _coerce(value: object, t: DataType, shown: str) -> object:
 
 def _from_text(text: str, t: DataType, shown: str) -> object:
     """A text as type `t`: strings as they are (length in characters); every other type after
-    stripping TEXT_WHITESPACE, by the grammar of the *_TEXT_PATTERN constants and SPEC §3's dates."""
+    stripping TEXT_WHITESPACE, by the grammar of the *_TEXT_PATTERN constants and the dates of docs/semantics.md."""
     if t.is_string:
         if t.length is not None and len(text) > t.length:
             raise InvalidValue(f"value {shown} does not fit {t.sql()}")
@@ -425,7 +425,7 @@ def _to_decimal(value: numbers.Real, t: DataType, shown: str) -> decimal.Decimal
 
 
 def _parse_date(text: str, t: DataType, shown: str) -> _dt.date:
-    """SPEC §3's date texts, the same as a STRING -> DATE ALTER reads: %Y-%m-%d, %y-%m-%d,
+    """The date texts of docs/semantics.md, the same as a STRING -> DATE ALTER reads: %Y-%m-%d, %y-%m-%d,
     %Y%m%d, %y%m%d, %Y/%m/%d, %y/%m/%d; a two-digit year 00..68 is 20xx, 69..99 is 19xx; years
     1..9999 and real calendar days only."""
     match = re.fullmatch(DATE_PATTERN, text)  # groups: 1 year, 3 month, 4 day or 5 year, 6 month, 7 day

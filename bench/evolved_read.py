@@ -71,7 +71,7 @@ def _initial(column, length: int) -> pa.Array:
 
 
 def _final_rows(written_under, final, ids: np.ndarray) -> pa.Table:
-    """Rows written under `written_under` as read under `final` (SPEC §2), named as in `final`."""
+    """Rows written under `written_under` as read under `final` (docs/semantics.md), named as in `final`."""
     arrays = []
     for column in final.columns:
         old = written_under.column_by_id(column.id)

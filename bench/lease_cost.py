@@ -1,4 +1,4 @@
-"""What leases cost (SPEC §4: runner and load leases).
+"""What leases cost (docs/heavyweight.md: runner and load leases).
 
 - **Load latency**: loads of 1,000 rows through `load_table` with the load lease (the lease
   columns, the renewal thread, the expiry check at commit) against the same loads without a lease

@@ -520,7 +520,7 @@ class Catalog(SnapshotReads):
         """A new PREPARE transaction. Its id is taken under the table row's lock, the same lock a
         heavyweight job takes for its boundary, so every id is clearly below or above a boundary.
 
-        With `lease_s` the transaction has a load lease (SPEC §4) that its process renews
+        With `lease_s` the transaction has a load lease (docs/heavyweight.md) that its process renews
         (`renew_transaction`); once past, whoever looks first aborts it. Without, only the
         timeout bounds it. A label the catalog cannot keep is refused (BadLabel) before anything is written."""
         checked_label(label, "load")

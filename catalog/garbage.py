@@ -1,4 +1,4 @@
-"""The catalog side of garbage collection and compaction (SPEC §6). Every method is one database
+"""The catalog side of garbage collection and compaction (docs/gc.md). Every method is one database
 transaction, and every one is safe to repeat.
 
 Order of work, always: the catalog first, then the files. A file is deleted only after the catalog

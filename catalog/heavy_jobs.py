@@ -1,7 +1,7 @@
 """The catalog side of a heavyweight ALTER: its job, shadow version, shadow index, boundary, per-tablet
 conversion progress, swap and cancel. Every method is one database transaction.
 
-Life of a job (SPEC §4): `start` records the job (PENDING) with the new version (not current), the
+Life of a job (docs/heavyweight.md): `start` records the job (PENDING) with the new version (not current), the
 shadow index with its tablets and the boundary B, a marker transaction whose id orders it after
 every load that began before. Loads from then on dual-write (see `dual_write_target` and
 `check_load_commit`). `swap` makes the shadow index and the new version current in one

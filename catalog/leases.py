@@ -1,4 +1,4 @@
-"""Runner leases on alter jobs (SPEC §4, "No job can be stranded"): the catalog side.
+"""Runner leases on alter jobs (docs/heavyweight.md, "Leases: no job stranded, no load blocking"): the catalog side.
 
 Whoever drives a heavyweight job holds its lease: `lease_holder` (`host:pid:uuid`, one per taking),
 `lease_group` (the driver the holder belongs to across hand-offs: one Airflow DAG run, or one

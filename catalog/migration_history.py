@@ -1,4 +1,4 @@
-"""The catalog's record of versioned migrations (SPEC §10): which files were applied, with what
+"""The catalog's record of versioned migrations (docs/migrations.md): which files were applied, with what
 checksum, and each statement with the request it ran under and what it made; plus the apply lease
 (one `alterflow migrate apply` at a time per catalog). Each method is one database transaction.
 

@@ -104,7 +104,7 @@ class TransactionRow(_IdKeyed, Base):
     reason: Mapped[str | None] = mapped_column(Text)
     # The heavyweight job whose shadow index this transaction also wrote (dual write), if any.
     job_id: Mapped[int | None] = mapped_column(BigInteger)
-    # Load lease (SPEC §4): the PREPARE transaction's process renews it; once past, whoever looks
+    # Load lease (docs/heavyweight.md): the PREPARE transaction's process renews it; once past, whoever looks
     # first aborts the transaction. NULL: no lease (only the timeout bounds it).
     lease_holder: Mapped[str | None] = mapped_column(String(256))
     lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime)
@@ -126,7 +126,7 @@ class DataFileRow(_IdKeyed, Base):
     # cancel of that job can take them back. NULL for every other file (migration 0006).
     quarantine_job_id: Mapped[int | None] = mapped_column(Integer, index=True)
     # When the file left its table (its state became DELETED or REPLACED): GC deletes it from disk
-    # only once the retention period has passed since (deferred deletes, SPEC §6). Set by the
+    # only once the retention period has passed since (deferred deletes, docs/gc.md). Set by the
     # `state` listener below, so no code path that drops a file can forget it.
     dropped_at: Mapped[datetime | None] = mapped_column(DateTime)
 
@@ -164,7 +164,7 @@ class AlterJobRow(_IdKeyed, Base):
     # (its duration leaves them out: the job waited for a person, not for work).
     ready_to_swap_at: Mapped[datetime | None] = mapped_column(DateTime)
     swap_wait_s: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
-    # Runner lease (SPEC §4): who drives the job now (`host:pid:uuid`), the driver it belongs to
+    # Runner lease (docs/heavyweight.md): who drives the job now (`host:pid:uuid`), the driver it belongs to
     # across hand-offs (an Airflow DAG run, or one process), and until when. Taking it is a
     # compare-and-set; every state change checks it (fencing).
     lease_holder: Mapped[str | None] = mapped_column(String(256))
@@ -217,7 +217,7 @@ class ConvertedTabletRow(_IdKeyed, Base):
 
 class MigrationRow(_IdKeyed, Base):
     """One versioned migration file the catalog has seen applied (or the baseline): `alterflow
-    migrate` (SPEC §10). Its statements are `MigrationStatementRow`s."""
+    migrate` (docs/migrations.md). Its statements are `MigrationStatementRow`s."""
 
     __tablename__ = "af_migrations"
 

@@ -85,7 +85,7 @@ class AlterProperties:
     postpone_swap: bool = False  # a heavyweight job waits in READY_TO_SWAP for RESUME
     rewrite: bool = False  # a heavyweight change even where a lightweight one would do
     expected_version: int | None = None  # refused unless the table is at this version
-    engine: Engine = Engine.AUTO  # what converts history (SPEC §7)
+    engine: Engine = Engine.AUTO  # what converts history (docs/heavyweight.md)
 
     def __post_init__(self) -> None:  # "null" given as text is OnCastError.NULL from here on
         object.__setattr__(self, "on_cast_error", OnCastError(self.on_cast_error))

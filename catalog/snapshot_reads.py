@@ -1,4 +1,4 @@
-"""The catalog reads a query binds its names with (SPEC §7): what a name is, a table's snapshot (its
+"""The catalog reads a query binds its names with (docs/semantics.md, "SQL"): what a name is, a table's snapshot (its
 current version and live committed files), a schema version, a view and what it pinned.
 
 Written once, as plain SQL over the catalog's tables, for two drivers: `Catalog` runs them through

@@ -1,7 +1,7 @@
 """The states the catalog records, one enum each. Members are `StrEnum`s whose values are what the
 database stores, so a state read back as a plain string compares equal to its member.
 
-- `JobState`: an alter job (SPEC §4). A lightweight job is FINISHED when it is recorded; a
+- `JobState`: an alter job (docs/heavyweight.md). A lightweight job is FINISHED when it is recorded; a
   heavyweight one goes PENDING -> WAITING_TXN -> RUNNING -> VALIDATING -> (READY_TO_SWAP ->)
   FINISHED, or CANCELLED from any state before FINISHED.
 - `JobKind`: LIGHT (metadata only) or HEAVY (a rewrite).
@@ -14,7 +14,7 @@ database stores, so a state read back as a plain string compares equal to its me
 
 And the two properties of an ALTER whose values are a fixed set (stored in the job's properties
 JSON, `records.AlterProperties`):
-- `OnCastError`: what a heavyweight change does with a value its cast cannot convert (SPEC §7):
+- `OnCastError`: what a heavyweight change does with a value its cast cannot convert (docs/semantics.md, "SQL"):
   FAIL (the job is cancelled), NULL (the value becomes NULL), QUARANTINE (its row goes to
   the quarantine table, unconverted).
 - `Engine`: what converts a heavyweight job's history: SPARK, LOCAL (Arrow in the runner's

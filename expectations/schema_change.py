@@ -1,4 +1,4 @@
-"""The Great Expectations suites a heavyweight change is validated with (SPEC §4, VALIDATING).
+"""The Great Expectations suites a heavyweight change is validated with (docs/heavyweight.md, VALIDATING).
 
 They are generated from `alterflow.rewrite.validation_checks.validation_checks` (the list the
 analysis of today's data, EXPLAIN ANALYZE and `migrate lint --analyze`, is generated from too):

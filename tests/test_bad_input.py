@@ -1,4 +1,4 @@
-"""Bad input (SPEC §3 "Rejected" and §9): every rejected statement gets ONE line that names the
+"""Bad input (docs/semantics.md: rejected changes, "Bad input"): every rejected statement gets ONE line that names the
 table, the column (where there is one) and the rule, and changes NOTHING: schema versions, jobs,
 DESCRIBE, the visible files of every table, the views and the files under the warehouse are the same
 before and after."""
@@ -118,7 +118,7 @@ def C(id, sql, names, *rule):  # noqa: N802 - a compact table of cases
 
 
 CASES = [
-    # -- SPEC §3: key, partition and distribution columns --------------------------------------
+    # -- docs/semantics.md, rejected: key, partition and distribution columns ------------------
     C("drop_pk", "ALTER TABLE pk_tab DROP COLUMN k", ["pk_tab", "k"], "primary-key"),
     C("rename_pk", "ALTER TABLE pk_tab RENAME COLUMN k TO k2", ["pk_tab", "k"], "primary-key"),
     C("retype_pk", "ALTER TABLE pk_tab MODIFY COLUMN k BIGINT", ["pk_tab", "k"], "primary-key"),
@@ -209,7 +209,7 @@ CASES = [
     # -- all clauses or none ---------------------------------------------------------------------
     C("second_clause_rejected", "ALTER TABLE pk_tab ADD COLUMN z INT, DROP COLUMN k", ["pk_tab", "k"], "primary-key"),
     C("first_clause_rejected", "ALTER TABLE pk_tab DROP COLUMN nope, ADD COLUMN z INT", ["pk_tab", "nope"], "unknown column"),
-    # -- SPEC §9: names ----------------------------------------------------------------------------
+    # -- docs/semantics.md, "Bad input": names -----------------------------------------------------
     C("table_name_dash", "CREATE TABLE `a-b` (x INT)", ["a-b"], "invalid name"),
     C("table_name_129", f"CREATE TABLE {LONG_NAME} (x INT)", [LONG_NAME], "128"),
     C("table_name_qualified", "CREATE TABLE db.x (x INT)", ["db.x"], "qualified"),

@@ -1,4 +1,4 @@
-"""Every bad input gets one short line and changes nothing (SPEC §9), through the real `alterflow`
+"""Every bad input gets one short line and changes nothing (docs/semantics.md, "Bad input"), through the real `alterflow`
 command: huge names and literals are shortened, control characters escaped, a `-f` file that is not
 UTF-8 text (or not a file) is refused, every numeric setting and argument is range-checked, and an
 expression too deep for sqlglot or Spark is refused by the parser before anything runs.

@@ -1,6 +1,6 @@
 """The README stays short, and the documentation's links hold: every relative link in README.md and
 docs/*.md names a file of the repository (and, with a #fragment into a Markdown file, one of its
-headings), and nothing points outside the repository (for example at ../shared/SPEC.md)."""
+headings), and nothing points outside the repository (for example at a file under ../shared)."""
 
 from __future__ import annotations
 
@@ -79,3 +79,23 @@ def test_no_link_leaves_the_repository(path):
         if linked != ROOT and ROOT not in linked.parents:
             outside.append(target)
     assert not outside, f"{path.relative_to(ROOT)} links outside the repository: {outside}"
+
+
+CONTRACT_CITATION = "\\b" + "SP" + "EC\\b|\\bthe sp" + "ec\\b"
+
+
+def test_nothing_cites_a_contract_outside_the_repository():
+    """The project's docs are its contract: no code, test or doc cites the behaviour contract it
+    was first built from (its sections as "S-P-E-C §n"), a file a reader of the repository does not have."""
+    import subprocess
+
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    texts = [ROOT / name for name in tracked if name.endswith((".py", ".md", ".yaml", ".toml", ".sql", ".cfg", ".ini"))]
+    citing = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in texts
+        if path.exists()
+        for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+        if re.search(CONTRACT_CITATION, line)
+    ]
+    assert citing == [], citing

@@ -146,7 +146,7 @@ def test_a_catalog_that_cannot_be_opened_is_refused_without_showing_the_url(home
 
 
 def test_an_internal_error_with_a_huge_message_is_capped_and_keeps_its_log(home, monkeypatch, capsys):
-    """SPEC §9: the message part is shortened and escaped; the log's path is never cut."""
+    """docs/semantics.md, "Bad input": the message part is shortened and escaped; the log's path is never cut."""
 
     def broken(self, statement):
         raise RuntimeError("\x1b[2J" + "z" * 100_000)

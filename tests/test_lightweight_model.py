@@ -5,8 +5,8 @@ write defaults apply; repeated keys in the primary-key variant so rows are repla
 lightweight ALTERs (ADD COLUMN with or without DEFAULT at any position, DROP COLUMN, re-ADD of a dropped
 name, RENAME, widening MODIFY, moves, SET / DROP DEFAULT, NOT NULL -> NULL, several clauses in one
 statement, and REVERT TO VERSION of any earlier version a revert presents without a rewrite) on a
-fresh table. alterflow never touches a file for these (SPEC §3): old files are read
-through the read-time mapping of SPEC §2. The model instead keeps plain rows as dicts keyed by
+fresh table. alterflow never touches a file for these (docs/semantics.md): old files are read
+through the read-time mapping of docs/semantics.md. The model instead keeps plain rows as dicts keyed by
 column id (its own numbering, in the order columns join the table) and rewrites them at every change:
 
 - a row without a value under a column's id (written before the column existed) reads the column's
@@ -52,7 +52,7 @@ _tables = itertools.count(1)
 
 
 # ------------------------------------------------------------------------------------------------
-# types and values (the model's own rules, written from SPEC §3, independent of alterflow.types'
+# types and values (the model's own rules, written from docs/semantics.md, independent of alterflow.types'
 # rules; a type is alterflow's DataType record, used for its fields and its SQL text only, which
 # tests/test_types.py checks)
 # ------------------------------------------------------------------------------------------------
@@ -79,7 +79,7 @@ def f32(value: float) -> float:
 
 
 def widenings(t: T) -> list[T]:
-    """Every lossless widening of `t` (SPEC §3) the generator may pick."""
+    """Every lossless widening of `t` (docs/semantics.md) the generator may pick."""
     if t.name in INTEGERS:
         return [T(n) for n in INTEGERS[INTEGERS.index(t.name) + 1 :]]
     if t.name == "FLOAT":
@@ -100,7 +100,7 @@ def widenings(t: T) -> list[T]:
 
 
 def rejected_types(t: T) -> list[T]:
-    """Type changes outside every list of SPEC §3 (neither lightweight nor heavyweight): rejected."""
+    """Type changes outside every list of docs/semantics.md (neither lightweight nor heavyweight): rejected."""
     if t.name in INTEGERS:
         return [T("BOOLEAN"), T("DATETIME")]
     return {

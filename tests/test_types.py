@@ -1,4 +1,4 @@
-"""alterflow.types without Spark: parsing, conversion classes (SPEC §3), coercion, storage, text."""
+"""alterflow.types without Spark: parsing, conversion classes (docs/semantics.md), coercion, storage, text."""
 
 from __future__ import annotations
 
@@ -361,7 +361,7 @@ LIT_FALSE = Literal("bool", False, "FALSE")
         (lit_str("x" * 100000), "STRING", "x" * 100000),
         (lit_str("2024-02-29"), "DATE", dt.date(2024, 2, 29)),
         (lit_str("0001-01-01"), "DATE", dt.date(1, 1, 1)),
-        # SPEC §3's date texts, as a STRING -> DATE ALTER reads them; two-digit years pivot at 69
+        # The date texts of docs/semantics.md, as a STRING -> DATE ALTER reads them; two-digit years pivot at 69
         (lit_str("2024-1-1"), "DATE", dt.date(2024, 1, 1)),
         (lit_str("20240101"), "DATE", dt.date(2024, 1, 1)),
         (lit_str("240101"), "DATE", dt.date(2024, 1, 1)),

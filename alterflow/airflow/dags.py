@@ -55,7 +55,7 @@ Every component (worker, triggerer) needs the same `ALTERFLOW_CATALOG_URL` and `
 
 GC_DOC = """### alterflow_gc
 
-Garbage collection and compaction (SPEC §6), hourly, one run at a time, one task per step in the
+Garbage collection and compaction (docs/gc.md), hourly, one run at a time, one task per step in the
 order of `alterflow.gc.steps.GC_STEPS` (the order `alterflow gc` runs them in):
 **abort_expired_loads** (PREPARE transactions whose lease or timeout ran out: a dead load) →
 **find_orphaned_jobs** / **resume_orphaned_jobs** (one `alterflow_schema_change` run per alter job
@@ -262,7 +262,7 @@ def alterflow_gc():
 
 MIGRATE_DOC = """### alterflow_migrate
 
-Applies the pending files of a migrations directory (`V<version>__<words>.sql`, SPEC §10), in
+Applies the pending files of a migrations directory (`V<version>__<words>.sql`, docs/migrations.md), in
 version order, with a person's approval where the project's lint rules ask for one:
 
 **lint** plans every pending statement (up to the `to` param's version) in order against the

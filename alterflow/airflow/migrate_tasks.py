@@ -1,4 +1,4 @@
-"""The bodies of the `alterflow_migrate` DAG's tasks (SPEC §10): each calls the Airflow-free core
+"""The bodies of the `alterflow_migrate` DAG's tasks (docs/airflow.md, docs/migrations.md): each calls the Airflow-free core
 in `alterflow.migrate` with the catalog and warehouse of the alterflow connection (`AlterflowHook`:
 `alterflow_default`, else the ALTERFLOW_* environment) and passes small JSON
 between tasks. A refusal of the core or of the run's params is one line, and fails the task for

@@ -85,7 +85,7 @@ def job_json(job: AlterJob, now: datetime, quarantined: int | None = None) -> di
         "waiting_for_swap_since": utc_text(job.ready_to_swap_at) if job.state == JobState.READY_TO_SWAP else None,
         "swap_wait_s": round(job.waiting_for_swap_s(end), 3),
         "actions": actions,
-        # Who drives the job (SPEC §4): "driven by host:pid since ...", "no runner since ...", or "".
+        # Who drives the job (docs/heavyweight.md): "driven by host:pid since ...", "no runner since ...", or "".
         "runner": runner_text(job, now),
         "orphaned": is_orphaned(job, now),
         "lease_holder": shown_holder(job.lease_holder) if driven and job.lease_holder else None,

@@ -7,7 +7,7 @@ core's one-line message, so Airflow fails the task without retrying it; anything
 database connection, a killed worker) is an ordinary error and the task's retries resume the step,
 which is idempotent.
 
-Every heavy step drives the job under its runner lease (SPEC §4) for the run's driver group
+Every heavy step drives the job under its runner lease (docs/heavyweight.md) for the run's driver group
 (`run_group`): a retried or cleared task of the same run takes the lease back at once (the try it
 replaces, if still alive, is fenced off); another driver waits for it to expire."""
 

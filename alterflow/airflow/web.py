@@ -116,7 +116,7 @@ async def _catalog_outdated(_request: Request, exc: CatalogOutdated) -> JSONResp
 
 @app.exception_handler(StarletteHTTPException)
 async def _one_short_line(request: Request, exc: StarletteHTTPException):
-    """Every `detail` is one short line (SPEC §9): shortened, control characters escaped."""
+    """Every `detail` is one short line (docs/semantics.md, "Bad input"): shortened, control characters escaped."""
     if isinstance(exc.detail, str):
         exc.detail = first_line(Exception(exc.detail))
     return await http_exception_handler(request, exc)

@@ -10,7 +10,7 @@ before anything exists. Then:
 
 The driver thread is not a daemon: a script that ends without `wait()` still finishes its
 change before the interpreter exits. A process killed meanwhile leaves an orphaned job that the
-garbage-collection DAG or `RESUME ALTER TABLE COLUMN` takes over (SPEC §4), as for the CLI.
+garbage-collection DAG or `RESUME ALTER TABLE COLUMN` takes over (docs/heavyweight.md), as for the CLI.
 A driver thread that dies of anything alterflow did not raise itself (SystemExit, KeyboardInterrupt,
 a failed import, a bug) lets its lease go as it unwinds (`JobLease`), so the job is orphaned where
 it stopped, nothing of it visible; `wait()` raises `DriverDied`, one line with the job's state and
@@ -85,7 +85,7 @@ class AlterJobHandle:
 
     @property
     def state(self) -> str:
-        """The job's state (SPEC §4): PENDING, WAITING_TXN, RUNNING, VALIDATING, READY_TO_SWAP,
+        """The job's state (docs/heavyweight.md, "Job states"): PENDING, WAITING_TXN, RUNNING, VALIDATING, READY_TO_SWAP,
         FINISHED or CANCELLED; SUBMITTED while a DAG run has not created the job yet."""
         job = self.job
         return str(job.state) if job is not None else "SUBMITTED"

@@ -22,7 +22,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parser() -> argparse.ArgumentParser:
-    top = _Parser(prog="alterflow migrate", description="Versioned migration files: status, lint, apply (SPEC §10).")
+    top = _Parser(prog="alterflow migrate", description="Versioned migration files: status, lint, apply (docs/migrations.md).")
     top.add_argument("--dir", default=None, help="the migrations directory (default: ALTERFLOW_MIGRATIONS, else ./migrations)")
     sub = top.add_subparsers(dest="action", required=True, parser_class=_Parser)
     status = sub.add_parser("status", help="every file's state, and drift")

@@ -1,5 +1,5 @@
 """Printing result sets (text tables for people, JSON lines for programs) and failures (one line
-on stderr) for the `alterflow` commands (SPEC §8)."""
+on stderr) for the `alterflow` commands (docs/semantics.md, "The CLI's output and errors")."""
 
 from __future__ import annotations
 

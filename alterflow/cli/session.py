@@ -173,7 +173,7 @@ class Session:
         if dropped is None:
             return Done(f"table {stmt.name} does not exist, skipped")
         # Its files stay for the retention period (a query that planned before the drop still
-        # reads them); GC then drops its retired indexes and deletes them (SPEC §6).
+        # reads them); GC then drops its retired indexes and deletes them (docs/gc.md).
         return Done(f"DROP TABLE {stmt.name}")
 
     @_run.register(ast.Describe)
@@ -497,7 +497,7 @@ class Session:
         table_id = self.catalog.table(stmt.table).id if stmt.table else None
         now = utcnow()
 
-        def msg(job) -> str:  # an orphaned job says so first (SPEC §4)
+        def msg(job) -> str:  # an orphaned job says so first (docs/heavyweight.md)
             if not is_orphaned(job, now):
                 return job.msg
             return runner_text(job, now) + (f"; {job.msg}" if job.msg else "")

@@ -24,7 +24,7 @@ each is checked by tests/conversion/test_convert_agreement.py):
 - With ANSI off a cast that overflows is NULL; make_date(0, 1, 1) is a valid date (year 0), so
   years below 1 are rejected explicitly.
 
-Rules beyond the SPEC's list (both sides):
+Rules beyond the lists of docs/semantics.md (both sides):
 
 - Non-finite FLOAT / DOUBLE values (NaN, +-Infinity) fail every conversion except to text
   ("NaN", "Infinity", "-Infinity") and the FLOAT -> DOUBLE widening (kept as they are).

@@ -1,4 +1,4 @@
-"""Compaction of one tablet (SPEC §6): its live files, some written under old versions, rewritten by
+"""Compaction of one tablet (docs/gc.md): its live files, some written under old versions, rewritten by
 Spark into ONE file under the table's current version.
 
 1. `write_compacted`: a PREPARE transaction of its own; Spark reads the tablet's live committed

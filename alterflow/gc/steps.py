@@ -1,4 +1,4 @@
-"""The garbage-collection steps (SPEC §6). JSON-able dicts out, idempotent, catalog first and files
+"""The garbage-collection steps (docs/gc.md). JSON-able dicts out, idempotent, catalog first and files
 after, so a run killed anywhere is finished by the next one.
 
 abort_expired_loads  aborts PREPARE transactions past their lease or timeout (a dead or stuck load);

@@ -410,7 +410,7 @@ def _exact_decimals(text: pa.Array, t: DataType) -> _Converted:
 
 def _quick_dates(trimmed: pa.Array) -> _Converted | None:
     """Arrow's date32 parser reads exactly YYYY-MM-DD (ten ASCII characters, a real calendar day),
-    the commonest of SPEC §3's date texts, and refuses everything else; it also reads the year
+    the commonest of the date texts of docs/semantics.md, and refuses everything else; it also reads the year
     0000, which DATE does not hold. (Only tried when every text has ten bytes: a cast that
     refuses many values is slow, it formats an error for each.)"""
     if not _all(pc.equal(pc.binary_length(trimmed), 10)):
@@ -422,7 +422,7 @@ def _quick_dates(trimmed: pa.Array) -> _Converted | None:
 
 
 def _exact_dates(trimmed: pa.Array) -> _Converted:
-    """SPEC §3's date texts, as the reference's `_parse_date` reads them with rules.DATE_PATTERN:
+    """The date texts of docs/semantics.md, as the reference's `_parse_date` reads them with rules.DATE_PATTERN:
     6 or 8 ASCII digits (yymmdd, yyyymmdd), or a year of 2 or 4 digits, a month and a day of 1 or
     2 digits, joined by '-' twice or by '/' twice. Two-digit years by YEAR_PIVOT, then a
     real calendar day of years 1..9999. (Split and arithmetic: RE2 has no back-reference, and

@@ -13,7 +13,7 @@
 4. at the end every buffer is flushed and the transaction commits: every file becomes visible at
    once.
 Any failure aborts the transaction and deletes its files, so no row becomes visible and no file is
-orphaned. While the transaction is open the load renews its lease on it (SPEC §4, `alterflow.leases`). A
+orphaned. While the transaction is open the load renews its lease on it (docs/heavyweight.md, `alterflow.leases`). A
 crash between 2 and 4 leaves a PREPARE transaction whose files the catalog knows; once its lease
 expires, whoever looks first (a job waiting on its boundary, GC, the next load) aborts it and
 deletes them. A load that lost its lease (a long pause) fails at commit and leaves nothing visible.

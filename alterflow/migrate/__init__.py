@@ -1,4 +1,4 @@
-"""Migrations as code (SPEC §10): a directory of versioned SQL files applied in order, once, with
+"""Migrations as code (docs/migrations.md): a directory of versioned SQL files applied in order, once, with
 their history in the catalog.
 
     files     the directory: names, versions, checksums, statements with their lines

@@ -1,4 +1,4 @@
-"""`alterflow migrate apply [--to V] [--dry-run]`, `baseline V` and `repair` (SPEC §10).
+"""`alterflow migrate apply [--to V] [--dry-run]`, `baseline V` and `repair` (docs/migrations.md).
 
 Apply runs the pending files in version order, each statement through the same path as
 `alterflow sql` (`Session.execute`: the embedded runner, or a DAG run of alterflow_schema_change

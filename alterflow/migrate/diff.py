@@ -1,4 +1,4 @@
-"""`alterflow migrate diff --to FILE` (SPEC §10): FILE holds the desired `CREATE TABLE` statements;
+"""`alterflow migrate diff --to FILE` (docs/migrations.md): FILE holds the desired `CREATE TABLE` statements;
 the next migration file gets the statements that take the catalog there, and their plan is printed.
 
 What it compares: the catalog's tables as the pending migration files would leave them (every

@@ -1,4 +1,4 @@
-"""Every pending statement planned in order, changing nothing (SPEC §10, `migrate lint`).
+"""Every pending statement planned in order, changing nothing (docs/migrations.md, `migrate lint`).
 
 The catalog is read once for all the tables the statements name (`Catalog.alter_contexts`), and
 a table's size only when a rewrite of it is planned; what the statements before change is kept in

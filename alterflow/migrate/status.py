@@ -1,5 +1,5 @@
 """`alterflow migrate status`: every migration file with its state, and the drift between the
-directory, the history and the catalog (SPEC §10):
+directory, the history and the catalog (docs/migrations.md):
 
 - edited        an applied (or started) file whose text changed since (checksum)
 - deleted       a recorded file that is no longer in the directory

@@ -1,4 +1,4 @@
-"""The planner: CREATE TABLE and ALTER TABLE rules (SPEC §3) as plain Python.
+"""The planner: CREATE TABLE and ALTER TABLE rules (docs/semantics.md, "Lightweight, heavyweight, rejected") as plain Python.
 
 `plan_create_table` builds a table's first schema version; `plan_alter` classifies every clause of
 an ALTER TABLE as LIGHT / HEAVY / REJECTED and builds the one new version they produce together:

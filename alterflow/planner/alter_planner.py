@@ -1,4 +1,4 @@
-"""ALTER TABLE planning: SPEC §3 as code.
+"""ALTER TABLE planning: docs/semantics.md, "Lightweight, heavyweight, rejected", as code.
 
 `plan_alter` turns a parsed `AlterTable` and the table's current state into an `AlterPlan`: every
 clause classified LIGHT / HEAVY / REJECTED with its reason, the one new schema version all

@@ -1,2 +1,2 @@
 """In-process queries with Spark's answers: Spark SQL translated for DuckDB over the evolved Arrow reads
-(SPEC §7, "Engines"; docs/semantics.md, "Queries: two engines, Spark's answers")."""
+(docs/semantics.md, "Queries: two engines, Spark's answers")."""

@@ -1,4 +1,4 @@
-"""Which engine runs a query (SPEC §7, "Engines"): `auto` (the default) runs it in this process
+"""Which engine runs a query (docs/semantics.md, "Queries: two engines, Spark's answers"): `auto` (the default) runs it in this process
 when the local engine reproduces every construct it uses and the tables it reads, views'
 included, hold at most the conversion's threshold (`rewrite/engines.py`: LOCAL_AUTO_ROWS rows and
 LOCAL_AUTO_BYTES of files); Spark runs the rest. `SET engine = local` forces the local engine

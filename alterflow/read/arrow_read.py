@@ -1,5 +1,5 @@
 """Read a table's snapshot into Arrow under a target schema version, in this process: the reader of
-the local engine (SPEC §7, "Engines"), with the semantics of `evolved_read.read_snapshot`.
+the local engine (docs/semantics.md, "Queries: two engines, Spark's answers"), with the semantics of `evolved_read.read_snapshot`.
 
 A column of the target is found in each file by its Parquet field id: present in the file's
 version, its values are read and, when the type was widened since, widened by the same rules the

@@ -1,4 +1,4 @@
-"""Read a table as a Spark DataFrame under a target schema version (SPEC §2).
+"""Read a table as a Spark DataFrame under a target schema version (docs/semantics.md, "Reading old data under a newer schema").
 
 Files are grouped by the version they were written under and each group is scanned and projected
 once: a column of the target present in the group's version is read by id (under the name it had
@@ -106,7 +106,7 @@ def projection_sql(source: SchemaVersion, target: SchemaVersion) -> list[str]:
 def reads_directly(source: SchemaVersion, target: SchemaVersion) -> bool:
     """Whether files written under `source` can be read as `target` by the Parquet reader alone:
     no name means two different columns in the two versions, and every column both have is the
-    same type or a lossless widening (SPEC §3).
+    same type or a lossless widening (docs/semantics.md).
 
     Spark 4.3 with `spark.sql.parquet.fieldId.read.enabled` finds a column's values by field id,
     but two things still go by name (pinned by tests/read/test_spark_field_ids.py): the vectorized

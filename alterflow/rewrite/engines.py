@@ -1,4 +1,4 @@
-"""Which engine converts a heavyweight job's history (SPEC §7, "Engines").
+"""Which engine converts a heavyweight job's history (docs/heavyweight.md, "Engines: Spark or in-process").
 
 - `spark`: Spark, on the configured master: history at any scale.
 - `local`: in this process with Arrow (`alterflow.rewrite.local_conversion`), with the same

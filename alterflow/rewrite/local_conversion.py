@@ -1,4 +1,4 @@
-"""The local engine's conversion of one origin tablet (SPEC §7, "Engines"): in this process, with
+"""The local engine's conversion of one origin tablet (docs/heavyweight.md, "Engines: Spark or in-process"): in this process, with
 Arrow, no Spark.
 
 The tablet's rows are read under the origin version (`arrow_read`: keys merged, the latest commit

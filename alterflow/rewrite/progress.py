@@ -1,4 +1,4 @@
-"""A RUNNING job's Progress (SPEC §7): tablets done/total, rows done/total, bytes, throughput and
+"""A RUNNING job's Progress (docs/heavyweight.md, "The steps"): tablets done/total, rows done/total, bytes, throughput and
 ETA, from the moment the job is RUNNING: `tablets 3/8, rows 1.2M/3.0M, 41 MB/s, ETA 0:00:44`.
 
 Totals are the origin files below the boundary (the rows and bytes the conversion reads); a tablet

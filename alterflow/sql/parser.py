@@ -1,4 +1,4 @@
-"""Parse alterflow's SQL surface (SPEC section 7) into the dataclasses of `alterflow.sql.ast`.
+"""Parse alterflow's SQL surface (docs/semantics.md, "SQL") into the dataclasses of `alterflow.sql.ast`.
 
 Approach:
 

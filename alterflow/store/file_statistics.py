@@ -1,6 +1,6 @@
 """What a table's files hold, read from their Parquet footers (no rows are read): the range of an
 integer column's stored values, which decides whether a REVERT TO VERSION that narrows a
-widened column back can read today's files as they are (SPEC §7)."""
+widened column back can read today's files as they are (docs/semantics.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`"on_cast_error" = "quarantine"` (SPEC §7): the rows of a heavyweight change whose values cannot
+"""`"on_cast_error" = "quarantine"` (docs/semantics.md, "SQL"): the rows of a heavyweight change whose values cannot
 be converted are kept, unconverted, in `<table>__quarantine`, an ordinary table: the source's
 columns as STRING (by name), then `_job_id`, `_column` (the columns whose cast failed) and
 `_reason`. The converted table holds every other row.

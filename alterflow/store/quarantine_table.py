@@ -1,4 +1,4 @@
-"""The quarantine table of `"on_cast_error" = "quarantine"` (SPEC §7), made ready when a job that
+"""The quarantine table of `"on_cast_error" = "quarantine"` (docs/semantics.md, "SQL"), made ready when a job that
 uses it starts and again whenever rows go to it (a user may have dropped it meanwhile): created on first use as `<table>__quarantine` (the source's columns as STRING, then
 `_job_id BIGINT`, `_column STRING`, `_reason STRING`; no key, one bucket), or given the source's
 columns it lacks (a lightweight ADD COLUMN of its own version). A table of that name that is not

@@ -24,7 +24,7 @@ from alterflow.object_store import ObjectStoreLocation
 from alterflow.store.layout import TXN_COLUMN, writable
 from alterflow.types import format_value
 
-# Hidden columns carry a "$", which no user-typed name can (SPEC §9), so they never collide.
+# Hidden columns carry a "$", which no user-typed name can (docs/semantics.md, "Bad input"), so they never collide.
 _ROW_COLUMN = "af$row"  # scratch column of dedupe_primary_key: the row's position in the load
 
 

@@ -1,5 +1,5 @@
 """`Warehouse`: the one object every write, move, listing and delete of warehouse files goes through
-(pyiceberg's FileIO is the model). It owns three promises of SPEC §6:
+(pyiceberg's FileIO is the model). It owns three promises of docs/gc.md:
 
 - **A warehouse belongs to one catalog.** The first command that writes files records the
   catalog's id (`Catalog.catalog_id`, made with the catalog) in a marker file at the warehouse's

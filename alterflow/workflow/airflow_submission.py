@@ -1,4 +1,4 @@
-"""An ALTER run by Airflow instead of this process (SPEC §8): the other driver beside
+"""An ALTER run by Airflow instead of this process (docs/airflow.md): the other driver beside
 `runner.run_alter`. The statement is planned here first (`steps.validate`), so a rejected one fails
 with the planner's line before anything is submitted (the DAG plans it again when it runs); then
 it becomes a run of the `alterflow_schema_change` DAG (`AirflowClient`: Airflow's REST API) whose

@@ -1,4 +1,4 @@
-"""EXPLAIN [ANALYZE] ALTER TABLE: the plan of an ALTER, changing nothing (SPEC §7).
+"""EXPLAIN [ANALYZE] ALTER TABLE: the plan of an ALTER, changing nothing (docs/semantics.md, "SQL").
 
 EXPLAIN gives one row per clause (`Clause, Kind, Reason, Rows, Bytes, Engine`) and a
 `(statement)` row. EXPLAIN ANALYZE adds `FailedCasts, Samples, EstSeconds, Validation`: for a

@@ -1,4 +1,4 @@
-"""The steps of a heavyweight ALTER (SPEC §4), after `steps.validate`:
+"""The steps of a heavyweight ALTER (docs/heavyweight.md), after `steps.validate`:
 
 start              PENDING: job, new version (not current), shadow index and tablets, boundary.
 wait_for_boundary  WAITING_TXN: every transaction below the boundary has committed or aborted
@@ -187,7 +187,7 @@ def wait_for_boundary(
             return {"done": False, "blocking": [t.id for t in blocking]}
         heavy.advance(job_id, (JobState.WAITING_TXN,), JobState.RUNNING, holder=held.holder, step="wait_for_boundary", msg="")
         log.info("job %s: every transaction below boundary %s has ended: RUNNING", job_id, job.boundary_txn)
-        # Progress from the first moment of RUNNING (SPEC §7): what the conversion will read.
+        # Progress from the first moment of RUNNING (docs/heavyweight.md): what the conversion will read.
         heavy.note(job_id, holder=held.holder, progress=ConversionProgress(tablet_sizes(catalog, job), frozenset()).text())
         crash_point("running")
     return {"done": True, "blocking": []}

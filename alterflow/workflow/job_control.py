@@ -1,4 +1,4 @@
-"""A user's hand on an alter job: cancel it, or resume it (SPEC §4).
+"""A user's hand on an alter job: cancel it, or resume it (docs/heavyweight.md).
 
 The one place both doors go through: SQL (`CANCEL / RESUME ALTER TABLE COLUMN FROM t`, which name a
 table) and the Airflow plugin's API (which names a job id). A refusal raises `JobControlRefused`

@@ -26,7 +26,7 @@ def run_alter(
 ) -> AlterJob:
     """Run an ALTER until it is FINISHED, READY_TO_SWAP or cancelled (JobCancelled).
     A request already run returns its job (idempotent retry); an unfinished one is resumed, and so
-    is the orphaned job of the same statement (SPEC §4)."""
+    is the orphaned job of the same statement (docs/heavyweight.md)."""
     done = catalog.job_by_request(request.request_id)
     if done is not None and done.kind == JobKind.LIGHT:
         return done

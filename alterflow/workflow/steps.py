@@ -2,7 +2,7 @@
 `ValidatedPlan`, which a driver passes between processes as its JSON) and returns a JSON-able dict.
 
 validate  parse and plan against the current version; reject with one line, changing nothing.
-          The same text as an orphaned heavyweight job's ALTER takes that job over instead (SPEC §4).
+          The same text as an orphaned heavyweight job's ALTER takes that job over instead (docs/heavyweight.md).
 commit    (light) make the planned version current in one catalog transaction, with its job.
 """
 
@@ -81,7 +81,7 @@ def same_statement(a: str, b: str) -> bool:
 
 def resumable_job(context: AlterContext, request: AlterRequest, group: str | None = None) -> AlterJob | None:
     """The table's unfinished heavyweight job when `request` is the same ALTER again and nobody
-    else drives it (SPEC §4: the same statement issued again takes over an orphaned job). While a
+    else drives it (docs/heavyweight.md: the same statement issued again takes over an orphaned job). While a
     live runner of another driver holds it, `LeaseHeld` says who, in one line.
 
     A request that names the job it takes over (`resume_job_id`) takes that one or nothing: once

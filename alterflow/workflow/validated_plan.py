@@ -16,7 +16,7 @@ class ValidatedPlan:
     from_version: int  # the version it was planned against: the later steps plan again against it
     to_version: int
     clauses: tuple[tuple[str, str, str], ...] = ()  # each clause's (text, verdict, reason)
-    # Set when the request takes over the same ALTER's orphaned job (SPEC §4) instead of planning anew.
+    # Set when the request takes over the same ALTER's orphaned job (docs/heavyweight.md) instead of planning anew.
     job_id: int | None = None
 
     def to_json(self) -> dict:

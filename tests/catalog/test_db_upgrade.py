@@ -1,4 +1,4 @@
-"""`alterflow db upgrade` (SPEC §8): a SQLite catalog is created and upgraded when it is opened; a
+"""`alterflow db upgrade` (docs/semantics.md): a SQLite catalog is created and upgraded when it is opened; a
 PostgreSQL catalog never is: opening an empty or outdated one is refused with a line that names the
 command, and the command migrates it."""
 

@@ -1,6 +1,6 @@
-"""Runner leases on alter jobs and load leases on transactions (SPEC §4), on SQLite and PostgreSQL:
+"""Runner leases on alter jobs and load leases on transactions (docs/heavyweight.md), on SQLite and PostgreSQL:
 taking a lease is a compare-and-set, every state change checks it (fencing), an expired load lease
-aborts its transaction, and a load that lost its lease fails at commit with the SPEC's line."""
+aborts its transaction, and a load that lost its lease fails at commit with docs/heavyweight.md's line."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`alterflow gc` (SPEC §6, §8): garbage collection and compaction on the embedded default, one line
+"""`alterflow gc` (docs/gc.md; docs/semantics.md): garbage collection and compaction on the embedded default, one line
 per step; bad flags and a bad environment give one error line and change nothing. The rows are
 read back in this process (`select`: the test run's SparkSession, not a JVM started per check)."""
 

@@ -1,9 +1,9 @@
-"""The `alterflow` command (SPEC §8), run as a subprocess with ALTERFLOW_HOME under tmp_path.
+"""The `alterflow` command (docs/semantics.md, "The CLI's output and errors"), run as a subprocess with ALTERFLOW_HOME under tmp_path.
 
 Few invocations start Spark (the JSON rendering of every column type, a load and a heavy ALTER
 through Spark, whose terminal must stay quiet); everything else uses statements that do not start
 Spark, and checks the catalog in-process where that is cheaper. A run that succeeds writes nothing
-on stderr (`ok`): no JVM or library warnings, whatever engine a statement ran on (SPEC §7)."""
+on stderr (`ok`): no JVM or library warnings, whatever engine a statement ran on (docs/semantics.md)."""
 
 from __future__ import annotations
 
@@ -255,7 +255,7 @@ def test_json_renders_every_type(select_json):
 
 
 def test_json_largeint_is_a_number(select_json):
-    """SPEC §8: numbers are JSON numbers; only DECIMAL is a string. LARGEINT is an integer type."""
+    """docs/semantics.md: numbers are JSON numbers; only DECIMAL is a string. LARGEINT is an integer type."""
     rows_result, _ = json_lines(ok(select_json))
     first, second, _nulls = rows_result["rows"]
     assert (first[8], second[8]) == (12345678901234567890123, -7)
@@ -266,7 +266,7 @@ SPARK_LOG_LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (WARN|ERROR) \S+: "
 
 
 def test_spark_statements_keep_the_terminal_quiet_and_log_to_the_home(tmp_path):
-    """SPEC §7: no statement prints JVM or library warnings on the user's terminal. A heavy ALTER
+    """docs/semantics.md: no statement prints JVM or library warnings on the user's terminal. A heavy ALTER
     on Spark, then queries, then a query Spark refuses: stderr holds that refusal's one line and
     nothing else; the JVM's output and Spark's log went to $ALTERFLOW_HOME/logs/spark.log."""
     home = tmp_path / "home"

@@ -1,4 +1,4 @@
-"""The rows read and the casts that failed, as each converted tablet records them (SPEC §4,
+"""The rows read and the casts that failed, as each converted tablet records them (docs/heavyweight.md,
 RUNNING and VALIDATING): counted in the conversion query for primary-key tables, and from the
 Parquet footers of the origin and staged files otherwise (`alterflow.rewrite.footer_counts`).
 Both ways must give the same numbers for the same rows, with NULLs, failures, columns that older

@@ -44,7 +44,10 @@ def test_a_large_migration_shows_its_approvals_in_full_and_the_rest_in_a_line_ea
 
     assert body.count("#### `V") == MAX_DETAILED_STATEMENTS and "#### `V1__step.sql` line 1: HEAVY (approve)" in body
     assert "**2 value(s) would fail to convert**: amount `'x'` (`id=7`)" in body
-    assert "- `V6__step.sql` line 1: HEAVY `ALTER TABLE orders ADD COLUMN c6 INT` (approve rewrite; **2 value(s) would fail to convert**)" in body
+    assert (
+        "- `V6__step.sql` line 1: HEAVY `ALTER TABLE orders ADD COLUMN c6 INT` (approve rewrite; **2 value(s) would fail to convert**)"
+        in body
+    )
     [cut] = [line for line in body.splitlines() if line.startswith("- `V8__step.sql`")]
     assert cut.endswith("…`") and len(cut) < 160 and "column_29" not in cut
     listed = [line for line in body.splitlines() if line.startswith("- `V")]

@@ -1,4 +1,4 @@
-"""Every finished ALTER emits an asset event on its table's asset (SPEC §8):
+"""Every finished ALTER emits an asset event on its table's asset (docs/airflow.md):
 `alterflow://<catalog name>/<table>`, through the `done` task's asset alias, with from/to version,
 statement, kind and job id in its extra; a cancelled job emits nothing. The example downstream DAG
 is scheduled on one table's asset."""

@@ -1,4 +1,4 @@
-"""Bad input to alterflow_migrate (SPEC §9, §10): a missing directory, a bad `migrations_dir` or
+"""Bad input to alterflow_migrate (docs/semantics.md, "Bad input"; docs/migrations.md): a missing directory, a bad `migrations_dir` or
 `to` param, a file the core refuses, unknown lint rules, an applied file edited since: the `lint`
 task fails with one line and nothing is applied. The `apply` task refuses, also in one line, when
 the pending files are no longer those the lint read (and a person approved). The task bodies are

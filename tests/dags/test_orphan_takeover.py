@@ -1,4 +1,4 @@
-"""Airflow resumes orphaned jobs (SPEC §4): the `alterflow_gc` DAG aborts expired loads and starts
+"""Airflow resumes orphaned jobs (docs/heavyweight.md): the `alterflow_gc` DAG aborts expired loads and starts
 one `alterflow_schema_change` run per orphaned job, whose conf is the job's own statement; that
 run takes the job over and drives it to the end (dag.test() of both DAGs, real tasks)."""
 

@@ -1,4 +1,4 @@
-"""Bad run conf (SPEC §9): a missing or unknown table, an empty or malformed statement, a
+"""Bad run conf (docs/semantics.md, "Bad input"): a missing or unknown table, an empty or malformed statement, a
 statement of another table, properties that are not a JSON object: the run fails at its first
 task, `validate`, with one clear line, and nothing changes. A plan the planner rejects fails at
 `plan`, also changing nothing."""
@@ -71,7 +71,7 @@ def test_validate_refuses_bad_conf_with_one_line(alterflow, conf, message):
         tasks.validate(conf, "manual__bad")
     text = str(raised.value)
     assert message in text and "\n" not in text, text
-    assert len(text) <= 300 and text.isprintable(), text  # one short line (SPEC §9)
+    assert len(text) <= 300 and text.isprintable(), text  # one short line (docs/semantics.md, "Bad input")
     assert snapshot(alterflow) == before
 
 

@@ -1,4 +1,4 @@
-"""Compaction and garbage collection end to end (SPEC §6), with real Spark, on a SQLite and a
+"""Compaction and garbage collection end to end (docs/gc.md), with real Spark, on a SQLite and a
 PostgreSQL catalog: reads return exactly the same rows before and after, old versions become
 collectable, origin indexes go after their retention, tables with an unfinished job are skipped,
 and primary-key upserts keep ranking by commit order after compaction."""

@@ -1,4 +1,4 @@
-"""Crash windows of garbage collection and compaction (SPEC §6): a run killed between its catalog
+"""Crash windows of garbage collection and compaction (docs/gc.md): a run killed between its catalog
 commit and its file deletion, or between writing and committing, leaves no catalog row pointing at
 a missing file and only unreferenced files, which a later run removes; reads never change. Also
 what happens when a load, an ALTER or another compaction lands in the middle of a compaction."""

@@ -1,6 +1,6 @@
 """A query, or an INSERT ... SELECT, planned before a compaction commits and reading after it
 answers exactly as before, in one plan: the files the compaction replaced stay on disk for the
-retention period (deferred deletes, SPEC §6). Seen first in the live Airflow test, where the
+retention period (deferred deletes, docs/gc.md). Seen first in the live Airflow test, where the
 hourly GC DAG's first run compacted a table between a CLI SELECT's planning and its read. A file
 that is gone anyway (deleted by hand) is still planned again, then one clear error."""
 

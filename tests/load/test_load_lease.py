@@ -1,7 +1,7 @@
-"""Load leases (SPEC §4) with real processes and signals: a load killed with SIGKILL in PREPARE no
+"""Load leases (docs/heavyweight.md) with real processes and signals: a load killed with SIGKILL in PREPARE no
 longer holds a heavyweight ALTER for an hour (the job aborts it once its lease expires, and its
 files go), a dual-writing load killed between an origin file and its shadow's file leaves nothing,
-and a load stopped with SIGSTOP past its lease fails at commit with the SPEC's line, leaving
+and a load stopped with SIGSTOP past its lease fails at commit with docs/heavyweight.md's line, leaving
 nothing visible."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Loads (SPEC §1 Transaction, Data file; §9): one transaction each, visible all at once or never,
+"""Loads (docs/semantics.md, "Concepts": Transaction, Data file; "Bad input"): one transaction each, visible all at once or never,
 no orphan file, increasing ids, Parquet field ids = column ids, paths built from ids only.
 No Spark: loads and lightweight ALTERs are catalog work and Arrow writes."""
 

@@ -1,5 +1,5 @@
-"""`alterflow migrate apply` killed with SIGKILL, then run again (SPEC §10: "never runs a finished
-statement twice, also after a kill -9"), with real processes and real signals.
+"""`alterflow migrate apply` killed with SIGKILL, then run again (docs/migrations.md: "No statement runs
+twice, even after `kill -9`"), with real processes and real signals.
 
 A migrations directory of five files (CREATE TABLEs, INSERTs of 2,000 rows into a 4-bucket table,
 light ALTERs, a heavyweight `MODIFY COLUMN v INT` of a VARCHAR column that the local engine

@@ -1,4 +1,4 @@
-"""`alterflow migrate diff --to FILE` (SPEC §10): desired CREATE TABLEs to the next migration file.
+"""`alterflow migrate diff --to FILE` (docs/migrations.md): desired CREATE TABLEs to the next migration file.
 
 Every test runs on a real catalog, SQLite and PostgreSQL (`catalog_session`). Changes that are
 light are applied with `MigrationApply` and diffed again, so "the file takes the catalog there" is

@@ -1,4 +1,4 @@
-"""Unit tests of the ALTER TABLE planner: every rule of SPEC §3, allowed and rejected."""
+"""Unit tests of the ALTER TABLE planner: every rule of docs/semantics.md, "Lightweight, heavyweight, rejected", allowed and rejected."""
 
 from __future__ import annotations
 

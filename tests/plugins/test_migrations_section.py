@@ -1,4 +1,4 @@
-"""The Schema changes page's Migrations section and `GET /alterflow/api/migrations` (SPEC §10): the
+"""The Schema changes page's Migrations section and `GET /alterflow/api/migrations` (docs/airflow.md, docs/migrations.md): the
 files of the api-server's migrations directory (ALTERFLOW_MIGRATIONS, default ./migrations) with
 their states, the drift, and the pending statements' lint; a directory that is missing or that the
 core refuses is one line in the section, and the rest of the page is shown as always."""

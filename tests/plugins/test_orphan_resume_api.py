@@ -1,4 +1,4 @@
-"""The Schema changes page and its API on orphaned jobs (SPEC §4): who holds each job's lease, or
+"""The Schema changes page and its API on orphaned jobs (docs/heavyweight.md): who holds each job's lease, or
 `no runner since ...`; Resume of an orphan starts an `alterflow_schema_change` run with the job's own
 statement (create access to the DAG's runs); Resume of a job a live runner holds is one line, 409.
 Both write Airflow's audit log."""

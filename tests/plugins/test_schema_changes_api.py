@@ -289,7 +289,7 @@ def test_unauthenticated_calls_bad_ids_and_forbidden_actions_change_nothing(plug
             assert answer.status_code == 422, (path, answer.text)
             detail = answer.json()["detail"]
             assert detail.startswith("malformed table name ")
-            # One short line (SPEC §9): a huge name shortened with its length, ESC escaped.
+            # One short line (docs/semantics.md, "Bad input"): a huge name shortened with its length, ESC escaped.
             assert len(detail) <= 300 and detail.isprintable(), detail
     assert "(5000 characters)" in client.get("/alterflow/api/jobs?table=" + "y" * 5000, headers=bearer(token)).json()["detail"]
     assert "'\\x1b[2J'" in client.get("/alterflow/api/jobs?table=%1B%5B2J", headers=bearer(token)).json()["detail"]

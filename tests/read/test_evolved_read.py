@@ -1,4 +1,4 @@
-"""Reading old data under a newer schema (SPEC §2), through real Parquet files and Spark.
+"""Reading old data under a newer schema (docs/semantics.md, "Reading old data under a newer schema"), through real Parquet files and Spark.
 
 Every test writes data under several schema versions (each INSERT is one transaction, each ALTER one
 new version) and reads it back, either with SQL (`SELECT * FROM t`) or with `read_snapshot` on a
@@ -78,7 +78,7 @@ def read_schemas(frame) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------
-# present in the file: the value, cast to the newer type (every lossless widening of SPEC §3)
+# present in the file: the value, cast to the newer type (every lossless widening of docs/semantics.md)
 # ------------------------------------------------------------------------------------------------
 
 BIG = 99999999999999999999999999999999999999  # LARGEINT's largest value (a DECIMAL(38,0) in Spark,
@@ -699,7 +699,7 @@ def test_a_query_reads_a_pinned_view_and_the_current_table_side_by_side(session,
 
 
 def test_user_column_named_like_the_rank_helper_is_kept(session, run):
-    """Names match [A-Za-z_][A-Za-z0-9_]* (SPEC §9), so `__rank` is a valid user column."""
+    """Names match [A-Za-z_][A-Za-z0-9_]* (docs/semantics.md, "Bad input"), so `__rank` is a valid user column."""
     run("""
         CREATE TABLE p (k INT NOT NULL, __rank INT, PRIMARY KEY (k));
         INSERT INTO p VALUES (1, 10);

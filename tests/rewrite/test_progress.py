@@ -1,4 +1,4 @@
-"""A RUNNING job's Progress text (SPEC §7): tablets, rows done/total, throughput and ETA."""
+"""A RUNNING job's Progress text (docs/heavyweight.md, "The steps"): tablets, rows done/total, throughput and ETA."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""alterflow.sql.parser: every statement form and clause of SPEC section 7, literals, splitting,
-table extraction from queries, and bad input (SPEC section 9: one clear line, a SqlError)."""
+"""alterflow.sql.parser: every statement form and clause of docs/semantics.md, "SQL", literals, splitting,
+table extraction from queries, and bad input (docs/semantics.md, "Bad input": one clear line, a SqlError)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Crash consistency at the `Warehouse` boundary (SPEC §6, durable before visible; deletes deferred).
+"""Crash consistency at the `Warehouse` boundary (docs/gc.md: durable before visible; deletes deferred).
 
 `Trace` watches a real session on SQLite and PostgreSQL through everything that writes, moves or
 deletes data files: local loads, a Spark load, INSERT ... SELECT, heavyweight conversions on the

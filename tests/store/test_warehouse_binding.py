@@ -1,4 +1,4 @@
-"""A warehouse belongs to one catalog (SPEC §6), through the real CLI on SQLite and PostgreSQL.
+"""A warehouse belongs to one catalog (docs/gc.md), through the real CLI on SQLite and PostgreSQL.
 
 The mistake this guards against: a worker whose ALTERFLOW_CATALOG_URL is missing opens a fresh
 catalog, and `alterflow gc` there, against the real warehouse, deleted every committed file of the

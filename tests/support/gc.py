@@ -47,7 +47,7 @@ def version_rows(session: Session, table_id: int) -> list[int]:
 
 
 def referenced_files_exist(session: Session) -> None:
-    """No LIVE catalog row points at a missing file (SPEC §6)."""
+    """No LIVE catalog row points at a missing file (docs/gc.md)."""
     with session.catalog.db_session() as s:
         for row in s.query(DataFileRow).filter_by(state="LIVE"):
             txn = s.get(TransactionRow, row.txn_id)

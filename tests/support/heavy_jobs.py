@@ -1,4 +1,4 @@
-"""Helpers shared by the heavyweight-job tests (SPEC §4): driving the steps one at a time and
+"""Helpers shared by the heavyweight-job tests (docs/heavyweight.md): driving the steps one at a time and
 looking at what a job left in the catalog and on disk."""
 
 from __future__ import annotations

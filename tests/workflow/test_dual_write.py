@@ -1,4 +1,4 @@
-"""Dual write (SPEC §4): while a job is between PENDING and the swap, every load writes its rows to
+"""Dual write (docs/heavyweight.md, "Dual write"): while a job is between PENDING and the swap, every load writes its rows to
 the origin index and, converted, to the shadow index, in one transaction. No committed row is lost
 or doubled across the swap, whether it was loaded before, during (in this process between the
 steps, and from a second process while Spark converts) or after the job."""

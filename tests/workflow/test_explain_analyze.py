@@ -1,4 +1,4 @@
-"""EXPLAIN ANALYZE ALTER TABLE (SPEC §7, issue 15): per clause the values a rewrite would fail to
+"""EXPLAIN ANALYZE ALTER TABLE (docs/semantics.md, issue 15): per clause the values a rewrite would fail to
 convert, up to five of them with their primary key, and an estimate of the rewrite's seconds; on
 the engine the rewrite would use; changing nothing. Its counts equal what the real rewrite then
 reports, on both catalogs and both engines."""
@@ -52,7 +52,7 @@ def test_counts_and_samples_equal_what_the_rewrite_reports_and_nothing_changes(c
         {"key": {"id": "7"}, "value": "7.5"},
         {"key": {"id": "8"}, "value": "99999999999"},
     ]
-    assert d["FailedCasts"] == 2  # 'nope' and 2024-02-30; 20240606 and 24/07/07 are SPEC formats
+    assert d["FailedCasts"] == 2  # 'nope' and 2024-02-30; 20240606 and 24/07/07 are date texts of docs/semantics.md
     assert {x["value"] for x in json.loads(d["Samples"])} == {"nope", "2024-02-30"}
     assert (add["Kind"], add["FailedCasts"], add["Samples"], add["EstSeconds"]) == ("LIGHT", 0, "[]", 0.0)
     assert whole["FailedCasts"] == 6 and len(json.loads(whole["Samples"])) == 5

@@ -1,4 +1,4 @@
-"""A heavyweight job's states (SPEC §4), one step at a time: validate → start (PENDING) →
+"""A heavyweight job's states (docs/heavyweight.md), one step at a time: validate → start (PENDING) →
 wait_for_boundary (WAITING_TXN → RUNNING) → convert (VALIDATING) → check → swap (FINISHED), and
 `postpone_swap` (READY_TO_SWAP) + RESUME. Readers see the origin until the swap."""
 

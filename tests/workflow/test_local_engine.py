@@ -1,4 +1,4 @@
-"""The local engine (SPEC §7, "Engines", issue 12): a small table's history is converted in this
+"""The local engine (docs/heavyweight.md, "Engines: Spark or in-process", issue 12): a small table's history is converted in this
 process with Arrow, and the result is the one Spark gives: the same rows and values, the same
 per-tablet counts and samples, the same job states, Msg and validation. `auto` picks it under the
 threshold in docs/heavyweight.md; `local` is refused over a hard limit; EXPLAIN says which engine would run; and

@@ -1,4 +1,4 @@
-"""No job stranded by a dead runner (SPEC §4): an `alterflow sql` runner is killed with SIGKILL at
+"""No job stranded by a dead runner (docs/heavyweight.md): an `alterflow sql` runner is killed with SIGKILL at
 every step boundary and at seeded random moments; each time the job is orphaned (SHOW ALTER says
 `no runner since ...`), RESUME (or the same ALTER again) drives it to the end, and the table equals
 a model: every row exactly once, values converted. Afterwards the GC sweep finds no file the

@@ -1,4 +1,4 @@
-"""`"on_cast_error" = "quarantine"` (SPEC §7): rows with a value that cannot be converted go,
+"""`"on_cast_error" = "quarantine"` (docs/semantics.md): rows with a value that cannot be converted go,
 unconverted, into `t__quarantine` (the original columns as STRING, `_job_id`, `_column`,
 `_reason`); the job finishes, Msg counts them, and the converted table holds every other row.
 Converted plus quarantined rows equal the origin's, with dual-written loads that hold bad values

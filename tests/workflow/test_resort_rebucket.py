@@ -1,4 +1,4 @@
-"""What a rewrite produces (SPEC §3, §4): a new sort key sorts every file of the new index; a new
+"""What a rewrite produces (docs/semantics.md, docs/heavyweight.md): a new sort key sorts every file of the new index; a new
 distribution puts every row into the bucket `bucket_of` computes; values and counts are kept; a
 primary-key table keeps the latest row per key, and an upsert dual-written during the job wins
 over the converted older row."""

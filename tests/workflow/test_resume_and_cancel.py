@@ -1,4 +1,4 @@
-"""Kill and resume (SPEC §4.3: a conversion killed and run again continues from the tablets already
+"""Kill and resume (docs/heavyweight.md, "The steps": a conversion killed and run again continues from the tablets already
 done and never duplicates a row) and CANCEL in every state (the shadow index, the pending version
 and their files are gone; the origin is untouched; a new ALTER is allowed)."""
 

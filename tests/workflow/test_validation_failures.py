@@ -1,4 +1,4 @@
-"""VALIDATING (SPEC §4.4): every expectation of the suite, made to fail. A failed expectation
+"""VALIDATING (docs/heavyweight.md, "The steps"): every expectation of the suite, made to fail. A failed expectation
 cancels the job, Msg says what failed in the user's words (counts from the data, sample values
 with their keys, never an expectation's name), and the origin keeps serving untouched. Failures
 correct code cannot produce (row counts, key uniqueness, sort order) are provoked by tampering

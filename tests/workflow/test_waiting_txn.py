@@ -1,4 +1,4 @@
-"""WAITING_TXN (SPEC §4.2): a job waits for every transaction below its boundary; Msg names them;
+"""WAITING_TXN (docs/heavyweight.md, "The steps"): a job waits for every transaction below its boundary; Msg names them;
 a transaction past its timeout is aborted so no job waits forever. The catalog-only cases run on
 SQLite and PostgreSQL."""
 

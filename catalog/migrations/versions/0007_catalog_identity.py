@@ -1,5 +1,5 @@
 """the catalog's identity and deferred deletes: af_catalog holds the id the catalog's warehouse is
-bound to (SPEC §6, "a warehouse belongs to one catalog"), made here for new and existing catalogs
+bound to (docs/gc.md: "A warehouse belongs to one catalog"), made here for new and existing catalogs
 alike; af_data_files.dropped_at is when a file left its table (DELETED or REPLACED), which GC
 waits the retention period after before it deletes the file
 """

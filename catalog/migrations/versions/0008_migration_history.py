@@ -1,4 +1,4 @@
-"""versioned migrations (SPEC §10): af_migrations holds each migration file applied (or the
+"""versioned migrations (docs/migrations.md): af_migrations holds each migration file applied (or the
 baseline) with its checksum and state, af_migration_statements each statement of it with the job
 and schema version it made, af_migration_lease who runs `alterflow migrate apply` now
 """
