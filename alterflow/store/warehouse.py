@@ -315,14 +315,14 @@ class Warehouse:
         known = self.catalog.table_ids()
         if not known:
             raise WarehouseNotOwned(
-                f"warehouse {shown_path(self.root)} holds {len(scan.tables)} table folder(s) and catalog {mine} has no tables: "
-                f"it is another catalog's warehouse; {BIND_HINT}"
+                f"warehouse {shown_path(self.root)} is another catalog's warehouse: it holds {len(scan.tables)} table folder(s) "
+                f"and this catalog has none; {BIND_HINT}"
             )
         evidence = self.evidence(scan)
         strangers = len(evidence.unknown_folders) + len(evidence.foreign)
         if strangers or (scan.files and not evidence.named):
             raise WarehouseNotOwned(
-                f"warehouse {shown_path(self.root)} has no owner marker; catalog {mine} has no record of "
+                f"warehouse {shown_path(self.root)} has no owner marker and this catalog has no record of "
                 f"{strangers or len(scan.files)} file(s) or folder(s) there: {BIND_HINT}"
             )
 

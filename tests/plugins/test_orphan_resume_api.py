@@ -23,6 +23,19 @@ def start(session, group: str, lease_s: float) -> int:
     return heavy_steps.start(session.catalog, request, validated, group=group, lease_s=lease_s)["job_id"]
 
 
+LIVE_LEASE_S = 4.0
+
+
+def orphaned_within(client, job_id: int, headers: dict, timeout_s: float) -> dict:
+    """The job as the API shows it, once its runner's lease has run out."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        shown = client.get(f"/alterflow/api/jobs/{job_id}", headers=headers).json()
+        if shown["orphaned"] or time.monotonic() > deadline:
+            return shown
+        time.sleep(0.5)
+
+
 def test_the_page_names_the_runner_and_resume_of_an_orphan_starts_a_dag_run(plugin_session, client, mint, monkeypatch):
     from airflow.models import DagRun
 
@@ -31,7 +44,9 @@ def test_the_page_names_the_runner_and_resume_of_an_orphan_starts_a_dag_run(plug
     sync_dags_to_airflow()
     sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
     sql(s, "INSERT INTO t VALUES (1, '10')")
-    job_id = start(s, "a runner elsewhere", lease_s=1.0)
+    # A lease long enough to be seen live on a busy machine (1 s ran out before the first request
+    # under two test processes), short enough to wait out.
+    job_id = start(s, "a runner elsewhere", lease_s=LIVE_LEASE_S)
     admin, viewer = bearer(mint("alice", "admin")), bearer(mint("victor", "viewer"))
 
     # A live runner: the API and the page name it; Resume is refused in one line and changes nothing.
@@ -41,8 +56,7 @@ def test_the_page_names_the_runner_and_resume_of_an_orphan_starts_a_dag_run(plug
     assert refused.status_code == 409 and refused.json()["detail"].startswith(f"job {job_id} is being driven by ")
     assert HeavyJobs(s.catalog).job(job_id).state == "PENDING"
 
-    time.sleep(1.5)  # the runner is gone: its lease runs out
-    shown = client.get(f"/alterflow/api/jobs/{job_id}", headers=admin).json()
+    shown = orphaned_within(client, job_id, admin, LIVE_LEASE_S + 10)  # the runner is gone: its lease runs out
     assert shown["runner"].startswith("no runner since ") and shown["orphaned"] and "resume" in shown["actions"]
     page = client.get("/alterflow/", headers=admin).text
     assert "no runner since" in page and 'data-action="resume"' in page and 'data-orphaned="true"' in page
