@@ -33,7 +33,7 @@ from alterflow.catalog.models import (
 )
 from alterflow.catalog.records import AlterProperties, JobSpec
 from alterflow.catalog.schema import SchemaVersion
-from alterflow.catalog.states import FileState, IndexState, JobKind, JobState, OnCastError, TransactionState, VersionState
+from alterflow.catalog.states import Engine, FileState, IndexState, JobKind, JobState, OnCastError, TransactionState, VersionState
 from alterflow.sql.names import named
 from alterflow.types import Change, classify_conversion
 
@@ -305,7 +305,7 @@ class HeavyJobs:
         job_id: int,
         *,
         holder: str,
-        engine: str | None = None,
+        engine: Engine | None = None,
         seconds: float | None = None,
     ) -> int:
         """Commit a tablet's conversion transaction (`tablet.txn_id`): its files become visible
@@ -324,7 +324,7 @@ class HeavyJobs:
         tablet: ConvertedTablet,
         *,
         holder: str,
-        engine: str | None = None,
+        engine: Engine | None = None,
         seconds: float | None = None,
     ) -> None:
         """Inside the conversion transaction's commit: the tablet is done exactly when its files
@@ -345,13 +345,13 @@ class HeavyJobs:
                 failed_casts=tablet.failed_casts,
                 samples=json.dumps(tablet.samples, default=str),
                 finished_at=utcnow(),
-                engine=engine,
+                engine=None if engine is None else str(engine),  # the column holds plain text
                 seconds=seconds,
                 quarantined=tablet.quarantined,
             )
         )
 
-    def conversion_throughput(self, engine: str, tablets: int = 50) -> float | None:
+    def conversion_throughput(self, engine: Engine, tablets: int = 50) -> float | None:
         """Rows per second the `engine` converted at over the latest `tablets` timed tablets that
         held rows, on any table of this catalog (None before the first)."""
         with self._session() as s:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import great_expectations as gx
 
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.catalog.states import OnCastError
 from alterflow.rewrite.validation_checks import CheckKind, Suite, ValidationCheck, validation_checks
 
 
@@ -54,17 +55,17 @@ def suite_of(suite: Suite, checks: tuple[ValidationCheck, ...]) -> gx.Expectatio
     return built
 
 
-def tablet_counts_suite(new: SchemaVersion, on_cast_error: str) -> gx.ExpectationSuite:
+def tablet_counts_suite(new: SchemaVersion, on_cast_error: OnCastError) -> gx.ExpectationSuite:
     return suite_of(Suite.TABLET_COUNTS, validation_checks(new, on_cast_error))
 
 
-def shadow_rows_suite(new: SchemaVersion, on_cast_error: str) -> gx.ExpectationSuite | None:
+def shadow_rows_suite(new: SchemaVersion, on_cast_error: OnCastError) -> gx.ExpectationSuite | None:
     return suite_of(Suite.SHADOW_ROWS, validation_checks(new, on_cast_error))
 
 
-def converted_keys_suite(new: SchemaVersion, on_cast_error: str) -> gx.ExpectationSuite | None:
+def converted_keys_suite(new: SchemaVersion, on_cast_error: OnCastError) -> gx.ExpectationSuite | None:
     return suite_of(Suite.CONVERTED_KEYS, validation_checks(new, on_cast_error))
 
 
-def sort_order_suite(new: SchemaVersion, on_cast_error: str) -> gx.ExpectationSuite | None:
+def sort_order_suite(new: SchemaVersion, on_cast_error: OnCastError) -> gx.ExpectationSuite | None:
     return suite_of(Suite.SORT_ORDER, validation_checks(new, on_cast_error))

@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import Mapping
 
+from alterflow.catalog.states import Engine, OnCastError
 from alterflow.errors import UserError, shown
 from alterflow.planner import AlterRejected
 from alterflow.sql import AlterTable, SqlError, parse_statements
@@ -48,8 +49,8 @@ def statement_table(statement: str) -> str:
 # here for REST callers too (the form's JSON schema checks them first).
 FORM_PROPERTIES = {
     "postpone_swap": (lambda v: isinstance(v, bool), "true or false"),
-    "on_cast_error": (lambda v: v in ("fail", "null", "quarantine"), "fail or null or quarantine"),
-    "engine": (lambda v: v in ("auto", "local", "spark"), "auto or local or spark"),
+    "on_cast_error": (lambda v: v in tuple(OnCastError), "fail or null or quarantine"),
+    "engine": (lambda v: v in tuple(Engine), "auto or local or spark"),
     "timeout": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0, "a positive number of seconds"),
 }
 

@@ -39,7 +39,7 @@ from alterflow.airflow import load_tasks, tasks
 from alterflow.airflow.assets import table_asset
 from alterflow.airflow.hooks import DEFAULT_CONN_ID, AlterflowHook
 from alterflow.airflow.triggers import POLL_SECONDS, BoundaryTrigger, ResumeTrigger
-from alterflow.catalog.states import JobKind, JobState
+from alterflow.catalog.states import Engine, JobKind, JobState
 from alterflow.leases import JobLease
 from alterflow.rewrite.spark_submit import application_path, spark_submit_binary
 from alterflow.schema_change_events import SCHEMA_CHANGES_ALIAS
@@ -231,7 +231,7 @@ class ConvertHistoryOperator(SparkSubmitOperator):
             self.log.info("job %s is %s: nothing to convert", job_id, job.state)
             return {"skipped": job.state}
         group = tasks.run_group(context["run_id"])
-        if tasks.conversion_engine(job_id, conn_id) == "local":  # a small table: converted in this worker, no spark-submit
+        if tasks.conversion_engine(job_id, conn_id) == Engine.LOCAL:  # a small table: converted in this worker, no spark-submit
             self.log.info("job %s converts on the local engine, in the worker", job_id)
             tasks.convert_in_worker(job_id, context["run_id"], self.parallelism, conn_id)
         else:

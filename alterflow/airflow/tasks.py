@@ -28,7 +28,7 @@ from alterflow.airflow.runs import record_failure
 from alterflow.catalog.catalog import AlterJob, Catalog
 from alterflow.catalog.errors import UnknownObject
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.catalog.states import JobKind, JobState
+from alterflow.catalog.states import Engine, JobKind, JobState
 from alterflow.errors import UserError
 from alterflow.leases import airflow_run_group
 from alterflow.schema_change_events import SchemaChangeEvent
@@ -160,7 +160,7 @@ def route(job_id: int, conn_id: str = DEFAULT_CONN_ID) -> str:
     """Which task drives the started job on: `rewrite_in_worker` for a job the local engine
     converts (a small table: every remaining step in one task, no hand-offs, no Spark), else
     `wait_for_boundary` (one task per step, the conversion on Spark)."""
-    return "rewrite_in_worker" if conversion_engine(job_id, conn_id) == "local" else "wait_for_boundary"
+    return "rewrite_in_worker" if conversion_engine(job_id, conn_id) == Engine.LOCAL else "wait_for_boundary"
 
 
 def start(request: dict, validated: dict, conn_id: str = DEFAULT_CONN_ID) -> dict:
@@ -188,7 +188,7 @@ def alive_job(job_id: int, conn_id: str = DEFAULT_CONN_ID) -> AlterJob:
         return heavy_steps.ensure_alive(catalog, settings.warehouse, job_id)
 
 
-def conversion_engine(job_id: int, conn_id: str = DEFAULT_CONN_ID) -> str:
+def conversion_engine(job_id: int, conn_id: str = DEFAULT_CONN_ID) -> Engine:
     with refusals_fail_the_task():
         return heavy_steps.conversion_engine(open_catalog(conn_id)[1], job_id)
 
@@ -201,7 +201,7 @@ def convert_in_worker(job_id: int, run_id: str, parallelism: int, conn_id: str =
 
     with refusals_fail_the_task():
         settings, catalog = open_catalog(conn_id)
-        spark = None if heavy_steps.conversion_engine(catalog, job_id) == "local" else get_spark(settings)
+        spark = None if heavy_steps.conversion_engine(catalog, job_id) == Engine.LOCAL else get_spark(settings)
         return heavy_steps.convert(spark, catalog, settings.warehouse, job_id, parallelism, driver=run_driver(run_id, settings))
 
 
@@ -213,7 +213,7 @@ def check(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
         job = heavy_steps.ensure_alive(catalog, settings.warehouse, job_id)
         if job.state != JobState.VALIDATING or "check" in job.steps:
             return {"skipped": job.state}
-        local = heavy_steps.conversion_engine(catalog, job_id) == "local"  # validated on pandas: no Spark
+        local = heavy_steps.conversion_engine(catalog, job_id) == Engine.LOCAL  # validated on pandas: no Spark
         return heavy_steps.check(None if local else get_spark(settings), catalog, settings.warehouse, job_id, run_driver(run_id, settings))
 
 

@@ -200,7 +200,7 @@ def default_array(column: Column, length: int) -> pa.Array:
 
 
 def convert_arrow(
-    data: pa.Table, old: SchemaVersion, new: SchemaVersion, on_cast_error: str = "fail", max_failures: int = 20
+    data: pa.Table, old: SchemaVersion, new: SchemaVersion, on_cast_error: OnCastError = OnCastError.FAIL, max_failures: int = 20
 ) -> ArrowConversion:
     """Convert rows of version OLD (`data`: OLD's columns by OLD's names and `to_arrow` types,
     plus extra columns such as "af$txn") to version NEW.
@@ -267,7 +267,7 @@ class _Failures:
     """The failed values of a conversion, kept as `on_cast_error` asks: counted per column
     ("null"), every row per column ("quarantine"), or the first values ("fail")."""
 
-    on_cast_error: str
+    on_cast_error: OnCastError
     max_failures: int
     count: int = 0
     nulled: dict[str, int] = field(default_factory=dict)
@@ -279,9 +279,9 @@ class _Failures:
         if not rows:
             return
         self.count += len(rows)
-        if self.on_cast_error == "null":
+        if self.on_cast_error == OnCastError.NULL:
             self.nulled[column.name] = len(rows)
-        elif self.on_cast_error == "quarantine":
+        elif self.on_cast_error == OnCastError.QUARANTINE:
             self.rows[column.name] = rows
         else:
             original = chunked.combine_chunks() if isinstance(chunked, pa.ChunkedArray) else chunked

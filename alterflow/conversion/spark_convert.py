@@ -378,7 +378,7 @@ def _check_jvm_float_text(frame: DataFrame) -> None:
         )
 
 
-def convert_frame(frame: DataFrame, old: SchemaVersion, new: SchemaVersion, on_cast_error: str = "fail"):
+def convert_frame(frame: DataFrame, old: SchemaVersion, new: SchemaVersion, on_cast_error: OnCastError = OnCastError.FAIL):
     """Convert `frame` (OLD's columns, named as in OLD, plus extra columns such as "af$txn")
     to NEW: NEW's columns in NEW's order (names and `to_spark` types), then the extras
     unchanged, then one boolean column "af$failed_<column id>" per converted column that can

@@ -38,6 +38,7 @@ import pyarrow as pa
 from alterflow.catalog.catalog import Catalog, NewFile, TableInfo
 from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.catalog.states import OnCastError
 from alterflow.errors import UserError, first_line, shown
 from alterflow.leases import TransactionLease, new_holder
 from alterflow.load.bad_rows import BadRows, aborted_for_room
@@ -270,7 +271,7 @@ class _LoadWriter:
             if self.shadow is None:
                 self.shadow = _IndexFiles(self, target.shadow_index_id, target.version)
                 self.shadow_tablets_alike = same_tablets(self.version, target.version)
-                if target.on_cast_error == "quarantine":  # the shadow may hold fewer rows than the origin
+                if target.on_cast_error == OnCastError.QUARANTINE:  # the shadow may hold fewer rows than the origin
                     self.quarantine = quarantine_target(self.catalog, self.table.name, target.job_id, self.version)
                 if shadow_from_origin(self.version, target):
                     self.shadow_from_origin = target

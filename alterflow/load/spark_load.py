@@ -46,6 +46,7 @@ import pyarrow.compute as pc
 from alterflow.catalog.catalog import Catalog, NewFile, TableInfo
 from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.catalog.states import OnCastError
 from alterflow.crash_points import crash_point
 from alterflow.leases import TransactionLease, new_holder
 from alterflow.load.bad_rows import BadRows, aborted_for_room
@@ -442,7 +443,7 @@ def _write_and_commit(
     if not isinstance(store.root, ObjectStoreLocation):
         absolute(store.root, staging).mkdir(parents=True, exist_ok=True)
     quarantine = None
-    if target is not None and target.on_cast_error == "quarantine":
+    if target is not None and target.on_cast_error == OnCastError.QUARANTINE:
         quarantine = quarantine_target(catalog, table.name, target.job_id, version)
     plan = TaskPlan(table.name, version, txn_id, target, store.root, staging, source.file_order, settings.target_file_mb << 20, quarantine)
     written = _run_tasks(spark, source, plan)

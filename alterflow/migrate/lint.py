@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from alterflow.catalog.catalog import Catalog
+from alterflow.catalog.states import Engine
 from alterflow.migrate.nolint import suppression_of
 from alterflow.migrate.plan import HEAVY, REJECTED, StatementPlan, plan_pending
 from alterflow.migrate.rules import LintRules
@@ -75,7 +76,7 @@ class LintedStatement:
     failed_casts: int | None = None  # None without analyze (or nothing to analyse)
     samples: list[dict] = field(default_factory=list)
     est_seconds: float | None = None
-    engine: str | None = None
+    engine: Engine | None = None
     checks: list[dict] | None = None  # with analyze: every validation check this statement's rewrite runs, evaluated
 
     def as_json(self, directory: str) -> dict:
@@ -336,8 +337,8 @@ def _analyze(catalog: Catalog, warehouse: pathlib.Path | None, item: LintedState
     engine = choose_engine(p.alter.properties.engine, rows, nbytes)
     snapshot = catalog.snapshot_by_id(p.table_id)
     on_cast_error = p.alter.properties.on_cast_error
-    if engine == "local" or spark is None:
-        engine = "local"
+    if engine == Engine.LOCAL or spark is None:
+        engine = Engine.LOCAL
         analysis = analyze_local(warehouse, snapshot, p.catalog_version, p.alter.new, on_cast_error)
     else:
         analysis = analyze_spark(spark(), warehouse, snapshot, p.catalog_version, p.alter.new, on_cast_error)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from alterflow.catalog.catalog import TableSnapshot
 from alterflow.catalog.schema import SchemaVersion
-from alterflow.catalog.states import OnCastError
+from alterflow.catalog.states import Engine, OnCastError
 from alterflow.conversion.rules import can_fail
 from alterflow.rewrite.validation_checks import BY_CONSTRUCTION, CheckKind, ValidationCheck, validation_checks
 from alterflow.types import format_value
@@ -81,7 +81,7 @@ class CheckOutcome:
 
 @dataclass(frozen=True)
 class CastAnalysis:
-    engine: str
+    engine: Engine
     rows: int  # rows read, after merging by key
     seconds: float  # the analysis's own scan
     failures: dict[int, ColumnFailures]  # NEW column id -> failed casts, for every column that can fail
@@ -127,7 +127,7 @@ def _text(value: object, version: SchemaVersion, name: str) -> str:
 
 
 def analyze_local(
-    warehouse: pathlib.Path, snapshot: TableSnapshot, old: SchemaVersion, new: SchemaVersion, on_cast_error: str = OnCastError.FAIL
+    warehouse: pathlib.Path, snapshot: TableSnapshot, old: SchemaVersion, new: SchemaVersion, on_cast_error: OnCastError = OnCastError.FAIL
 ) -> CastAnalysis:
     """Count with Arrow, one origin tablet at a time (the local rewrite's unit)."""
     import numpy as np
@@ -169,7 +169,7 @@ def analyze_local(
     _sum_failed_casts(outcomes, failures)
     if keys is not None:
         keys.count_into(outcomes[unique].found)
-    return CastAnalysis("local", rows, time.monotonic() - started, failures, tuple(outcomes.values()))
+    return CastAnalysis(Engine.LOCAL, rows, time.monotonic() - started, failures, tuple(outcomes.values()))
 
 
 class _LocalTablet:
@@ -259,7 +259,12 @@ class _KeyCollector:
 
 
 def analyze_spark(
-    spark, warehouse: pathlib.Path, snapshot: TableSnapshot, old: SchemaVersion, new: SchemaVersion, on_cast_error: str = OnCastError.FAIL
+    spark,
+    warehouse: pathlib.Path,
+    snapshot: TableSnapshot,
+    old: SchemaVersion,
+    new: SchemaVersion,
+    on_cast_error: OnCastError = OnCastError.FAIL,
 ) -> CastAnalysis:
     """Count with Spark: one aggregate over the converted rows (failed casts and NULLs alike), then
     one small query per check with failures for its samples."""
@@ -281,7 +286,7 @@ def analyze_spark(
     keys = {name: f"af$key_{i}" for i, name in enumerate(key_names)}
     extras = [F.col(f"`{old.column_by_id(cid).name}`").cast("string").alias(alias) for cid, alias in sources.items()]
     extras += [F.col(f"`{name}`").cast("string").alias(alias) for name, alias in keys.items()]
-    converted, _flags = convert_frame(origin.select("*", *extras), old, new, "fail")
+    converted, _flags = convert_frame(origin.select("*", *extras), old, new, OnCastError.FAIL)
     kept = F.lit(True)
     if on_cast_error == OnCastError.QUARANTINE:  # a row with a failed cast goes to quarantine
         for cid in checked:
@@ -312,7 +317,7 @@ def analyze_spark(
     _sum_failed_casts(outcomes, failures)
     if unique is not None:
         _spark_duplicate_keys(converted.where(kept), unique, keys, outcomes[unique].found)
-    return CastAnalysis("spark", int(counts["rows"]), time.monotonic() - started, failures, tuple(outcomes.values()))
+    return CastAnalysis(Engine.SPARK, int(counts["rows"]), time.monotonic() - started, failures, tuple(outcomes.values()))
 
 
 def _spark_duplicate_keys(converted, check: ValidationCheck, keys: dict[str, str], found: ColumnFailures) -> None:

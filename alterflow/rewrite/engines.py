@@ -34,21 +34,21 @@ def local_refusal(rows: int, nbytes: int) -> str | None:
     )
 
 
-def choose_engine(requested: str, rows: int, nbytes: int) -> str:
-    """`spark` or `local` (plain text) for a rewrite of `rows` rows in `nbytes` bytes of files."""
+def choose_engine(requested: Engine, rows: int, nbytes: int) -> Engine:
+    """`Engine.SPARK` or `Engine.LOCAL` for a rewrite of `rows` rows in `nbytes` bytes of files."""
     if requested not in tuple(Engine):
         raise ValueError(f"unknown engine {requested!r}; use one of {', '.join(Engine)}")
     if requested != Engine.AUTO:
-        return str(requested)
-    return "local" if rows <= LOCAL_AUTO_ROWS and nbytes <= LOCAL_AUTO_BYTES else "spark"
+        return Engine(requested)
+    return Engine.LOCAL if rows <= LOCAL_AUTO_ROWS and nbytes <= LOCAL_AUTO_BYTES else Engine.SPARK
 
 
-def engine_reason(requested: str, rows: int, nbytes: int) -> str:
+def engine_reason(requested: Engine, rows: int, nbytes: int) -> str:
     """The engine and why, as EXPLAIN ALTER says it."""
     engine = choose_engine(requested, rows, nbytes)
-    if requested != "auto":
+    if requested != Engine.AUTO:
         return f'{engine} ("engine" = "{requested}")'
     limit = f"{LOCAL_AUTO_ROWS} rows and {LOCAL_AUTO_BYTES >> 20} MiB"
-    if engine == "local":
+    if engine == Engine.LOCAL:
         return f"local: {_size_text(rows, nbytes)}, within {limit}"
     return f"spark: {_size_text(rows, nbytes)}, over {limit}"

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from alterflow.catalog.catalog import TableSnapshot
 from alterflow.catalog.schema import SchemaVersion
+from alterflow.catalog.states import OnCastError
 from alterflow.conversion.arrow_convert import convert_arrow
 from alterflow.load.tablet_buffers import sorted_rows
 from alterflow.read.arrow_read import read_snapshot_arrow
@@ -67,7 +68,7 @@ def stage_tablet(
     origin = read_snapshot_arrow(warehouse, snapshot, old, keep_txn=keyed)
     # Failed values are NULL in the result whichever `on_cast_error`; "fail" also lists them, for
     # the samples (the job's validation then refuses them when it is "fail").
-    result = convert_arrow(origin, old, new, "quarantine" if quarantine else "fail", max_failures=samples)
+    result = convert_arrow(origin, old, new, OnCastError.QUARANTINE if quarantine else OnCastError.FAIL, max_failures=samples)
     sources = {c.id: c.name for c in old.columns}
     found = []
     for failure in result.failures:

@@ -39,7 +39,7 @@ from alterflow.bucketing import spark_bucket_expr
 from alterflow.catalog.catalog import Catalog, NewFile, TableSnapshot
 from alterflow.catalog.heavy_jobs import ConvertedTablet, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion, name_key
-from alterflow.catalog.states import JobState, OnCastError
+from alterflow.catalog.states import Engine, JobState, OnCastError
 from alterflow.crash_points import crash_point
 from alterflow.errors import AlterflowError
 from alterflow.leases import JobLease, TransactionLease
@@ -175,9 +175,9 @@ class TabletConverter:
         job_id: int,
         lease: JobLease,
         parallelism: int = 2,
-        engine: str = "spark",
+        engine: Engine = Engine.SPARK,
     ):
-        if engine == "spark" and spark is None:
+        if engine == Engine.SPARK and spark is None:
             raise ValueError("the Spark engine needs a SparkSession")
         self.spark = spark
         self.engine = engine
@@ -281,7 +281,7 @@ class TabletConverter:
         if not snapshot.files:  # nothing below the boundary: done without Spark
             self._commit_tablet(tablet_id, partition_key, Staged(0, 0, []), started)
             return
-        if self.engine == "local":  # converted in memory, written straight to the final names in the commit
+        if self.engine == Engine.LOCAL:  # converted in memory, written straight to the final names in the commit
             staged = stage_tablet(self.warehouse, snapshot, self.read_as, self.new, SAMPLES, quarantine)
             outputs = [
                 StagedOutput(bucket, rows.num_rows, lambda target, rows=rows: write_parquet(self.warehouse, target, rows))

@@ -136,7 +136,7 @@ class CheckFailure:
         return text + (", e.g. " + ", ".join(examples) if examples else "")
 
 
-def validation_checks(new: SchemaVersion, on_cast_error: str) -> tuple[ValidationCheck, ...]:
+def validation_checks(new: SchemaVersion, on_cast_error: OnCastError) -> tuple[ValidationCheck, ...]:
     """Every check validation runs on a rewrite to `new` with `on_cast_error`, in suite order."""
     if on_cast_error not in tuple(OnCastError):
         raise ValueError(f"on_cast_error must be one of {', '.join(OnCastError)}, not {on_cast_error!r}")

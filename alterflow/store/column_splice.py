@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from alterflow.arrow_schema import FIELD_ID_KEY
+from alterflow.catalog.states import OnCastError
 from alterflow.crash_points import crash_point
 from alterflow.store.tablets import same_files, write_encoded, write_options
 from alterflow.store.thrift_compact import BINARY, LIST, STRUCT, Struct, ThriftList, decode_struct, encode_struct
@@ -290,7 +291,7 @@ def shadow_from_origin(old, target) -> bool:
     each shadow file from its origin file (`write_with_shadow`): the job keeps the tablets, key
     and sort order (`tablets.same_files`), and quarantines nothing (the shadow then holds every
     row of the origin's file)."""
-    return target.on_cast_error != "quarantine" and same_files(old, target.version)
+    return target.on_cast_error != OnCastError.QUARANTINE and same_files(old, target.version)
 
 
 def write_with_shadow(warehouse, origin_path: str, shadow_path: str, rows: pa.Table, old, new) -> tuple[int, int]:
@@ -306,7 +307,7 @@ def write_with_shadow(warehouse, origin_path: str, shadow_path: str, rows: pa.Ta
     encoded = encode_parquet(rows)
     origin_size = write_encoded(warehouse, origin_path, [encoded])
     crash_point("load_origin_written")
-    converted = convert_arrow(rows, old, new, "null").table
+    converted = convert_arrow(rows, old, new, OnCastError.NULL).table
     try:
         pieces = splice(EncodedFile.parse(encoded), rows, converted)
     except Exception:  # a footer it cannot read must not fail the load: the file is written in full

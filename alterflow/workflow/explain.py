@@ -19,6 +19,7 @@ from collections.abc import Callable
 from alterflow import sql as ast
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.heavy_jobs import HeavyJobs
+from alterflow.catalog.states import Engine
 from alterflow.planner import Verdict
 from alterflow.results import ResultSet
 from alterflow.rewrite.cast_analysis import SAMPLES
@@ -79,7 +80,7 @@ def explain_alter(catalog: Catalog, warehouse: pathlib.Path, stmt: ast.AlterTabl
 
         snapshot = catalog.snapshot(stmt.table)
         on_cast_error = plan.properties.on_cast_error
-        if choose_engine(plan.properties.engine, rows_total, bytes_total) == "local":
+        if choose_engine(plan.properties.engine, rows_total, bytes_total) == Engine.LOCAL:
             analysis = analyze_local(warehouse, snapshot, plan.old, plan.new, on_cast_error)
         else:
             analysis = analyze_spark(spark(), warehouse, snapshot, plan.old, plan.new, on_cast_error)
@@ -127,7 +128,7 @@ def analyze_job(catalog: Catalog, warehouse: pathlib.Path, job_id: int) -> dict:
     if job.kind != JobKind.HEAVY or job.finished_at is not None:
         raise UserError(f"job {job_id} is {job.state}: only an unfinished heavyweight job can be analysed")
     rows, nbytes = catalog.table_stats(job.table_id)
-    if choose_engine("auto", rows, nbytes) != "local":
+    if choose_engine(Engine.AUTO, rows, nbytes) != Engine.LOCAL:
         raise UserError(
             f"job {job_id}: {job.table_name} is too big to analyse here ({rows} rows); run the ALTER through the "
             "alterflow_schema_change DAG with dry_run"

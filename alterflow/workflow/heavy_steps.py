@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 
 from alterflow.catalog.catalog import AlterJob, Catalog, OpenTransaction, utcnow
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
-from alterflow.catalog.states import JobState, OnCastError
+from alterflow.catalog.states import Engine, JobState, OnCastError
 from alterflow.crash_points import crash_point
 from alterflow.errors import UserError
 from alterflow.leases import JobLease, new_holder, process_group
@@ -193,8 +193,8 @@ def wait_for_boundary(
     return {"done": True, "blocking": []}
 
 
-def conversion_engine(catalog: Catalog, job_id: int) -> str:
-    """ "spark" or "local": what converts (and validates) the job's history, from its `engine`
+def conversion_engine(catalog: Catalog, job_id: int) -> Engine:
+    """`Engine.SPARK` or `Engine.LOCAL`: what converts (and validates) the job's history, from its `engine`
     property and the size of the origin files below its boundary (`alterflow.rewrite.engines`).
     From RUNNING on, the same answer every time it is asked: those files no longer change. Asked
     while the job waits, it may change when a load below the boundary commits (the DAG's route
@@ -252,7 +252,7 @@ def check(
     from alterflow.expectations.validation import validate_job
 
     with driver.driving(catalog, job_id) as held:
-        local = conversion_engine(catalog, job_id) == "local"
+        local = conversion_engine(catalog, job_id) == Engine.LOCAL
         report = validate_job(None if local else spark, catalog, warehouse, job_id)
         if not report.success:
             job = cancel(catalog, warehouse, job_id, report.message, holder=held.holder)

@@ -12,7 +12,7 @@ import time
 from alterflow.catalog.catalog import AlterJob, Catalog
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
 from alterflow.catalog.leases import DRIVEN_STATES
-from alterflow.catalog.states import JobKind
+from alterflow.catalog.states import Engine, JobKind
 from alterflow.leases import JobLease
 from alterflow.settings import DEFAULT_LEASE_S
 from alterflow.workflow import heavy_steps, steps
@@ -82,7 +82,7 @@ def run_heavy(
                 break
             time.sleep(POLL_SECONDS)
         # A small table converts in this process: no SparkSession is started for it.
-        spark = spark_factory if heavy_steps.conversion_engine(catalog, job_id) == "spark" else lambda: None
+        spark = spark_factory if heavy_steps.conversion_engine(catalog, job_id) == Engine.SPARK else lambda: None
         for step in (
             lambda: heavy_steps.convert(spark(), catalog, warehouse, job_id, driver=driver),
             lambda: heavy_steps.check(spark(), catalog, warehouse, job_id, driver=driver),
