@@ -345,7 +345,7 @@ class HeavyJobs:
                 failed_casts=tablet.failed_casts,
                 samples=json.dumps(tablet.samples, default=str),
                 finished_at=utcnow(),
-                engine=None if engine is None else str(engine),  # the column holds plain text
+                engine=None if engine is None else str(engine),  # the column holds the engine's text
                 seconds=seconds,
                 quarantined=tablet.quarantined,
             )
@@ -357,7 +357,7 @@ class HeavyJobs:
         with self._session() as s:
             rows = s.execute(
                 select(ConvertedTabletRow.rows_in, ConvertedTabletRow.seconds)
-                .where(ConvertedTabletRow.engine == engine, ConvertedTabletRow.seconds > 0, ConvertedTabletRow.rows_in > 0)
+                .where(ConvertedTabletRow.engine == str(engine), ConvertedTabletRow.seconds > 0, ConvertedTabletRow.rows_in > 0)
                 .order_by(ConvertedTabletRow.id.desc())
                 .limit(tablets)
             ).all()

@@ -49,7 +49,7 @@ def statement_table(statement: str) -> str:
 # here for REST callers too (the form's JSON schema checks them first).
 FORM_PROPERTIES = {
     "postpone_swap": (lambda v: isinstance(v, bool), "true or false"),
-    "on_cast_error": (lambda v: v in tuple(OnCastError), "fail or null or quarantine"),
+    "on_cast_error": (lambda v: v in tuple(OnCastError), " or ".join(OnCastError)),
     "engine": (lambda v: v in tuple(Engine), "auto or local or spark"),
     "timeout": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0, "a positive number of seconds"),
 }

@@ -154,11 +154,13 @@ def own_params() -> None:
     """First in each DAG's body: the DAG being made gets copies of its Params. `@dag(params=...)`
     hands the same Param objects to every DAG made from the function, and Airflow writes a run's
     conf into them: a DAG parsed again in the same process (`dag.test()`, a worker) would take one
-    run's `to: 2` as the next run's default."""
+    run's `to: 2` as the next run's default. (Two runs of one parsed DAG object still share its
+    Params, as in Airflow itself; Airflow's own processes parse the file for each run.) The DAG
+    being made is found as `with DAG(...)` registers it: Airflow's SDK has no public accessor."""
     from airflow.sdk.definitions._internal.contextmanager import DagContext
 
     current = DagContext.get_current()
-    current.params = {name: copy.deepcopy(current.params.get_param(name)) for name in current.params}
+    current.params = copy.deepcopy(current.params)
 
 
 # What the three DAGs share: a fixed start in the past, no catch-up runs, one tag to find them by.

@@ -30,9 +30,11 @@ from alterflow.migrate.files import MigrationFile, migrations_dir, version_key
 from alterflow.settings import Settings, migrations_from_env
 
 # The approval's body stays short, so a person reads it and finds Approve and Reject below it: the
-# statements to approve in full (at most MAX_DETAILED_STATEMENTS), the others one line each (at
+# statements to approve in full (at most MAX_DETAILED_STATEMENTS, of at most MAX_DETAILED_LINES
+# lines each), the others one line each (at
 # most MAX_LISTED_STATEMENTS, cut at MAX_LINE_STATEMENT characters), the rest counted.
 MAX_DETAILED_STATEMENTS = 5
+MAX_DETAILED_LINES = 30  # of a statement shown in full
 MAX_LISTED_STATEMENTS = 30
 MAX_LINE_STATEMENT = 100
 MAX_LISTED_DRIFT = 5
@@ -216,9 +218,10 @@ def approval_body(report: dict, summary: dict) -> str:
         "*Approve* applies them in version order, each statement as a tracked schema change; *Reject* ends this run and applies nothing.",
     ]
     to_approve = [s for s in statements if any(f["level"] == "approve" for f in s["findings"])]
+    detailed = {id(s) for s in to_approve[:MAX_DETAILED_STATEMENTS]}
     for s in to_approve[:MAX_DETAILED_STATEMENTS]:
         lines += _detailed(s)
-    others = [s for s in statements if s not in to_approve[:MAX_DETAILED_STATEMENTS]]
+    others = [s for s in statements if id(s) not in detailed]
     if others:
         lines += ["", "#### The other statements" if to_approve else "#### The statements"]
         lines += [_one_line(s) for s in others[:MAX_LISTED_STATEMENTS]]
@@ -235,7 +238,10 @@ def approval_body(report: dict, summary: dict) -> str:
 def _detailed(s: Mapping) -> list[str]:
     """A statement to approve, in full: its text, plan, analysis on today's data and findings."""
     levels = sorted({f["level"] for f in s["findings"]})
-    lines = ["", f"#### {_code(s['script'])} line {s['line']}: {s['kind']} ({', '.join(levels)})", _fenced(s["statement"]), ""]
+    text = s["statement"].strip().split("\n")
+    if len(text) > MAX_DETAILED_LINES:  # a long statement (a CREATE TABLE of many columns) is cut
+        text = [*text[: MAX_DETAILED_LINES - 1], f"-- … {len(text) - MAX_DETAILED_LINES + 1} more line(s), in the lint's report"]
+    lines = ["", f"#### {_code(s['script'])} line {s['line']}: {s['kind']} ({', '.join(levels)})", _fenced("\n".join(text)), ""]
     rows = f"; {s['rows']} rows of {_plain(s['table'])} today" if s["kind"] == "HEAVY" else ""
     lines.append(f"- **Plan:** {_plain(s['reason'])}{rows}")
     if s["failed_casts"] is not None:

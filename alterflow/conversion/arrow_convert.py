@@ -209,10 +209,10 @@ def convert_arrow(
     field ids), then the extra columns unchanged. A column of NEW is matched by id: present in
     OLD, its values converted; absent, its initial default (or NULL).
 
-    on_cast_error="fail": `failures` lists the first `max_failures` failed values in row order
-    (then by NEW's column order); failed values are NULL in the table. on_cast_error="null":
+    OnCastError.FAIL: `failures` lists the first `max_failures` failed values in row order
+    (then by NEW's column order); failed values are NULL in the table. OnCastError.NULL:
     failed values become NULL, `nulled` counts them per NEW column (columns with at least one),
-    `failures` is empty. on_cast_error="quarantine": failed values are NULL and `failed_rows` lists
+    `failures` is empty. OnCastError.QUARANTINE: failed values are NULL and `failed_rows` lists
     every failed row per NEW column (the caller moves those rows to the quarantine table).
     `failed` counts the values that failed in any mode. NOT NULL is not checked here. ValueError for a rejected type change,
     an unknown `on_cast_error` or a column of OLD missing from `data`.
@@ -265,7 +265,7 @@ def _column_indexes(data: pa.Table, old: SchemaVersion) -> dict[str, int]:
 @dataclass
 class _Failures:
     """The failed values of a conversion, kept as `on_cast_error` asks: counted per column
-    ("null"), every row per column ("quarantine"), or the first values ("fail")."""
+    (NULL), every row per column (QUARANTINE), or the first values (FAIL)."""
 
     on_cast_error: OnCastError
     max_failures: int

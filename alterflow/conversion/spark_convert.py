@@ -390,7 +390,7 @@ def convert_frame(frame: DataFrame, old: SchemaVersion, new: SchemaVersion, on_c
     from pyspark.sql import functions as F
 
     if on_cast_error not in (OnCastError.FAIL, OnCastError.NULL):  # quarantine comes as null: its rows are flagged
-        raise ValueError(f"on_cast_error must be 'fail' or 'null', not {on_cast_error!r}")
+        raise ValueError(f"on_cast_error must be 'fail' or 'null', not {on_cast_error!s}")
     frame_names = {name_key(name): name for name in frame.columns}
     old_by_id = {column.id: column for column in old.columns}
     old_keys = {name_key(column.name) for column in old.columns}

@@ -294,7 +294,7 @@ class Warehouse:
         mine = self.catalog.catalog_id()
         record = self.read_marker()
         if record is None:
-            self._prove_claim(mine)
+            self._prove_claim()
             if not claim:
                 return
             record = self._claim(mine)
@@ -305,7 +305,7 @@ class Warehouse:
         self.record = record
         self._owned = True
 
-    def _prove_claim(self, mine: str) -> None:
+    def _prove_claim(self) -> None:
         """A warehouse without a marker is this catalog's only when every table folder, index
         folder and data file in it is one this catalog has a record of, and, if it holds data
         files, some of them are files this catalog's rows name. Otherwise one line."""

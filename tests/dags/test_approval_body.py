@@ -4,7 +4,13 @@ others one line each, the rest and the drift counted."""
 
 from __future__ import annotations
 
-from alterflow.airflow.migrate_tasks import MAX_DETAILED_STATEMENTS, MAX_LISTED_STATEMENTS, approval_body
+from alterflow.airflow.migrate_tasks import (
+    MAX_DETAILED_LINES,
+    MAX_DETAILED_STATEMENTS,
+    MAX_LISTED_DRIFT,
+    MAX_LISTED_STATEMENTS,
+    approval_body,
+)
 
 REWRITE = {"level": "approve", "rule": "rewrite", "message": "rewrites the data of orders (3 rows today) into a new index"}
 
@@ -53,11 +59,19 @@ def test_a_large_migration_shows_its_approvals_in_full_and_the_rest_in_a_line_ea
     listed = [line for line in body.splitlines() if line.startswith("- `V")]
     assert len(listed) == MAX_LISTED_STATEMENTS
     assert f"- … and {2 + 52 - MAX_LISTED_STATEMENTS} more: every one is in the `lint` task's log and XCom `report`." in body
-    assert body.count("- outside: ") == 5 and "- … and 4 more, in the `lint` task's log." in body
+    assert body.count("- outside: ") == MAX_LISTED_DRIFT and "- … and 4 more, in the `lint` task's log." in body
     assert len(body.splitlines()) < 100  # what a person scrolls past to reach the buttons
 
 
-def test_a_small_migration_reads_as_before():
+def test_a_small_migration_shows_its_approval_first_then_the_rest():
     body = body_of([statement(1, approve=False), statement(2, approve=True)])
     assert body.index("#### `V2__step.sql` line 1: HEAVY (approve)") < body.index("#### The other statements")
     assert "- `V1__step.sql` line 1: LIGHT `ALTER TABLE orders ADD COLUMN c1 INT`" in body and "… and" not in body
+
+
+def test_a_long_statement_to_approve_is_cut_in_the_body():
+    create = "CREATE TABLE wide (\n" + ",\n".join(f"  c{i} INT" for i in range(100)) + "\n)"
+    body = body_of([statement(1, approve=True, text=create)])
+    fenced = body.split("```sql\n", 1)[1].split("\n```", 1)[0].splitlines()
+    assert len(fenced) == MAX_DETAILED_LINES and fenced[-1] == f"-- … {102 - MAX_DETAILED_LINES + 1} more line(s), in the lint's report"
+    assert fenced[:2] == ["CREATE TABLE wide (", "  c0 INT,"]

@@ -110,8 +110,11 @@ def test_a_runs_conf_set_on_one_parse_is_not_the_next_parses_default():
     """Airflow writes a run's conf into the DAG's Param objects (`dag.test()` in this process, a
     worker parsing the file again): each parse has Params of its own."""
     first, second = dag_bag().dags["alterflow_migrate"], dag_bag().dags["alterflow_migrate"]
-    first.params["to"] = 2
-    assert second.params["to"] is None and dag_bag().dags["alterflow_migrate"].params["to"] is None
     change = dag_bag().dags[SCHEMA_CHANGE]
-    change.params["dry_run"] = True
-    assert dag_bag().dags[SCHEMA_CHANGE].params["dry_run"] is False
+    try:
+        first.params["to"] = 2
+        assert second.params["to"] is None and dag_bag().dags["alterflow_migrate"].params["to"] is None
+        change.params["dry_run"] = True
+        assert dag_bag().dags[SCHEMA_CHANGE].params["dry_run"] is False
+    finally:  # were the Params shared after all, the next tests would not inherit these
+        first.params["to"], change.params["dry_run"] = None, False
