@@ -1,5 +1,6 @@
-"""The catalog reads a query binds its names with (docs/semantics.md, "SQL"): what a name is, a table's snapshot (its
-current version and live committed files), a schema version, a view and what it pinned.
+"""The catalog reads a query binds its names with (docs/semantics.md, "Queries: two engines, Spark's
+answers"): what a name is, a table's snapshot (its current version and live committed files), a
+schema version, a view and what it pinned.
 
 Written once, as plain SQL over the catalog's tables, for two drivers: `Catalog` runs them through
 SQLAlchemy (either database), `SqliteSnapshotReads` through Python's own sqlite3 module, so that a

@@ -1,5 +1,5 @@
 """docker-compose.yaml with docker-compose.s3.yaml started for real (marker `compose`; `make
-test-compose` runs it alone, and `make test` runs it with the rest): Docker installed from Debian
+test-compose` runs it, which CI runs after `make test`, which leaves it out): Docker installed from Debian
 when missing and dockerd started when none runs, the base image from debootstrap, both images built
 from deploy/, `up --wait`, then what a user does through `docker compose run --rm cli` (its
 dependencies started by the first run only, see ComposeStack.run_cli): db upgrade, CREATE, a load,

@@ -1,4 +1,4 @@
-"""EXPLAIN ANALYZE ALTER TABLE (docs/semantics.md, issue 15): per clause the values a rewrite would fail to
+"""EXPLAIN ANALYZE ALTER TABLE (docs/semantics.md, "Choices where no rule settles a case"): per clause the values a rewrite would fail to
 convert, up to five of them with their primary key, and an estimate of the rewrite's seconds; on
 the engine the rewrite would use; changing nothing. Its counts equal what the real rewrite then
 reports, on both catalogs and both engines."""

@@ -1,4 +1,4 @@
-"""ALTER TABLE t REVERT TO VERSION n (docs/semantics.md, issue 15): version n's columns (by id), keys and
+"""ALTER TABLE t REVERT TO VERSION n (docs/semantics.md, "Choices where no rule settles a case"): version n's columns (by id), keys and
 layout again, as a new version. Lightweight when today's files present it by column id (a
 dropped column's values come back; rows written after the drop read its initial default);
 otherwise the heavyweight job's rewrite. Refused once GC has collected version n. On both
