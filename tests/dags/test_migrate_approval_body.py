@@ -52,11 +52,11 @@ def test_paths_statements_and_values_show_as_written(project):
     # The directory, the rules' pyproject.toml and each file name: code, exactly as on disk.
     assert f"<code>{_html(str(directory))}</code>" in page, body
     assert f"<code>{_html(str(directory.parent / 'pyproject.toml'))}</code>" in page, body
-    assert "<h4><code>V2__odd_values.sql</code> line 1: DATA</h4>" in page, body
     assert "<h4><code>V2__odd_values.sql</code> line 2: HEAVY (approve, error)</h4>" in page, body
-    # A statement holding ``` stays one code block, as written.
-    assert f'<pre><code class="language-sql">{_html(V2.splitlines()[0].rstrip(";"))}\n</code></pre>' in page, body
+    # The statement to approve in a code block, the other on its line as a code span: a statement
+    # holding ``` stays one span, as written.
     assert f'<pre><code class="language-sql">{_html(V2.splitlines()[1].rstrip(";"))}\n</code></pre>' in page, body
+    assert f"<li><code>V2__odd_values.sql</code> line 1: DATA <code>{_html(V2.splitlines()[0].rstrip(';'))}</code></li>" in page, body
     # The failed cast's sample value, with its backtick and emphasis characters.
     assert f"<code>{_html(repr('x`_*y'))}</code>" in page, body
     # Nothing shown as code carries a Markdown escape.
