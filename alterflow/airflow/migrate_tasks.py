@@ -31,8 +31,8 @@ from alterflow.settings import Settings, migrations_from_env
 
 # The approval's body stays short, so a person reads it and finds Approve and Reject below it: the
 # statements to approve in full (at most MAX_DETAILED_STATEMENTS, of at most MAX_DETAILED_LINES
-# lines each), the others one line each (at
-# most MAX_LISTED_STATEMENTS, cut at MAX_LINE_STATEMENT characters), the rest counted.
+# lines each), the others one line each (at most MAX_LISTED_STATEMENTS, cut at MAX_LINE_STATEMENT
+# characters), the drift (at most MAX_LISTED_DRIFT lines); what does not fit is counted.
 MAX_DETAILED_STATEMENTS = 5
 MAX_DETAILED_LINES = 30  # of a statement shown in full
 MAX_LISTED_STATEMENTS = 30
@@ -224,15 +224,18 @@ def approval_body(report: dict, summary: dict) -> str:
     others = [s for s in statements if id(s) not in detailed]
     if others:
         lines += ["", "#### The other statements" if to_approve else "#### The statements"]
-        lines += [_one_line(s) for s in others[:MAX_LISTED_STATEMENTS]]
-        if len(others) > MAX_LISTED_STATEMENTS:
-            lines.append(f"- … and {len(others) - MAX_LISTED_STATEMENTS} more: every one is in the `lint` task's log and XCom `report`.")
+        lines += _first([_one_line(s) for s in others], MAX_LISTED_STATEMENTS, ": every one is in the `lint` task's log and XCom `report`.")
     if report["drift"]:
         lines += ["", "#### Drift"]
-        lines += [f"- {d['kind']}: {_plain(d['detail'])}" for d in report["drift"][:MAX_LISTED_DRIFT]]
-        if len(report["drift"]) > MAX_LISTED_DRIFT:
-            lines.append(f"- … and {len(report['drift']) - MAX_LISTED_DRIFT} more, in the `lint` task's log.")
+        lines += _first([f"- {d['kind']}: {_plain(d['detail'])}" for d in report["drift"]], MAX_LISTED_DRIFT, ", in the `lint` task's log.")
     return "\n".join(lines)
+
+
+def _first(items: list[str], limit: int, where_the_rest_is: str) -> list[str]:
+    """At most `limit` list items, then one that counts the rest and says where they are."""
+    if len(items) <= limit:
+        return items
+    return [*items[:limit], f"- … and {len(items) - limit} more{where_the_rest_is}"]
 
 
 def _detailed(s: Mapping) -> list[str]:
