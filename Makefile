@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 export PYTHONUNBUFFERED := 1
 
-.PHONY: install demo demo-s3 test test-compose test-fast bench spark-answers lock clean airflow browser lint format
+.PHONY: install demo demo-s3 test test-compose test-fleet redis test-fast bench spark-answers lock clean airflow browser lint format
 
 # The project's own modules compiled ahead: this environment sets PYTHONDONTWRITEBYTECODE, so each
 # `alterflow` process would compile every module it imports (about 50 ms of a 0.2 s query).
@@ -32,7 +32,7 @@ $(STAMP): requirements.lock pyproject.toml
 
 # Re-resolve the pinned set (pyspark-client is excluded: it would overwrite pyspark's Python files).
 lock:
-	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra s3 --extra dev --python-version 3.11 \
+	$(BIN)/uv pip compile pyproject.toml --extra airflow --extra celery --extra s3 --extra dev --python-version 3.11 \
 	    --excludes requirements.excludes -o requirements.lock --no-header
 
 # A fresh home each time, so the demo always starts from an empty catalog.
@@ -63,12 +63,19 @@ demo-s3: install
 # Everything but the Compose stack (below), which CI runs as a step of its own (.ci/run): on two
 # cores it takes about 7 minutes from nothing (Docker's install, a debootstrap base, image builds).
 test: install browser lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=1200 --durations=80 -m "not compose"  # where the time goes, printed at the end
+	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=1200 --durations=80 -m "not compose and not fleet"  # where the time goes, printed at the end
 
 # docker-compose.yaml built and started for real: installs Debian's docker.io and starts dockerd
 # when needed (root or sudo), builds on a debootstrap base. .ci/run runs it after `make test`.
 test-compose: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=2400 -m compose
+
+# Airflow on the CeleryExecutor (make airflow AIRFLOW_EXECUTOR=celery's command) with two workers, a
+# Redis of the test's own and PostgreSQL: a worker killed mid-conversion and one mid-load, then ALTERs
+# on five tables while loads land, with the broker and the scheduler restarted
+# (tests/e2e/test_airflow_fleet.py). .ci/run runs it after the Compose stack.
+test-fleet: install redis
+	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=1800 -m fleet
 
 # ruff (configured in pyproject.toml): lint, and a format check that changes nothing.
 lint: install
@@ -81,11 +88,16 @@ format: install
 
 # Airflow on this machine, no Docker: `airflow standalone` (scheduler, dag-processor, triggerer,
 # api-server) with the project's dags and plugins, LocalExecutor, user admin/admin, and the same
-# ALTERFLOW_* catalog and warehouse as the CLI (deploy/airflow_env.py). AIRFLOW_PORT (8080) and
+# ALTERFLOW_* catalog and warehouse as the CLI (deploy/airflow_env.py); Airflow's own metadata in
+# PostgreSQL when one answers at 127.0.0.1:5432, else SQLite (the banner says which). AIRFLOW_PORT (8080) and
 # ALTERFLOW_AIRFLOW_HOME (airflow/ under ALTERFLOW_HOME if set, else .alterflow/airflow) may be overridden. Foreground; Ctrl-C stops everything.
+# AIRFLOW_EXECUTOR=celery runs the CeleryExecutor instead, with AIRFLOW_WORKERS (2) Celery workers on the
+# Redis at ALTERFLOW_CELERY_BROKER (redis://127.0.0.1:6379/0); it needs the PostgreSQL metadata database.
 AIRFLOW_PORT ?= 8080
+AIRFLOW_EXECUTOR ?= $(or $(ALTERFLOW_AIRFLOW_EXECUTOR),local)
+AIRFLOW_WORKERS ?= 2
 airflow: install
-	$(BIN)/python deploy/airflow_env.py --port $(AIRFLOW_PORT) standalone
+	$(BIN)/python deploy/airflow_env.py --port $(AIRFLOW_PORT) --executor $(AIRFLOW_EXECUTOR) --workers $(AIRFLOW_WORKERS) standalone
 
 # Headless Chromium for the browser test (Debian's packages, installed when missing; needs root or sudo).
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -95,6 +107,15 @@ browser:
 	    $(SUDO) apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
 	        chromium chromium-driver fonts-liberation >/dev/null; \
+	fi
+
+# Redis's server for the fleet test, which starts a broker of its own (Debian's package, installed
+# when missing; needs root or sudo).
+redis:
+	@if command -v redis-server >/dev/null; then :; else \
+	    echo "installing Debian's redis-server (apt-get)"; \
+	    $(SUDO) apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends redis-server >/dev/null; \
 	fi
 
 # Spark's answers to the query corpus of tests/query/test_differential.py, recorded again (about

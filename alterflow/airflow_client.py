@@ -125,6 +125,12 @@ class AirflowClient:
             self._own_http.close()
             self._own_http = None
 
+    def __enter__(self) -> AirflowClient:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
     def _send(self, method: str, path: str, **kwargs) -> tuple[httpx.Response, bool]:
         """The response and whether the request was sent more than once (`send_repeating`)."""
         try:

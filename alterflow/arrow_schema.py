@@ -7,7 +7,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from alterflow.catalog.schema import Column, SchemaVersion
-from alterflow.types import to_arrow
+from alterflow.values.types import to_arrow
 
 FIELD_ID_KEY = b"PARQUET:field_id"
 

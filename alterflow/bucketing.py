@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from alterflow.types import DataType, InvalidType, to_arrow, to_spark
+from alterflow.values.types import DataType, InvalidType, to_arrow, to_spark
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column

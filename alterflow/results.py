@@ -1,5 +1,5 @@
 """What a statement returns: a `ResultSet` (columns and rows) or `Done` (a status line). Apart from
-the session, so that printing them (`alterflow.cli.output`) imports nothing else."""
+the session, so that printing them (`alterflow.engine.result_text`) imports nothing else."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from alterflow.catalog.errors import MAX_LABEL
+from alterflow.catalog.catalog_errors import MAX_LABEL
 from alterflow.errors import UserError, capped, first_line, shown
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -226,7 +226,7 @@ def _converts(arrow_type: pa.DataType, column_type) -> bool:
     values: the tasks check those."""
     import pyarrow as pa
 
-    from alterflow.load.coercion import BadValue, coerce_array
+    from alterflow.values.load_coercion import BadValue, coerce_array
 
     if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_null(arrow_type):
         return True

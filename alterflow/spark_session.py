@@ -12,6 +12,7 @@ import contextlib
 import os
 import pathlib
 import re
+import signal
 import sys
 import threading
 from datetime import UTC, datetime
@@ -105,12 +106,30 @@ def get_spark(settings: Settings, log_path: pathlib.Path | None = None):
 
         master = settings.spark_master
         conf = session_conf(settings.spark_driver_memory, settings.spark_class_archive)
-        if SparkContext._gateway is None and not started_by_spark_submit():
-            _session = _start_session(master, conf, log_path or spark_log_path(settings.home))
-        else:  # a JVM this process did not start (spark-submit's, or the caller's own session's), as it is
-            _session = _builder(master, conf).getOrCreate()
-            _session.sparkContext.setLogLevel("ERROR")
+        with _own_sigint_handler_kept():
+            if SparkContext._gateway is None and not started_by_spark_submit():
+                _session = _start_session(master, conf, log_path or spark_log_path(settings.home))
+            else:  # a JVM this process did not start (spark-submit's, or the caller's own session's), as it is
+                _session = _builder(master, conf).getOrCreate()
+                _session.sparkContext.setLogLevel("ERROR")
         return _session
+
+
+@contextlib.contextmanager
+def _own_sigint_handler_kept():
+    """A SparkContext that starts in the main thread puts in its own SIGINT handler (cancel Spark's
+    jobs, raise KeyboardInterrupt anywhere, an import included). A handler that says it cancels
+    Spark's jobs itself (`cancels_spark_jobs`: the `alterflow` command's, which never raises inside
+    an import) is put back; any other (Python's default, a notebook kernel's) gives way to PySpark's
+    as usual."""
+    own = None
+    if threading.current_thread() is threading.main_thread():
+        own = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        if getattr(own, "cancels_spark_jobs", False):
+            signal.signal(signal.SIGINT, own)
 
 
 def record_class_archive(settings: Settings, partial: pathlib.Path, workload, log_path: pathlib.Path) -> int:

@@ -32,6 +32,7 @@ class ResultRow:
     goal: str = "—"
     reference: str = "—"
     met: str = "—"
+    summary: str = ""  # the README summary's name of the case, whole (the table above holds the rest)
 
     def cells(self) -> tuple[str, ...]:
         return (self.benchmark, self.case, self.result, self.baseline, self.ratio, self.goal, self.reference, self.met)

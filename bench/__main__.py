@@ -1,4 +1,5 @@
-"""`python -m bench [--quick] [--output PATH]`: every benchmark in order, then one Markdown table.
+"""`python -m bench [--quick] [--output PATH] [--skip NAME]...`: every benchmark in order, then one
+Markdown table.
 
 The full run writes the table to bench/RESULTS.md; `--quick` (small sizes, no goal judged) writes
 only where `--output` says. The light ALTER runs first: it checks that no Spark starts, so it must
@@ -47,8 +48,7 @@ def summary_table(rows: list[ResultRow]) -> str:
         if row.goal.startswith("—"):  # shown for context only: in bench/RESULTS.md
             continue
         ratio = row.ratio.split(" ", 1)[0] if row.ratio != "—" else " ".join(row.result.split(" ")[:2])
-        name = f"{row.benchmark} ({row.case})"
-        name = name if len(name) <= 46 else name[:43].rstrip() + "…"
+        name = row.summary or f"{row.benchmark} ({row.case})"
         goal = row.goal.split(" (", 1)[0]
         lines.append(f"| {name} | {ratio} | {goal} | {row.met} |")
     return "\n".join(lines)
@@ -73,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description="alterflow's benchmarks")
     parser.add_argument("--quick", action="store_true", help="small sizes (the smoke test); no goal is judged")
     parser.add_argument("--output", type=pathlib.Path, help=f"where to write the table (default: {RESULTS_PATH} for a full run)")
+    parser.add_argument(
+        "--skip", action="append", default=[], choices=BENCHMARKS, metavar="NAME", help="leave a benchmark out (repeatable)"
+    )
     args = parser.parse_args(argv)
     output = args.output or (None if args.quick else RESULTS_PATH)
 
@@ -81,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     started, load_before = time.perf_counter(), _load()
     rows: list[ResultRow] = []
     failed = []
-    for name in BENCHMARKS:
+    for name in (b for b in BENCHMARKS if b not in args.skip):
         print(f"\n== {name} ==", flush=True)
         began = time.perf_counter()
         try:

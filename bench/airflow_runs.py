@@ -85,42 +85,51 @@ def _wait_for_dag(live, headers: dict, timeout: float = 240) -> None:
 
 
 def run(quick: bool = False) -> list[ResultRow]:
-    from alterflow.cli.session import Session
-    from alterflow.settings import Settings
+    """A throwaway Airflow started for the runs (`measure`), stopped after them."""
     from tests.support.live_airflow import LiveAirflow  # the e2e test's harness (`python -m bench` runs from the repository root)
 
-    sizes = QUICK if quick else FULL
-    runs, count = sizes["runs"], sizes["rows"]
-    warm_up = 0 if quick else 1  # a first run of each warms Airflow's and the OS's caches; --quick judges nothing
-    last = runs + warm_up - 1
     with tempfile.TemporaryDirectory(prefix="alterflow-bench-airflow-") as base:
         live = LiveAirflow(pathlib.Path(base))
         live.start()
         try:
-            session = Session(Settings.from_env(live.cli_env()))
-            for i in range(runs + warm_up):
-                for kind in ("heavy", "light"):
-                    list(session.run(TABLE.format(name=f"{kind}{i}")))
-                    session.load(f"{kind}{i}", _rows(count), label="bench", by_name=True)
-            live.wait_healthy()
-            headers = {"Authorization": f"Bearer {live.token()}"}
-            _wait_for_dag(live, headers)
-            light, heavy = [], []
-            for i in range(runs + warm_up):
-                light_s = _timed_run(live, headers, f"bench_light_{i}", f"light{i}", f"ALTER TABLE light{i} ADD COLUMN n INT")
-                heavy_s = _timed_run(live, headers, f"bench_heavy_{i}", f"heavy{i}", f"ALTER TABLE heavy{i} MODIFY COLUMN v BIGINT")
-                print(f"  run {i}: light {light_s:.1f} s, heavy {heavy_s:.1f} s{' (warm-up)' if i < warm_up else ''}", flush=True)
-                if i >= warm_up:
-                    light.append(light_s), heavy.append(heavy_s)
-            print(f"  last light run: {_timeline(live, headers, f'bench_light_{last}')}", flush=True)
-            print(f"  last heavy run: {_timeline(live, headers, f'bench_heavy_{last}')}", flush=True)
-            jobs = session.catalog.jobs(session.catalog.table(f"heavy{last}").id)
-            assert jobs and jobs[-1].state == "FINISHED" and jobs[-1].kind == "HEAVY", jobs
+            return measure(live, quick)
         except BaseException:
             print(live.diagnostics(), file=sys.stderr)
             raise
         finally:
             live.stop()
+
+
+def measure(live, quick: bool = False) -> list[ResultRow]:
+    """The runs on `live`, a running Airflow (`tests.support.live_airflow.LiveAirflow`): the
+    benchmark's own, or the live end-to-end test's, which measures once with --quick's sizes
+    (so the benchmarks' smoke test starts no Airflow of its own)."""
+    from alterflow.engine.session import Session
+    from alterflow.settings import Settings
+
+    sizes = QUICK if quick else FULL
+    runs, count = sizes["runs"], sizes["rows"]
+    warm_up = 0 if quick else 1  # a first run of each warms Airflow's and the OS's caches; --quick judges nothing
+    last = runs + warm_up - 1
+    session = Session(Settings.from_env(live.cli_env()))
+    for i in range(runs + warm_up):
+        for kind in ("heavy", "light"):
+            list(session.run(TABLE.format(name=f"bench_{kind}{i}")))
+            session.load(f"bench_{kind}{i}", _rows(count), label="bench", by_name=True)
+    live.wait_healthy()
+    headers = {"Authorization": f"Bearer {live.token()}"}
+    _wait_for_dag(live, headers)
+    light, heavy = [], []
+    for i in range(runs + warm_up):
+        light_s = _timed_run(live, headers, f"bench_light_{i}", f"bench_light{i}", f"ALTER TABLE bench_light{i} ADD COLUMN n INT")
+        heavy_s = _timed_run(live, headers, f"bench_heavy_{i}", f"bench_heavy{i}", f"ALTER TABLE bench_heavy{i} MODIFY COLUMN v BIGINT")
+        print(f"  run {i}: light {light_s:.1f} s, heavy {heavy_s:.1f} s{' (warm-up)' if i < warm_up else ''}", flush=True)
+        if i >= warm_up:
+            light.append(light_s), heavy.append(heavy_s)
+    print(f"  last light run: {_timeline(live, headers, f'bench_light_{last}')}", flush=True)
+    print(f"  last heavy run: {_timeline(live, headers, f'bench_heavy_{last}')}", flush=True)
+    jobs = session.catalog.jobs(session.catalog.table(f"bench_heavy{last}").id)
+    assert jobs and jobs[-1].state == "FINISHED" and jobs[-1].kind == "HEAVY", jobs
     ratio = median(heavy) / median(light)
     print(f"  heavy DAG run {median(heavy):.1f} s, light DAG run {median(light):.1f} s: ratio {ratio:.2f}")
     return [
@@ -133,6 +142,7 @@ def run(quick: bool = False) -> list[ResultRow]:
             goal=f"≤ {GOAL:g}×",
             reference="before issue 12: a 3-row heavy run took 1 min 07 s",
             met=verdict(ratio <= GOAL, quick),
+            summary="Airflow DAG run, heavy / light",
         ),
     ]
 

@@ -19,7 +19,7 @@ import time
 import numpy as np
 import pyarrow as pa
 
-from bench import ResultRow, fresh_home, markdown_table, median, settings_for, verdict
+from bench import ResultRow, fresh_home, markdown_table, median, rows_text, settings_for, verdict
 
 FULL = {"rows": 1_000_000, "runs": 5}
 QUICK = {"rows": 20_000, "runs": 1}
@@ -37,14 +37,14 @@ def _rows(count: int) -> pa.Table:
 def _retyped(old, nullable: bool):
     """The version `MODIFY COLUMN v INT [NOT NULL]` makes (what the planner gives: v retyped, its
     NULLability set; the same column id)."""
-    from alterflow.types import parse_type
+    from alterflow.values.types import parse_type
 
     columns = tuple(dataclasses.replace(c, type=parse_type("INT"), nullable=nullable) if c.name == "v" else c for c in old.columns)
     return dataclasses.replace(old, version=old.version + 1, columns=columns)
 
 
 def run(quick: bool = False) -> list[ResultRow]:
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
     from alterflow.rewrite.cast_analysis import analyze_local
     from alterflow.rewrite.validation_checks import CheckKind
 
@@ -80,6 +80,7 @@ def run(quick: bool = False) -> list[ResultRow]:
             ratio=f"{ratio:.2f} (with NOT NULL / cast alone)",
             goal=f"≤ {GOAL:g}×",
             met=verdict(ratio <= GOAL, quick),
+            summary=f"lint --analyze NOT NULL, {rows_text(count)}",
         )
     ]
 

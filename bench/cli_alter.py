@@ -52,7 +52,7 @@ def _rows(count: int) -> pa.Table:
 
 
 def run(quick: bool = False) -> list[ResultRow]:
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
     from alterflow.store.layout import absolute
 
     sizes = QUICK if quick else FULL
@@ -92,6 +92,7 @@ def run(quick: bool = False) -> list[ResultRow]:
             goal=f"≤ {GOAL_HEAVY:g}×",
             reference="before issue 12: 30.4 s (≈ 60×)",
             met=verdict(heavy_ratio <= GOAL_HEAVY, quick),
+            summary=f"heavy ALTER, CLI, {rows_text(count)}",
         ),
         ResultRow(
             "light ALTER, CLI process",
@@ -102,6 +103,7 @@ def run(quick: bool = False) -> list[ResultRow]:
             goal=f"≤ {GOAL_LIGHT:g}×",
             reference="before issue 12: 1.9 s (≈ 5×)",
             met=verdict(light_ratio <= GOAL_LIGHT, quick),
+            summary="light ALTER, CLI",
         ),
     ]
 

@@ -50,7 +50,7 @@ def _values(column, ids: np.ndarray) -> pa.Array:
     """Deterministic values of one column (by column id, so a rename keeps them) in its type."""
     import pyarrow.compute as pc
 
-    from alterflow.types import to_arrow
+    from alterflow.values.types import to_arrow
 
     if column.id == 1:  # the key
         return pa.array(ids, pa.int64())
@@ -65,7 +65,7 @@ def _values(column, ids: np.ndarray) -> pa.Array:
 
 
 def _initial(column, length: int) -> pa.Array:
-    from alterflow.types import to_arrow
+    from alterflow.values.types import to_arrow
 
     return pa.array([column.initial_default] * length, to_arrow(column.type))
 
@@ -78,7 +78,7 @@ def _final_rows(written_under, final, ids: np.ndarray) -> pa.Table:
         if old is None:
             arrays.append(_initial(column, len(ids)))
         else:
-            from alterflow.types import to_arrow
+            from alterflow.values.types import to_arrow
 
             arrays.append(_values(old, ids).cast(to_arrow(column.type)))
     return pa.table(arrays, names=[c.name for c in final.columns])
@@ -86,7 +86,7 @@ def _final_rows(written_under, final, ids: np.ndarray) -> pa.Table:
 
 def build(session, sizes: dict) -> tuple[int, int]:
     """Load the evolved table `t_evolved` and the baseline `t_final`; returns (rows, versions)."""
-    from alterflow.cli.session import column_text
+    from alterflow.engine.session import column_text
 
     versions, per_load = sizes["versions"], sizes["rows"] // sizes["versions"]
     catalog = session.catalog
@@ -155,7 +155,7 @@ def _timed_read(spark, session, table: str, cpu_clock) -> tuple[float, float | N
 def run(quick: bool = False, sizes: dict | None = None) -> list[ResultRow]:
     """The benchmark at FULL sizes (QUICK with `quick`), or at `sizes` (the goal is judged at the
     full row count and number of versions only)."""
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
     from alterflow.spark_session import get_spark
 
     sizes = sizes or (QUICK if quick else FULL)
@@ -213,6 +213,7 @@ def run(quick: bool = False, sizes: dict | None = None) -> list[ResultRow]:
             goal=f"ratio ≤ {GOAL_RATIO}",
             reference=PYICEBERG_RATIO,
             met=verdict(ratio <= GOAL_RATIO, not judged),
+            summary=f"evolved read, Spark, {rows_text(rows)}",
         )
     ]
 

@@ -44,9 +44,9 @@ def _table(session, name: str, rows: int, batch: int) -> None:
 
 
 def conversion(sizes: dict, quick: bool, judged: bool | None = None) -> list[ResultRow]:
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
     from alterflow.store.layout import absolute
-    from alterflow.workflow import heavy_steps, steps
+    from alterflow.workflow import alter_steps, heavy_steps
     from alterflow.workflow.request import AlterRequest
 
     with fresh_home("convert") as home:
@@ -65,9 +65,9 @@ def conversion(sizes: dict, quick: bool, judged: bool | None = None) -> list[Res
         copy()  # warm-up: JIT, file cache
         copy_s = median([copy() for _ in range(2 if quick else 3)])
 
-        def convert(table: str) -> tuple[float, dict]:
+        def convert(table: str) -> tuple[float, heavy_steps.ConversionResult | heavy_steps.StepSkipped]:
             request = AlterRequest(table, f"ALTER TABLE {table} MODIFY COLUMN code INT", {"engine": "spark"})
-            job_id = heavy_steps.start(session.catalog, request, steps.validate(session.catalog, request))["job_id"]
+            job_id = heavy_steps.start(session.catalog, request, alter_steps.validate(session.catalog, request)).job_id
             heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id)
             started = time.perf_counter()
             result = heavy_steps.convert(spark, session.catalog, session.warehouse, job_id)
@@ -77,7 +77,7 @@ def conversion(sizes: dict, quick: bool, judged: bool | None = None) -> list[Res
         _table(session, "warm", sizes["batch"] // 10, sizes["batch"] // 10)
         convert("warm")
         convert_s, result = convert("t")
-        assert result["rows"] == sizes["rows"] and result["failed_casts"] == 0, result
+        assert result.rows == sizes["rows"] and result.failed_casts == 0, result
 
     rows = sizes["rows"]
     ratio = copy_s / convert_s  # throughput ratio: conversion rows/s over copy rows/s
@@ -95,12 +95,13 @@ def conversion(sizes: dict, quick: bool, judged: bool | None = None) -> list[Res
             goal=f"≥ {GOAL_THROUGHPUT}×",
             reference="plain copy ≈ 2.3 M rows/s; Doris worst case ≈ 10 MB/s",
             met=verdict(ratio >= GOAL_THROUGHPUT, quick if judged is None else not judged),
+            summary=f"heavy conversion, Spark, {rows_text(rows)}",
         )
     ]
 
 
 def dual_write(sizes: dict, quick: bool) -> list[ResultRow]:
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
 
     def timed_loads(session, start: int) -> list[float]:
         times = []
@@ -130,6 +131,7 @@ def dual_write(sizes: dict, quick: bool) -> list[ResultRow]:
             ratio=f"{ratio:.2f} (dual/plain p50)",
             goal=f"≤ {GOAL_DUAL_WRITE}×",
             met=verdict(ratio <= GOAL_DUAL_WRITE, quick),
+            summary=f"load during dual write, {sizes['loads']} loads",
         )
     ]
 

@@ -35,7 +35,7 @@ def _batch(start: int, n: int) -> pa.Table:
 
 
 def load_cost(sizes: dict, quick: bool) -> ResultRow:
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
     from alterflow.load.local_load import load_table
     from alterflow.load.rows import rows_from_arrow
 
@@ -70,13 +70,14 @@ def load_cost(sizes: dict, quick: bool) -> ResultRow:
         ratio=f"{ratio:.3f} (lease/no lease p50)",
         goal=f"≤ {GOAL_RATIO}×",
         met=verdict(ratio <= GOAL_RATIO, quick),
+        summary="lease cost of a load",
     )
 
 
 def light_alter_cost(sizes: dict, quick: bool, lease_s: float) -> ResultRow:
-    from alterflow.cli.session import Session
-    from alterflow.leases import JobLease
-    from alterflow.workflow import heavy_steps, steps
+    from alterflow.engine.session import Session
+    from alterflow.held_leases import JobLease
+    from alterflow.workflow import alter_steps, heavy_steps
     from alterflow.workflow.request import AlterRequest
 
     with fresh_home("lease-alter") as home:
@@ -85,7 +86,7 @@ def light_alter_cost(sizes: dict, quick: bool, lease_s: float) -> ResultRow:
         list(session.run("CREATE TABLE b (id BIGINT NOT NULL, v STRING, PRIMARY KEY (id))"))
         list(session.run("INSERT INTO b VALUES (1, '1')"))
         request = AlterRequest("b", "ALTER TABLE b MODIFY COLUMN v INT")
-        job_id = heavy_steps.start(session.catalog, request, steps.validate(session.catalog, request))["job_id"]
+        job_id = heavy_steps.start(session.catalog, request, alter_steps.validate(session.catalog, request)).job_id
         counter = iter(range(1, 10**6))
 
         def alter() -> float:
@@ -118,6 +119,7 @@ def light_alter_cost(sizes: dict, quick: bool, lease_s: float) -> ResultRow:
         ratio=f"{ratio:.3f} (lease/no lease p50)",
         goal=f"≤ {GOAL_RATIO}×" if judged else "— (stress: 30× the default renewal rate)",
         met=verdict(ratio <= GOAL_RATIO, quick) if judged else "—",
+        summary=f"lease cost, job lease renewed every {every:.2g} s",
     )
 
 

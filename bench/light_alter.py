@@ -75,7 +75,7 @@ class Case:
     """One table `t` of `rows` rows in its own catalog, ready to be ALTERed."""
 
     def __init__(self, home, rows: int, batch: int, catalog_url: str | None = None):
-        from alterflow.cli.session import Session
+        from alterflow.engine.session import Session
 
         self.rows, self.catalog = rows, "PostgreSQL" if catalog_url else "SQLite"
         self.session = Session(settings_for(home, catalog_url))
@@ -192,6 +192,7 @@ def run(quick: bool = False) -> list[ResultRow]:
             goal=goal,
             reference=PYICEBERG_P50,
             met=verdict(small.p50 <= GOAL_P50_S, quick),
+            summary=f"light ALTER, SQLite, {rows_text(small.rows)}",
         ),
         ResultRow(
             "light ALTER",
@@ -202,10 +203,18 @@ def run(quick: bool = False) -> list[ResultRow]:
             goal=f"{goal}; ratio ≤ {GOAL_RATIO}",
             reference=PYICEBERG_P50,
             met=verdict(big.p50 <= GOAL_P50_S and ratio <= GOAL_RATIO, quick),
+            summary=f"light ALTER, SQLite, {rows_text(big.rows)}",
         ),
     ]
     if pg is None:
-        rows.append(ResultRow("light ALTER", f"PostgreSQL, {rows_text(sizes['small'])}", "skipped: server not reachable"))
+        rows.append(
+            ResultRow(
+                "light ALTER",
+                f"PostgreSQL, {rows_text(sizes['small'])}",
+                "skipped: server not reachable",
+                summary="light ALTER, PostgreSQL",
+            )
+        )
     else:
         rows.append(
             ResultRow(
@@ -217,6 +226,7 @@ def run(quick: bool = False) -> list[ResultRow]:
                 goal="— (the goal is on SQLite)",
                 reference=PYICEBERG_P50,
                 met="—",
+                summary=f"light ALTER, PostgreSQL, {rows_text(pg.rows)}",
             )
         )
     return rows

@@ -86,7 +86,7 @@ def local_load(sizes: dict, quick: bool) -> list[ResultRow]:
 
 
 def _local_load(rows: int, runs: int, goal: float, reference: str, quick: bool) -> ResultRow:
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
 
     with fresh_home("load") as home:
         session = Session(settings_for(home))
@@ -113,11 +113,12 @@ def _local_load(rows: int, runs: int, goal: float, reference: str, quick: bool) 
         goal=f"≥ {goal}×",
         reference=reference,
         met=verdict(ratio >= goal, quick),
+        summary=f"load, local engine, {rows_text(rows)}",
     )
 
 
 def dual_write_load(sizes: dict, quick: bool) -> list[ResultRow]:
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
 
     rows = sizes["rows"]
     with fresh_home("dual-load") as home:
@@ -151,6 +152,7 @@ def dual_write_load(sizes: dict, quick: bool) -> list[ResultRow]:
             ratio=f"{ratio:.2f} (dual/plain); CPU {cpu_ratio:.2f}",
             goal=f"≤ {GOAL_DUAL}×",
             met=verdict(ratio <= GOAL_DUAL, quick),
+            summary=f"CSV load during dual write, {rows_text(rows)}",
         )
     ]
 
@@ -162,7 +164,7 @@ def _cpu_seconds() -> float:
 
 
 def spark_load(sizes: dict, quick: bool) -> list[ResultRow]:
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
 
     rows = sizes["spark_rows"]
     with fresh_home("spark-load") as home:
@@ -201,6 +203,7 @@ def spark_load(sizes: dict, quick: bool) -> list[ResultRow]:
             ratio=f"{ratio:.2f} (throughput, ours/plain)",
             goal=f"≥ {GOAL_SPARK}×",
             met=verdict(ratio >= GOAL_SPARK, quick),
+            summary=f"load, Spark engine, {rows_text(rows)}",
         )
     ]
 
@@ -233,6 +236,7 @@ def peak_rss(sizes: dict, quick: bool) -> list[ResultRow]:
             ratio=f"{peak / size:.2f} (RSS/input)",
             goal="< 1.5 GiB",
             met=verdict(peak < GOAL_RSS_BYTES, quick),
+            summary=f"load peak memory, {size / 2**30:.1f} GiB CSV",
         )
     ]
 

@@ -6,7 +6,7 @@ processes, as CI and a deploy run them.
    ADD COLUMN, RENAME COLUMN, a widening MODIFY COLUMN). Goal: the process under 2 s. The ratio
    compares the plan inside lint (`lint_migrations` in this process) with what a team has without
    it: each of the same statements planned alone with `EXPLAIN ALTER TABLE ...` through
-   `alterflow.cli.session.Session`, in this process, one after the other.
+   `alterflow.engine.session.Session`, in this process, one after the other.
 2. `migrate apply` of 50 light statements (ADD COLUMN on 10 tables, in 5 files) against the same 50
    statements run by `alterflow sql -f FILE`, both from start to exit on a fresh copy of the same
    catalog (10 tables of 100 rows). Goal: at most 1.2×. Runs of the two are interleaved, each
@@ -68,7 +68,7 @@ def write_files(directory: pathlib.Path, statements: list[str], files: int) -> N
 
 
 def make_catalog(home: pathlib.Path, tables: int) -> None:
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
 
     session = Session(settings_for(home))
     rows = _rows()
@@ -104,7 +104,7 @@ def _timed(command: list[str], env: dict, cwd: pathlib.Path, ok=(0,)) -> Timed:
 
 
 def run_lint(sizes: dict, quick: bool) -> ResultRow:
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
     from alterflow.migrate.lint import lint_migrations
     from alterflow.migrate.rules import load_rules
 
@@ -149,6 +149,7 @@ def run_lint(sizes: dict, quick: bool) -> ResultRow:
         ratio=f"{ratio:.2f} (lint/EXPLAIN each, in-process)",
         goal=f"process < {GOAL_LINT_S:g} s",
         met=verdict(median(process) < GOAL_LINT_S, quick),
+        summary=f"migrate lint, CLI, {count} ALTERs",
     )
 
 
@@ -191,6 +192,7 @@ def run_apply(sizes: dict, quick: bool) -> ResultRow:
         ratio=f"{ratio:.2f} (apply/sql -f); CPU {cpu_ratio:.2f}",
         goal=f"≤ {GOAL_APPLY:g}×",
         met=verdict(ratio <= GOAL_APPLY, quick),
+        summary=f"migrate apply, CLI, {count} ALTERs",
     )
 
 

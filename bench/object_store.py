@@ -137,6 +137,7 @@ def append(server, sizes: dict, quick: bool) -> ResultRow:
         ratio=f"{ratio:.2f} (throughput, ours/pyarrow)",
         goal=f"≥ {GOAL_APPEND}×",
         met=verdict(ratio >= GOAL_APPEND, quick),
+        summary=f"S3: Table.append, {rows_text(rows)}",
     )
 
 
@@ -168,6 +169,7 @@ def query(server, sizes: dict, quick: bool) -> ResultRow:
         ratio=f"{ratio:.2f} (ours/plain)",
         goal=f"≤ {GOAL_QUERY:g}×",
         met=verdict(ratio <= GOAL_QUERY, quick),
+        summary=f"S3: query, CLI, {rows_text(rows)}",
     )
 
 
@@ -200,7 +202,7 @@ def _write_files(batches, target: str):
 
 def _bucket_session(server, home: pathlib.Path, bucket: str):
     """An embedded session (Spark `local[2]`) whose warehouse is `s3://<bucket>/wh` on `server`."""
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
     from alterflow.settings import Settings
 
     env = {"ALTERFLOW_HOME": str(home), "ALTERFLOW_SPARK_MASTER": "local[2]", "ALTERFLOW_WAREHOUSE": f"s3://{bucket}/wh"}
@@ -210,7 +212,7 @@ def _bucket_session(server, home: pathlib.Path, bucket: str):
 def conversion(server, sizes: dict, quick: bool) -> ResultRow:
     import functools
 
-    from alterflow.workflow import heavy_steps, steps
+    from alterflow.workflow import alter_steps, heavy_steps
     from alterflow.workflow.request import AlterRequest
     from bench.heavy_alter import _batch
 
@@ -241,14 +243,14 @@ def conversion(server, sizes: dict, quick: bool) -> ResultRow:
 
         def convert(name: str) -> float:
             request = AlterRequest(name, f"ALTER TABLE {name} MODIFY COLUMN code INT", {"engine": "spark"})
-            job_id = heavy_steps.start(session.catalog, request, steps.validate(session.catalog, request, warehouse=session.warehouse))[
-                "job_id"
-            ]
+            job_id = heavy_steps.start(
+                session.catalog, request, alter_steps.validate(session.catalog, request, warehouse=session.warehouse)
+            ).job_id
             heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id)
             started = time.perf_counter()
             result = heavy_steps.convert(spark, session.catalog, session.warehouse, job_id)
             elapsed = time.perf_counter() - started
-            assert result["rows"] == (rows if name == "t" else batch // 10) and result["failed_casts"] == 0, result
+            assert result.rows == (rows if name == "t" else batch // 10) and result.failed_casts == 0, result
             return elapsed
 
         copy(0)  # warm-up: the workers, the first connections
@@ -267,6 +269,7 @@ def conversion(server, sizes: dict, quick: bool) -> ResultRow:
         ratio=f"{ratio:.2f} (conversion/copy throughput)",
         goal=f"≥ {GOAL_CONVERT}×",
         met=verdict(ratio >= GOAL_CONVERT, quick),
+        summary=f"S3: heavy conversion, {rows_text(rows)}",
     )
 
 
@@ -306,6 +309,7 @@ def load_engines(server, sizes: dict, quick: bool) -> ResultRow:
         ratio=f"{ratio:.2f} (Spark/local time)",
         goal="— (context: auto keeps a bucket's loads in process)",
         met="—",
+        summary=f"S3: load, {rows_text(rows)}",
     )
 
 

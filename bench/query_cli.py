@@ -54,7 +54,7 @@ def _rows(count: int, ids: np.ndarray | None = None, load: int = 0) -> pa.Table:
 
 
 def run(quick: bool = False) -> list[ResultRow]:
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
     from alterflow.store.layout import absolute
 
     sizes = QUICK if quick else FULL
@@ -106,6 +106,7 @@ def run(quick: bool = False) -> list[ResultRow]:
                     goal=f"≤ {GOAL:g}×",
                     reference=reference,
                     met=verdict(ratio <= GOAL, quick),
+                    summary=f"query, CLI, {what.split(', ')[0]}",
                 )
             )
         session.catalog.engine.dispose()

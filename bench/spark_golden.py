@@ -34,5 +34,6 @@ def run(quick: bool = False) -> list[ResultRow]:
             goal=f"≥ {100 * GOAL:.0f}%",
             reference="42.6% of 256 eligible queries (19 files) when the runner landed",
             met=verdict(report.share >= GOAL and not crashes, quick),
+            summary="Spark golden queries in process",
         )
     ]

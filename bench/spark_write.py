@@ -27,7 +27,7 @@ GOAL = 0.8
 
 def run(quick: bool = False) -> list[ResultRow]:
     import alterflow
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
     from alterflow.spark import write_table
 
     sizes = QUICK if quick else FULL
@@ -84,6 +84,7 @@ def run(quick: bool = False) -> list[ResultRow]:
             ratio=f"{ratio:.2f} (throughput, ours/plain); CPU {plain_cpu / cpu:.2f}",
             goal=f"≥ {GOAL}×",
             met=verdict(ratio >= GOAL, quick),
+            summary=f"write_table, Spark, {rows_text(rows)}",
         )
     ]
 

@@ -68,6 +68,7 @@ def run(quick: bool = False) -> list[ResultRow]:
             ratio=f"{ratio:.2f} (throughput, ours/pyarrow)",
             goal=f"≥ {GOAL}×",
             met=verdict(ratio >= GOAL, quick),
+            summary=f"Table.append, {rows_text(rows)}",
         )
     ]
 

@@ -13,22 +13,24 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, fields, replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import Engine, and_, bindparam, func, or_, select, text, update
+from sqlalchemy import Engine, and_, bindparam, delete, func, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from alterflow.catalog.database import open_engine
-from alterflow.catalog.errors import (
+from alterflow.catalog.catalog_errors import (
     CatalogError,
     ConcurrentChange,
     DependentObjects,
     NameInUse,
+    TableMoved,
     TransactionStateError,
     UnknownObject,
     checked_label,
 )
+from alterflow.catalog.database import open_engine
 from alterflow.catalog.models import (
     AlterJobRow,
+    AlterTurnRow,
     CatalogIdentityRow,
     DataFileRow,
     IndexRow,
@@ -366,6 +368,7 @@ class Catalog(SnapshotReads):
                 if done is not None:
                     return job_from_row(done)
                 self._claim_next_version(s, spec)
+                s.execute(delete(AlterTurnRow).where(AlterTurnRow.request_id == spec.request_id))  # its turn is over
                 if check_files is not None:
                     check_files(read_snapshot(_fetch(s), _table(s.get(TableRow, spec.table_id)), version=spec.old_version))
                 new_version = version_row(spec, VersionState.COMMITTED, now)
@@ -380,7 +383,7 @@ class Catalog(SnapshotReads):
             existing = self.job_by_request(spec.request_id)
             if existing is not None:
                 return existing
-            raise ConcurrentChange(
+            raise TableMoved(
                 f"ALTER TABLE {spec.table_name}: another ALTER committed version {spec.new.version} first; nothing was applied"
             ) from exc
 
@@ -400,7 +403,7 @@ class Catalog(SnapshotReads):
         if job is not None:
             raise ConcurrentChange(f"ALTER TABLE {spec.table_name}: job {job.id} ({job.state}) is not finished; one job per table")
         if result.rowcount != 1:
-            raise ConcurrentChange(
+            raise TableMoved(
                 f"ALTER TABLE {spec.table_name}: the table changed since this statement was planned "
                 f"(version {spec.old_version} is no longer current); nothing was applied"
             )

@@ -16,7 +16,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
-from alterflow.catalog.errors import CatalogFull, CatalogOutdated, CatalogUnavailable
+from alterflow.catalog.catalog_errors import CatalogFull, CatalogOutdated, CatalogUnavailable
 from alterflow.catalog.revisions import MIGRATIONS, head_revision
 from alterflow.errors import first_line
 
@@ -90,12 +90,27 @@ def _refusing_a_full_database(context) -> None:
         ) from orig
 
 
+def _finishing_an_interrupted_statement(context) -> None:
+    """SQLAlchemy's handle_error: a statement that an interrupt (KeyboardInterrupt, SystemExit)
+    stopped inside the driver makes SQLAlchemy drop its connection without closing the cursor. On
+    SQLite the cursor's unfinished statement keeps the closed connection's transaction, and its
+    write lock, for as long as the cursor lives, and the exception's traceback keeps it alive while
+    the work unwinds: the job lease's release failed with "database is locked". The cursor is
+    closed here, so the connection's close ends the transaction."""
+    cursor = getattr(context.execution_context, "cursor", None)
+    if isinstance(context.original_exception, Exception) or cursor is None:
+        return
+    with contextlib.suppress(Exception):
+        cursor.close()
+
+
 def make_engine(url: str) -> Engine:
     url = normalise_url(url)
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"timeout": 30, "isolation_level": None})
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)
+        event.listen(engine, "handle_error", _finishing_an_interrupted_statement)
     else:
         engine = create_engine(url, pool_pre_ping=True)
     event.listen(engine, "handle_error", _refusing_a_full_database)

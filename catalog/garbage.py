@@ -26,7 +26,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from alterflow.catalog.catalog import ACTIVE_JOB_STATES, Catalog
-from alterflow.catalog.errors import ConcurrentChange
+from alterflow.catalog.catalog_errors import ConcurrentChange
 from alterflow.catalog.models import (
     AlterJobRow,
     DataFileRow,

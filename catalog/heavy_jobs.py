@@ -19,10 +19,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from alterflow.catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog, job_from_row, job_row, lock_job_row, utcnow, version_row
-from alterflow.catalog.errors import ConcurrentChange, JobStateError, TransactionStateError, UnknownObject
-from alterflow.catalog.leases import fence
+from alterflow.catalog.catalog_errors import ConcurrentChange, JobStateError, TableMoved, TransactionStateError, UnknownObject
+from alterflow.catalog.job_leases import fence
 from alterflow.catalog.models import (
     AlterJobRow,
+    AlterTurnRow,
     ConvertedTabletRow,
     DataFileRow,
     IndexRow,
@@ -35,7 +36,7 @@ from alterflow.catalog.records import AlterProperties, JobSpec
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.states import Engine, FileState, IndexState, JobKind, JobState, OnCastError, TransactionState, VersionState
 from alterflow.sql.names import named
-from alterflow.types import Change, classify_conversion
+from alterflow.values.types import Change, classify_conversion
 
 # States in which loads dual-write into the shadow index.
 DUAL_WRITE_STATES = ACTIVE_JOB_STATES
@@ -204,6 +205,7 @@ class HeavyJobs:
                     row.lease_acquired_at = row.lease_renewed_at = now
                     row.lease_expires_at = now + timedelta(seconds=seconds)
                 s.add(row)
+                s.execute(delete(AlterTurnRow).where(AlterTurnRow.request_id == request_id))  # its turn is over
                 s.flush()
                 return job_from_row(row)
         except IntegrityError as exc:
@@ -224,7 +226,7 @@ class HeavyJobs:
         if active is not None:
             raise ConcurrentChange(f"ALTER TABLE {table_name}: job {active.id} ({active.state}) is not finished; one job per table")
         if table.current_version != spec.old_version:
-            raise ConcurrentChange(
+            raise TableMoved(
                 f"ALTER TABLE {table_name}: the table changed since this statement was planned "
                 f"(version {spec.old_version} is no longer current); nothing was applied"
             )

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 
 from alterflow.catalog.catalog import Catalog
-from alterflow.catalog.errors import TransactionStateError
+from alterflow.catalog.catalog_errors import TransactionStateError
 from alterflow.catalog.models import DataFileRow, TabletRow, TransactionRow
 from alterflow.catalog.states import TransactionState
 

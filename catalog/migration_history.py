@@ -32,7 +32,7 @@ from sqlalchemy import Connection, Select, bindparam, delete, func, insert, sele
 from sqlalchemy.exc import IntegrityError
 
 from alterflow.catalog.catalog import Catalog, utcnow
-from alterflow.catalog.errors import CatalogError, ConcurrentChange
+from alterflow.catalog.catalog_errors import CatalogError, ConcurrentChange
 from alterflow.catalog.models import (
     AlterJobRow,
     MigrationLeaseRow,
@@ -43,6 +43,7 @@ from alterflow.catalog.models import (
     TransactionRow,
     ViewRow,
 )
+from alterflow.catalog.states import TransactionState, VersionState
 
 APPLYING, APPLIED, FAILED, BASELINE, DELETED = "APPLYING", "APPLIED", "FAILED", "BASELINE", "DELETED"
 RUNNING, DONE = "RUNNING", "DONE"
@@ -212,7 +213,7 @@ class MigrationHistory:
             rows = s.execute(
                 select(SchemaVersionRow, TableRow.name)
                 .join(TableRow, TableRow.id == SchemaVersionRow.table_id)
-                .where(SchemaVersionRow.created_at >= since, SchemaVersionRow.state == "COMMITTED")
+                .where(SchemaVersionRow.created_at >= since, SchemaVersionRow.state == VersionState.COMMITTED)
                 .order_by(SchemaVersionRow.created_at, SchemaVersionRow.table_id, SchemaVersionRow.version)
             ).all()
             return [MadeVersion(v.table_id, name, v.version, v.statement, v.created_at) for v, name in rows]
@@ -428,7 +429,9 @@ class MigrationHistory:
 
     def load_committed(self, label: str) -> bool:
         """Whether a load labelled `label` committed."""
-        return self._found(select(TransactionRow.id).where(TransactionRow.label == label, TransactionRow.state == "COMMITTED"))
+        return self._found(
+            select(TransactionRow.id).where(TransactionRow.label == label, TransactionRow.state == TransactionState.COMMITTED)
+        )
 
     def _found(self, query: Select) -> bool:
         """Whether `query` finds a row."""

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint, event
+from sqlalchemy import BigInteger, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint, event
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from alterflow.catalog.states import FileState
 
 # SQLite only autoincrements INTEGER PRIMARY KEY; BigInteger elsewhere.
 IdType = BigInteger().with_variant(Integer(), "sqlite")
@@ -133,7 +135,7 @@ class DataFileRow(_IdKeyed, Base):
 
 @event.listens_for(DataFileRow.state, "set")
 def _note_dropped(target: DataFileRow, value: str, old: str, _initiator) -> None:
-    if value != old and value in ("DELETED", "REPLACED"):
+    if value != old and value in (FileState.DELETED, FileState.REPLACED):
         target.dropped_at = datetime.now(UTC).replace(tzinfo=None)
 
 
@@ -267,3 +269,32 @@ class MigrationLeaseRow(Base):
     holder: Mapped[str | None] = mapped_column(String(256))
     acquired_at: Mapped[datetime | None] = mapped_column(DateTime)
     expires_at: Mapped[datetime | None] = mapped_column(DateTime)
+
+
+class AlterTurnRow(Base):
+    """An Airflow run's ALTER in line for its table (alterflow.catalog.alter_turns): the runs of one
+    table take their turn in the order they were triggered, each once no job of the table is
+    unfinished and no run ahead of it that it must not overlap is still waiting or has just been
+    let through."""
+
+    __tablename__ = "af_alter_turns"
+
+    request_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    table_id: Mapped[int] = mapped_column(ForeignKey("af_tables.id"), index=True)
+    triggered_at: Mapped[datetime] = mapped_column(DateTime)
+    # A rewrite (or a statement the planner could not tell without the warehouse's files) goes alone;
+    # light changes go side by side, as their commits retry on a lost race.
+    heavy: Mapped[bool] = mapped_column(Boolean, default=True)
+    let_through_at: Mapped[datetime | None] = mapped_column(DateTime)  # its turn came: it plans and starts now
+    expires_at: Mapped[datetime] = mapped_column(DateTime)  # renewed while it waits; a run gone lapses
+
+
+class FirstAssetEventRow(Base):
+    """When the first asset event on a table's asset was emitted (alterflow.catalog.first_asset_events):
+    Airflow creates the asset on its first event, and two first events at the same moment collide
+    in Airflow's database, so the events right after the first wait a moment."""
+
+    __tablename__ = "af_first_asset_events"
+
+    uri: Mapped[str] = mapped_column(String(512), primary_key=True)  # alterflow://<catalog name>/<table>
+    emitted_at: Mapped[datetime] = mapped_column(DateTime)

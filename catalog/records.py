@@ -146,7 +146,7 @@ class AlterJob:
     finished_at: datetime | None
     origin_index_id: int | None = None
     shadow_index_id: int | None = None
-    # The runner lease (catalog.leases): who drives the job and until when.
+    # The runner lease (catalog.job_leases): who drives the job and until when.
     lease_holder: str | None = None
     lease_group: str | None = None
     lease_acquired_at: datetime | None = None

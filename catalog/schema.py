@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from alterflow.sql.names import name_key
-from alterflow.types import DataType, decode_value, encode_value, parse_type
+from alterflow.values.types import DataType, decode_value, encode_value, parse_type
 
 __all__ = ["Column", "SchemaVersion", "key_role", "name_key"]
 

@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from datetime import datetime
 
-from alterflow.catalog.errors import UnknownObject
+from alterflow.catalog.catalog_errors import UnknownObject
 from alterflow.catalog.records import DataFile, TableInfo, TableSnapshot, ViewDependency, ViewInfo, decode_version
 from alterflow.catalog.revisions import head_revision
 from alterflow.catalog.schema import SchemaVersion, name_key

@@ -6,9 +6,15 @@
 
 What it sets up:
 - AIRFLOW_HOME (default `airflow/` under ALTERFLOW_HOME when set, else `.alterflow/airflow` in the
-  repo; ALTERFLOW_AIRFLOW_HOME overrides both), metadata in SQLite there (waiting up to
-  60 s for its write lock) unless `--database-url` says otherwise; LocalExecutor; no example DAGs;
-  DAGs active when created;
+  repo; ALTERFLOW_AIRFLOW_HOME overrides both); no example DAGs; DAGs active when created;
+- the LocalExecutor (`airflow standalone`), or with `--executor celery` (ALTERFLOW_AIRFLOW_EXECUTOR)
+  the CeleryExecutor: Airflow's processes and `--workers` Celery workers on a Redis broker
+  (deploy/celery_fleet.py);
+- Airflow's metadata database: `--database-url` (ALTERFLOW_AIRFLOW_DB_URL) when given; else, as
+  Airflow recommends for anything but a try-out, PostgreSQL when one answers at
+  ALTERFLOW_AIRFLOW_PG (default `postgres@127.0.0.1:5432`), in a database of its own per Airflow
+  home (`alterflow_airflow_<hash of the home>`, created if missing); else SQLite in the Airflow
+  home (waiting up to 60 s for its write lock). The banner says which;
 - the repo's `dags/` and `plugins/` folders;
 - SimpleAuthManager with one deterministic user, `admin` (role admin), whose password
   (ALTERFLOW_AIRFLOW_PASSWORD, default `admin`) is written to the passwords file Airflow reads;
@@ -18,12 +24,14 @@ What it sets up:
 - behind a reverse proxy under a path: `AIRFLOW__API__BASE_URL=https://host/airflow/` is kept, and
   the workers reach the execution API under that path too.
 
-It never imports Airflow: it only writes files and computes environment variables.
+It never imports Airflow: it only writes files, computes environment variables and, to choose
+the metadata database, asks PostgreSQL (psycopg) whether it is there.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import pathlib
@@ -110,6 +118,11 @@ def airflow_environment(
         }
     )
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("postgresql+psycopg://"):
+        # The async engine (the api-server's, the triggerer's) on the same driver, as docker-compose.yaml does.
+        env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC"] = env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].replace(
+            "postgresql+psycopg://", "postgresql+psycopg_async://", 1
+        )
     if env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("sqlite"):
         # Wait for SQLite's one writer lock instead of answering HTTP 500 (plugins/ is on Airflow's path).
         env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS"] = "alterflow.airflow.metadata_db.SQLITE_CONNECT_ARGS"
@@ -117,6 +130,35 @@ def airflow_environment(
     # Two cores here: a few task slots (LocalExecutor starts one worker process per slot).
     env.setdefault("AIRFLOW__CORE__PARALLELISM", "4")
     return env
+
+
+DEFAULT_PG = "postgres@127.0.0.1:5432"  # user@host:port of the PostgreSQL server Airflow's metadata goes to
+
+
+def metadata_database_name(home: pathlib.Path) -> str:
+    """The PostgreSQL database of the Airflow home `home`: one per home, so two Airflows on this
+    machine (a developer's `make airflow`, the live test's) never share their metadata."""
+    digest = hashlib.sha256(str(pathlib.Path(home).absolute()).encode()).hexdigest()[:12]
+    return f"alterflow_airflow_{digest}"
+
+
+def metadata_database(base_env: dict[str, str], home: pathlib.Path) -> tuple[str, str]:
+    """(Airflow's metadata database URL, the banner's words for it). PostgreSQL at
+    ALTERFLOW_AIRFLOW_PG (user@host:port) when it answers within 2 s, in the home's own database
+    (made when missing); else SQLite in the home."""
+    server = base_env.get("ALTERFLOW_AIRFLOW_PG") or DEFAULT_PG
+    name = metadata_database_name(home)
+    try:
+        import psycopg
+
+        with psycopg.connect(f"postgresql://{server}/postgres", connect_timeout=2, autocommit=True) as conn:
+            if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+                conn.execute(f'CREATE DATABASE "{name}"')
+    except Exception as exc:  # noqa: BLE001 - no server, no driver, no permission: SQLite, and the banner says why
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        sqlite = pathlib.Path(home).absolute() / "airflow.db"
+        return f"sqlite:///{sqlite}", f"SQLite {sqlite} (no PostgreSQL at {server}: {reason[:120]})"
+    return f"postgresql+psycopg://{server}/{name}", f"PostgreSQL {server}/{name}, as Airflow recommends"
 
 
 def passwords_file(home: pathlib.Path) -> pathlib.Path:
@@ -165,9 +207,18 @@ def without_password(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=f"{userinfo.split(':', 1)[0]}:***@{hostport}"))
 
 
-def banner(env: dict[str, str]) -> str:
+def executor_words(env: dict[str, str], workers: int) -> str:
+    """The banner's words for the executor."""
+    if env["AIRFLOW__CORE__EXECUTOR"] != "CeleryExecutor":
+        return env["AIRFLOW__CORE__EXECUTOR"]
+    broker = without_password(env["AIRFLOW__CELERY__BROKER_URL"])
+    return f"CeleryExecutor, {workers} workers, broker {broker}, queue {env['AIRFLOW__OPERATORS__DEFAULT_QUEUE']}"
+
+
+def banner(env: dict[str, str], metadata: str = "", workers: int = 2) -> str:
     """What `make airflow` prints before Airflow starts: the URL and the user name, and where the
-    password is, never the password itself (terminals are scrolled back, logged and shared)."""
+    password is, never the password itself (terminals are scrolled back, logged and shared); which
+    metadata database Airflow uses (`metadata`: `metadata_database`'s words)."""
     port = env["AIRFLOW__API__PORT"]
     host = env["AIRFLOW__API__HOST"]
     url = f"http://{'localhost' if host in ('0.0.0.0', '127.0.0.1', '::') else host}:{port}{base_path(env)}"
@@ -179,6 +230,8 @@ def banner(env: dict[str, str]) -> str:
             f"  user:         {ADMIN_USER} (its password: ALTERFLOW_AIRFLOW_PASSWORD, `admin` unless set; kept in the file below)",
             f"  passwords:    {passwords}",
             f"  Airflow home: {env['AIRFLOW_HOME']}",
+            f"  metadata:     {metadata or without_password(env['AIRFLOW__DATABASE__SQL_ALCHEMY_CONN'])}",
+            f"  executor:     {executor_words(env, workers)}",
             f"  catalog:      {without_password(env['ALTERFLOW_CATALOG_URL'])}",
             f"  warehouse:    {env['ALTERFLOW_WAREHOUSE']}",
             f"  DAGs: {env['AIRFLOW__CORE__DAGS_FOLDER']}   plugins: {env['AIRFLOW__CORE__PLUGINS_FOLDER']}",
@@ -208,17 +261,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--database-url",
         default=os.environ.get("ALTERFLOW_AIRFLOW_DB_URL"),
-        help="Airflow's metadata database (default: SQLite in the Airflow home)",
+        help="Airflow's metadata database (default: PostgreSQL at ALTERFLOW_AIRFLOW_PG, postgres@127.0.0.1:5432, when it "
+        "answers, in a database of the home's own; else SQLite in the Airflow home)",
     )
+    parser.add_argument(
+        "--executor",
+        choices=["local", "celery"],
+        default=os.environ.get("ALTERFLOW_AIRFLOW_EXECUTOR") or "local",
+        help="local: `airflow standalone` (LocalExecutor); celery: the CeleryExecutor with --workers workers and a Redis "
+        "broker (ALTERFLOW_CELERY_BROKER, redis://127.0.0.1:6379/0 by default)",
+    )
+    parser.add_argument("--workers", type=int, default=2, help="Celery workers to start with --executor celery (default 2)")
     parser.add_argument(
         "command", choices=["standalone", "env"], help="standalone: run Airflow; env: print the environment as export lines"
     )
     args = parser.parse_args(argv)
     if not 0 < args.port < 65536:
         parser.error(f"--port must be between 1 and 65535, not {args.port}")
+    if not 0 < args.workers <= 32:
+        parser.error(f"--workers must be between 1 and 32, not {args.workers}")
 
     base = dict(os.environ)
-    env = airflow_environment(base, home=args.home, port=args.port, host=args.host, database_url=args.database_url)
+    fleet = _sibling("celery_fleet") if args.executor == "celery" else None
+    try:
+        env, metadata = _environment(args, base, fleet)
+    except Exception as exc:
+        if fleet is None or not isinstance(exc, fleet.FleetError):
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     password = admin_password(base)
     try:
         prepare_home(env, password)
@@ -230,10 +301,34 @@ def main(argv: list[str] | None = None) -> int:
             if key.startswith(("AIRFLOW", "ALTERFLOW_", "PYSPARK_")) or key in ("PATH", "SPARK_LOCAL_IP"):
                 print(f"export {key}={shlex.quote(env[key])}")
         return 0
-    print(banner(env), flush=True)
+    print(banner(env, metadata, args.workers), flush=True)
     airflow = str(pathlib.Path(sys.executable).parent / "airflow")
+    if fleet is not None:
+        return fleet.run(airflow, env, args.workers)
     os.execve(airflow, [airflow, "standalone"], env)
     return 1  # not reached
+
+
+def _environment(args, base: dict[str, str], fleet) -> tuple[dict[str, str], str]:
+    """(Airflow's environment, the banner's words for its metadata database). With the Celery
+    executor (`fleet`, deploy/celery_fleet.py) the broker is checked before anything is made (a
+    metadata database on PostgreSQL), and SQLite metadata is refused: FleetError, one line."""
+    broker = fleet.broker_url(base) if fleet is not None else None
+    database_url, metadata = args.database_url, ""
+    if not database_url:
+        database_url, metadata = metadata_database(base, args.home)
+    env = airflow_environment(base, home=args.home, port=args.port, host=args.host, database_url=database_url)
+    return (fleet.celery_environment(env, broker) if fleet is not None else env), metadata
+
+
+def _sibling(name: str):
+    """deploy/<name>.py as a module (this file is a script, run or loaded by its path)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, pathlib.Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 if __name__ == "__main__":

@@ -28,8 +28,8 @@ def orders_schema_changed():
     @task
     def print_new_schema(triggering_asset_events=None) -> list[list]:
         from alterflow.airflow.assets import is_schema_change
-        from alterflow.cli.output import to_table
-        from alterflow.cli.session import Session
+        from alterflow.engine.result_text import to_table
+        from alterflow.engine.session import Session
 
         changes = [event for event in (triggering_asset_events or {}).get(ORDERS, []) if is_schema_change(event)]
         if not changes:

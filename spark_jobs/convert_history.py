@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from alterflow.catalog.catalog import Catalog
     from alterflow.settings import Settings, warehouse_root
-    from alterflow.workflow.heavy_steps import StepDriver, convert
+    from alterflow.workflow.heavy_steps import StepDriver, conversion_json, convert
 
     settings = Settings.from_env()
     catalog_url = args.catalog_url or settings.catalog_url
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         result = convert(spark, Catalog(catalog_url), warehouse, args.job_id, args.parallelism, driver)
     finally:
         spark.stop()
-    print(json.dumps(result))
+    print(json.dumps(conversion_json(result)))
     return 0
 
 

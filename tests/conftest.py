@@ -140,7 +140,7 @@ def sqlite_settings(tmp_path):
 @pytest.fixture
 def session(sqlite_settings, spark):
     """An embedded alterflow session on SQLite under tmp_path, sharing the test run's SparkSession."""
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
 
     return Session(sqlite_settings)
 
@@ -149,7 +149,7 @@ def session(sqlite_settings, spark):
 def catalog_session(settings):
     """An embedded alterflow session on the parametrised catalog (SQLite, PostgreSQL) under tmp_path.
     It starts Spark only when a statement needs it (a test that needs Spark asks for `spark` too)."""
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
 
     return Session(settings)
 
@@ -157,7 +157,7 @@ def catalog_session(settings):
 @pytest.fixture
 def run(session):
     """run(sql) -> the last result's rows (or the Done message) of the statements."""
-    from alterflow.cli.session import ResultSet
+    from alterflow.engine.session import ResultSet
 
     def _run(text: str):
         results = list(session.run(text))

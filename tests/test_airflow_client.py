@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from alterflow.airflow_client import DAG_ID, AirflowClient, AirflowRequestError, new_run_id
-from alterflow.cli.session import Session, StatementError
+from alterflow.engine.session import Session, StatementError
 from alterflow.settings import Settings
 from alterflow.workflow.airflow_submission import submit_alter
 from alterflow.workflow.request import AlterRequest

@@ -16,7 +16,7 @@ from sqlalchemy import select
 
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.models import AlterJobRow, DataFileRow, TransactionRow, ViewRow
-from alterflow.cli.session import ResultSet, Session, StatementError
+from alterflow.engine.session import ResultSet, Session, StatementError
 from alterflow.errors import UserError
 
 pytestmark = pytest.mark.spark

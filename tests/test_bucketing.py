@@ -1,6 +1,6 @@
 """alterflow.bucketing without Spark: Spark's Murmur3 `hash()` over Arrow columns (`hash_array`,
 `bucket_array`) equals the one-row Python rule (`hash_of`, `bucket_of`), and both equal values that
-real Spark printed (the Spark-side comparison on generated data is in test_types_spark.py)."""
+real Spark printed (the Spark-side comparison on generated data is in tests/values/test_types_spark.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from alterflow.bucketing import bucket_array, bucket_of, hash_array, hash_of
-from alterflow.types import DataType, InvalidType, parse_type, to_arrow
+from alterflow.values.types import DataType, InvalidType, parse_type, to_arrow
 
 T = parse_type
 BUCKET_COUNTS = (1, 2, 7, 16)
@@ -259,7 +259,7 @@ def test_bad_keys_are_rejected():
 def test_bucketing_does_not_import_pyspark():
     code = (
         "import sys, pyarrow as pa\n"
-        "from alterflow.types import parse_type\n"
+        "from alterflow.values.types import parse_type\n"
         "from alterflow.bucketing import bucket_array, bucket_of\n"
         "bucket_array([pa.array(['x'])], (parse_type('STRING'),), 4); bucket_of((1,), (parse_type('INT'),), 4)\n"
         "assert not any(m == 'pyspark' or m.startswith('pyspark.') for m in sys.modules), 'pyspark'\n"

@@ -10,9 +10,9 @@ import re
 import pytest
 
 from alterflow.airflow_client import AirflowRequestError
-from alterflow.catalog import errors as catalog_errors
+from alterflow.catalog import catalog_errors
 from alterflow.cli import command as cli
-from alterflow.cli.session import Session, StatementError
+from alterflow.engine.session import Session, StatementError
 from alterflow.errors import AlterflowError, UserError
 from alterflow.load.bad_rows import BadRows
 from alterflow.load.inputs import LoadInputError
@@ -21,10 +21,10 @@ from alterflow.read.query_binding import QueryError
 from alterflow.rewrite.tablet_conversion import ConversionStopped
 from alterflow.settings import SettingError
 from alterflow.sql import SqlError
-from alterflow.types import InvalidType, InvalidValue
+from alterflow.values.types import InvalidType, InvalidValue
+from alterflow.workflow.alter_steps import HeavyChangeUnavailable
 from alterflow.workflow.heavy_steps import JobCancelled
 from alterflow.workflow.job_control import JobControlRefused
-from alterflow.workflow.steps import HeavyChangeUnavailable
 
 REFUSALS = [
     SqlError,
@@ -94,13 +94,13 @@ def test_a_bug_is_an_internal_error_with_its_traceback_in_a_log(home, monkeypatc
 
 
 def test_a_bug_in_a_load_and_in_gc_is_an_internal_error_too(home, monkeypatch, capsys, tmp_path):
-    import alterflow.gc.runner
+    import alterflow.gc.gc_runner
     import alterflow.load.inputs
 
     csv = tmp_path / "rows.csv"
     csv.write_text("a\n1\n")
     monkeypatch.setattr(alterflow.load.inputs, "open_input", lambda *a: {}["no such thing"])
-    monkeypatch.setattr(alterflow.gc.runner, "run_gc", lambda *a, **k: {}["no such thing"])
+    monkeypatch.setattr(alterflow.gc.gc_runner, "run_gc", lambda *a, **k: {}["no such thing"])
     for argv in (["load", "t", str(csv)], ["gc"]):
         capsys.readouterr()
         assert cli.main(argv) == 1

@@ -127,3 +127,49 @@ def test_sqlalchemy_stays_in_the_catalog():
         if imported.split(".")[0] == "sqlalchemy"
     ]
     assert not offenders
+
+
+# The doors over the engine (`alterflow.engine`): each drives the engine and none imports another,
+# but for the Airflow hook, whose `get_conn()` hands out the Python API's connection as every
+# provider's hook hands out its service's client (docs/architecture.md).
+# The package's facade (`alterflow.connect`, ...) and `alterflow.spark` are the Python API's door.
+DOORS = ("cli", "api", "airflow", "spark_jobs")
+API_DOOR_MODULES = ("alterflow", "alterflow.spark")
+DOOR_TO_DOOR_ALLOWED = {("alterflow.airflow.hooks", "alterflow.api.connection")}
+
+
+def _door(module: str) -> str | None:
+    if module not in MODULES:
+        return None
+    if module in API_DOOR_MODULES:
+        return "api"
+    layer = _layer(module)
+    return layer if layer in DOORS else None
+
+
+def _targets(imported: str, names: list[str]) -> list[str]:
+    """The modules an import statement loads: `from alterflow import sql` loads alterflow.sql."""
+    return [f"{imported}.{n}" for n in names if f"{imported}.{n}" in MODULES] or [imported]
+
+
+def test_no_door_imports_another_door():
+    offenders = []
+    for module, path in MODULES.items():
+        for imported, names in _imports(path):
+            for target in _targets(imported, names):
+                door, other = _door(module), _door(target)
+                if door and other and door != other and (module, target) not in DOOR_TO_DOOR_ALLOWED:
+                    offenders.append(f"{module} imports {target}")
+    assert not offenders
+
+
+def test_the_engine_imports_no_door():
+    offenders = [
+        f"{module} imports {target}"
+        for module, path in MODULES.items()
+        if not _door(module)
+        for imported, names in _imports(path)
+        for target in _targets(imported, names)
+        if _door(target)
+    ]
+    assert not offenders

@@ -41,9 +41,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, event, given, note, settings
 from hypothesis import strategies as st
 
-from alterflow.cli.session import ResultSet
+from alterflow.engine.session import ResultSet
 from alterflow.errors import UserError
-from alterflow.types import DataType as T
+from alterflow.values.types import DataType as T
 
 pytestmark = pytest.mark.spark
 
@@ -52,9 +52,9 @@ _tables = itertools.count(1)
 
 
 # ------------------------------------------------------------------------------------------------
-# types and values (the model's own rules, written from docs/semantics.md, independent of alterflow.types'
+# types and values (the model's own rules, written from docs/semantics.md, independent of alterflow.values.types'
 # rules; a type is alterflow's DataType record, used for its fields and its SQL text only, which
-# tests/test_types.py checks)
+# tests/values/test_types.py checks)
 # ------------------------------------------------------------------------------------------------
 
 INTEGERS = ("TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT")

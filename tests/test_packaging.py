@@ -78,7 +78,7 @@ def test_the_wheel_has_one_import_root(wheel):
 def test_the_wheel_registers_the_airflow_plugin_and_its_extra(wheel):
     """`pip install alterflow[airflow]`: Airflow finds the plugin and the provider (the connection
     type alterflow) through the entry points; the extra brings Airflow and the Spark provider,
-    which the core does not need."""
+    which the core does not need; `celery` brings the CeleryExecutor."""
     archive = zipfile.ZipFile(wheel)
     info = next(n for n in archive.namelist() if n.endswith(".dist-info/entry_points.txt"))
     entry_points = archive.read(info).decode()
@@ -87,8 +87,11 @@ def test_the_wheel_registers_the_airflow_plugin_and_its_extra(wheel):
     assert "[apache_airflow_provider]\nprovider_info = alterflow.airflow.provider:get_provider_info" in entry_points
     metadata = archive.read(info.replace("entry_points.txt", "METADATA")).decode()
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist: ")]
-    airflow = [line for line in requires if "apache-airflow" in line]
+    airflow = [line for line in requires if "apache-airflow" in line and "celery" not in line]
     assert airflow and all('extra == "airflow"' in line for line in airflow), airflow
+    # `pip install alterflow[airflow,celery]`: the CeleryExecutor's provider, and a Celery its workers start with.
+    celery = [line for line in requires if "celery" in line]
+    assert len(celery) == 2 and all('extra == "celery"' in line for line in celery), celery
 
 
 def test_the_installed_package_imports_and_migrates_without_the_checkout(wheel, tmp_path):

@@ -26,8 +26,8 @@ from pyspark.sql import functions as F
 
 import alterflow
 from alterflow.catalog.models import DataFileRow, TransactionRow
-from alterflow.cli.session import Session
-from alterflow.gc.runner import run_gc
+from alterflow.engine.session import Session
+from alterflow.gc.gc_runner import run_gc
 from alterflow.rewrite.spark_submit import spark_submit_binary
 from alterflow.settings import Settings
 from alterflow.spark import write_table
@@ -104,7 +104,7 @@ def test_a_users_job_writes_during_a_heavy_alter_and_reads_it_converted_after_th
 
         to_validating(session, spark, job_id)  # converts what was committed below the boundary
         check(session, spark, job_id)
-        assert swap(session, job_id) == {"state": "FINISHED"}
+        assert swap(session, job_id).state == "FINISHED"
         swapped.touch()
         finish(proc, out)
     finally:

@@ -20,7 +20,7 @@ from alterflow.errors import UserError, shown
 from alterflow.planner import AlterRejected
 from alterflow.sql import AlterTable, SqlError, parse_statements
 from alterflow.sql.names import MAX_NAME, valid_name
-from alterflow.workflow import steps
+from alterflow.workflow import alter_steps
 from alterflow.workflow.request import AlterRequest, property_text
 
 
@@ -135,7 +135,7 @@ def alter_request(params: Mapping, run_id: str) -> AlterRequest:
         resume_job_id=_resume_job_id(params.get("resume_job_id")),
     )
     try:
-        steps.parse_alter(request)
+        alter_steps.parse_alter(request)
     except AlterRejected as exc:
         raise BadRunConf(f"param statement: {exc}") from None
     dry_run(params)  # checked with the others, before anything runs

@@ -19,7 +19,13 @@ from airflow.sdk import Asset, AssetAlias, Param, dag, task
 from airflow.sdk.exceptions import AirflowFailException
 
 from alterflow.airflow import gc_tasks, migrate_tasks, runs, tasks
-from alterflow.airflow.operators import ConvertHistoryOperator, RewriteInWorkerOperator, SwapOperator, WaitForBoundaryOperator
+from alterflow.airflow.operators import (
+    ConvertHistoryOperator,
+    RewriteInWorkerOperator,
+    SwapOperator,
+    ValidateRunOperator,
+    WaitForBoundaryOperator,
+)
 from alterflow.schema_change_events import SCHEMA_CHANGES_ALIAS
 
 __all__ = ["alterflow_schema_change", "alterflow_gc", "alterflow_migrate", "SCHEMA_CHANGES"]
@@ -30,7 +36,9 @@ SCHEMA_CHANGES = AssetAlias(SCHEMA_CHANGES_ALIAS)
 
 SCHEMA_CHANGE_DOC = """### alterflow_schema_change
 
-One `ALTER TABLE` as one DAG run: **validate** the run's params → **plan** it against the table's
+One `ALTER TABLE` as one DAG run: **validate** the run's params and wait for the run's turn on its
+table (deferred while a job of the table is unfinished or runs triggered before it wait: the runs
+of one table go in trigger order) → **plan** it against the table's
 current version (with the `dry_run` param: EXPLAIN ANALYZE it, in the plan task's log and XCom,
 and stop there) → **branch**: a lightweight change is one catalog **commit**; a heavyweight one
 **start**s a job (shadow index, new version, boundary), **waits for the boundary** (deferred: no
@@ -56,7 +64,7 @@ Every component (worker, triggerer) needs the same `ALTERFLOW_CATALOG_URL` and `
 GC_DOC = """### alterflow_gc
 
 Garbage collection and compaction (docs/gc.md), hourly, one run at a time, one task per step in the
-order of `alterflow.gc.steps.GC_STEPS` (the order `alterflow gc` runs them in):
+order of `alterflow.gc.gc_steps.GC_STEPS` (the order `alterflow gc` runs them in):
 **abort_expired_loads** (PREPARE transactions whose lease or timeout ran out: a dead load) →
 **find_orphaned_jobs** / **resume_orphaned_jobs** (one `alterflow_schema_change` run per alter job
 whose runner died, taking it over with the same statement) →
@@ -179,10 +187,6 @@ def alterflow_schema_change():
     own_params()
 
     @task(**LIGHT)
-    def validate(params=None, run_id=None) -> dict:
-        return tasks.validate(params, run_id)
-
-    @task(**LIGHT)
     def plan(request: dict, params=None) -> dict:
         if tasks.is_dry_run(params):
             return tasks.dry_run(request)
@@ -214,7 +218,7 @@ def alterflow_schema_change():
             outlet_events[SCHEMA_CHANGES].add(Asset(event.uri), extra=event.extra)
         return finished
 
-    request = validate()
+    request = ValidateRunOperator(task_id="validate", **LIGHT).output
     validated = plan(request)
     committed = commit(request, validated)
     started = start(request, validated)

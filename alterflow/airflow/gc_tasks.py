@@ -1,4 +1,4 @@
-"""The GC DAG's task bodies: each runs one step of `alterflow.gc.steps` (imported when the task
+"""The GC DAG's task bodies: each runs one step of `alterflow.gc.gc_steps` (imported when the task
 runs, so the DAG parses without it) on the catalog and warehouse of the alterflow connection
 (`AlterflowHook`: `alterflow_default`, else the ALTERFLOW_* environment).
 
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from alterflow.airflow.tasks import open_catalog, refusals_fail_the_task
 from alterflow.catalog.catalog import utcnow
 
-# The order of alterflow.gc.steps.GC_STEPS (tests/dags checks they agree).
+# The order of alterflow.gc.gc_steps.GC_STEPS (tests/dags checks they agree).
 STEP_ORDER = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions", "delete_files")
 FIND_ORPHANS = "find_orphaned_jobs"  # the task before resume_orphaned_jobs
 SCHEMA_CHANGE_DAG = "alterflow_schema_change"
@@ -22,30 +22,33 @@ DAG_TASKS = tuple(task for step in STEP_ORDER for task in ((FIND_ORPHANS, step) 
 
 
 def run_step(name: str) -> dict:
-    from alterflow.gc import steps as gc
+    """GC step `name` on the connection's catalog and warehouse; what it did as JSON (the task's XCom)."""
+    from alterflow.gc import gc_steps as gc
 
     with refusals_fail_the_task():
         settings, catalog = open_catalog()
     if name == "abort_expired_loads":
-        return gc.abort_expired_loads(catalog, settings.warehouse)
-    if name == "drop_origin_indexes":
-        return gc.drop_origin_indexes(catalog, settings.warehouse, settings.gc_retention_s)
-    if name == "compact":
+        result = gc.abort_expired_loads(catalog, settings.warehouse)
+    elif name == "drop_origin_indexes":
+        result = gc.drop_origin_indexes(catalog, settings.warehouse, settings.gc_retention_s)
+    elif name == "compact":
         from alterflow.spark_session import get_spark
 
         with refusals_fail_the_task():  # a catalog behind its warehouse: refused, not retried
-            return gc.compact(catalog, settings.warehouse, lambda: get_spark(settings), settings.lease_s)
-    if name == "collect_versions":
-        return gc.collect_versions(catalog, settings.gc_retention_s)
-    if name == "delete_files":
-        return gc.delete_files(
+            result = gc.compact(catalog, settings.warehouse, lambda: get_spark(settings), settings.lease_s)
+    elif name == "collect_versions":
+        result = gc.collect_versions(catalog, settings.gc_retention_s)
+    elif name == "delete_files":
+        result = gc.delete_files(
             catalog,
             settings.warehouse,
             settings.gc_retention_s,
             orphan_retention_s=settings.gc_orphan_retention_s,
             lease_s=settings.lease_s,
         )
-    raise ValueError(f"unknown GC step {name!r}; the steps are {', '.join(STEP_ORDER)}")
+    else:
+        raise ValueError(f"unknown GC step {name!r}; the steps are {', '.join(STEP_ORDER)}")
+    return result.to_json()
 
 
 def step_function(name: str) -> Callable[[], dict]:
@@ -53,7 +56,7 @@ def step_function(name: str) -> Callable[[], dict]:
         return run_step(name)
 
     body.__name__ = name
-    body.__doc__ = f"GC step {name} (alterflow.gc.steps.{name})."
+    body.__doc__ = f"GC step {name} (alterflow.gc.gc_steps.{name})."
     return body
 
 
@@ -72,7 +75,7 @@ def orphan_runs() -> list[dict]:
     """The kwargs of one TriggerDagRunOperator per orphaned job: its conf is the job's ALTER. A
     catalog behind its warehouse (a restore, a copy) takes no job over: the task fails with the
     line `alterflow gc` gives (`refuse_if_behind`)."""
-    from alterflow.gc.steps import orphaned_jobs, refuse_if_behind
+    from alterflow.gc.gc_steps import orphaned_jobs, refuse_if_behind
 
     with refusals_fail_the_task():
         settings, catalog = open_catalog()
@@ -80,9 +83,6 @@ def orphan_runs() -> list[dict]:
         if orphans:
             refuse_if_behind(catalog, settings.warehouse)
     return [
-        {
-            "trigger_run_id": resume_run_id(orphan["job_id"]),
-            "conf": takeover_conf(orphan["job_id"], orphan["table"], orphan["statement"]),
-        }
+        {"trigger_run_id": resume_run_id(orphan.job_id), "conf": takeover_conf(orphan.job_id, orphan.table, orphan.statement)}
         for orphan in orphans
     ]

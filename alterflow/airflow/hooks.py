@@ -35,13 +35,13 @@ from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
 
 from alterflow.airflow.provider import AWS_CONN_FIELD, AWS_FIELDS, CATALOG_URL_FIELD, CONN_TYPE, DEFAULT_CONN_ID, WAREHOUSE_FIELD
-from alterflow.catalog.errors import CatalogUnavailable
+from alterflow.catalog.catalog_errors import CatalogUnavailable
 from alterflow.errors import UserError, shown
 from alterflow.object_store import KEY_VARIABLES, ObjectStoreLocation
 from alterflow.settings import SettingError, Settings, environment_with, warehouse_root
 
 if TYPE_CHECKING:  # pragma: no cover
-    from alterflow import Connection
+    from alterflow.api.connection import Connection
     from alterflow.catalog.catalog import Catalog
 
 __all__ = ["AlterflowHook", "AlterflowConnectionError", "DEFAULT_CONN_ID", "CONN_TYPE", "settings_with"]

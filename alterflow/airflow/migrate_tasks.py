@@ -24,9 +24,10 @@ import pathlib
 from collections.abc import Mapping
 
 from alterflow import schema_change_events as events
-from alterflow.airflow.tasks import refusals_fail_the_task, settings_of
+from alterflow.airflow.tasks import refusals_fail_the_task, settings_of, wait_for_first_events
 from alterflow.errors import UserError, capped, shown
-from alterflow.migrate.files import MigrationFile, migrations_dir, version_key
+from alterflow.migrate.migration_files import MigrationFile, migrations_dir, version_key
+from alterflow.migrate.plan import HEAVY
 from alterflow.settings import Settings, migrations_from_env
 
 # The approval's body stays short, so a person reads it and finds Approve and Reject below it: the
@@ -103,7 +104,7 @@ def lint(params: Mapping) -> tuple[dict, dict, str]:
     The summary names the directory and each pending file's checksum: what `apply` checks that it
     still applies. What apply would refuse (a FAILED file, an edited or deleted applied one, a
     statement already done whose text changed) is refused here, before anyone is asked."""
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
     from alterflow.migrate.apply import MigrationApply
     from alterflow.migrate.lint import lint_migrations
     from alterflow.migrate.rules import load_rules
@@ -245,7 +246,7 @@ def _detailed(s: Mapping) -> list[str]:
     if len(text) > MAX_DETAILED_LINES:  # a long statement (a CREATE TABLE of many columns) is cut
         text = [*text[: MAX_DETAILED_LINES - 1], f"-- … {len(text) - MAX_DETAILED_LINES + 1} more line(s), in the lint's report"]
     lines = ["", f"#### {_code(s['script'])} line {s['line']}: {s['kind']} ({', '.join(levels)})", _fenced("\n".join(text)), ""]
-    rows = f"; {s['rows']} rows of {_plain(s['table'])} today" if s["kind"] == "HEAVY" else ""
+    rows = f"; {s['rows']} rows of {_plain(s['table'])} today" if s["kind"] == HEAVY else ""
     lines.append(f"- **Plan:** {_plain(s['reason'])}{rows}")
     if s["failed_casts"] is not None:
         samples = "; ".join(
@@ -255,7 +256,7 @@ def _detailed(s: Mapping) -> list[str]:
         )
         failed = "every value converts" if not s["failed_casts"] else f"**{s['failed_casts']} value(s) would fail to convert**: {samples}"
         lines.append(f"- **Analysis on today's data:** {failed}; about {s['est_seconds']} s to convert")
-    elif s["kind"] == "HEAVY":
+    elif s["kind"] == HEAVY:
         lines.append(
             f"- **Analysis on today's data:** none: {_plain(s['table'])} has no data yet (a pending statement before this one makes it)"
         )
@@ -304,7 +305,7 @@ def apply(summary: Mapping, applied_by: str) -> dict:
     """`MigrationApply.run(to=...)` on the directory the lint read, with the embedded runner; the
     asset events of what it made (`events`: [{"uri", "extra"}])."""
     from alterflow.catalog.migration_history import DONE, MigrationHistory
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
     from alterflow.migrate.apply import MigrationApply
     from alterflow.migrate.status import migration_status
 
@@ -316,6 +317,7 @@ def apply(summary: Mapping, applied_by: str) -> dict:
         done_before = {s.request_id for m in history.migrations() for s in m.statements if s.state == DONE}
         result = MigrationApply(session, directory, who=applied_by, on_line=lambda line: print(line, flush=True)).run(to=summary["to"])
     made = made_events(session, directory, done_before)
+    wait_for_first_events(session.catalog, [e.uri for e in made])
     print(
         f"applied {len(result.applied)} file(s), {result.statements} statement(s); tables changed: {', '.join(sorted(result.tables)) or 'none'}"
     )
@@ -332,7 +334,7 @@ def made_events(session, directory: pathlib.Path, done_before: set[str]) -> list
     """The asset events of the statements done since `done_before` that made a schema version."""
     from alterflow.catalog.heavy_jobs import HeavyJobs
     from alterflow.catalog.migration_history import DONE, MigrationHistory
-    from alterflow.migrate.files import read_directory
+    from alterflow.migrate.migration_files import read_directory
 
     catalog_name = session.settings.catalog_name
     files = {f.key: f for f in read_directory(directory)}

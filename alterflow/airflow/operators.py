@@ -29,6 +29,7 @@ import json
 import os
 import shutil
 import sys
+from datetime import UTC
 from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
@@ -38,14 +39,15 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException, Airfl
 from alterflow.airflow import load_tasks, tasks
 from alterflow.airflow.assets import table_asset
 from alterflow.airflow.hooks import DEFAULT_CONN_ID, AlterflowHook
-from alterflow.airflow.triggers import POLL_SECONDS, BoundaryTrigger, ResumeTrigger
+from alterflow.airflow.triggers import POLL_SECONDS, BoundaryTrigger, ResumeTrigger, TurnTrigger
 from alterflow.catalog.states import Engine, JobKind, JobState
-from alterflow.leases import JobLease
+from alterflow.held_leases import JobLease
 from alterflow.rewrite.spark_submit import application_path, spark_submit_binary
 from alterflow.schema_change_events import SCHEMA_CHANGES_ALIAS
 from alterflow.settings import child_environment, warehouse_keys, warehouse_setting
 from alterflow.spark_session import application_conf
-from alterflow.workflow.runner import preload_expectations
+from alterflow.workflow.alter_runner import preload_expectations
+from alterflow.workflow.heavy_steps import StepSkipped
 from alterflow.workflow.validated_plan import ValidatedPlan
 
 DEFAULT_MASTER = "local[*]"
@@ -107,6 +109,55 @@ class SwapOperator(_JobStepOperator):
 
     def execute_complete(self, context, event: dict | None = None) -> dict:
         return {"state": _event_or_fail(event)["state"]}
+
+
+def triggered_at(context) -> str:
+    """When the task's DAG run was triggered (its `run_after`), as naive UTC ISO text: the order in
+    which runs of one table take their turn."""
+    when = context["dag_run"].run_after
+    return when.astimezone(UTC).replace(tzinfo=None).isoformat()
+
+
+class _TakesTurns:
+    """Waits, deferred, for the run's turn on its table (docs/airflow.md#runs-on-one-table)."""
+
+    alterflow_conn_id: str
+    poll_seconds: float
+
+    def wait_for_turn(self, context, request: dict, method_name: str) -> None:
+        """Returns once the run may go on with its table; otherwise defers (raising TaskDeferred)
+        to a `TurnTrigger`, and Airflow calls `method_name` when it fires."""
+        when = triggered_at(context)
+        turn = tasks.take_turn(request, when, self.alterflow_conn_id)
+        if not turn["go"]:
+            self.log.info("ALTER TABLE %s waits for its turn on the table, behind %s; deferring", request["table"], turn["behind"])
+            self.defer(trigger=TurnTrigger(request, when, self.poll_seconds, self.alterflow_conn_id), method_name=method_name)
+
+
+class ValidateRunOperator(_TakesTurns, BaseOperator):
+    """The schema-change DAG's first task: the run's params as its request (one line for a bad one,
+    `tasks.validate`), then its turn on the table. A table with an unfinished job, or with runs
+    triggered before this one still waiting, defers the task until the run's turn came, in trigger
+    order, with no worker slot held (one task, not two: each hand-off between tasks costs a
+    light ALTER about a second). A dry run (EXPLAIN ANALYZE) changes nothing and waits for nobody.
+    Returns the request's JSON, the tasks after it read as their `request`."""
+
+    ui_color = "#e4f0ff"
+
+    def __init__(self, *, poll_seconds: float = POLL_SECONDS, alterflow_conn_id: str = DEFAULT_CONN_ID, **kwargs):
+        super().__init__(**kwargs)
+        self.poll_seconds = poll_seconds
+        self.alterflow_conn_id = alterflow_conn_id
+
+    def execute(self, context) -> dict:
+        request = tasks.validate(context["params"], context["run_id"], self.alterflow_conn_id)
+        if not tasks.is_dry_run(context["params"]):
+            self.wait_for_turn(context, request, "turn_came")
+        return request
+
+    def turn_came(self, context, event: dict | None = None) -> dict:
+        _event_or_fail(event)
+        return self.execute(context)  # one more look lets the run through (it holds its place until its job exists)
 
 
 class _DrivesInWorker:
@@ -229,7 +280,7 @@ class ConvertHistoryOperator(SparkSubmitOperator):
         job = tasks.alive_job(job_id, conn_id)
         if job.state != JobState.RUNNING:
             self.log.info("job %s is %s: nothing to convert", job_id, job.state)
-            return {"skipped": job.state}
+            return StepSkipped(job.state).to_json()
         group = tasks.run_group(context["run_id"])
         if tasks.conversion_engine(job_id, conn_id) == Engine.LOCAL:  # a small table: converted in this worker, no spark-submit
             self.log.info("job %s converts on the local engine, in the worker", job_id)
@@ -314,7 +365,7 @@ class AlterflowLoadOperator(BaseOperator):
     ):
         if (path is None) == (data is None):
             raise load_tasks.BadLoadInput(f"AlterflowLoadOperator: give path or data to load into {table}, one of them")
-        if path is None and engine != "auto":
+        if path is None and engine != Engine.AUTO:
             raise load_tasks.BadLoadInput(f"AlterflowLoadOperator: engine {engine} applies to a path; data from a task loads in the worker")
         self.asset = table_asset(table, catalog_name)
         super().__init__(outlets=_outlets(kwargs.pop("outlets", None), self.asset), **kwargs)
@@ -341,7 +392,7 @@ class AlterflowLoadOperator(BaseOperator):
         return extra
 
 
-class AlterflowSchemaChangeOperator(_DrivesInWorker, BaseOperator):
+class AlterflowSchemaChangeOperator(_TakesTurns, _DrivesInWorker, BaseOperator):
     """One ALTER TABLE as one task of your DAG: `statement` (templated) on `table` (templated), with
     `properties` (templated; a dict or JSON text, over the statement's PROPERTIES). It runs the
     `alterflow_schema_change` DAG's steps in order (validate, plan, then commit for a lightweight
@@ -382,6 +433,7 @@ class AlterflowSchemaChangeOperator(_DrivesInWorker, BaseOperator):
     def execute(self, context) -> dict:
         request, conn_id = self.request(context), self.alterflow_conn_id
         self.log.info("ALTER TABLE %s: request %s", request["table"], request["request_id"])
+        self.wait_for_turn(context, request, "turn_came")
         validated = tasks.plan(request, conn_id)
         if ValidatedPlan.from_json(validated).kind == JobKind.LIGHT:
             tasks.commit(request, validated, conn_id)
@@ -393,6 +445,8 @@ class AlterflowSchemaChangeOperator(_DrivesInWorker, BaseOperator):
     def boundary_reached(self, context, event: dict | None = None) -> dict:
         _event_or_fail(event)
         return self.execute(context)  # every step again: each finds what is done and goes on
+
+    turn_came = boundary_reached
 
     def swapped(self, context, event: dict | None = None) -> dict:
         _event_or_fail(event)

@@ -12,12 +12,12 @@ from datetime import datetime
 
 from alterflow.catalog.catalog import AlterJob, Catalog, TableInfo
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.catalog.leases import DRIVEN_STATES, is_orphaned, runner_text, shown_holder
+from alterflow.catalog.job_leases import DRIVEN_STATES, is_orphaned, runner_text, shown_holder
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.states import JobKind, JobState, OnCastError
 from alterflow.errors import UserError, first_line
 from alterflow.store.quarantine import quarantine_table_name
-from alterflow.types import format_value
+from alterflow.values.types import format_value
 from alterflow.workflow.job_control import can_cancel, can_resume
 
 _TABLETS = re.compile(r"tablets (\d+)/(\d+)")

@@ -5,7 +5,8 @@ XCom). `AlterflowSchemaChangeOperator` runs the same bodies, in one task of a us
 the core (a rejected plan, a cancelled job, bad run conf) becomes `AirflowFailException` with the
 core's one-line message, so Airflow fails the task without retrying it; anything else (a lost
 database connection, a killed worker) is an ordinary error and the task's retries resume the step,
-which is idempotent.
+which is idempotent. A step returns a frozen dataclass; its task returns that result's `to_json()`,
+the XCom.
 
 Every heavy step drives the job under its runner lease (docs/heavyweight.md) for the run's driver group
 (`run_group`): a retried or cleared task of the same run takes the lease back at once (the try it
@@ -16,7 +17,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import time
 from collections.abc import Iterator, Mapping
+from datetime import datetime
 
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
@@ -26,14 +29,14 @@ from alterflow.airflow.conf import BadRunConf, alter_request
 from alterflow.airflow.hooks import DEFAULT_CONN_ID, AlterflowHook
 from alterflow.airflow.runs import record_failure
 from alterflow.catalog.catalog import AlterJob, Catalog
-from alterflow.catalog.errors import UnknownObject
+from alterflow.catalog.catalog_errors import UnknownObject
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.states import Engine, JobKind, JobState
 from alterflow.errors import UserError
-from alterflow.leases import airflow_run_group
+from alterflow.held_leases import airflow_run_group
 from alterflow.schema_change_events import SchemaChangeEvent
 from alterflow.settings import Settings
-from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow import alter_steps, heavy_steps, table_turns
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.validated_plan import ValidatedPlan
 
@@ -103,6 +106,28 @@ def validate(params: Mapping, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> di
     return request.to_json()
 
 
+def take_turn(request: dict, triggered_at: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
+    """{"go": whether the run may go on with its table now, "behind": what it waits behind}
+    (docs/airflow.md#runs-on-one-table); the run joins the table's line, or renews its place."""
+    with refusals_fail_the_task():
+        settings, catalog = open_catalog(conn_id)
+        when = datetime.fromisoformat(triggered_at)
+        hold_s = table_turns.hold_seconds(settings.lease_s)
+        turn = table_turns.take_turn(catalog, AlterRequest.from_json(request), when, hold_s, run_group(request["request_id"]))
+    return {"go": turn.go, "behind": turn.behind}
+
+
+@contextlib.contextmanager
+def refused_runs_leave_the_line(catalog: Catalog, request_id: str) -> Iterator[None]:
+    """A run refused at its plan, commit or start leaves its table's line at once (the runs behind
+    it need not wait for its place to lapse)."""
+    try:
+        yield
+    except UserError:
+        table_turns.leave_turn(catalog, request_id)
+        raise
+
+
 def plan(request: dict, conn_id: str = DEFAULT_CONN_ID) -> dict:
     """The `ValidatedPlan`'s JSON (with `job_id`: an orphaned job it takes over)."""
     with refusals_fail_the_task():
@@ -111,7 +136,8 @@ def plan(request: dict, conn_id: str = DEFAULT_CONN_ID) -> dict:
         job = catalog.job_by_request(req.request_id)
         if job is not None:  # a retry after the job was recorded: plan what it was planned as
             return ValidatedPlan(JobKind(job.kind), job.from_version, job.to_version).to_json()
-        return steps.validate(catalog, req, run_group(req.request_id), warehouse=settings.warehouse).to_json()
+        with refused_runs_leave_the_line(catalog, req.request_id):
+            return alter_steps.validate(catalog, req, run_group(req.request_id), warehouse=settings.warehouse).to_json()
 
 
 DRY_RUN = "DRY_RUN"
@@ -125,14 +151,14 @@ def is_dry_run(params: Mapping) -> bool:
 def dry_run(request: dict, conn_id: str = DEFAULT_CONN_ID) -> dict:
     """The `dry_run` param's run: EXPLAIN ANALYZE of the statement (it changes nothing), printed
     to the task's log as the CLI prints it and returned for the run's XCom."""
-    from alterflow.cli.output import to_table
+    from alterflow.engine.result_text import to_table
     from alterflow.spark_session import get_spark
     from alterflow.workflow.explain import explain_alter
 
     with refusals_fail_the_task():
         req = AlterRequest.from_json(request)
         settings, catalog = open_catalog(conn_id)
-        stmt = dataclasses.replace(steps.parse_alter(req), explain=True, analyze=True)
+        stmt = dataclasses.replace(alter_steps.parse_alter(req), explain=True, analyze=True)
         result = explain_alter(catalog, settings.warehouse, stmt, lambda: get_spark(settings))
     print(f"EXPLAIN ANALYZE {req.statement}\n{to_table(result)}")
     return {"kind": DRY_RUN, "columns": list(result.columns), "rows": [list(row) for row in result.rows]}
@@ -153,7 +179,10 @@ def branch(validated: dict) -> str | list[str]:
 def commit(request: dict, validated: dict, conn_id: str = DEFAULT_CONN_ID) -> dict:
     with refusals_fail_the_task():
         settings, catalog = open_catalog(conn_id)
-        return steps.commit(catalog, AlterRequest.from_json(request), ValidatedPlan.from_json(validated), settings.warehouse)
+        with refused_runs_leave_the_line(catalog, request["request_id"]):
+            return alter_steps.commit(
+                catalog, AlterRequest.from_json(request), ValidatedPlan.from_json(validated), settings.warehouse
+            ).to_json()
 
 
 def route(job_id: int, conn_id: str = DEFAULT_CONN_ID) -> str:
@@ -166,19 +195,20 @@ def route(job_id: int, conn_id: str = DEFAULT_CONN_ID) -> str:
 def start(request: dict, validated: dict, conn_id: str = DEFAULT_CONN_ID) -> dict:
     with refusals_fail_the_task():
         settings, catalog = open_catalog(conn_id)
-        return heavy_steps.start(
-            catalog,
-            AlterRequest.from_json(request),
-            ValidatedPlan.from_json(validated),
-            group=run_group(request["request_id"]),
-            lease_s=settings.lease_s,
-        )
+        with refused_runs_leave_the_line(catalog, request["request_id"]):
+            return heavy_steps.start(
+                catalog,
+                AlterRequest.from_json(request),
+                ValidatedPlan.from_json(validated),
+                group=run_group(request["request_id"]),
+                lease_s=settings.lease_s,
+            ).to_json()
 
 
 def wait_for_boundary(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
     with refusals_fail_the_task():
         settings, catalog = open_catalog(conn_id)
-        return heavy_steps.wait_for_boundary(catalog, settings.warehouse, job_id, run_driver(run_id, settings))
+        return heavy_steps.wait_for_boundary(catalog, settings.warehouse, job_id, run_driver(run_id, settings)).to_json()
 
 
 def alive_job(job_id: int, conn_id: str = DEFAULT_CONN_ID) -> AlterJob:
@@ -202,7 +232,8 @@ def convert_in_worker(job_id: int, run_id: str, parallelism: int, conn_id: str =
     with refusals_fail_the_task():
         settings, catalog = open_catalog(conn_id)
         spark = None if heavy_steps.conversion_engine(catalog, job_id) == Engine.LOCAL else get_spark(settings)
-        return heavy_steps.convert(spark, catalog, settings.warehouse, job_id, parallelism, driver=run_driver(run_id, settings))
+        result = heavy_steps.convert(spark, catalog, settings.warehouse, job_id, parallelism, driver=run_driver(run_id, settings))
+    return heavy_steps.conversion_json(result)
 
 
 def check(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
@@ -212,22 +243,40 @@ def check(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
         settings, catalog = open_catalog(conn_id)
         job = heavy_steps.ensure_alive(catalog, settings.warehouse, job_id)
         if job.state != JobState.VALIDATING or "check" in job.steps:
-            return {"skipped": job.state}
+            return heavy_steps.StepSkipped(job.state).to_json()
         local = heavy_steps.conversion_engine(catalog, job_id) == Engine.LOCAL  # validated on pandas: no Spark
-        return heavy_steps.check(None if local else get_spark(settings), catalog, settings.warehouse, job_id, run_driver(run_id, settings))
+        spark = None if local else get_spark(settings)
+        return heavy_steps.check(spark, catalog, settings.warehouse, job_id, run_driver(run_id, settings)).to_json()
 
 
 def swap(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
     with refusals_fail_the_task():
         settings, catalog = open_catalog(conn_id)
-        return heavy_steps.swap(catalog, settings.warehouse, job_id, run_driver(run_id, settings))
+        return heavy_steps.swap(catalog, settings.warehouse, job_id, run_driver(run_id, settings)).to_json()
 
 
 def schema_change_event(job: dict, conn_id: str = DEFAULT_CONN_ID) -> SchemaChangeEvent | None:
-    """The asset event a run's finished job emits (None once cancelled or not finished)."""
+    """The asset event a run's finished job emits (None once cancelled or not finished), once it
+    may be emitted: an event right after the table's first waits a moment (`wait_for_first_events`)."""
     with refusals_fail_the_task():
         settings, catalog = open_catalog(conn_id)
-        return events.schema_change_event(HeavyJobs(catalog).job(int(job["id"])), settings.catalog_name)
+        event = events.schema_change_event(HeavyJobs(catalog).job(int(job["id"])), settings.catalog_name)
+        if event is not None:
+            wait_for_first_events(catalog, [event.uri])
+        return event
+
+
+def wait_for_first_events(catalog, uris: list[str]) -> None:
+    """Sleep until Airflow has surely created the assets of `uris`: an event emitted within a few
+    seconds of its table's first event collides with it in Airflow's database otherwise
+    (alterflow.catalog.first_asset_events)."""
+    from alterflow.catalog.first_asset_events import FirstAssetEvents
+
+    first = FirstAssetEvents(catalog)
+    wait = max((first.wait_s(uri) for uri in uris), default=0.0)
+    if wait > 0:
+        print(f"waiting {wait:.1f} s: an event on this table's asset was its first just now, and Airflow is creating the asset", flush=True)
+        time.sleep(wait)
 
 
 def done(request: dict, validated: dict | None = None, conn_id: str = DEFAULT_CONN_ID) -> dict:

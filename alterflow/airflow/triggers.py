@@ -1,7 +1,9 @@
-"""Triggers a heavyweight job's deferred tasks wait on, in the triggerer (no worker slot held).
-Each polls one core call in a thread (`asyncio.to_thread`: the catalog is synchronous SQLAlchemy)
-and fires one event: the payload of the look that ended the wait, or {"error": message} when the
-job was cancelled (by CANCEL ALTER, a failed check or its timeout). The catalog and warehouse are
+"""Triggers the schema-change DAG's deferred tasks wait on, in the triggerer (no worker slot held):
+a run's turn on its table (`TurnTrigger`), a heavyweight job's boundary (`BoundaryTrigger`) and its
+postponed swap (`ResumeTrigger`). Each polls one core call in a thread (`asyncio.to_thread`: the
+catalog is synchronous SQLAlchemy) and fires one event: the payload of the look that ended the
+wait, or {"error": message} when the core refused (the job was cancelled by CANCEL ALTER, a failed
+check or its timeout; the table was dropped). The catalog and warehouse are
 those of the alterflow connection `conn_id` the deferring task used (`AlterflowHook`, read in the
 triggerer; without that connection, or for a trigger serialized before it had a `conn_id`, the
 triggerer's ALTERFLOW_* environment), as in every task.
@@ -16,40 +18,36 @@ from __future__ import annotations
 import abc
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from alterflow.airflow.hooks import AlterflowHook
 from alterflow.catalog.catalog import Catalog
+from alterflow.catalog.catalog_errors import UnknownObject
 from alterflow.catalog.states import JobState
 from alterflow.errors import UserError
+from alterflow.held_leases import airflow_run_group
 from alterflow.settings import DEFAULT_LEASE_S, Settings
-from alterflow.workflow import heavy_steps
+from alterflow.workflow import heavy_steps, table_turns
 from alterflow.workflow.heavy_steps import JobCancelled
+from alterflow.workflow.request import AlterRequest
 
 POLL_SECONDS = 1.0
 REFRESH_SECONDS = 5.0
 
 
-class JobTrigger(BaseTrigger):
-    """Polls `look(catalog, warehouse)` until it returns a payload or the job is cancelled."""
+class CatalogTrigger(BaseTrigger):
+    """Polls `look(catalog, warehouse)` until it returns a payload, or the end of what it waits
+    for (a cancelled job, a dropped table) ends the wait with {"error": its line}; anything else
+    it raises fails the trigger, and the task's retries apply."""
 
-    def __init__(self, job_id: int, poll_seconds: float = POLL_SECONDS, group: str | None = None, conn_id: str | None = None):
+    def __init__(self, poll_seconds: float = POLL_SECONDS, conn_id: str | None = None):
         super().__init__()
-        self.job_id = int(job_id)
         self.poll_seconds = float(poll_seconds)
-        self.group = group  # the DAG run's lease group: a look that writes drives the job as the run
         self.conn_id = conn_id  # the alterflow connection; None: the environment (triggers from before it)
         self.lease_s = DEFAULT_LEASE_S  # of a look that takes the run's lease: the connection's, once run() read it
-
-    def serialize(self) -> tuple[str, dict[str, Any]]:
-        return f"{type(self).__module__}.{type(self).__qualname__}", {
-            "job_id": self.job_id,
-            "poll_seconds": self.poll_seconds,
-            "group": self.group,
-            "conn_id": self.conn_id,
-        }
 
     def settings(self) -> Settings:
         """The settings of the deferring task's alterflow connection (blocking: run it in a thread,
@@ -60,7 +58,7 @@ class JobTrigger(BaseTrigger):
 
     @abc.abstractmethod
     def look(self, catalog: Catalog, warehouse) -> dict | None:
-        """One look at the job: the event's payload when the wait is over, else None."""
+        """One look: the event's payload when the wait is over, else None."""
 
     def may_be_over(self, catalog: Catalog) -> bool:
         """A read-only glance: whether a full look now could end the wait."""
@@ -82,7 +80,7 @@ class JobTrigger(BaseTrigger):
                     looked = asyncio.get_running_loop().time()
                     try:
                         payload = await asyncio.to_thread(self.look, catalog, settings.warehouse)
-                    except JobCancelled as exc:
+                    except (JobCancelled, UnknownObject) as exc:  # for good: the task fails with the line
                         yield TriggerEvent({"error": str(exc)})
                         return
                     if payload is not None:
@@ -93,6 +91,23 @@ class JobTrigger(BaseTrigger):
             catalog.engine.dispose()
 
 
+class JobTrigger(CatalogTrigger):
+    """Waits on one job: cancelled (by CANCEL ALTER, a failed check or its timeout), it fails the task."""
+
+    def __init__(self, job_id: int, poll_seconds: float = POLL_SECONDS, group: str | None = None, conn_id: str | None = None):
+        super().__init__(poll_seconds, conn_id)
+        self.job_id = int(job_id)
+        self.group = group  # the DAG run's lease group: a look that writes drives the job as the run
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return f"{type(self).__module__}.{type(self).__qualname__}", {
+            "job_id": self.job_id,
+            "poll_seconds": self.poll_seconds,
+            "group": self.group,
+            "conn_id": self.conn_id,
+        }
+
+
 class BoundaryTrigger(JobTrigger):
     """Fires once every transaction below the job's boundary has committed or aborted. Each look
     takes the run's lease, renewing it while the task is deferred (a deferred job is not orphaned)."""
@@ -101,7 +116,7 @@ class BoundaryTrigger(JobTrigger):
         result = heavy_steps.wait_for_boundary(
             catalog, warehouse, self.job_id, heavy_steps.StepDriver(group=self.group, lease_s=self.lease_s)
         )
-        return result if result["done"] else None
+        return result.to_json() if result.done else None
 
     def may_be_over(self, catalog: Catalog) -> bool:
         return heavy_steps.boundary_may_be_reached(catalog, self.job_id)
@@ -116,3 +131,31 @@ class ResumeTrigger(JobTrigger):
 
     def may_be_over(self, catalog: Catalog) -> bool:
         return heavy_steps.job_state(catalog, self.job_id) != JobState.READY_TO_SWAP
+
+
+class TurnTrigger(CatalogTrigger):
+    """Fires once an ALTER's run may go on with its table (docs/airflow.md#runs-on-one-table): no
+    job of the table unfinished, no run triggered before it still waiting. Its look renews the
+    run's place in the table's line, so a run whose triggerer is alive never lapses."""
+
+    def __init__(self, request: dict, triggered_at: str, poll_seconds: float = POLL_SECONDS, conn_id: str | None = None):
+        super().__init__(poll_seconds, conn_id)
+        self.request = dict(request)
+        self.triggered_at = triggered_at  # ISO text, UTC
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return f"{type(self).__module__}.{type(self).__qualname__}", {
+            "request": self.request,
+            "triggered_at": self.triggered_at,
+            "poll_seconds": self.poll_seconds,
+            "conn_id": self.conn_id,
+        }
+
+    def look(self, catalog: Catalog, warehouse) -> dict | None:
+        request, when = AlterRequest.from_json(self.request), datetime.fromisoformat(self.triggered_at)
+        group = airflow_run_group(request.request_id)
+        turn = table_turns.take_turn(catalog, request, when, table_turns.hold_seconds(self.lease_s), group)
+        return {"go": True} if turn.go else None
+
+    def may_be_over(self, catalog: Catalog) -> bool:
+        return table_turns.may_go(catalog, AlterRequest.from_json(self.request), datetime.fromisoformat(self.triggered_at))

@@ -65,7 +65,7 @@ from alterflow.airflow import page
 from alterflow.airflow.hooks import AlterflowConnectionError, AlterflowHook
 from alterflow.airflow.page_data import job_json, jobs_json, migrations_json, table_json, utc_text, version_json
 from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
-from alterflow.catalog.errors import CatalogOutdated, CatalogUnavailable, UnknownObject
+from alterflow.catalog.catalog_errors import CatalogOutdated, CatalogUnavailable, UnknownObject
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.states import JobState
 from alterflow.errors import capped, first_line, shown
@@ -498,7 +498,7 @@ def revert_table(table: str, version: str, user: Reverter, request: Request) -> 
     the run instead."""
     from alterflow.airflow_client import new_run_id
     from alterflow.errors import UserError
-    from alterflow.workflow import steps
+    from alterflow.workflow import alter_steps
     from alterflow.workflow.request import AlterRequest
 
     name = check_name(table)
@@ -511,7 +511,7 @@ def revert_table(table: str, version: str, user: Reverter, request: Request) -> 
     extra = {"table": info.name, "job_id": None, "version": int(version), "dag_run_id": alter.request_id}
     audit("revert_table", user, request, extra, alter.request_id)
     try:
-        planned = steps.validate(catalog, alter, warehouse=settings.warehouse)
+        planned = alter_steps.validate(catalog, alter, warehouse=settings.warehouse)
     except UserError as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, first_line(exc)) from None
     conf = {"table": alter.table, "statement": statement, "properties": {}}

@@ -4,7 +4,7 @@ The statement is planned first, in the caller's thread, so a rejected change rai
 before anything exists. Then:
 - a lightweight change is committed at once (metadata only): the handle is FINISHED;
 - a heavyweight change's job is created (PENDING) and driven through the same steps as
-  `alterflow sql` (`alterflow.workflow.runner.run_heavy`), in a thread of this process that holds
+  `alterflow sql` (`alterflow.workflow.alter_runner.run_heavy`), in a thread of this process that holds
   the job's runner lease; with ALTERFLOW_AIRFLOW_URL set, a DAG run of alterflow_schema_change
   runs it instead and the thread follows the run.
 
@@ -19,18 +19,18 @@ the statement that drives it on.
 
 from __future__ import annotations
 
-import dataclasses
+import pathlib
 import threading
 import time
 from typing import TYPE_CHECKING
 
-from alterflow.catalog.states import JobKind, JobState
+from alterflow.catalog.states import JobState
 from alterflow.errors import AlterflowError, UserError, capped, first_line
 from alterflow.workflow.request import AlterRequest
 
 if TYPE_CHECKING:  # pragma: no cover
-    from alterflow.api.connection import Connection
-    from alterflow.catalog.catalog import AlterJob
+    from alterflow.catalog.catalog import AlterJob, Catalog
+    from alterflow.workflow.alter_driver import AlterDriver
 
 ENDED = (JobState.FINISHED, JobState.CANCELLED, JobState.READY_TO_SWAP)
 POLL_SECONDS = 0.2
@@ -49,11 +49,11 @@ class AlterJobHandle:
     """One ALTER's job: `state`, `progress`, `wait(timeout)`, `cancel()`. `job` is the job as the
     catalog has it now (None while a DAG run has not created it yet)."""
 
-    def __init__(self, connection: Connection, request: AlterRequest, job_id: int | None, driver: threading.Thread | None = None):
-        self._connection = connection
+    def __init__(self, catalog: Catalog, warehouse: pathlib.Path | None, request: AlterRequest, job_id: int | None):
+        self._catalog, self._warehouse = catalog, warehouse
         self.request = request
         self._job_id = job_id
-        self._driver = driver
+        self._driver: threading.Thread | None = None
         self._error: BaseException | None = None
         self._cancelled_here = False
         self._via_airflow = False  # the thread follows a DAG run that drives the job
@@ -68,7 +68,7 @@ class AlterJobHandle:
 
     @property
     def job(self) -> AlterJob | None:
-        catalog = self._connection.catalog
+        catalog = self._catalog
         if self._job_id is None:
             found = catalog.job_by_request(self.request.request_id)
             if found is None:
@@ -149,7 +149,7 @@ class AlterJobHandle:
         raise DriverDied(self._died_line(job)) from self._error
 
     def _died_line(self, job: AlterJob | None) -> str:
-        from alterflow.catalog.leases import is_orphaned, runner_text
+        from alterflow.catalog.job_leases import is_orphaned, runner_text
 
         error = self._error
         why = type(error).__name__ + (f": {first_line(error, 80)}" if str(error).strip() else "")
@@ -174,9 +174,7 @@ class AlterJobHandle:
             raise job_control.JobControlRefused(f"ALTER TABLE {self.table}: the job does not exist yet; nothing was cancelled")
         self._cancelled_here = True
         try:
-            cancelled = job_control.cancel_job(
-                self._connection.catalog, self._connection.warehouse, job.id, "cancelled through the Python API"
-            )
+            cancelled = job_control.cancel_job(self._catalog, self._warehouse, job.id, "cancelled through the Python API")
         except BaseException:
             self._cancelled_here = False
             raise
@@ -194,34 +192,15 @@ class AlterJobHandle:
             self._error = exc
 
 
-def start_alter(connection: Connection, table: str, statement: str, properties: dict[str, str]) -> AlterJobHandle:
-    """Plan the statement (a rejection raises here), then commit it or start its job."""
-    from alterflow.workflow import heavy_steps, steps
-    from alterflow.workflow.runner import run_heavy
-
-    catalog, warehouse, settings = connection.catalog, connection.warehouse, connection.settings
-    request = AlterRequest(table, statement, properties)
-    session = connection.session
-    validated = steps.validate(catalog, request, warehouse=warehouse)
-    if settings.airflow_url:
-        from alterflow.airflow_client import new_run_id
-
-        request = dataclasses.replace(request, request_id=new_run_id())
-        handle = AlterJobHandle(connection, request, validated.job_id)
-        handle._via_airflow = True
-        return _started(handle, lambda: session.submit_to_airflow(request, keep_id=True))
-    if validated.kind == JobKind.LIGHT:
-        return AlterJobHandle(connection, request, steps.commit_job(catalog, request, validated, warehouse).id)
-    job_id = (
-        validated.job_id
-        if validated.job_id is not None
-        else heavy_steps.start(catalog, request, validated, lease_s=settings.lease_s)["job_id"]
-    )
-    handle = AlterJobHandle(connection, request, job_id)
-    return _started(handle, lambda: run_heavy(catalog, warehouse, job_id, lambda: session.spark, lease_s=settings.lease_s))
-
-
-def _started(handle: AlterJobHandle, work) -> AlterJobHandle:
-    handle._driver = threading.Thread(target=handle._drive, args=(work,), name=f"alterflow-alter-{handle.table}", daemon=False)
-    handle._driver.start()
+def start_alter(catalog: Catalog, driver: AlterDriver, request: AlterRequest) -> AlterJobHandle:
+    """Plan the request (a rejection raises here), then commit it or start its job, driven on in
+    a thread of this process (or followed there while its DAG run drives it)."""
+    started = driver.start(request)
+    handle = AlterJobHandle(catalog, driver.warehouse, started.request, started.job_id)
+    if started.finish is not None:
+        handle._via_airflow = started.via_airflow
+        handle._driver = threading.Thread(
+            target=handle._drive, args=(started.finish,), name=f"alterflow-alter-{handle.table}", daemon=False
+        )
+        handle._driver.start()
     return handle

@@ -23,7 +23,7 @@ from alterflow.sql.names import MAX_NAME, valid_name
 if TYPE_CHECKING:  # pragma: no cover
     from alterflow.api.table import Table
     from alterflow.catalog.catalog import Catalog
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
     from alterflow.results import Result
 
 
@@ -53,7 +53,7 @@ class Connection:
 
     def __init__(self, settings: Settings):
         from alterflow.catalog.catalog import Catalog
-        from alterflow.cli.session import Session
+        from alterflow.engine.session import Session
 
         self.settings = settings
         with settings.dirs_for_catalog():  # a SQLite catalog under ALTERFLOW_HOME needs its folder

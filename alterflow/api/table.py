@@ -17,9 +17,9 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from alterflow.catalog.errors import MAX_LABEL
+from alterflow.catalog.catalog_errors import MAX_LABEL
 from alterflow.errors import UserError, shown
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -27,11 +27,25 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from alterflow import sql as ast
     from alterflow.api.alter_job_handle import AlterJobHandle
-    from alterflow.api.connection import Connection
-    from alterflow.catalog.catalog import AlterJob, TableSnapshot
+    from alterflow.catalog.catalog import AlterJob, Catalog, TableSnapshot
     from alterflow.catalog.schema import SchemaVersion
-    from alterflow.results import ResultSet
+    from alterflow.engine.session import Session
+    from alterflow.results import Result, ResultSet
+
+
+class OpenConnection(Protocol):
+    """What a `Table` uses of the `alterflow.Connection` that handed it out (each refuses once the
+    connection is closed)."""
+
+    @property
+    def catalog(self) -> Catalog: ...
+
+    @property
+    def session(self) -> Session: ...
+
+    def sql(self, text: str) -> Result: ...
 
 
 class ScanError(UserError):
@@ -60,7 +74,7 @@ class Table:
     """A table of a connection's catalog. Its methods read the catalog each time they are called:
     a `Table` never holds a stale schema."""
 
-    def __init__(self, connection: Connection, name: str):
+    def __init__(self, connection: OpenConnection, name: str):
         self._connection = connection
         self.name = name
 
@@ -144,18 +158,22 @@ class Table:
         the returned handle reports its state and progress, waits for it or cancels it."""
         from alterflow.api.alter_job_handle import start_alter
 
-        return start_alter(self._connection, self.name, self._statement(statement_or_clauses, "alter"), _properties(properties))
+        connection = self._connection
+        statement, parsed = self._statement(statement_or_clauses, "alter")
+        driver = connection.session.alter_driver()
+        return start_alter(connection.catalog, driver, driver.request(self.name, statement, _properties(properties), parsed=parsed))
 
     def explain(self, statement_or_clauses: str, analyze: bool = False) -> ResultSet:
         """`EXPLAIN [ANALYZE] ALTER TABLE ...`: the plan of a change (lightweight or a rewrite, per
         clause), with ANALYZE the values that would fail their cast and the estimated time. Changes
         nothing."""
-        statement = self._statement(statement_or_clauses, "explain")
+        statement, _parsed = self._statement(statement_or_clauses, "explain")
         result = self._connection.sql(("EXPLAIN ANALYZE " if analyze else "EXPLAIN ") + statement)
         return result  # a ResultSet: EXPLAIN always returns rows
 
-    def _statement(self, text: str, what: str) -> str:
-        """A whole ALTER TABLE statement of this table, from one or from its clauses."""
+    def _statement(self, text: str, what: str) -> tuple[str, ast.AlterTable]:
+        """A whole ALTER TABLE statement of this table, from one or from its clauses: its text and
+        the statement parsed."""
         from alterflow import sql as ast
 
         if not isinstance(text, str) or not text.strip():
@@ -171,7 +189,7 @@ class Table:
         named = self._connection.catalog.table(statements[0].table).name
         if named != self.name:
             raise UserError(f"{what} of {self.name}: the statement alters {named}, not {self.name}")
-        return whole
+        return whole, statements[0]
 
 
 class Scan:
@@ -198,7 +216,7 @@ class Scan:
         at a time. A data file that GC deleted meanwhile (the scan outlived the retention period)
         makes the scan plan again on a new snapshot, up to READ_ATTEMPTS times, while no batch
         has been handed out; after that it is a ScanGone line (rows handed out stand)."""
-        from alterflow.cli.session import READ_ATTEMPTS
+        from alterflow.engine.session import READ_ATTEMPTS
         from alterflow.read.arrow_read import read_snapshot_arrow
 
         read = self._read_columns()
@@ -226,7 +244,7 @@ class Scan:
     def to_arrow(self) -> pa.Table:
         """The rows as one Arrow table. It holds every batch until the end, so a file gone midway
         makes it read again from a new snapshot (up to READ_ATTEMPTS times) before ScanGone."""
-        from alterflow.cli.session import READ_ATTEMPTS
+        from alterflow.engine.session import READ_ATTEMPTS
 
         attempt = 1
         while True:

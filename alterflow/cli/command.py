@@ -16,8 +16,9 @@ import sys
 from typing import NoReturn
 
 from alterflow.cli import signals
-from alterflow.cli.output import report_failure, to_json, to_table
+from alterflow.cli.output import report_failure
 from alterflow.cli.startup import import_paused
+from alterflow.engine.result_text import to_json, to_table
 from alterflow.errors import UserError, escaped, shown
 from alterflow.text_files import read_utf8
 
@@ -130,7 +131,7 @@ def _gc(argv: list[str]) -> int:
         with settings.dirs_for_catalog():
             catalog = Catalog(settings.catalog_url)
         if args.dry_run:
-            from alterflow.gc.steps import dry_run
+            from alterflow.gc.gc_steps import dry_run
 
             listed = dry_run(catalog, settings.warehouse, retention, None, orphan_retention, settings.lease_s)
             doomed = [item for item in listed if not item.get("wait") and not item.get("skip")]
@@ -145,7 +146,7 @@ def _gc(argv: list[str]) -> int:
             )
             return 0
         from alterflow.cli.work_state import gc_state
-        from alterflow.gc.runner import run_gc
+        from alterflow.gc.gc_runner import run_gc
         from alterflow.gc.summary import step_line
         from alterflow.spark_session import get_spark
 
@@ -178,9 +179,9 @@ def _db(args) -> int:
         with settings.dirs_for_catalog():
             if args.db_command == "bind-warehouse":
                 from alterflow.catalog.catalog import Catalog
-                from alterflow.store.warehouse import Warehouse
+                from alterflow.store.warehouse_kinds import open_warehouse
 
-                print(Warehouse(settings.warehouse, Catalog(settings.catalog_url)).bind(force=args.force))
+                print(open_warehouse(settings.warehouse, Catalog(settings.catalog_url)).bind(force=args.force))
                 return 0
             before, after = upgrade_catalog(settings.catalog_url)
     except Exception as exc:
@@ -208,7 +209,7 @@ def _spark_archive(_args) -> int:
 
 
 def _sql(args) -> int:
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
     from alterflow.results import ResultSet
 
     if args.file is not None:
@@ -256,7 +257,7 @@ def _read_sql_file(name: str) -> str:
 
 
 def _load(args) -> int:
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
     from alterflow.load.inputs import open_input
     from alterflow.load.load_once import fitted_label
 
@@ -298,9 +299,9 @@ def command() -> NoReturn:
     signals.install()
     try:
         if sys.argv[1:2] == ["sql"]:
-            import_paused("alterflow.cli.session")
+            import_paused("alterflow.engine.session")
         elif sys.argv[1:2] == ["migrate"] and "new" not in sys.argv[2:]:
-            import_paused("alterflow.cli.session")
+            import_paused("alterflow.engine.session")
             import_paused("alterflow.migrate.apply")
         code = main()
     except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM (signals.Terminated)

@@ -75,7 +75,7 @@ def main(argv: list[str]) -> int:
 
 
 def _run(args) -> int:
-    from alterflow.migrate.files import migrations_dir, new_file
+    from alterflow.migrate.migration_files import migrations_dir, new_file
     from alterflow.migrate.sum_file import keeping_sum, rehash
     from alterflow.settings import migrations_from_env
 
@@ -88,7 +88,7 @@ def _run(args) -> int:
     if args.action == "hash":
         print(rehash(directory))
         return 0
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
 
     session = Session()
     catalog = session.catalog

@@ -1,11 +1,11 @@
 """Ctrl-C, SIGTERM and a closed stdout in the `alterflow` command
 (docs/semantics.md#interrupts-and-closed-pipes).
 
-SIGINT raises KeyboardInterrupt in the main thread (Python's own handler, or PySpark's once a
-SparkContext has started: it cancels Spark's jobs first); SIGTERM raises `Terminated`, a
-KeyboardInterrupt too, the same way (`install`). The work under way unwinds as on any error: a
-load aborts its transaction, a heavyweight job's runner releases its lease, `migrate apply`
-releases the apply lease and leaves its running statement RUNNING for the next apply. Each commit
+SIGINT raises KeyboardInterrupt in the main thread, cancelling Spark's jobs first; SIGTERM raises
+`Terminated`, a KeyboardInterrupt too, the same way (`install`). Neither is raised inside an import:
+it waits for the import to finish (`_raise_later`). The work under way unwinds as on any error: a
+load aborts its transaction, a heavyweight job's runner releases its lease, `migrate apply` releases
+the apply lease and leaves its running statement RUNNING for the next apply. Each commit
 is one catalog transaction, so nothing is half visible. `interrupted` then prints one line, what
 state the work is in and the command that continues it (each command says what it is doing with
 `under_way`), and the command exits 130 (SIGINT) or 143 (SIGTERM).
@@ -21,6 +21,8 @@ import os
 import shlex
 import signal
 import sys
+import threading
+import time
 from collections.abc import Callable
 
 from alterflow.errors import capped
@@ -31,34 +33,88 @@ class Terminated(KeyboardInterrupt):
     unwinds the same way (every `except Exception` lets it through)."""
 
 
-def _terminate(_signum, _frame) -> None:
-    context = getattr(sys.modules.get("pyspark"), "SparkContext", None)
-    spark = getattr(context, "_active_spark_context", None)
-    if spark is not None:  # as PySpark's own SIGINT handler does: no Spark job outlives the process's work
-        import threading
-
-        # From another thread: this one may be inside a Py4J call on its own connection.
-        threading.Thread(target=_cancel_jobs, args=(spark,), name="cancel-spark-jobs", daemon=True).start()
+def _terminate(signum, frame) -> None:
+    """SIGTERM: `Terminated` in the main thread, never inside an import (`_raise_later`); Spark's
+    jobs are cancelled first."""
+    if _raise_later(signum, frame):
+        return
+    _cancel_spark_jobs()
     raise Terminated()
 
 
-REDELIVER_AFTER_S = 0.05  # how long a swallowed interrupt waits to be raised again
+def _interrupt(signum, frame) -> None:
+    """SIGINT: Python's KeyboardInterrupt, never inside an import (`_raise_later`); Spark's jobs are
+    cancelled first, as PySpark's own handler does (the process keeps this handler when its
+    SparkContext starts: `alterflow.spark_session`)."""
+    if _raise_later(signum, frame):
+        return
+    _cancel_spark_jobs()
+    raise KeyboardInterrupt()
+
+
+_interrupt.cancels_spark_jobs = True  # kept when Spark starts (`alterflow.spark_session`)
+
+
+def _cancel_spark_jobs() -> None:
+    """As PySpark's own SIGINT handler does: no Spark job outlives the process's work."""
+    context = getattr(sys.modules.get("pyspark"), "SparkContext", None)
+    spark = getattr(context, "_active_spark_context", None)
+    if spark is not None:  # from another thread: this one may be inside a Py4J call on its own connection
+        threading.Thread(target=_cancel_jobs, args=(spark,), name="cancel-spark-jobs", daemon=True).start()
+
+
+REDELIVER_AFTER_S = 0.05  # how long a swallowed or postponed interrupt waits to be raised again
+IMPORT_GRACE_S = 10.0  # the longest an import under way postpones an interrupt
+_postponed_since: list[float] = []
+
+
+def _raise_later(signum: int, frame) -> bool:
+    """Whether the interrupt is sent again in a moment instead of being raised now: the main thread
+    is importing a module. An exception raised inside Python's import machinery (between a module
+    lock's bookkeeping steps, or in a module's top-level code) leaves the process's imports broken:
+    a half-initialised numpy or pandas fails every later import of it, and a module lock left
+    unreleased held the next import, and the command, for good (a `gc` that SIGTERM reached while
+    it imported went on for minutes without its line). The import finishes first, within
+    IMPORT_GRACE_S (an import waiting on another thread's may wait longer: then it is raised there).
+    One raised inside a catalog statement is safe: the connection is closed, its transaction
+    with it (`alterflow.catalog.database`)."""
+    if not _importing(frame):
+        _postponed_since.clear()
+        return False
+    now = time.monotonic()
+    if not _postponed_since:
+        _postponed_since.append(now)
+    elif now - _postponed_since[0] > IMPORT_GRACE_S:
+        _postponed_since.clear()
+        return False
+    _send_again(signum)
+    return True
+
+
+def _importing(frame) -> bool:
+    """Whether `frame` runs inside an import: some frame of its stack is importlib's own."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _send_again(signum: int) -> None:
+    """Send `signum` to this process again REDELIVER_AFTER_S from now (from a timer thread)."""
+    timer = threading.Timer(REDELIVER_AFTER_S, os.kill, (os.getpid(), signum))
+    timer.daemon = True
+    timer.start()
 
 
 def _redeliver_swallowed(unraisable) -> None:
     """`sys.unraisablehook`: an interrupt raised where Python cannot raise it (the signal handler ran
-    inside a weakref callback or a `__del__`, e.g. importlib's module-lock callback: "Exception
-    ignored in ...") would be lost, and the command would go on as if no signal came (a gc that
-    SIGTERM reached there waited on for minutes). Sent again a moment later, it is raised in the
+    inside a weakref callback or a `__del__`: "Exception ignored in ...") would be lost, and the
+    command would go on as if no signal came. Sent again a moment later, it is raised in the
     code under way; nothing is printed for it. Any other unraisable exception goes to the hook
     that was there before."""
     if isinstance(unraisable.exc_value, KeyboardInterrupt):
-        import threading
-
-        signum = signal.SIGTERM if isinstance(unraisable.exc_value, Terminated) else signal.SIGINT
-        timer = threading.Timer(REDELIVER_AFTER_S, os.kill, (os.getpid(), signum))
-        timer.daemon = True
-        timer.start()
+        _send_again(signal.SIGTERM if isinstance(unraisable.exc_value, Terminated) else signal.SIGINT)
         return
     _previous_unraisablehook(unraisable)
 
@@ -116,14 +172,16 @@ class QuietStream:
 
 def install() -> None:
     """For the `alterflow` process (never an in-process caller of `main`): SIGTERM raises
-    `Terminated` in the main thread, an interrupt Python had to swallow is sent again
-    (`_redeliver_swallowed`), and stdout goes quiet when its reader goes away."""
+    `Terminated` in the main thread and SIGINT KeyboardInterrupt, neither inside an import
+    (`_raise_later`); an interrupt Python had to swallow is sent again (`_redeliver_swallowed`),
+    and stdout goes quiet when its reader goes away."""
     import atexit
     import logging
 
     global _previous_unraisablehook
 
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, _interrupt)
     if sys.unraisablehook is not _redeliver_swallowed:
         _previous_unraisablehook, sys.unraisablehook = sys.unraisablehook, _redeliver_swallowed
     logging.getLogger().addFilter(_not_py4j)
@@ -227,7 +285,7 @@ def _ignore_from_now() -> None:
 
 
 def holder_prefix() -> str:
-    """`host:pid:`, how every lease this process takes begins (`alterflow.leases.new_holder`)."""
-    from alterflow.leases import new_holder
+    """`host:pid:`, how every lease this process takes begins (`alterflow.held_leases.new_holder`)."""
+    from alterflow.held_leases import new_holder
 
     return new_holder().rsplit(":", 1)[0] + ":"

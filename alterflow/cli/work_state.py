@@ -39,7 +39,7 @@ def sql_state(session, number: int, total: int, text: str) -> str:
 
 
 def _alter_state(session, statement) -> str:
-    from alterflow.catalog.leases import DRIVEN_STATES
+    from alterflow.catalog.job_leases import DRIVEN_STATES
 
     catalog = session.catalog
     info = catalog.table(statement.table)
@@ -72,7 +72,7 @@ def _alter_state(session, statement) -> str:
 def _release_own_lease(catalog, job) -> None:
     """A lease this process still holds on `job` (taken by the step that started it, before the
     runner's own): let it go, so RESUME takes the job over at once."""
-    from alterflow.catalog.leases import JobLeases
+    from alterflow.catalog.job_leases import JobLeases
 
     holder = job.lease_holder
     if holder is not None and holder.startswith(holder_prefix()):

@@ -1,6 +1,9 @@
-"""Converting rows between two schema versions of a table, identically in Python (pyarrow, the
-dual-write path of loads) and in Spark (the rewrite of history): see `arrow_convert`,
-`spark_convert` and the shared rules in `rules`."""
+"""Converting a table's rows between two schema versions, identically in Python (pyarrow, the
+dual-write path of loads) and in Spark (the rewrite of history): see `arrow_convert` and
+`spark_convert`. Each column is cast by the rules and kernels of `alterflow.values`; what this
+package adds is the table: columns matched by id, defaults of added columns, extra columns kept,
+failures collected as ON CAST ERROR asks. (It reads the catalog's schema versions, which the type
+system of `alterflow.values` sits below: that is why the two are separate packages.)"""
 
 from alterflow.conversion.arrow_convert import ArrowConversion, CastFailure, convert_arrow
 

@@ -2,11 +2,11 @@
 path of a heavyweight ALTER. Values and failures are the same as `spark_convert.convert_frame`
 gives for the same rows (tests/conversion/test_convert_agreement.py holds both to that).
 
-Every family is converted by vectorised kernels (`vectorized_text`, `vectorized_numbers`) that
-reproduce `rules.value_converter` exactly, so a load during dual write costs little more than
-one without a job. Rows a kernel cannot decide exactly (rare: see those modules) and the one
+Every family is converted by vectorised kernels (`alterflow.values.arrow_text_kernels`,
+`alterflow.values.arrow_number_kernels`) that reproduce `cast_rules.value_converter` exactly, so
+a load during dual write costs little more than one without a job. Rows a kernel cannot decide exactly (rare: see those modules) and the one
 family with no kernel, FLOAT / DOUBLE -> text (Java's Double.toString), go through the
-reference value by value. tests/conversion/test_vectorized_convert.py holds the kernels to the
+reference value by value. tests/values/test_arrow_kernels.py holds the kernels to the
 reference.
 
 No pyspark here.
@@ -27,10 +27,10 @@ import pyarrow.compute as pc
 from alterflow.arrow_schema import arrow_schema
 from alterflow.catalog.schema import Column, SchemaVersion, name_key
 from alterflow.catalog.states import OnCastError
-from alterflow.conversion import vectorized_numbers, vectorized_text
-from alterflow.conversion.rules import ConversionFailed, family, value_converter
-from alterflow.conversion.vectorized import Outcome
-from alterflow.types import DataType, to_arrow
+from alterflow.values import arrow_number_kernels, arrow_text_kernels
+from alterflow.values.arrow_kernels import Outcome
+from alterflow.values.cast_rules import ConversionFailed, family, value_converter
+from alterflow.values.types import DataType, to_arrow
 
 __all__ = ["CastFailure", "ArrowConversion", "convert_arrow", "convert_array", "convert_values", "default_array"]
 
@@ -66,15 +66,15 @@ def _arrow_values(values: list, t: DataType) -> list:
 
 # family -> kernel(array, old, new): an Outcome, or None to convert every value with the reference
 _KERNELS = {
-    "string_to_integer": vectorized_text.string_to_integer,
-    "string_to_float": vectorized_text.string_to_float,
-    "string_to_decimal": vectorized_text.string_to_decimal,
-    "string_to_date": vectorized_text.string_to_date,
-    "number_to_integer": vectorized_numbers.number_to_integer,
-    "number_to_float": vectorized_numbers.number_to_float,
-    "number_to_decimal": vectorized_numbers.number_to_decimal,
-    "number_to_string": vectorized_numbers.number_to_string,
-    "integer_to_date": vectorized_numbers.integer_to_date,
+    "string_to_integer": arrow_text_kernels.string_to_integer,
+    "string_to_float": arrow_text_kernels.string_to_float,
+    "string_to_decimal": arrow_text_kernels.string_to_decimal,
+    "string_to_date": arrow_text_kernels.string_to_date,
+    "number_to_integer": arrow_number_kernels.number_to_integer,
+    "number_to_float": arrow_number_kernels.number_to_float,
+    "number_to_decimal": arrow_number_kernels.number_to_decimal,
+    "number_to_string": arrow_number_kernels.number_to_string,
+    "integer_to_date": arrow_number_kernels.integer_to_date,
 }
 
 
@@ -104,7 +104,7 @@ def _vectorized(array: pa.Array, old: DataType, new: DataType) -> Outcome | None
 
 def convert_values(array: pa.Array, old: DataType, new: DataType) -> tuple[pa.Array, list[int]]:
     """The reference: `value_converter` value by value; (array of `new`, failed rows). What the
-    kernels leave to it, and what tests/conversion/test_vectorized_convert.py holds them to."""
+    kernels leave to it, and what tests/values/test_arrow_kernels.py holds them to."""
     convert = value_converter(old, new)
     values = []
     rows = []

@@ -1,11 +1,11 @@
 """Converting rows from schema version OLD to version NEW in Spark (the history of a heavyweight
 ALTER), value for value and failure for failure the same as `arrow_convert.convert_arrow`.
 
-Only built-in column functions: every rule of `rules` is written as a Spark expression that is
+Only built-in column functions: every rule of `alterflow.values.cast_rules` is written as a Spark expression that is
 NULL exactly when the conversion of a non-NULL value fails. Text is matched with the same
-patterns as the Python side (`rules.*_PATTERN`, anchored with ^...\\z), dates are built with
+patterns as the Python side (`cast_rules.*_PATTERN`, anchored with ^...\\z), dates are built with
 explicit year arithmetic and `make_date` only once the date is known to be valid, and numbers
-go through the casts whose Java semantics `rules` reproduces.
+go through the casts whose Java semantics `cast_rules` reproduces.
 
 Sub-expressions used more than once (the groups of a regexp_extract, a parsed number, a date's
 parts) are computed once per row in projections before the values (`_Stages`), and each value
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from alterflow.catalog.schema import Column as SchemaColumn
 from alterflow.catalog.schema import SchemaVersion, name_key
 from alterflow.catalog.states import OnCastError
-from alterflow.conversion.rules import (
+from alterflow.values.cast_rules import (
     BIG_EXPONENT_DIGITS,
     DATE_PATTERN,
     DECIMAL_PATTERN,
@@ -42,7 +42,7 @@ from alterflow.conversion.rules import (
     java_regex,
     uses_java_float_text,
 )
-from alterflow.types import DataType, encode_value, to_spark
+from alterflow.values.types import DataType, encode_value, to_spark
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame

@@ -10,7 +10,7 @@ Spark into ONE file under the table's current version.
    and its inputs REPLACED (refused if the table, its index or an input changed, or an alter job
    started meanwhile).
 The inputs stay on disk for the retention period (deferred deletes): a read that planned before
-the commit still finds them. The sweep deletes them after (alterflow.gc.files).
+the commit still finds them. The sweep deletes them after (alterflow.gc.file_sweep).
 On a warehouse in object storage the one Spark task writes the file through pyarrow in its Python
 worker (alterflow.rewrite.spark_object_writer) under the staging prefix, and the move is the
 store's server-side copy.
@@ -30,13 +30,13 @@ import pyarrow.parquet as pq
 
 from alterflow.catalog.catalog import Catalog, DataFile, NewFile, TableSnapshot
 from alterflow.catalog.garbage import CompactionTarget, GarbageCollection
-from alterflow.leases import TransactionLease, new_holder
+from alterflow.held_leases import TransactionLease, new_holder
 from alterflow.object_store import ObjectStoreLocation
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.rewrite.tablet_conversion import with_field_ids
 from alterflow.settings import DEFAULT_LEASE_S
 from alterflow.store.layout import absolute, compaction_staging_path, data_file_path
-from alterflow.store.warehouse import Warehouse
+from alterflow.store.warehouse_kinds import open_warehouse
 
 log = logging.getLogger(__name__)
 COMPACTION_TIMEOUT_S = 3600  # a live but slow compaction's transaction is aborted after this long
@@ -79,7 +79,7 @@ def write_compacted(
     if not any(f.schema_version != current.version for f in files):
         return None
     keyed = bool(current.primary_key)
-    store = Warehouse(warehouse, catalog)
+    store = open_warehouse(warehouse, catalog)
     store.check_owner()  # before anything is written
     txn_id = catalog.begin_transaction(
         target.table_id,
@@ -131,7 +131,7 @@ def commit_compacted(catalog: Catalog, warehouse: pathlib.Path, compacted: Compa
     transaction. On refusal the compaction is aborted (its own file goes with GC); the inputs stay
     live."""
     gc = GarbageCollection(catalog)
-    store = Warehouse(warehouse, catalog)
+    store = open_warehouse(warehouse, catalog)
     target = compacted.target
     sizes = {}
     if compacted.path is not None:

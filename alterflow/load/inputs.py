@@ -1,7 +1,7 @@
 """Reading the input of `alterflow load`: Parquet, CSV (with a header) or JSON lines, one file or a
 directory of them, as a stream of Arrow record batches, so a load's memory stays bounded whatever
 the input's size. CSV values are read as text (`''`, `NULL` and `\\N` are NULL) and converted by
-the table's column types (alterflow.load.coercion)."""
+the table's column types (alterflow.values.load_coercion)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from alterflow.catalog.catalog import Catalog
-from alterflow.catalog.errors import MAX_LABEL, checked_label
+from alterflow.catalog.catalog_errors import MAX_LABEL, checked_label
 from alterflow.catalog.labelled_loads import abort_open_loads, committed_load
 from alterflow.errors import escaped
 

@@ -13,7 +13,7 @@
 4. at the end every buffer is flushed and the transaction commits: every file becomes visible at
    once.
 Any failure aborts the transaction and deletes its files, so no row becomes visible and no file is
-orphaned. While the transaction is open the load renews its lease on it (docs/heavyweight.md, `alterflow.leases`). A
+orphaned. While the transaction is open the load renews its lease on it (docs/heavyweight.md, `alterflow.held_leases`). A
 crash between 2 and 4 leaves a PREPARE transaction whose files the catalog knows; once its lease
 expires, whoever looks first (a job waiting on its boundary, GC, the next load) aborts it and
 deletes them. A load that lost its lease (a long pause) fails at commit and leaves nothing visible.
@@ -40,7 +40,7 @@ from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.states import OnCastError
 from alterflow.errors import UserError, first_line, shown
-from alterflow.leases import TransactionLease, new_holder
+from alterflow.held_leases import TransactionLease, new_holder
 from alterflow.load.bad_rows import BadRows, aborted_for_room
 from alterflow.load.tablet_buffers import TabletBuffers, TabletKey
 from alterflow.settings import DEFAULT_LEASE_S, LOAD_BUFFER_MB, TARGET_FILE_MB
@@ -50,6 +50,7 @@ from alterflow.store.quarantine import QuarantineTarget, kept_row_numbers, regis
 from alterflow.store.quarantine_table import quarantine_target
 from alterflow.store.tablets import TXN_COLUMN, TabletRows, same_tablets, tablet_rows, with_txn_column, write_parquet
 from alterflow.store.warehouse import Warehouse
+from alterflow.store.warehouse_kinds import open_warehouse
 
 log = logging.getLogger(__name__)
 
@@ -378,7 +379,7 @@ def load_batches(
     transaction (dual write)."""
     stream = numbered(batches, conform)
     first = next(stream, None)
-    store = Warehouse(warehouse, catalog)
+    store = open_warehouse(warehouse, catalog)
     store.check_owner()  # before anything is written
     catalog.abort_expired_transactions(table.id)  # their files go after the retention (GC)
     txn_id = catalog.begin_transaction(table.id, label, timeout_s, lease_s=lease_s, holder=new_holder())
@@ -417,7 +418,7 @@ def aborted_elsewhere(catalog: Catalog, txn_id: int, error: BaseException) -> Ex
 
 def abort_load(catalog: Catalog, txn_id: int, error: BaseException) -> None:
     """A failed load's transaction aborted. Its files are GC's to delete after the retention
-    period (deferred deletes, alterflow.gc.files), those written after an abort from elsewhere
+    period (deferred deletes, alterflow.gc.file_sweep), those written after an abort from elsewhere
     (a timeout) too: their rows are gone by then, so the sweep finds them unreferenced."""
     try:
         catalog.abort_transaction(txn_id, f"load failed: {first_line(error)}")

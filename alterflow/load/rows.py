@@ -12,9 +12,9 @@ from alterflow.arrow_schema import arrow_schema
 from alterflow.catalog.schema import Column, SchemaVersion, name_key
 from alterflow.errors import shown
 from alterflow.load.bad_rows import BadRows
-from alterflow.load.coercion import BadValue, coerce_array
 from alterflow.sql.ast import Literal
-from alterflow.types import InvalidValue, coerce_literal, to_arrow
+from alterflow.values.load_coercion import BadValue, coerce_array
+from alterflow.values.types import InvalidValue, coerce_literal, to_arrow
 
 
 def _resolve_columns(version: SchemaVersion, table: str, names: Sequence[str]) -> list[Column]:
@@ -82,7 +82,7 @@ def rows_from_literals(version: SchemaVersion, table: str, names: Sequence[str] 
 
 
 def _conform_array(column: Column, table: str, array: pa.Array | pa.ChunkedArray, first_row: int = 1) -> pa.Array | pa.ChunkedArray:
-    """The column's values as its type, by `coerce_value`'s rules (alterflow.load.coercion runs
+    """The column's values as its type, by `coerce_value`'s rules (alterflow.values.load_coercion runs
     them as Arrow kernels); the first bad value fails the whole batch, its row counted from
     `first_row`."""
     try:

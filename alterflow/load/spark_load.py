@@ -1,7 +1,7 @@
 """Bulk loads through Spark (`alterflow load --engine spark`, and `--engine auto` for big inputs).
 
 Spark runs the load's tasks on the configured master, and in each task the very code of a local
-load converts the rows (alterflow.load.rows, alterflow.load.coercion), buckets them
+load converts the rows (alterflow.load.rows, alterflow.values.load_coercion), buckets them
 (alterflow.bucketing), converts them again for a running job's shadow index (dual write) and writes
 Parquet files with field ids. One definition of every rule serves both engines.
 
@@ -48,7 +48,7 @@ from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.states import OnCastError
 from alterflow.crash_points import crash_point
-from alterflow.leases import TransactionLease, new_holder
+from alterflow.held_leases import TransactionLease, new_holder
 from alterflow.load.bad_rows import BadRows, aborted_for_room
 from alterflow.load.inputs import CsvSplit, LoadInput, LoadInputError, csv_header, csv_split_batches, csv_splits
 from alterflow.load.local_load import LoadResult, abort_load, aborted_elsewhere, dual_write_rows, numbered
@@ -61,6 +61,7 @@ from alterflow.store.quarantine import QuarantineTarget
 from alterflow.store.quarantine_table import quarantine_target
 from alterflow.store.tablets import same_tablets, tablet_rows, with_txn_column, write_parquet
 from alterflow.store.warehouse import Warehouse
+from alterflow.store.warehouse_kinds import open_warehouse
 
 PATH_COLUMN = "af$input_path"
 BLOCK_COLUMN = "af$input_block"
@@ -391,7 +392,7 @@ def spark_load(
     settings,
 ) -> LoadResult:
     """`source` loaded into `table` as one transaction, converted and written by Spark tasks."""
-    store = Warehouse(warehouse, catalog)
+    store = open_warehouse(warehouse, catalog)
     store.check_owner()  # before anything is written
     catalog.abort_expired_transactions(table.id)  # their files go after the retention (GC)
     txn_id = catalog.begin_transaction(table.id, label, settings.txn_timeout_s, lease_s=settings.lease_s, holder=new_holder())

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 
 from alterflow import sql as ast
 from alterflow.catalog.catalog import Catalog
-from alterflow.catalog.errors import LeaseHeld
-from alterflow.catalog.leases import shown_holder
+from alterflow.catalog.catalog_errors import LeaseHeld
+from alterflow.catalog.job_leases import shown_holder
 from alterflow.catalog.migration_history import (
     APPLIED,
     APPLYING,
@@ -46,14 +46,15 @@ from alterflow.catalog.migration_history import (
     MigrationLeaseHeld,
     RecordedStatement,
 )
+from alterflow.catalog.repeatable_history import RepeatableHistory
 from alterflow.catalog.schema import name_key
 from alterflow.crash_points import crash_point
 from alterflow.errors import UserError, first_line
-from alterflow.leases import Renewal, new_holder
+from alterflow.held_leases import Renewal, new_holder
 from alterflow.migrate.config import MigrateConfig
-from alterflow.migrate.files import MigrationFile, version_key
+from alterflow.migrate.migration_files import MigrationFile, version_key
 from alterflow.migrate.plan import REJECTED, StatementPlan, plan_pending
-from alterflow.migrate.repeatable import RepeatableApply
+from alterflow.migrate.repeatable import RepeatableStatus, created_views, parse_repeatable
 from alterflow.migrate.status import MigrationStatus, migration_status
 from alterflow.settings import RENEWALS_PER_LEASE
 
@@ -149,7 +150,7 @@ OBJECT_RECORDS = {
 
 
 class MigrationApply:
-    """One `migrate apply`. `session` runs the statements (an `alterflow.cli.session.Session`)."""
+    """One `migrate apply`. `session` runs the statements (an `alterflow.engine.session.Session`)."""
 
     def __init__(
         self,
@@ -381,7 +382,6 @@ class MigrationApply:
     def _resume_alter(self, parsed: ast.AlterTable, text: str, request_id: str) -> str:
         from alterflow.catalog.states import JobState
         from alterflow.workflow.request import AlterRequest
-        from alterflow.workflow.runner import run_alter
 
         job = self.catalog.job_by_request(request_id)
         if job is not None and job.state == JobState.FINISHED:
@@ -390,33 +390,22 @@ class MigrationApply:
             raise MigrationFailed(f"ALTER TABLE {job.table_name}: job {job.id} was cancelled: {job.msg}")
         if job is None:  # never started (through Airflow: a trigger again finds its DAG run by the id)
             return self._execute(parsed, request_id)
-        if self.session.settings.airflow_url:  # its DAG run drives it: wait for that run
-            return self._wait_for_run(job.id, request_id)
-        request = AlterRequest(parsed.table, text, request_id=request_id)
+        driver = self.session.alter_driver()
+        request = AlterRequest(parsed.table, text, request_id=request_id, parsed=parsed)
         while True:  # the killed apply's runner lease on the job runs out first, as RESUME waits
             try:
-                job = run_alter(self.catalog, request, self.session.warehouse, lambda: self.session.spark, self.session.settings.lease_s)
-                return f"ALTER TABLE {job.table_name}: job {job.id} {job.state}, schema version {job.to_version} (resumed)"
+                job = driver.resume_request(request)  # here, or its own DAG run waited for
+                break
             except LeaseHeld as exc:
                 self._ensure_lease()
                 self.on_line(f"waiting: {first_line(exc)}")
                 time.sleep(POLL_S * 2)
-
-    def _wait_for_run(self, job_id: int, request_id: str) -> str:
-        from alterflow.airflow_client import AirflowClient
-        from alterflow.catalog.states import JobState
-
-        client = AirflowClient.from_settings(self.session.settings)
-        try:
-            client.wait(request_id)
-        finally:
-            client.close()
-        job = self.catalog.job_by_request(request_id)
-        if job.state != JobState.FINISHED:
+        if driver.via_airflow and job.state != JobState.FINISHED:
             raise MigrationFailed(
-                f"ALTER TABLE {job.table_name}: job {job_id} is {job.state} after its Airflow run {request_id}: {job.msg}"
+                f"ALTER TABLE {job.table_name}: job {job.id} is {job.state} after its Airflow run {request_id}: {job.msg}"
             )
-        return f"ALTER TABLE {job.table_name}: job {job.id} FINISHED, schema version {job.to_version} (its Airflow run ended)"
+        how = "its Airflow run ended" if driver.via_airflow else "resumed"
+        return f"ALTER TABLE {job.table_name}: job {job.id} {job.state}, schema version {job.to_version} ({how})"
 
 
 def baseline(catalog: Catalog, directory: pathlib.Path, version: str, who: str | None = None) -> str:
@@ -521,3 +510,58 @@ def set_applied(
         f"set: {len(files)} file(s) up to version {version} recorded as applied by {who} at {at:%Y-%m-%d %H:%M:%S} UTC; no statement ran"
     )
     return lines
+
+
+class RepeatableApply:
+    """Applies pending repeatable files (`alterflow.migrate.repeatable`) for a `MigrationApply`
+    (its session, history, lease and lines)."""
+
+    def __init__(self, apply: MigrationApply):
+        self.apply = apply
+        self.history = RepeatableHistory(apply.catalog)
+
+    def run(self, statuses: list[RepeatableStatus]) -> None:
+        for status in statuses:
+            if status.pending:
+                self.apply._ensure_lease()
+                self._apply_file(status)
+
+    def _apply_file(self, status: RepeatableStatus) -> None:
+        from alterflow.crash_points import crash_point
+        from alterflow.errors import first_line
+
+        apply, file = self.apply, status.file
+        if status.last is not None and status.last.state == APPLYING:
+            self.history.abandon(status.last.id, "an apply stopped inside it; the next apply applied the file again")
+            apply.on_line(f"{file.script} was applying when an apply stopped; applying it again from its start")
+        run_id = self.history.begin_run(file.description, file.script, file.checksum, apply.who)
+        for name in reversed(created_views(file)):
+            try:
+                apply.session.execute(ast.DropView(name=name, if_exists=True))
+            except UserError as exc:
+                apply.history.fail(run_id, None, f"{file.script}: view {name} cannot be replaced: {first_line(exc)}")
+                raise MigrationFailed(f"{file.script}: view {name} cannot be replaced: {first_line(exc)} (the file is FAILED)") from None
+        crash_point("repeatable_views_dropped")
+        for statement in file.statements:
+            apply._ensure_lease()
+            where = f"{file.script}:{statement.line}"
+            request_id = new_request_id()
+            apply.history.start_statement(run_id, statement.position, statement.line, statement.text_hash, request_id)
+            try:
+                stmt = parse_repeatable(statement.text)
+                message = apply.session.execute(stmt, request_id=request_id).message
+            except Exception as exc:  # the statement failed: this application is FAILED, the apply stops
+                apply.history.fail(run_id, statement.position, f"{where}: {first_line(exc)}")
+                raise MigrationFailed(f"{where}: {first_line(exc)} (the file is FAILED; the next apply applies it again)") from (
+                    None if isinstance(exc, UserError) else exc
+                )
+            table = stmt.table if isinstance(stmt, ast.Insert) else None
+            apply.history.finish_statement(run_id, statement.position, table, None, None, None)
+            if table is not None:
+                apply.result.tables.add(table)
+            apply.result.statements += 1
+            apply.on_line(f"{where} {message}")
+        apply.history.finish_file(run_id)
+        apply.result.applied.append(file.script)
+        verb = "APPLIED again" if status.last is not None else "APPLIED"
+        apply.on_line(f"{file.script} {verb} ({len(file.statements)} statement(s), repeatable)")

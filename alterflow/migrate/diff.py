@@ -53,8 +53,8 @@ from alterflow import sql as ast
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.schema import Column, SchemaVersion, name_key
 from alterflow.errors import UserError, escaped
-from alterflow.migrate.files import MAX_FILE_BYTES, FileStatement, MigrationFile, read_directory
-from alterflow.migrate.plan import REJECTED, NextSchema, StatementPlan
+from alterflow.migrate.migration_files import MAX_FILE_BYTES, FileStatement, MigrationFile, read_directory
+from alterflow.migrate.plan import HEAVY, REJECTED, NextSchema, StatementPlan
 from alterflow.migrate.status import migration_status
 from alterflow.planner import CreateTableRejected, plan_create_table
 from alterflow.planner.statement_parts import literal_sql
@@ -595,7 +595,7 @@ class SchemaDiff:
         for s in self.statements:
             where = f"{self.script}:{next(starts)}" if s.written else "not written"
             lines.append(f"{where}  {' '.join(s.text.split())[:160]}")
-            extra = f"; {s.rows} rows today" if s.kind == "HEAVY" else ""
+            extra = f"; {s.rows} rows today" if s.kind == HEAVY else ""
             lines.append(f"  {s.kind:<8} {s.reason}{extra}")
         lines.extend(f"note: {n}" for n in self.notes)
         label = escaped(self.desired.name)

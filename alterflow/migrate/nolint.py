@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from alterflow.errors import UserError, shown
-from alterflow.migrate.files import MigrationFile
+from alterflow.migrate.migration_files import MigrationFile
 
 DIRECTIVE = re.compile(r"--[ \t]*alterflow:nolint(?![\w:-])(?P<rules>[^\r\n]*)")
 LINE_COMMENT = re.compile(r"--[^\n]*")

@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 
 from alterflow import sql as ast
 from alterflow.catalog.catalog import Catalog
-from alterflow.catalog.errors import UnknownObject
+from alterflow.catalog.catalog_errors import UnknownObject
+from alterflow.catalog.repeatable_history import RepeatableHistory
 from alterflow.catalog.schema import SchemaVersion, name_key
 from alterflow.errors import UserError
-from alterflow.migrate.files import FileStatement, MigrationFile, RepeatableFile
+from alterflow.migrate.migration_files import FileStatement, MigrationFile, RepeatableFile
+from alterflow.migrate.repeatable import created_views, parse_repeatable, refusal
 from alterflow.planner import AlterPlan, AlterRejected, CreateTableRejected, TableContext, Verdict, plan_alter, plan_create_table
 
 LIGHT, HEAVY, REJECTED, DATA = "LIGHT", "HEAVY", "REJECTED", "DATA"
@@ -91,7 +93,7 @@ class NextSchema:
             self.tables[key] = self._table_of(contexts[key]) if key in contexts else None
 
     def _table_of(self, context) -> _Table:
-        from alterflow.workflow.steps import planner_context
+        from alterflow.workflow.alter_steps import planner_context
 
         planner = planner_context(self.catalog, context, context.current, self.warehouse)
         return _Table(context.table.name, context.table.id, planner, context.current)
@@ -322,8 +324,6 @@ def plan_pending(
     """Every statement of `files` not in `done` ((version, position) of statements a partly
     applied file already ran), in order, planned against the schema the ones before leave; then
     every statement of the `repeatables` (`alterflow.migrate.repeatable`), after them."""
-    from alterflow.migrate.repeatable import plan_repeatable
-
     schema = NextSchema(catalog, warehouse)
     pending = [(file, statement) for file in files for statement in file.statements if (file.version, statement.position) not in done]
     schema.read_tables(_tables_named(statement.text for _file, statement in pending))
@@ -347,3 +347,61 @@ def _tables_named(texts) -> set[str]:
             elif isinstance(stmt, ast.CreateTable | ast.DropTable):
                 names.add(stmt.name)
     return names
+
+
+def plan_repeatable(schema: NextSchema, file: RepeatableFile) -> list[StatementPlan]:
+    """Every statement of a repeatable file (`alterflow.migrate.repeatable`) planned on `schema`
+    (after the pending versioned statements), as an application runs it: the file's existing views dropped first, then each
+    statement in order."""
+    history = RepeatableHistory(schema.catalog)
+    mine = {name_key(n) for n in created_views(file)}
+    replaced: set[str] = set()
+    blocked: dict[str, str] = {}
+    for name in created_views(file):
+        if not schema.view_exists(name):
+            continue
+        others = [v for v in history.views_using_view(name) if name_key(v) not in mine]
+        if others:
+            blocked[name_key(name)] = (
+                f"view {name} cannot be replaced: view {', '.join(others)} uses it and is not made by this file "
+                "(make both in one repeatable file, or drop it first)"
+            )
+        else:
+            schema.views[name_key(name)] = None  # dropped by the application before its statements
+            replaced.add(name_key(name))
+    plans = []
+    for statement in file.statements:
+
+        def result(kind: str, reason: str, statement: FileStatement = statement, **more) -> StatementPlan:
+            return StatementPlan(file, statement, kind, reason, **more)
+
+        try:
+            stmt = parse_repeatable(statement.text)
+        except ast.SqlError as exc:
+            plans.append(result(REJECTED, str(exc)))
+            continue
+        why = refusal(stmt)
+        if why is None and isinstance(stmt, ast.CreateView):
+            why = blocked.get(name_key(stmt.name))
+        if why is not None:
+            plans.append(result(REJECTED, why))
+            continue
+        plan = schema.plan_parsed(stmt, result)
+        if plan.kind == DATA:
+            table = schema.table(stmt.table)
+            if not table.context.current.primary_key:
+                plan = result(
+                    REJECTED,
+                    f"INSERT INTO {table.name}: the table has no primary key, so each run would add the rows again; put it in a versioned file",
+                    table=table.name,
+                )
+            else:
+                plan = result(
+                    DATA, f"an upsert of {len(stmt.rows)} row(s) into {table.name} by primary key, one transaction", table=table.name
+                )
+        elif isinstance(stmt, ast.CreateView) and plan.kind != REJECTED and name_key(stmt.name) in replaced:
+            plan = result(
+                plan.kind, f"view {stmt.name} replaced: dropped and created again, pinned to today's table versions; metadata only"
+            )
+        plans.append(plan)
+    return plans

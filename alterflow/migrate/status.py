@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.migration_history import APPLIED, BASELINE, DELETED, DONE, MigrationHistory, RecordedMigration
 from alterflow.migrate.config import MigrateConfig, load_migrate_config
-from alterflow.migrate.files import MigrationFile, RepeatableFile, read_migrations, version_key
+from alterflow.migrate.migration_files import MigrationFile, RepeatableFile, read_migrations, version_key
 from alterflow.migrate.repeatable import RepeatableStatus, repeatable_status
 from alterflow.migrate.sum_file import verify_sum
 

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from alterflow.errors import shown
-from alterflow.migrate.files import MAX_FILE_BYTES, MigrationFileError
+from alterflow.migrate.migration_files import MAX_FILE_BYTES, MigrationFileError
 
 SUM_FILE = "alterflow.sum"
 MAX_SUM_BYTES = 4 << 20  # a line per migration file: far more files than any directory holds

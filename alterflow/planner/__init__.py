@@ -10,8 +10,8 @@ from alterflow.planner.alter_planner import AlterPlan, ClausePlan, ColumnConvers
 from alterflow.planner.alter_state import TableContext, Verdict
 from alterflow.planner.clause_text import render_clause
 from alterflow.planner.create_table import plan_create_table
-from alterflow.planner.errors import AlterRejected, CreateTableRejected
 from alterflow.planner.properties import AlterProperties, parse_properties
+from alterflow.planner.rejections import AlterRejected, CreateTableRejected
 
 __all__ = [
     "AlterPlan",

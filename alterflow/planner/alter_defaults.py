@@ -6,7 +6,7 @@ from __future__ import annotations
 from alterflow.planner.alter_state import ClauseRejected
 from alterflow.sql.ast import Literal
 from alterflow.sql.quoting import quote_string
-from alterflow.types import DataType, InvalidValue, coerce_literal, coerce_value, format_value
+from alterflow.values.types import DataType, InvalidValue, coerce_literal, coerce_value, format_value
 
 __all__ = ["converted_default", "default_sql", "default_value"]
 

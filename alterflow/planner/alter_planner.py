@@ -16,10 +16,10 @@ from alterflow.catalog.schema import SchemaVersion
 from alterflow.planner.alter_state import ClauseRejected, TableContext, Verdict, WorkingSchema
 from alterflow.planner.clause_rules import plan_clause
 from alterflow.planner.clause_text import render_clause
-from alterflow.planner.errors import AlterRejected, one_line
 from alterflow.planner.properties import AlterProperties, parse_properties
+from alterflow.planner.rejections import AlterRejected, one_line
 from alterflow.sql.ast import AlterTable, ModifyColumn, RevertToVersion
-from alterflow.types import Change, DataType, classify_conversion
+from alterflow.values.types import Change, DataType, classify_conversion
 
 __all__ = ["AlterPlan", "ClausePlan", "ColumnConversion", "plan_alter"]
 

@@ -16,7 +16,7 @@ from alterflow.planner.modify_column import modify_column
 from alterflow.planner.revert import revert_to_version
 from alterflow.planner.statement_parts import MAX_BUCKETS, declared_column, first_duplicate, is_floating, name_list
 from alterflow.sql.names import valid_name
-from alterflow.types import InvalidType, parse_type
+from alterflow.values.types import InvalidType, parse_type
 
 __all__ = ["plan_clause"]
 

@@ -8,11 +8,11 @@ sort key), so the first broken rule is the one reported.
 from __future__ import annotations
 
 from alterflow.catalog.schema import Column, SchemaVersion
-from alterflow.planner.errors import CreateTableRejected, one_line
+from alterflow.planner.rejections import CreateTableRejected, one_line
 from alterflow.planner.statement_parts import MAX_BUCKETS, declared_column, first_duplicate, is_floating
 from alterflow.sql.ast import ColumnDef, CreateTable
 from alterflow.sql.names import valid_name
-from alterflow.types import DataType, InvalidType, InvalidValue, coerce_literal, parse_type
+from alterflow.values.types import DataType, InvalidType, InvalidValue, coerce_literal, parse_type
 
 __all__ = ["plan_create_table"]
 

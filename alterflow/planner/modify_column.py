@@ -10,7 +10,7 @@ from alterflow.catalog.schema import Column
 from alterflow.planner.alter_defaults import converted_default, default_sql, default_value
 from alterflow.planner.alter_state import ClauseRejected, TableContext, Verdict, WorkingSchema, metadata_only, views_using
 from alterflow.sql.ast import ColumnDef, ModifyColumn, Position
-from alterflow.types import Change, DataType, InvalidType, InvalidValue, classify_conversion, parse_type
+from alterflow.values.types import Change, DataType, InvalidType, InvalidValue, classify_conversion, parse_type
 
 __all__ = ["modify_column"]
 

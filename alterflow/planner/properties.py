@@ -9,7 +9,7 @@ from enum import StrEnum
 from alterflow.catalog.records import AlterProperties
 from alterflow.catalog.states import Engine, OnCastError
 from alterflow.errors import MAX_SHOWN
-from alterflow.planner.errors import AlterRejected, one_line
+from alterflow.planner.rejections import AlterRejected, one_line
 
 __all__ = ["AlterProperties", "parse_properties", "KNOWN_PROPERTIES"]
 

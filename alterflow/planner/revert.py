@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.planner.alter_state import ClauseRejected, TableContext, Verdict, WorkingSchema, metadata_only, views_using
 from alterflow.sql.ast import RevertToVersion
-from alterflow.types import Change, classify_conversion, integer_range
+from alterflow.values.types import Change, classify_conversion, integer_range
 
 __all__ = ["revert_to_version"]
 

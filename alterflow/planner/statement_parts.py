@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from alterflow.catalog.schema import Column
 from alterflow.sql.ast import ColumnDef, Literal
 from alterflow.sql.quoting import quote_string
-from alterflow.types import DataType
+from alterflow.values.types import DataType
 
 MAX_BUCKETS = 1024
 FLOATING = frozenset({"FLOAT", "DOUBLE"})

@@ -18,7 +18,7 @@ import re
 from sqlglot import exp
 
 from alterflow.query import sql_types as st
-from alterflow.query.expressions import (
+from alterflow.query.expression_core import (
     ANONYMOUS_RULES,
     FALLBACK,
     ExpressionContext,

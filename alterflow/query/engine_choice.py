@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from alterflow.catalog.snapshot_reads import SnapshotReads
+from alterflow.catalog.states import Engine
 from alterflow.errors import AlterflowError, UserError, first_line
-from alterflow.query.expressions import NotLocal
+from alterflow.query.expression_core import NotLocal
 from alterflow.query.local_engine import LocalPlan, plan_local
 from alterflow.rewrite.engines import LOCAL_AUTO_BYTES, LOCAL_AUTO_ROWS, LOCAL_MAX_BYTES, LOCAL_MAX_ROWS
 
@@ -44,16 +45,16 @@ def _planned(catalog: SnapshotReads, sql: str, names: tuple[str, ...]) -> LocalP
 
 
 def choose_query_engine(catalog: SnapshotReads, sql: str, names: tuple[str, ...], requested: str) -> EngineChoice:
-    if requested == "spark":
+    if requested == Engine.SPARK:
         return EngineChoice("spark", "spark (engine = spark)")
     try:
         plan = _planned(catalog, sql, names)
     except NotLocal as exc:
-        if requested == "local":
+        if requested == Engine.LOCAL:
             raise LocalEngineRefused(f"engine = local cannot run this query: {exc}; SET engine = auto lets Spark run it") from None
         return EngineChoice("spark", f"spark: {exc}, which runs on Spark only")
     size = _size_text(plan.rows, plan.nbytes)
-    if requested == "local":
+    if requested == Engine.LOCAL:
         if plan.rows > LOCAL_MAX_ROWS or plan.nbytes > LOCAL_MAX_BYTES:
             raise LocalEngineRefused(
                 f"engine = local reads at most {LOCAL_MAX_ROWS} rows and {LOCAL_MAX_BYTES >> 20} MiB of files, "

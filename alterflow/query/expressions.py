@@ -1,6 +1,10 @@
-"""Spark SQL expressions as DuckDB SQL with Spark's answers: one rule per kind of expression
-(`functools.singledispatch` on sqlglot's classes), each giving a `Value` — the DuckDB text, the
-Spark type and the name Spark gives the column when it is not aliased.
+"""Spark SQL expressions as DuckDB SQL with Spark's answers: `translate` (from `expression_core`)
+gives an expression's `Value` — the DuckDB text, the Spark type and the name Spark gives the
+column when it is not aliased — by the rule for its kind of expression. Importing this module
+registers every rule: those here (columns and literals, arithmetic, comparisons and logic, CASE,
+IF and coalesce, CAST and typed literals, upper/lower/length/concat/substring/trim/abs, and
+count/sum/avg/min/max) and the families in modules of their own (`aggregates`, `dates`,
+`math_functions`, `scalar_functions`, `windows`), which it imports; translate through this module.
 
 Every rule types its operands the way Spark's analyzer does (ANSI mode off, as alterflow's sessions
 run) and writes the DuckDB expression so that DuckDB computes exactly that: operands are cast to
@@ -14,143 +18,46 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 
 from sqlglot import exp
 
-from alterflow.query import spark_refusals
+from alterflow.query import aggregates, dates, math_functions, scalar_functions, spark_refusals, windows
 from alterflow.query import sql_types as st
-from alterflow.query.spark_refusals import RefusedCallError
+from alterflow.query.dates import as_date, date_arithmetic
+from alterflow.query.expression_core import (
+    ExpressionContext,
+    NotLocal,
+    Value,
+    aggregate_arg,
+    aggregated_value,
+    ascii_only,
+    average_of,
+    called,
+    cast,
+    common_branch_type,
+    comparable,
+    decimal_result,
+    dispatch_rule,
+    exact_decimal,
+    merged_flags,
+    named,
+    normalized_zero,
+    operand_types,
+    remainder_value,
+    string,
+    translate,
+    widened_sql,
+    wrap,
+    written_name,
+)
+from alterflow.query.spark_casts import cast_sql
 from alterflow.query.sql_types import SqlType
 
-FALLBACK = "af$spark"  # the message of DuckDB's error() where an answer must come from Spark
-
-
-class NotLocal(Exception):
-    """The local engine does not reproduce this construct exactly; the reason names it."""
-
-
-@dataclass(frozen=True)
-class Value:
-    sql: str  # DuckDB text, parenthesised where it is not atomic
-    type: SqlType
-    name: str | None  # Spark's name for the column (None: it must be aliased to run locally)
-    aggregate: bool = False  # holds an aggregate function
-    free: bool = False  # reads a column outside an aggregate that no GROUP BY expression covers
-    literal: str | None = None  # an integral literal's digits (Spark types it by them against a decimal)
-
-
-@dataclass
-class ExpressionContext:
-    """What translating an expression needs from where it stands in a query."""
-
-    resolve: object  # (exp.Column) -> Value: a column of the FROM clause
-    subquery: object  # (exp.Expression, kind) -> (sql, [SqlType]): a subquery, kind "scalar", "in" or "exists"
-    aggregates: bool = False  # aggregate functions allowed here
-    windows: bool = False  # window functions allowed here
-    grouped: dict[str, Value] = field(default_factory=dict)  # GROUP BY expressions, by DuckDB text
-    aliases: dict[str, Value] = field(default_factory=dict)  # select aliases (HAVING, GROUP BY)
-    in_aggregate: bool = False
-    grouping: tuple[str, ...] | None = None  # GROUPING SETS/CUBE/ROLLUP columns (DuckDB text), Spark's order
-    aggregate_filter: str | None = None  # an aggregate's FILTER (WHERE ...) condition (DuckDB text)
-    # Where an IN (subquery) may stand: "conjunct" (a WHERE's AND-ed condition, NOT IN too),
-    # "positive" (under an OR there), None (anywhere else). Spark rewrites it into a semi or
-    # existence join, which answers false where SQL's NULL IN (...) is NULL: the two agree only
-    # where a NULL and a false filter alike (docs/semantics.md, "Queries").
-    subquery_position: str | None = None
-    # () -> str: the DuckDB text ordering the rows as Spark reads them, where the query reads one
-    # table whose rows Spark reads in one task (translation.QueryTranslation._row_order); None elsewhere
-    row_order: object = None
-
-
-def _position(node: exp.Expression, ctx: ExpressionContext) -> ExpressionContext:
-    """The context `node` is translated in, with the IN (subquery) position narrowed by it."""
-    position = ctx.subquery_position
-    if position is None or isinstance(node, exp.And | exp.Paren | exp.In):
-        return ctx
-    if isinstance(node, exp.Or):
-        return replace(ctx, subquery_position="positive")
-    if isinstance(node, exp.Not) and position == "conjunct" and isinstance(node.this.unnest(), exp.In):
-        return ctx
-    return replace(ctx, subquery_position=None)
-
-
-def translate(node: exp.Expression, ctx: ExpressionContext) -> Value:
-    ctx = _position(node, ctx)
-    refuse_marked_call(node, ctx)
-    value = dispatch_rule(node, ctx)
-    if ctx.grouped and not ctx.in_aggregate and value.sql in ctx.grouped:
-        value = replace(ctx.grouped[value.sql], name=value.name, free=False)  # the GROUP BY key itself
-    return value
-
-
-def refuse_marked_call(node: exp.Expression, ctx: ExpressionContext) -> None:
-    """A call the parse marked as one Spark refuses (`meta["spark_refusal"]`: an unknown name, an
-    argument count Spark refuses): its arguments translated, as Spark resolves them before it
-    checks the call, then refused in Spark's words. A rule that reads a call without `translate`
-    (a window's function) calls this first."""
-    refusal = node.meta.get("spark_refusal") if node.meta else None
-    if refusal is None:
-        return
-    message, arguments = refusal
-    for argument in arguments:
-        translate(argument, ctx)
-    raise RefusedCallError(message)
-
-
-def normalized_zero(value: Value) -> Value:
-    """A floating-point value with -0.0 read as 0.0, as Spark's grouping, DISTINCT and set
-    operations compare and return it (NormalizeFloatingNumbers)."""
-    if not value.type.fractional:
-        return value
-    zero = f"CAST(0 AS {value.type.duckdb})"
-    return replace(value, sql=f"(CASE WHEN {value.sql} = 0 THEN {zero} ELSE {value.sql} END)")
-
-
-@functools.singledispatch
-def dispatch_rule(node: exp.Expression, ctx: ExpressionContext) -> Value:
-    raise NotLocal(f"{construct_name(node)} is not in the local engine's set")
-
-
-def construct_name(node: exp.Expression) -> str:
-    if isinstance(node, exp.Anonymous):
-        return f"function {node.name.lower()}"
-    if isinstance(node, exp.Func):
-        return f"function {node.sql_name().lower()}"
-    return type(node).__name__
-
-
-# -- helpers -------------------------------------------------------------------------------------
-
-
-def cast(value: Value, to: SqlType) -> str:
-    """`value` as `to`, for a widening Spark does implicitly (never loses a value)."""
-    if value.type == to:
-        return value.sql
-    return f"CAST({value.sql} AS {to.duckdb})"
-
-
-def wrap(sql: str, to: SqlType) -> str:
-    """An integral result computed without overflow (BIGINT, HUGEINT for 64 bits), as the JVM's
-    fixed-width arithmetic leaves it: wrapped around into `to`'s range."""
-    bits = st.INTEGRAL_BITS[to.name]
-    wide = "HUGEINT" if bits == 64 else "BIGINT"
-    half, full = f"CAST('{1 << (bits - 1)}' AS {wide})", f"CAST('{1 << bits}' AS {wide})"
-    return f"CAST(((({sql}) + {half}) % {full} + {full}) % {full} - {half} AS {to.duckdb})"
-
-
-def widened_sql(value: Value) -> str:
-    bits = st.INTEGRAL_BITS[value.type.name]
-    return f"CAST({value.sql} AS {'HUGEINT' if bits == 64 else 'BIGINT'})"
-
-
-def merged_flags(*values: Value, **changes) -> dict:
-    return {
-        "aggregate": any(v.aggregate for v in values),
-        "free": any(v.free for v in values),
-        **changes,
-    }
+# The families of rules in modules of their own: each registers its rules on `dispatch_rule` (and
+# its functions sqlglot has no class for in ANONYMOUS_RULES) when imported.
+RULE_FAMILIES = (aggregates, dates, math_functions, scalar_functions, windows)
 
 
 def _name(template: str, *values: Value) -> str | None:
@@ -205,7 +112,7 @@ def _decimal_literal(text: str) -> Value:
         number = Decimal(text)
     except InvalidOperation:
         raise NotLocal(f"the literal {text}") from None
-    _sign, digits, exponent = number.as_tuple()
+    _, digits, exponent = number.as_tuple()
     scale = max(0, -exponent)
     precision = max(len(str(int("".join(map(str, digits)) or "0"))), scale)
     if precision > st.MAX_PRECISION or exponent > 0:
@@ -258,49 +165,9 @@ def _neg(node: exp.Neg, ctx: ExpressionContext) -> Value:
 # -- arithmetic ----------------------------------------------------------------------------------
 
 
-def operand_types(left: Value, right: Value) -> tuple[SqlType, SqlType]:
-    """Spark's operand types for a decimal meeting an integral literal: the literal's own digits."""
-    lt, rt = left.type, right.type
-    if lt.name == "decimal" and right.literal is not None:
-        rt = st.literal_decimal(right.literal)
-    if rt.name == "decimal" and left.literal is not None:
-        lt = st.literal_decimal(left.literal)
-    return lt, rt
-
-
-def decimal_result(op: str, a: SqlType, b: SqlType) -> SqlType:
-    """DecimalPrecision's result type (precision loss allowed, Spark's default)."""
-    a, b = st.as_decimal(a), st.as_decimal(b)
-    if op in ("+", "-"):
-        scale = max(a.scale, b.scale)
-        return st.adjusted(max(a.precision - a.scale, b.precision - b.scale) + scale + 1, scale)
-    if op == "*":
-        return st.adjusted(a.precision + b.precision + 1, a.scale + b.scale)
-    if op == "/":
-        scale = max(st.MINIMUM_ADJUSTED_SCALE, a.scale + b.precision + 1)
-        return st.adjusted(a.precision - a.scale + b.scale + scale, scale)
-    scale = max(a.scale, b.scale)  # % and pmod
-    return st.adjusted(min(a.precision - a.scale, b.precision - b.scale) + scale, scale)
-
-
-def decimal_text(value: Value) -> str:
-    """A number's exact text, as udfs.decimal_op reads it."""
-    if not (value.type.integral or value.type.name == "decimal"):
-        raise NotLocal(f"decimal arithmetic with a {value.type}")
-    return f"CAST({value.sql} AS VARCHAR)"
-
-
-def exact_decimal(op: str, left: Value, right: Value, result: SqlType) -> str:
-    """left op right as Spark's Decimal computes it (udfs.decimal_op), as a DuckDB decimal."""
-    call = f"af_decimal_op('{op}', {decimal_text(left)}, {decimal_text(right)}, {result.precision}, {result.scale})"
-    return f"CAST({call} AS {result.duckdb})"
-
-
 def _arithmetic(node: exp.Binary, ctx: ExpressionContext, op: str) -> Value:
     left, right = translate(node.left, ctx), translate(node.right, ctx)
     if st.DATE in (left.type, right.type):
-        from alterflow.query.dates import date_arithmetic
-
         return date_arithmetic(left, right, op)
     if left.type.name == "void" or right.type.name == "void":
         raise NotLocal("arithmetic on an untyped NULL")
@@ -349,15 +216,6 @@ def _divide(left: Value, right: Value, common: SqlType, name: str | None) -> Val
     return Value(f"(CASE WHEN {b} = 0 THEN NULL ELSE {a} / {b} END)", st.DOUBLE, name, **merged_flags(left, right))
 
 
-def remainder_value(left: Value, right: Value, common: SqlType, name: str | None) -> Value:
-    a, b = cast(left, common), cast(right, common)
-    if common.integral:  # the JVM's MIN % -1 is 0, where DuckDB overflows
-        sql = f"(CASE WHEN {b} = 0 THEN NULL WHEN {b} = -1 THEN CAST(0 AS {common.duckdb}) ELSE {a} % {b} END)"
-    else:
-        sql = f"(CASE WHEN {b} = 0 THEN NULL ELSE {a} % {b} END)"
-    return Value(sql, common, name, **merged_flags(left, right))
-
-
 dispatch_rule.register(exp.Add)(lambda node, ctx: _arithmetic(node, ctx, "+"))
 dispatch_rule.register(exp.Sub)(lambda node, ctx: _arithmetic(node, ctx, "-"))
 dispatch_rule.register(exp.Mul)(lambda node, ctx: _arithmetic(node, ctx, "*"))
@@ -368,22 +226,12 @@ dispatch_rule.register(exp.Mod)(lambda node, ctx: _arithmetic(node, ctx, "%"))
 # -- comparisons and logic -----------------------------------------------------------------------
 
 
-def comparable(left: Value, right: Value, what: str) -> SqlType:
-    """The type two values are compared in (Spark's implicit casts between numbers, dates)."""
-    common = st.common_type([left.type, right.type])
-    if common is None or common.name == "void" and left.type != right.type:
-        raise NotLocal(f"{what} between {left.type} and {right.type}")
-    return common
-
-
 def string_coerced(left: Value, right: Value, what: str) -> tuple[Value, Value]:
     """A string compared with a number or a boolean, as Spark's non-ANSI coercion casts them: a
     DECIMAL and the string both to DOUBLE, else the string to the other's type (Spark's CAST: an
     unparseable string is NULL, '2.9' is 2 for an INT). Other pairs are returned as they are. A
     date and a string compare as dates (`dates.as_date`)."""
     if {left.type, right.type} == {st.DATE, st.STRING}:
-        from alterflow.query.dates import as_date
-
         return as_date(left, what), as_date(right, what)
     if st.STRING not in (left.type, right.type) or left.type == right.type:
         return left, right
@@ -539,15 +387,6 @@ def _subquery(node: exp.Subquery, ctx: ExpressionContext) -> Value:
 # -- conditionals --------------------------------------------------------------------------------
 
 
-def common_branch_type(values: list[Value], what: str) -> SqlType:
-    common = st.common_type([v.type for v in values])
-    if common is None:
-        raise NotLocal(f"{what} over values of different types")
-    if common.name == "void":
-        raise NotLocal(f"{what} of NULLs only")
-    return common
-
-
 @dispatch_rule.register
 def _case(node: exp.Case, ctx: ExpressionContext) -> Value:
     if node.this is not None:  # Spark's parser makes CASE x WHEN v ... into CASE WHEN (x = v) ...
@@ -630,58 +469,6 @@ def cast_target(node: exp.DataType) -> SqlType:
     return SqlType(names[kind])
 
 
-def cast_sql(value: Value, to: SqlType) -> str:
-    """Spark's CAST (ANSI off) of `value` to `to`, for the pairs whose answers DuckDB gives the same."""
-    source = value.type
-    if source == to:
-        return value.sql
-    if source.name == "void":
-        return f"CAST(NULL AS {to.duckdb})"
-    if source.integral and to.integral:
-        return cast(value, to) if st.INTEGRAL_BITS[to.name] >= st.INTEGRAL_BITS[source.name] else wrap(value.sql, to)
-    if (source.integral or source.name == "decimal") and to.name == "decimal":
-        return f"TRY_CAST({value.sql} AS {to.duckdb})"  # NULL when it does not fit
-    if source.integral and to.fractional or source.name == "float" and to.name == "double":
-        return cast(value, to)
-    if source.name == "double" and to.name == "float":  # past the float's range: an infinity, where DuckDB fails
-        edge = "CAST('3.4028235677973366e38' AS DOUBLE)"  # half a unit past the largest float
-        return (
-            f"(CASE WHEN isnan({value.sql}) THEN CAST('NaN' AS FLOAT) WHEN {value.sql} >= {edge} THEN CAST('Infinity' AS FLOAT) "
-            f"WHEN {value.sql} <= -{edge} THEN CAST('-Infinity' AS FLOAT) ELSE CAST({value.sql} AS FLOAT) END)"
-        )
-    if source.name == "decimal" and to.fractional and source.precision <= 15:
-        return cast(value, to)  # the unscaled value and the power of ten are exact doubles
-    if to == st.STRING and (source.integral or source.name in ("boolean", "decimal", "date")):
-        return cast(value, to)
-    if source.name == "date" and to == st.TIMESTAMP_NTZ or source == st.TIMESTAMP_NTZ and to.name == "date":
-        return cast(value, to)
-    if source.name == "boolean" and to.integral:
-        return cast(value, to)
-    if source.integral and to.name == "boolean":
-        return cast(value, to)
-    if source.fractional and to.integral:
-        return _fractional_to_integral(value, to)
-    if source == st.STRING:
-        from alterflow.query.string_casts import from_string
-
-        return from_string(value, to)
-    raise NotLocal(f"CAST from {source} to {to}")
-
-
-def _fractional_to_integral(value: Value, to: SqlType) -> str:
-    """The JVM's narrowing (ANSI off): toward zero, NaN 0, saturated at the bounds of INT (of
-    BIGINT for a BIGINT); TINYINT and SMALLINT through INT, then wrapped around. DuckDB's own
-    CAST rounds and fails out of range."""
-    wide = st.BIGINT if to == st.BIGINT else st.INT
-    lo, hi = -(1 << (st.INTEGRAL_BITS[wide.name] - 1)), (1 << (st.INTEGRAL_BITS[wide.name] - 1)) - 1
-    d = cast(value, st.DOUBLE)
-    sql = (
-        f"(CASE WHEN isnan({d}) THEN CAST(0 AS {wide.duckdb}) WHEN {d} >= CAST('{hi}' AS DOUBLE) THEN CAST('{hi}' AS {wide.duckdb}) "
-        f"WHEN {d} <= CAST('{lo}' AS DOUBLE) THEN CAST('{lo}' AS {wide.duckdb}) ELSE CAST(trunc({d}) AS {wide.duckdb}) END)"
-    )
-    return sql if wide == to else wrap(sql, to)
-
-
 def _cast(node: exp.Cast, ctx: ExpressionContext) -> Value:
     if _is_typed_literal(node):
         return typed_literal(node, "")
@@ -690,8 +477,6 @@ def _cast(node: exp.Cast, ctx: ExpressionContext) -> Value:
     # (no position of its own) or a cast function such as int(x) or date(x), named after x alone
     function_style = type(node) is exp.Cast and "start" in node.meta
     if type(node) is exp.Cast and not function_style and isinstance(node.this, exp.Literal) and node.this.is_string:
-        from alterflow.query import dates
-
         return dates.typed_literal(node.this.this, to)
     if isinstance(node, exp.TryCast) and "safe" not in node.args and not isinstance(node.this, _ATOMS):
         raise NotLocal("x::type over an operator (Spark's :: binds tighter than sqlglot reads it)")
@@ -767,49 +552,6 @@ dispatch_rule.register(exp.TryCast)(_cast)
 
 def _function_name(node: exp.Func) -> str:
     return (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
-
-
-def written_name(node: exp.Expression) -> str | None:
-    """The function's name as the query spells it, lower case (sqlglot folds aliases such as
-    date_diff and datediff into one class; Spark names the column after the spelling), as
-    `local_engine.parse_query` tags it; None if unknown."""
-    return node.meta.get("name")
-
-
-def called(node: exp.Expression, default: str) -> str:
-    """The function's name as the query spells it, else `default`."""
-    return written_name(node) or default
-
-
-def named(function: str | None, *values: Value) -> str | None:
-    """Spark's name of a call, `function(a, b)` from its arguments' names (None: unnamed)."""
-    if function is None or any(v.name is None for v in values):
-        return None
-    return f"{function}({', '.join(v.name for v in values)})"
-
-
-def string(value: Value, what: str) -> Value:
-    """An argument Spark takes as a STRING (an untyped NULL is one)."""
-    if value.type.name == "void":
-        return Value("CAST(NULL AS VARCHAR)", st.STRING, value.name)
-    if value.type != st.STRING:
-        raise NotLocal(f"{what} of a {value.type} (Spark casts it to a string)")
-    return value
-
-
-def integer(value: Value, what: str) -> Value:
-    """An argument Spark takes as INT, SMALLINT or TINYINT (it refuses a BIGINT)."""
-    if value.type.name == "void":
-        return Value("CAST(NULL AS INTEGER)", st.INT, value.name)
-    if not value.type.integral or value.type.name == "bigint":
-        raise NotLocal(f"{what} with a {value.type} argument where Spark takes an INT")
-    return value
-
-
-def ascii_only(value: Value, sql: str) -> str:
-    """`sql`, or a fallback to Spark for a value with a non-ASCII character (whose case mapping
-    differs between the JVM and DuckDB)."""
-    return f"(CASE WHEN regexp_matches({value.sql}, '[^\\x00-\\x7F]') THEN error('{FALLBACK}') ELSE {sql} END)"
 
 
 @dispatch_rule.register
@@ -900,20 +642,6 @@ def _abs(node: exp.Abs, ctx: ExpressionContext) -> Value:
 # -- aggregates ----------------------------------------------------------------------------------
 
 
-def aggregate_arg(node: exp.Expression, ctx: ExpressionContext, what: str) -> Value:
-    """An aggregate's argument, read row by row; under FILTER (WHERE c) it is NULL where c is not
-    true, which every aggregate here ignores, so the rows FILTER drops count for nothing."""
-    if not ctx.aggregates:
-        raise NotLocal(f"{what} outside a SELECT list, HAVING or ORDER BY")
-    if ctx.in_aggregate:
-        raise NotLocal("an aggregate inside an aggregate")
-    inner = ExpressionContext(**{**ctx.__dict__, "in_aggregate": True, "windows": False, "aggregate_filter": None})
-    value = translate(node, inner)
-    if ctx.aggregate_filter is not None:
-        value = replace(value, sql=f"(CASE WHEN {ctx.aggregate_filter} THEN {value.sql} END)")
-    return value
-
-
 def distinct_arg(node: exp.Expression | None, what: str) -> tuple[exp.Expression, str]:
     """An aggregate's one argument and "DISTINCT " if it is written f(DISTINCT x), else ""."""
     if isinstance(node, exp.Distinct):
@@ -923,10 +651,6 @@ def distinct_arg(node: exp.Expression | None, what: str) -> tuple[exp.Expression
     if node is None:
         raise NotLocal(f"{what} without an argument")
     return node, ""
-
-
-def aggregated_value(sql: str, t: SqlType, name: str | None) -> Value:
-    return Value(sql, t, name, aggregate=True, free=False)
 
 
 @dispatch_rule.register
@@ -970,54 +694,11 @@ def _sum(node: exp.Sum, ctx: ExpressionContext) -> Value:
     raise NotLocal(f"sum of {value.type}")
 
 
-# A BIGINT average is a sum of doubles: exact, whatever the order, while the sum of the values'
-# magnitudes stays within 2**53; past that the answer comes from Spark (a guard at run time).
-_EXACT_DOUBLE_SUM = 1 << 53
-# avg(DECIMAL(p,s)) divides in DECIMAL(38, k) (Spark's division type, k = max(28 - p + s, 6)),
-# rounding half up, then rounds to s + 4 digits: the same as one rounding of the exact quotient
-# unless the count exceeds 10**(k - s - 4) / 2 rows; up to p = 12 that is over 10**12 rows.
-_AVG_DECIMAL_PRECISION = 12
-
-
 @dispatch_rule.register
 def _avg(node: exp.Avg, ctx: ExpressionContext) -> Value:
     arg, distinct = distinct_arg(node.this, "avg")
     value = aggregate_arg(arg, ctx, "avg")
     return average_of(value, distinct, _name(f"avg({distinct}{{}})", value))
-
-
-def average_of(value: Value, distinct: str, name: str | None) -> Value:
-    """Spark's Average of an aggregate's argument (`distinct`: "DISTINCT " or "")."""
-    if value.type.fractional:  # a double sum answered where its order does not matter, over the count
-        return aggregated_value(f"af_double_average(list({distinct}CAST({value.sql} AS DOUBLE)))", st.DOUBLE, name)
-    count = f"CAST(count({distinct}{value.sql}) AS DOUBLE)"
-    if value.type.integral and value.type.name != "bigint":
-        sql = f"(CAST(sum({distinct}{value.sql}) AS DOUBLE) / {count})"
-        return aggregated_value(sql, st.DOUBLE, name)
-    if value.type.name == "bigint":
-        wide = f"CAST({value.sql} AS HUGEINT)"
-        sql = (
-            f"(CASE WHEN sum({distinct}abs({wide})) > {_EXACT_DOUBLE_SUM} THEN error('{FALLBACK}') "
-            f"ELSE CAST(sum({distinct}{wide}) AS DOUBLE) / {count} END)"
-        )
-        return aggregated_value(sql, st.DOUBLE, name)
-    if value.type.name == "decimal" and value.type.precision <= _AVG_DECIMAL_PRECISION:
-        return aggregated_value(_decimal_average(value, distinct), st.decimal(value.type.precision + 4, value.type.scale + 4), name)
-    raise NotLocal(f"avg of {value.type} (Spark accumulates it in a wider decimal)")
-
-
-def _decimal_average(value: Value, distinct: str) -> str:
-    """The exact quotient of the unscaled sum by the count, rounded half up (away from zero) to
-    scale + 4 digits, in integers."""
-    t = value.type
-    unscaled = f"CAST({value.sql} * {10**t.scale} AS HUGEINT)"
-    numerator = f"(sum({distinct}{unscaled}) * 10000)"
-    n = f"CAST(count({distinct}{value.sql}) AS HUGEINT)"
-    magnitude = f"(abs({numerator}) // {n} + CASE WHEN 2 * (abs({numerator}) % {n}) >= {n} THEN 1 ELSE 0 END)"
-    result = st.decimal(t.precision + 4, t.scale + 4)
-    unit = f"CAST('0.{'0' * (result.scale - 1)}1' AS DECIMAL({result.scale + 1},{result.scale}))"
-    quotient = f"CAST(sign({numerator}) * {magnitude} AS DECIMAL({result.precision},0)) * {unit}"
-    return f"(CASE WHEN {n} = 0 THEN NULL ELSE CAST({quotient} AS {result.duckdb}) END)"
 
 
 def _extreme(node: exp.Func, ctx: ExpressionContext, function: str) -> Value:
@@ -1032,35 +713,3 @@ def _extreme(node: exp.Func, ctx: ExpressionContext, function: str) -> Value:
 
 dispatch_rule.register(exp.Min)(lambda node, ctx: _extreme(node, ctx, "min"))
 dispatch_rule.register(exp.Max)(lambda node, ctx: _extreme(node, ctx, "max"))
-
-
-# -- window functions ----------------------------------------------------------------------------
-
-
-def ordering(node: exp.Ordered, value: Value) -> str:
-    """An ORDER BY key with Spark's NULL placement (first ascending, last descending) spelled out."""
-    if not value.type.orderable:
-        raise NotLocal(f"ordering by a {value.type}")
-    desc = bool(node.args.get("desc"))
-    nulls_first = node.args.get("nulls_first")
-    if nulls_first is None:
-        nulls_first = not desc
-    return f"{value.sql} {'DESC' if desc else 'ASC'} NULLS {'FIRST' if nulls_first else 'LAST'}"
-
-
-# -- functions sqlglot has no class for ------------------------------------------------------------
-
-# Function name (lower case) -> its rule; each family module adds its own.
-ANONYMOUS_RULES: dict[str, object] = {}
-
-
-@dispatch_rule.register
-def _anonymous(node: exp.Anonymous, ctx: ExpressionContext) -> Value:
-    rule = ANONYMOUS_RULES.get(node.name.lower())
-    if rule is None:
-        raise NotLocal(f"function {node.name.lower()} is not in the local engine's set")
-    return rule(node, ctx)
-
-
-# Families of rules in modules of their own, registered on `dispatch_rule` when imported.
-from alterflow.query import aggregates, dates, math_functions, scalar_functions, string_casts, windows  # noqa: E402, F401

@@ -22,19 +22,19 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot.dialects.spark import Spark
 
-from alterflow.catalog.errors import UnknownObject
+from alterflow.catalog.catalog_errors import UnknownObject
 from alterflow.catalog.records import TableSnapshot, ViewInfo
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.snapshot_reads import SnapshotReads
 from alterflow.object_store import ObjectStoreLocation
 from alterflow.query import duckdb_macros, udfs
-from alterflow.query.expressions import FALLBACK, NotLocal
+from alterflow.query.expression_core import FALLBACK, NotLocal
 from alterflow.query.spark_refusals import RefusedCall, RefusedCallError, refused_calls
 from alterflow.query.sql_types import SqlType, from_column_type
 from alterflow.query.translation import QueryTranslation, Relation, RelationColumn, Translated
 from alterflow.sql.quoting import quote_string
 from alterflow.store.layout import TXN_COLUMN, absolute
-from alterflow.types import format_value
+from alterflow.values.types import format_value
 
 MAX_VIEW_DEPTH = 32
 ROW_ORDER = "af_row"  # a table's column numbering its rows in its one file, for aggregates that read them in order

@@ -14,14 +14,13 @@ from dataclasses import replace
 from sqlglot import exp
 
 from alterflow.query import sql_types as st
-from alterflow.query.expressions import (
+from alterflow.query.expression_core import (
     ANONYMOUS_RULES,
     ExpressionContext,
     NotLocal,
     Value,
     called,
     cast,
-    cast_sql,
     decimal_result,
     decimal_text,
     dispatch_rule,
@@ -35,6 +34,7 @@ from alterflow.query.expressions import (
     wrap,
 )
 from alterflow.query.scalar_functions import by_values
+from alterflow.query.spark_casts import cast_sql
 from alterflow.query.sql_types import SqlType
 
 _LONG_MAX, _LONG_MIN = "9223372036854775807", "-9223372036854775808"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from alterflow.query import sql_types as st
-from alterflow.query.expressions import (
+from alterflow.query.expression_core import (
     ANONYMOUS_RULES,
     ExpressionContext,
     NotLocal,

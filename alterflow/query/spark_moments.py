@@ -22,7 +22,7 @@ import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-FALLBACK = "af$spark"  # the same marker as expressions.FALLBACK (no import: this module stays leaf)
+FALLBACK = "af$spark"  # the same marker as expression_core.FALLBACK (no import: this module stays leaf)
 
 
 class NeedsSpark(Exception):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from alterflow.types import DataType
+from alterflow.values.types import DataType
 
 MAX_PRECISION = 38
 

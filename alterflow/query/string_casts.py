@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from alterflow.query import sql_types as st
 from alterflow.query.duckdb_macros import define
-from alterflow.query.expressions import FALLBACK, NotLocal, Value
+from alterflow.query.expression_core import FALLBACK, NotLocal, Value
 from alterflow.query.sql_types import SqlType
 
 _SPARK_BLANK = r"[\x00-\x20\x7F]"  # UTF8String.isWhitespaceOrISOControl on a byte

@@ -4,9 +4,9 @@ whose columns carry their Spark types.
 
 The translation resolves every name itself, as Spark's analyzer would: a name it cannot resolve to
 exactly one column, a column neither grouped nor aggregated, anything outside the set the rules of
-`alterflow.query.expressions` reproduce, raises `NotLocal`, and Spark runs the query (and words
-its own error, where there is one). The DuckDB query names its output columns c0, c1, ...; the
-Spark names and types travel beside it in `Translated`.
+`alterflow.query.expressions` (and of the families it imports) reproduce, raises `NotLocal`, and
+Spark runs the query (and words its own error, where there is one). The DuckDB query names its
+output columns c0, c1, ...; the Spark names and types travel beside it in `Translated`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from sqlglot import exp
 
 from alterflow.query import spark_refusals
 from alterflow.query import sql_types as st
-from alterflow.query.expressions import ExpressionContext, NotLocal, Value, cast, comparable, normalized_zero, ordering, translate
+from alterflow.query.expression_core import ExpressionContext, NotLocal, Value, cast, comparable, normalized_zero, ordering
+from alterflow.query.expressions import translate
 from alterflow.query.sql_types import SqlType
 
 

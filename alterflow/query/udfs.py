@@ -20,7 +20,7 @@ from decimal import Decimal
 
 from alterflow.query import spark_moments
 
-FALLBACK = "af$spark"  # the same marker as expressions.FALLBACK (no import: this module stays leaf)
+FALLBACK = "af$spark"  # the same marker as expression_core.FALLBACK (no import: this module stays leaf)
 
 _SPARK = decimal.Context(prec=38, rounding=decimal.ROUND_HALF_UP, Emax=999999, Emin=-999999)  # Spark's MATH_CONTEXT
 _EXACT = decimal.Context(prec=2000, rounding=decimal.ROUND_HALF_UP, Emax=999999, Emin=-999999)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from sqlglot import exp
 
 from alterflow.query import sql_types as st
-from alterflow.query.expressions import (
+from alterflow.query.expression_core import (
     FALLBACK,
     ExpressionContext,
     NotLocal,

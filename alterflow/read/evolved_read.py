@@ -28,7 +28,7 @@ from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.object_store import ObjectStoreLocation
 from alterflow.store.layout import absolute
 from alterflow.store.tablets import TXN_COLUMN
-from alterflow.types import Change, DataType, classify_conversion, format_value, integer_range, to_spark
+from alterflow.values.types import Change, DataType, classify_conversion, format_value, integer_range, to_spark
 
 RANK_COLUMN = "af$rank"  # hidden helper column; "$" keeps it apart from every user-typed name
 FILE_COLUMN = "af$file"  # hidden helper column: the data file a row was read from

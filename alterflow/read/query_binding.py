@@ -12,7 +12,7 @@ import pathlib
 import re
 
 from alterflow.catalog.catalog import Catalog, ViewInfo
-from alterflow.catalog.errors import UnknownObject
+from alterflow.catalog.catalog_errors import UnknownObject
 from alterflow.errors import UserError
 from alterflow.read.evolved_read import read_snapshot
 

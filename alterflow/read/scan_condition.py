@@ -21,7 +21,7 @@ from sqlglot import exp
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.errors import UserError, shown
 from alterflow.sql.parser import parse_condition
-from alterflow.types import to_arrow
+from alterflow.values.types import to_arrow
 
 SUPPORTED = "a condition compares columns with literals (=, <>, <, <=, >, >=, IN, BETWEEN, LIKE, IS [NOT] NULL) joined by AND, OR, NOT"
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from alterflow.catalog.catalog import TableSnapshot
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.states import Engine, OnCastError
-from alterflow.conversion.rules import can_fail
 from alterflow.rewrite.validation_checks import BY_CONSTRUCTION, CheckKind, ValidationCheck, validation_checks
-from alterflow.types import format_value
+from alterflow.values.cast_rules import can_fail
+from alterflow.values.types import format_value
 
 SAMPLES = 5
 NULL_TEXT = "NULL"  # a sample's value when the original value is NULL

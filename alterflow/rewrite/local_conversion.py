@@ -23,7 +23,7 @@ from alterflow.load.tablet_buffers import sorted_rows
 from alterflow.read.arrow_read import read_snapshot_arrow
 from alterflow.store.quarantine import QuarantineTarget, split_quarantined
 from alterflow.store.tablets import tablet_rows
-from alterflow.types import format_value
+from alterflow.values.types import format_value
 
 BUCKET_COLUMN = "af$bucket"
 QUARANTINE_DIR = "quarantine"  # a tablet's quarantined rows, staged beside its converted ones

@@ -42,7 +42,7 @@ from alterflow.catalog.schema import SchemaVersion, name_key
 from alterflow.catalog.states import Engine, JobState, OnCastError
 from alterflow.crash_points import crash_point
 from alterflow.errors import AlterflowError
-from alterflow.leases import JobLease, TransactionLease
+from alterflow.held_leases import JobLease, TransactionLease
 from alterflow.object_store import ObjectStoreLocation
 from alterflow.read.evolved_read import read_snapshot
 from alterflow.rewrite.footer_counts import file_counts
@@ -52,8 +52,8 @@ from alterflow.store.layout import FileSource, absolute, conversion_staging_path
 from alterflow.store.quarantine import COLUMN_COLUMN, JOB_COLUMN, REASON_COLUMN, QuarantineTarget, reason_text, register_and_write
 from alterflow.store.quarantine_table import quarantine_target
 from alterflow.store.tablets import write_parquet
-from alterflow.store.warehouse import Warehouse
-from alterflow.types import to_spark
+from alterflow.store.warehouse_kinds import open_warehouse
+from alterflow.values.types import to_spark
 
 log = logging.getLogger(__name__)
 LOG_EVERY_S = 10.0  # the conversion's progress in the log: at most this often, and when the last tablet is done
@@ -186,7 +186,7 @@ class TabletConverter:
         self.catalog = catalog
         self.heavy = HeavyJobs(catalog)
         self.warehouse = warehouse
-        self.store = Warehouse(warehouse, catalog)
+        self.store = open_warehouse(warehouse, catalog)
         self.store.check_owner()  # before anything is written
         self.job = self.heavy.job(job_id)
         self.origin_index, self.shadow_index = self.job.origin_index_id, self.job.shadow_index_id

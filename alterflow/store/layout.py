@@ -7,7 +7,7 @@ user-typed name ever becomes a path.
     t<table>/i<index>/_load/l<txn>/                          a Spark load's output before it moves
 
 The builders below write these names and the patterns read them back (GC's sweep,
-alterflow.gc.files)."""
+alterflow.gc.file_sweep)."""
 
 from __future__ import annotations
 

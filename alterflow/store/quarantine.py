@@ -24,7 +24,7 @@ from alterflow.catalog.schema import SchemaVersion, name_key
 from alterflow.errors import UserError
 from alterflow.store.layout import data_file_path
 from alterflow.store.tablets import tablet_rows, write_parquet
-from alterflow.types import DataType, format_value, parse_type
+from alterflow.values.types import DataType, format_value, parse_type
 
 QUARANTINE_SUFFIX = "__quarantine"
 JOB_COLUMN, COLUMN_COLUMN, REASON_COLUMN = "_job_id", "_column", "_reason"

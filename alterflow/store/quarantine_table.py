@@ -23,7 +23,7 @@ from alterflow.store.quarantine import (
     QuarantineUnavailable,
     quarantine_table_name,
 )
-from alterflow.types import parse_type
+from alterflow.values.types import parse_type
 
 BIGINT = parse_type("BIGINT")
 _META_TYPES = {JOB_COLUMN: BIGINT, COLUMN_COLUMN: STRING, REASON_COLUMN: STRING}

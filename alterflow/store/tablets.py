@@ -22,7 +22,7 @@ from alterflow.catalog.schema import SchemaVersion
 from alterflow.crash_points import crash_point
 from alterflow.object_store import ObjectStoreLocation
 from alterflow.store.layout import TXN_COLUMN, writable
-from alterflow.types import format_value
+from alterflow.values.types import format_value
 
 # Hidden columns carry a "$", which no user-typed name can (docs/semantics.md, "Bad input"), so they never collide.
 _ROW_COLUMN = "af$row"  # scratch column of dedupe_primary_key: the row's position in the load

@@ -14,7 +14,7 @@
   `move` is a rename whose directory entry `sync` flushes with the file.
 - **Deletes are deferred.** `delete` is the only way a data file leaves the disk, and only GC's
   sweep calls it, for files whose catalog rows left the table at least the retention period ago
-  (alterflow.gc.files). Scratch folders that never held a visible file (a conversion's,
+  (alterflow.gc.file_sweep). Scratch folders that never held a visible file (a conversion's,
   compaction's or Spark load's staging output) go through `remove_scratch`.
 
 A filesystem that acknowledges fsync without writing (some network or FUSE filesystems, a disk
@@ -40,11 +40,10 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from alterflow.catalog.catalog import Catalog
-from alterflow.catalog.errors import CatalogError
+from alterflow.catalog.catalog_errors import CatalogError
 from alterflow.catalog.records import utcnow
 from alterflow.catalog.states import TransactionState
 from alterflow.errors import shown_path
-from alterflow.object_store import ObjectStoreLocation
 from alterflow.store.layout import (
     COMPACTION_DIR,
     COMPACTION_STAGING,
@@ -215,17 +214,11 @@ def _modified(stat_result: os.stat_result) -> datetime:
 
 
 class Warehouse:
-    """The files of one catalog's tables under `root`. Cheap to make; each object checks its
-    ownership once (`check_owner`), on its first write or delete. A root in object storage (an
-    `ObjectStoreLocation`) makes an `ObjectWarehouse` (alterflow.store.object_warehouse), which
-    keeps the same promises without renames or fsync (docs/storage.md)."""
-
-    def __new__(cls, root: pathlib.Path | str | ObjectStoreLocation, catalog: Catalog):
-        if cls is Warehouse and isinstance(root, ObjectStoreLocation):
-            from alterflow.store.object_warehouse import ObjectWarehouse
-
-            return super().__new__(ObjectWarehouse)
-        return super().__new__(cls)
+    """The files of one catalog's tables under `root`, a folder. Cheap to make; each object checks
+    its ownership once (`check_owner`), on its first write or delete. A root in object storage is
+    an `ObjectWarehouse` (alterflow.store.object_warehouse), which keeps the same promises without
+    renames or fsync (docs/storage.md); `alterflow.store.warehouse_kinds.open_warehouse` opens the
+    one a root is."""
 
     def __init__(self, root: pathlib.Path | str, catalog: Catalog):
         self.root = pathlib.Path(root).absolute()
@@ -673,7 +666,7 @@ class Warehouse:
 
     def incomplete_uploads(self) -> list[IncompleteUpload]:
         """Uploads begun and never completed. A disk has none: a write cut short there is a
-        `.tmp` file, which the listing finds (alterflow.gc.files)."""
+        `.tmp` file, which the listing finds (alterflow.gc.file_sweep)."""
         return []
 
     def abort_uploads(self, uploads: Iterable[IncompleteUpload]) -> int:

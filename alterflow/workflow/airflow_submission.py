@@ -1,5 +1,5 @@
 """An ALTER run by Airflow instead of this process (docs/airflow.md): the other driver beside
-`runner.run_alter`. The statement is planned here first (`steps.validate`), so a rejected one fails
+`alter_runner.run_alter`. The statement is planned here first (`alter_steps.validate`), so a rejected one fails
 with the planner's line before anything is submitted (the DAG plans it again when it runs); then
 it becomes a run of the `alterflow_schema_change` DAG (`AirflowClient`: Airflow's REST API) whose
 run id is the request's id, so its job is found in the catalog by it; then the run is waited for.
@@ -15,14 +15,14 @@ from alterflow.airflow_client import DAG_ID, AirflowClient, AirflowRequestError
 from alterflow.catalog.catalog import AlterJob, Catalog
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.states import JobState
-from alterflow.workflow import steps
+from alterflow.workflow import alter_steps
 from alterflow.workflow.heavy_steps import JobCancelled
 from alterflow.workflow.request import AlterRequest
 
 
 def submit_alter(client: AirflowClient, catalog: Catalog, request: AlterRequest, warehouse: pathlib.Path | None = None) -> AlterJob:
     """Run `request` as a DAG run and return its job once it is FINISHED or READY_TO_SWAP."""
-    taken_over = steps.validate(catalog, request, warehouse=warehouse).job_id  # an orphaned job the run takes over
+    taken_over = alter_steps.validate(catalog, request, warehouse=warehouse).job_id  # an orphaned job the run takes over
     client.check_dag()
     client.trigger(request.request_id, request.run_conf())
 

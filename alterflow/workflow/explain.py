@@ -24,7 +24,7 @@ from alterflow.planner import Verdict
 from alterflow.results import ResultSet
 from alterflow.rewrite.cast_analysis import SAMPLES
 from alterflow.rewrite.validation_checks import CheckKind
-from alterflow.workflow import steps
+from alterflow.workflow import alter_steps
 
 COLUMNS = ("Clause", "Kind", "Reason", "Rows", "Bytes", "Engine")
 ANALYZE_COLUMNS = (*COLUMNS, "FailedCasts", "Samples", "EstSeconds", "Validation")
@@ -42,7 +42,7 @@ def explain_alter(catalog: Catalog, warehouse: pathlib.Path, stmt: ast.AlterTabl
     from alterflow.planner import plan_alter
     from alterflow.rewrite.engines import choose_engine, engine_reason
 
-    context = steps.table_context(catalog, stmt.table, warehouse=warehouse)
+    context = alter_steps.table_context(catalog, stmt.table, warehouse=warehouse)
     plan = plan_alter(context, dataclasses.replace(stmt, explain=False, analyze=False))
     rows_total, bytes_total = catalog.table_stats(catalog.table(stmt.table).id)
     heavy = plan.kind is Verdict.HEAVY

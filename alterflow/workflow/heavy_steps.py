@@ -1,4 +1,4 @@
-"""The steps of a heavyweight ALTER (docs/heavyweight.md), after `steps.validate`:
+"""The steps of a heavyweight ALTER (docs/heavyweight.md), after `alter_steps.validate`:
 
 start              PENDING: job, new version (not current), shadow index and tablets, boundary.
 wait_for_boundary  WAITING_TXN: every transaction below the boundary has committed or aborted
@@ -11,8 +11,11 @@ swap               the shadow index and the new version become current (FINISHED
 
 Each step is idempotent: run again after a kill, it picks up where the job's record says it is.
 Every step first checks the job is still alive: cancelled jobs stop, timed-out ones are cancelled.
+Each returns a frozen dataclass (`StartedJob`, `BoundaryWait`, the converter's `ConversionResult`,
+`CheckResult`, `SwapResult`, or `StepSkipped` when the job is past the step); its `to_json()` is the
+JSON a DAG task passes on through XCom.
 
-Every step drives the job under its runner lease (`alterflow.leases.JobLease`), as its
+Every step drives the job under its runner lease (`alterflow.held_leases.JobLease`), as its
 `StepDriver` says: a caller that drives several steps passes the lease it holds; otherwise the
 step takes one for itself, for the driver's `group` (an Airflow DAG run; by default this process)
 and `lease_s` (the caller's `Settings.lease_s`), and hands it off when it ends. Each write checks
@@ -27,19 +30,23 @@ import logging
 import pathlib
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from alterflow.catalog.catalog import AlterJob, Catalog, OpenTransaction, utcnow
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
 from alterflow.catalog.states import Engine, JobState, OnCastError
 from alterflow.crash_points import crash_point
 from alterflow.errors import UserError
-from alterflow.leases import JobLease, new_holder, process_group
+from alterflow.held_leases import JobLease, new_holder, process_group
 from alterflow.planner import Verdict
 from alterflow.rewrite.progress import ConversionProgress, tablet_sizes
 from alterflow.settings import DEFAULT_LEASE_S
-from alterflow.workflow import steps
+from alterflow.workflow import alter_steps
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.validated_plan import ValidatedPlan
+
+if TYPE_CHECKING:  # the converter imports pyarrow; `convert` imports it when it runs
+    from alterflow.rewrite.tablet_conversion import ConversionResult
 
 log = logging.getLogger(__name__)  # the job's story, in a task's log (the CLI shows none of it)
 # READY_TO_SWAP's Msg, after the validation's: a postponed job waits for a person, and says how to end the wait.
@@ -100,9 +107,77 @@ class StepDriver:
 THIS_PROCESS = StepDriver()  # a step that takes a lease of the default length for this process
 
 
+@dataclasses.dataclass(frozen=True)
+class StartedJob:
+    """`start`'s result: the job's id and its boundary transaction (the history the conversion reads
+    lies below it)."""
+
+    job_id: int
+    boundary: int
+
+    def to_json(self) -> dict:
+        return {"job_id": self.job_id, "boundary": self.boundary}
+
+
+@dataclasses.dataclass(frozen=True)
+class BoundaryWait:
+    """One look of `wait_for_boundary`: `done` once no transaction below the boundary is open (or
+    the job is past the wait), else the ids of the open ones, in `blocking`."""
+
+    done: bool
+    blocking: tuple[int, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"done": self.done, "blocking": list(self.blocking)}
+
+
+BOUNDARY_REACHED = BoundaryWait(done=True)
+VALIDATED_ALREADY = "validated already"  # `check`'s StepSkipped.reason for a job that passed the check before
+
+
+@dataclasses.dataclass(frozen=True)
+class StepSkipped:
+    """A step that found nothing to do: `reason` is the job's state (past the step), or
+    VALIDATED_ALREADY; `msg` is the job's Msg where the step reports it."""
+
+    reason: str
+    msg: str | None = None
+
+    def to_json(self) -> dict:
+        return {"skipped": self.reason} if self.msg is None else {"skipped": self.reason, "msg": self.msg}
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckResult:
+    """`check`'s result: the expectations that passed, the values that became NULL (on_cast_error
+    null) and the rows quarantined so far (on_cast_error quarantine)."""
+
+    expectations: int
+    nulled: int
+    quarantined: int
+
+    def to_json(self) -> dict:
+        return {"expectations": self.expectations, "nulled": self.nulled, "quarantined": self.quarantined}
+
+
+@dataclasses.dataclass(frozen=True)
+class SwapResult:
+    """`swap`'s result: the job's state after it (FINISHED, or READY_TO_SWAP with `postpone_swap`)."""
+
+    state: str
+
+    def to_json(self) -> dict:
+        return {"state": self.state}
+
+
+def conversion_json(result: ConversionResult | StepSkipped) -> dict:
+    """`convert`'s result as JSON: the converter's counts, or the skip."""
+    return result.to_json() if isinstance(result, StepSkipped) else dataclasses.asdict(result)
+
+
 def start(
     catalog: Catalog, request: AlterRequest, validated: ValidatedPlan, group: str | None = None, lease_s: float = DEFAULT_LEASE_S
-) -> dict:
+) -> StartedJob:
     """Record the job. When `validate` found the same ALTER's orphaned job (`job_id`), take it
     over instead: its lease now belongs to this driver."""
     existing = catalog.job_by_request(request.request_id)
@@ -113,19 +188,25 @@ def start(
         lease.hand_off()  # the driver's next step takes it from here
         log.info("job %s (%s) takes over from its runner, which is gone: it is %s", existing.id, existing.statement, existing.state)
     elif existing is None:
-        info, result = steps.replan(catalog, request, validated, Verdict.HEAVY, "start")
-        if result.properties.on_cast_error == OnCastError.QUARANTINE:  # before the job: loads dual-write into it from then on
-            from alterflow.store.quarantine_table import ensure_quarantine_table
 
-            ensure_quarantine_table(catalog, info.name, result.old)
-        existing = HeavyJobs(catalog).start(steps.job_spec(request, info, result), lease=(new_holder(), group or process_group(), lease_s))
+        def attempt(plan: ValidatedPlan):
+            info, result = alter_steps.replan(catalog, request, plan, Verdict.HEAVY, "start")
+            if result.properties.on_cast_error == OnCastError.QUARANTINE:  # before the job: loads dual-write into it from then on
+                from alterflow.store.quarantine_table import ensure_quarantine_table
+
+                ensure_quarantine_table(catalog, info.name, result.old)
+            return HeavyJobs(catalog).start(
+                alter_steps.job_spec(request, info, result), lease=(new_holder(), group or process_group(), lease_s)
+            )
+
+        existing = alter_steps.retry_on_table_moved(catalog, request, validated, "start", attempt, group=group)
         log.info(
             "job %s started: %s: version %s -> %s, shadow index %s, boundary transaction %s",
             *(existing.id, existing.statement, existing.from_version, existing.to_version),
             *(existing.shadow_index_id, existing.boundary_txn),
         )
     crash_point("after_start")
-    return {"job_id": existing.id, "boundary": existing.boundary_txn}
+    return StartedJob(existing.id, existing.boundary_txn)
 
 
 def _age(seconds: float) -> str:
@@ -166,14 +247,14 @@ def wait_for_boundary(
     job_id: int,
     driver: StepDriver = THIS_PROCESS,
     now: datetime | None = None,
-) -> dict:
-    """One look: returns {"done": bool, "blocking": [txn ids]}. Drivers call it until done.
+) -> BoundaryWait:
+    """One look (`BoundaryWait`). Drivers call it until it is done.
     `now`, when given, is the time the job's and the transactions' timeouts are judged at (the
     catalog's clock otherwise)."""
     job = ensure_alive(catalog, warehouse, job_id, now)
     heavy = HeavyJobs(catalog)
     if job.state not in (JobState.PENDING, JobState.WAITING_TXN):
-        return {"done": True, "blocking": []}
+        return BOUNDARY_REACHED
     with driver.driving(catalog, job_id) as held:
         if job.state == JobState.PENDING:
             heavy.advance(job_id, (JobState.PENDING,), JobState.WAITING_TXN, holder=held.holder)
@@ -184,13 +265,13 @@ def wait_for_boundary(
             waiting = waiting_message(job.boundary_txn, blocking, now or utcnow())
             heavy.note(job_id, holder=held.holder, msg=waiting)
             log.info("job %s is %s", job_id, waiting)
-            return {"done": False, "blocking": [t.id for t in blocking]}
+            return BoundaryWait(done=False, blocking=tuple(t.id for t in blocking))
         heavy.advance(job_id, (JobState.WAITING_TXN,), JobState.RUNNING, holder=held.holder, step="wait_for_boundary", msg="")
         log.info("job %s: every transaction below boundary %s has ended: RUNNING", job_id, job.boundary_txn)
         # Progress from the first moment of RUNNING (docs/heavyweight.md): what the conversion will read.
         heavy.note(job_id, holder=held.holder, progress=ConversionProgress(tablet_sizes(catalog, job), frozenset()).text())
         crash_point("running")
-    return {"done": True, "blocking": []}
+    return BOUNDARY_REACHED
 
 
 def conversion_engine(catalog: Catalog, job_id: int) -> Engine:
@@ -214,13 +295,13 @@ def convert(
     job_id: int,
     parallelism: int = 2,
     driver: StepDriver = THIS_PROCESS,
-) -> dict:
+) -> ConversionResult | StepSkipped:
     """RUNNING: convert the history, on the job's engine (`spark` may be None for the local one)."""
     from alterflow.rewrite.tablet_conversion import ConversionStopped, TabletConverter
 
     job = ensure_alive(catalog, warehouse, job_id)
     if job.state != JobState.RUNNING:
-        return {"skipped": job.state}
+        return StepSkipped(job.state)
     engine = conversion_engine(catalog, job_id)
     with driver.driving(catalog, job_id) as held:
         try:
@@ -230,7 +311,7 @@ def convert(
             raise
         HeavyJobs(catalog).advance(job_id, (JobState.RUNNING,), JobState.VALIDATING, holder=held.holder, step="convert")
         crash_point("validating")
-    return dataclasses.asdict(result)
+    return result
 
 
 def check(
@@ -239,16 +320,16 @@ def check(
     warehouse: pathlib.Path,
     job_id: int,
     driver: StepDriver = THIS_PROCESS,
-) -> dict:
+) -> CheckResult | StepSkipped:
     """The validation suites, on Spark or, for a job the local engine converts, on pandas
     (`spark` may be None then). A job that passed them already (a runner killed before its swap)
     is not validated again."""
     job = ensure_alive(catalog, warehouse, job_id)
     if job.state != JobState.VALIDATING:
-        return {"skipped": job.state}
+        return StepSkipped(job.state)
     heavy = HeavyJobs(catalog)
     if "check" in job.steps:
-        return {"skipped": "validated already", "msg": job.msg}
+        return StepSkipped(VALIDATED_ALREADY, job.msg)
     from alterflow.expectations.validation import validate_job
 
     with driver.driving(catalog, job_id) as held:
@@ -276,7 +357,7 @@ def check(
         heavy.advance(job_id, (JobState.VALIDATING,), JobState.VALIDATING, holder=held.holder, step="check", msg=note)
         log.info("job %s validated on %s: %s", job_id, "pandas" if local else "Spark", note)
         crash_point("before_swap")
-    return {"expectations": report.expectations, "nulled": nulled, "quarantined": quarantined}
+    return CheckResult(report.expectations, nulled, quarantined)
 
 
 def swap(
@@ -284,11 +365,11 @@ def swap(
     warehouse: pathlib.Path,
     job_id: int,
     driver: StepDriver = THIS_PROCESS,
-) -> dict:
+) -> SwapResult:
     job = ensure_alive(catalog, warehouse, job_id)
     heavy = HeavyJobs(catalog)
     if job.state != JobState.VALIDATING:  # READY_TO_SWAP is left only by RESUME ALTER TABLE COLUMN
-        return {"state": job.state}
+        return SwapResult(job.state)
     with driver.driving(catalog, job_id) as held:
         if job.properties.postpone_swap:
             waiting = (
@@ -299,4 +380,4 @@ def swap(
         else:
             job = heavy.swap(job_id, (JobState.VALIDATING,), holder=held.holder)
             log.info("job %s swapped: version %s of %s is current (FINISHED)", job_id, job.to_version, job.table_name)
-    return {"state": job.state}
+    return SwapResult(job.state)

@@ -16,9 +16,9 @@ from __future__ import annotations
 import pathlib
 
 from alterflow.catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog
-from alterflow.catalog.errors import ConcurrentChange, LeaseHeld
+from alterflow.catalog.catalog_errors import ConcurrentChange, LeaseHeld
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
-from alterflow.catalog.leases import ensure_not_driven, is_orphaned
+from alterflow.catalog.job_leases import ensure_not_driven, is_orphaned
 from alterflow.catalog.states import JobState
 from alterflow.errors import UserError
 from alterflow.workflow import heavy_steps
@@ -72,7 +72,7 @@ def check_resumable(job: AlterJob) -> None:
 def take_over(catalog: Catalog, warehouse: pathlib.Path, job_id: int, spark_factory, lease_s: float) -> AlterJob:
     """Drive an orphaned job to its end in this process (the lease is taken by compare-and-set: of
     two runners resuming at once, one drives and the other is refused)."""
-    from alterflow.workflow.runner import run_heavy
+    from alterflow.workflow.alter_runner import run_heavy
 
     check_resumable(HeavyJobs(catalog).job(job_id))
     try:

@@ -4,6 +4,15 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from alterflow.sql.ast import AlterTable
+
+
+def new_request_id() -> str:
+    """A fresh idempotency key for a request made in this process."""
+    return uuid.uuid4().hex
 
 
 def property_text(value: object) -> str | None:
@@ -21,10 +30,14 @@ class AlterRequest:
     table: str
     statement: str  # the full ALTER TABLE statement
     properties: dict[str, str] = field(default_factory=dict)  # added to (and overriding) the statement's PROPERTIES
-    request_id: str = field(default_factory=lambda: uuid.uuid4().hex)  # idempotency key: one job per request
+    request_id: str = field(default_factory=new_request_id)  # idempotency key: one job per request
     # Set when this request takes over an orphaned job (GC, the Schema changes page, RESUME through
     # Airflow): that job and no other; if it is over by then, the request does nothing.
     resume_job_id: int | None = None
+    # The statement as parsed where the request was made, so the steps of this process plan it
+    # without parsing its text again (`alter_steps.parse_alter`). It never leaves the process: the JSON,
+    # a DAG run's conf and the catalog's job carry `statement`, parsed again where they arrive.
+    parsed: AlterTable | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict:
         return {

@@ -1,4 +1,4 @@
-"""What `steps.validate` answers: the plan of one ALTER, checked, in the form the later steps take.
+"""What `alter_steps.validate` answers: the plan of one ALTER, checked, in the form the later steps take.
 
 A driver that runs the steps in other processes (the Airflow DAG's tasks, through XCom) passes it
 as plain JSON: `to_json` at one end, `from_json` at the other."""

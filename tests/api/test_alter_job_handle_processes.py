@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from alterflow.catalog.leases import is_orphaned
+from alterflow.catalog.job_leases import is_orphaned
 from alterflow.errors import MAX_LINE
 from tests.support.embedded_python import compile_embedded_python
 

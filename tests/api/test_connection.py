@@ -10,7 +10,7 @@ import pytest
 
 import alterflow
 from alterflow.api.connection import ConnectionClosed
-from alterflow.catalog.errors import UnknownObject
+from alterflow.catalog.catalog_errors import UnknownObject
 from alterflow.results import Done, ResultSet
 
 

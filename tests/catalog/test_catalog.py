@@ -9,11 +9,11 @@ import pytest
 from sqlalchemy import inspect
 
 from alterflow.catalog.catalog import Catalog, NewFile, ViewDependency
+from alterflow.catalog.catalog_errors import ConcurrentChange, DependentObjects, NameInUse, TransactionStateError, UnknownObject
 from alterflow.catalog.database import current_revision, head_revision, open_engine, upgrade
-from alterflow.catalog.errors import ConcurrentChange, DependentObjects, NameInUse, TransactionStateError, UnknownObject
 from alterflow.catalog.records import AlterProperties, JobSpec
 from alterflow.catalog.schema import Column, SchemaVersion
-from alterflow.types import parse_type
+from alterflow.values.types import parse_type
 
 
 def version_one(table_id: int) -> tuple[SchemaVersion, int]:

@@ -8,10 +8,10 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from alterflow.catalog.catalog import Catalog
+from alterflow.catalog.catalog_errors import CatalogOutdated
 from alterflow.catalog.database import head_revision, migrated_implicitly, normalise_url
-from alterflow.catalog.errors import CatalogOutdated
 from alterflow.cli import command as cli
-from alterflow.cli.session import Session, StatementError
+from alterflow.engine.session import Session, StatementError
 
 pytestmark = pytest.mark.postgres
 

@@ -8,9 +8,9 @@ import sqlite3
 
 import pytest
 
-from alterflow.catalog.errors import UnknownObject
+from alterflow.catalog.catalog_errors import UnknownObject
 from alterflow.catalog.snapshot_reads import SqliteSnapshotReads, sqlite_snapshot_reads
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from alterflow.settings import Settings
 
 SETUP = """

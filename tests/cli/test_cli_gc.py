@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from alterflow.settings import Settings
 from alterflow.store.warehouse import MARKER
 from tests.support.statements import sql

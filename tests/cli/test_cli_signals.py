@@ -24,7 +24,7 @@ import pyarrow.csv as pacsv
 import pytest
 
 from alterflow.catalog.catalog import Catalog
-from alterflow.catalog.leases import is_orphaned
+from alterflow.catalog.job_leases import is_orphaned
 from alterflow.catalog.states import JobState
 from alterflow.settings import Settings
 
@@ -40,7 +40,7 @@ CATALOG_URLS: dict[pathlib.Path, str] = {}  # a home's catalog, when it is not t
 
 def env_of(home: pathlib.Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALTERFLOW_")}
-    env.update(ALTERFLOW_HOME=str(home), ALTERFLOW_SPARK_MASTER="local[2]", PYSPARK_PYTHON=sys.executable)
+    env.update(ALTERFLOW_HOME=str(home), ALTERFLOW_SPARK_MASTER="local[2]", PYSPARK_PYTHON=sys.executable, PYTHONFAULTHANDLER="1")
     if home in CATALOG_URLS:
         env.update(ALTERFLOW_CATALOG_URL=CATALOG_URLS[home])
     return env
@@ -71,7 +71,12 @@ def interrupt(proc: subprocess.Popen, signum: int, may_finish: bool = False) -> 
     """Send `signum`; the process's one stderr line, once it exited with 130 or 143. With
     `may_finish`, None when the signal came after the work (the process was exiting: it ignores it)."""
     proc.send_signal(signum)
-    out, err = proc.communicate(timeout=TIMEOUT)
+    try:
+        out, err = proc.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)  # faulthandler (PYTHONFAULTHANDLER, env_of) prints every thread's stack
+        out, err = proc.communicate(timeout=60)
+        pytest.fail(f"still running {TIMEOUT} s after {signal.Signals(signum).name}; printed {out!r}, then its threads:\n{err}")
     if may_finish and proc.returncode == 0 and err == "":
         return None
     assert proc.returncode == EXIT[signum], (proc.returncode, out, err)
@@ -347,8 +352,8 @@ def test_gc_interrupted_while_it_drives_an_orphaned_job_lets_it_go_and_gc_again_
 
 
 def test_spark_load_interrupted_prints_one_line_and_loads_once_again(home, tmp_path):
-    """Ctrl-C reaches PySpark's own SIGINT handler once Spark runs (it cancels Spark's jobs), and a
-    Py4J call it interrupts logs nothing on stderr."""
+    """Ctrl-C still reaches the command's own SIGINT handler once Spark runs (it cancels Spark's jobs,
+    as PySpark's does), and a Py4J call it interrupts logs nothing on stderr."""
     data = big_csv(tmp_path / "data.csv", ROWS + 1, LOAD_ROWS)
     proc = start(home, "load", "t", str(data), "--engine", "spark")
     txn = poll("load transaction in PREPARE", lambda: open_load(home), proc)
@@ -379,6 +384,56 @@ try:
 except KeyboardInterrupt as exc:
     print(type(exc).__name__)
 """
+
+
+IMPORTING = """
+import pathlib, signal, sys, time
+from alterflow.cli import signals
+signals.install()
+signals.IMPORT_GRACE_S = float(sys.argv[2])
+folder = pathlib.Path(sys.argv[1])
+(folder / "slow_module.py").write_text(
+    "import pathlib, sys, time\\n"
+    f"pathlib.Path({str(folder / 'importing')!r}).touch()\\n"
+    "time.sleep(1.5)\\n"
+    "WHOLE = True\\n"
+)
+sys.path.insert(0, str(folder))
+start = time.monotonic()
+try:
+    import slow_module
+    print("imported", slow_module.WHOLE, flush=True)
+    time.sleep(30)
+    print("not interrupted")
+except KeyboardInterrupt as exc:
+    print(type(exc).__name__, "slow_module" in sys.modules, time.monotonic() - start >= 1.5)
+"""
+
+
+@pytest.mark.parametrize(("signame", "raised"), [("SIGTERM", "Terminated"), ("SIGINT", "KeyboardInterrupt")])
+def test_an_interrupt_during_an_import_is_raised_once_the_import_finished(tmp_path, signame, raised):
+    """An exception raised inside an import leaves the process's imports broken (a half-initialised
+    module, a module lock never released: in CI a gc that SIGTERM reached while it imported went
+    on for 300 s without its line): the interrupt waits for the import, then is raised."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", IMPORTING, str(tmp_path), "10"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    poll("the import under way", lambda: (tmp_path / "importing").exists(), child)
+    child.send_signal(getattr(signal, signame))
+    out, err = child.communicate(timeout=60)
+    assert (out, err) == (f"imported True\n{raised} True True\n", ""), (out, err)
+
+
+def test_an_import_that_takes_longer_than_the_grace_is_interrupted_inside(tmp_path):
+    """An import that does not finish within the grace (one waiting on another thread's import) is
+    interrupted where it is: the command ends, as it would without the grace."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", IMPORTING, str(tmp_path), "0.2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    poll("the import under way", lambda: (tmp_path / "importing").exists(), child)
+    child.send_signal(signal.SIGTERM)
+    out, err = child.communicate(timeout=60)
+    assert (out, err) == ("Terminated False False\n", ""), (out, err)
 
 
 @pytest.mark.parametrize(("signame", "raised"), [("SIGTERM", "Terminated"), ("SIGINT", "KeyboardInterrupt")])

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from alterflow.catalog.catalog import Catalog
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from alterflow.settings import Settings
 
 ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"

@@ -15,7 +15,7 @@ import pytest
 from alterflow.arrow_schema import FIELD_ID_KEY, arrow_schema
 from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.conversion.arrow_convert import ArrowConversion, CastFailure, convert_arrow
-from alterflow.conversion.rules import (
+from alterflow.values.cast_rules import (
     FLOAT32_MAX,
     can_fail,
     family,
@@ -23,7 +23,7 @@ from alterflow.conversion.rules import (
     java_float_to_string,
     round_to_float32,
 )
-from alterflow.types import parse_type, to_arrow
+from alterflow.values.types import parse_type, to_arrow
 
 FAIL = object()  # the expected outcome of a value that cannot be converted
 

@@ -16,7 +16,7 @@ from alterflow.arrow_schema import FIELD_ID_KEY
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.rewrite.footer_counts import file_counts
 from alterflow.store.layout import FileSource
-from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow import alter_steps, heavy_steps
 from alterflow.workflow.request import AlterRequest
 from tests.support.statements import sql
 
@@ -86,10 +86,10 @@ def _history(session, table: str, key: str) -> None:
 def _convert(session, spark, table: str, on_cast_error: str, engine: str):
     statement = f"ALTER TABLE {table} MODIFY COLUMN v INT, MODIFY COLUMN w BIGINT, MODIFY COLUMN u SMALLINT"
     request = AlterRequest(table, statement, {"on_cast_error": on_cast_error, "engine": engine})
-    validated = steps.validate(session.catalog, request)
+    validated = alter_steps.validate(session.catalog, request)
     assert validated.kind == "HEAVY", validated
-    job_id = heavy_steps.start(session.catalog, request, validated)["job_id"]
-    assert heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id)["done"]
+    job_id = heavy_steps.start(session.catalog, request, validated).job_id
+    assert heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id).done
     result = heavy_steps.convert(spark, session.catalog, session.warehouse, job_id)
     return job_id, result, HeavyJobs(session.catalog).converted(job_id)
 
@@ -103,20 +103,20 @@ BAD_VALUES = {("v", "twenty"), ("v", "x"), ("v", "2147483648"), ("w", "y"), ("w"
 def test_rows_and_failed_casts_are_counted_the_same_both_ways(session, spark, key, engine):
     _history(session, "t", key)
     job_id, result, converted = _convert(session, spark, "t", "null", engine)
-    assert result["rows"] == 13 and result["failed_casts"] == FAILED, result
+    assert result.rows == 13 and result.failed_casts == FAILED, result
     assert len(converted) == 3  # one record per origin tablet
     assert all(t.rows_in == t.rows_out for t in converted.values())
     assert sum(t.rows_in for t in converted.values()) == 13
     samples = {tuple(s[:2]) for t in converted.values() for s in t.samples}  # [column, value, key]
     assert samples and samples <= BAD_VALUES, samples
-    assert heavy_steps.check(spark, session.catalog, session.warehouse, job_id)["nulled"] == FAILED
+    assert heavy_steps.check(spark, session.catalog, session.warehouse, job_id).nulled == FAILED
 
 
 @pytest.mark.parametrize("key", ["", ", PRIMARY KEY (id)"], ids=["no-key (footers)", "primary-key (observed)"])
 def test_a_failed_cast_fails_validation_with_its_samples(session, spark, key, engine):
     _history(session, "t", key)
     job_id, result, converted = _convert(session, spark, "t", "fail", engine)
-    assert result["failed_casts"] == FAILED, result
+    assert result.failed_casts == FAILED, result
     samples = sorted((s for t in converted.values() for s in t.samples), key=lambda s: [str(v) for v in s])  # as the message
     with pytest.raises(heavy_steps.JobCancelled) as err:
         heavy_steps.check(spark, session.catalog, session.warehouse, job_id)
@@ -132,13 +132,13 @@ def test_no_failure_records_zero_and_takes_no_sample(session, spark, engine):
     sql(session, "ALTER TABLE t ADD COLUMN w STRING")
     sql(session, "INSERT INTO t VALUES (4, '4', '4')")
     _job_id, result, converted = _convert_v_and_w(session, spark, engine)
-    assert result == {**result, "rows": 4, "failed_casts": 0}
+    assert (result.rows, result.failed_casts) == (4, 0), result
     assert [(t.rows_in, t.rows_out, t.failed_casts, t.samples) for t in converted.values()] == [(4, 4, 0, ())]
 
 
 def _convert_v_and_w(session, spark, engine: str):
     request = AlterRequest("t", "ALTER TABLE t MODIFY COLUMN v INT, MODIFY COLUMN w INT", {"engine": engine})
-    job_id = heavy_steps.start(session.catalog, request, steps.validate(session.catalog, request))["job_id"]
+    job_id = heavy_steps.start(session.catalog, request, alter_steps.validate(session.catalog, request)).job_id
     heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id)
     result = heavy_steps.convert(spark, session.catalog, session.warehouse, job_id)
     return job_id, result, HeavyJobs(session.catalog).converted(job_id)

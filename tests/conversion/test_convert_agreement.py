@@ -18,9 +18,9 @@ import pytest
 
 from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.conversion.arrow_convert import convert_arrow
-from alterflow.conversion.rules import FLOAT32_MAX, can_fail, round_to_float32
 from alterflow.conversion.spark_convert import convert_frame, failure_column
-from alterflow.types import parse_type, to_arrow
+from alterflow.values.cast_rules import FLOAT32_MAX, can_fail, round_to_float32
+from alterflow.values.types import parse_type, to_arrow
 from tests.support.values import INTEGER_BOUNDARY_TEXTS
 
 pytestmark = pytest.mark.spark

@@ -16,9 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from alterflow.catalog.schema import Column, SchemaVersion
-from alterflow.conversion.rules import FLOAT32_MAX, can_fail
 from alterflow.conversion.spark_convert import convert_frame, failure_column
-from alterflow.types import parse_type, to_arrow, to_spark
+from alterflow.values.cast_rules import FLOAT32_MAX, can_fail
+from alterflow.values.types import parse_type, to_arrow, to_spark
 
 pytestmark = pytest.mark.spark
 

@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from tests.support import REPO
 from tests.support.dags import SCHEMA_CHANGE, alterflow_env, asset_events, jobs, load_dag, run_dag, sql
 

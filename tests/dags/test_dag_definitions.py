@@ -38,6 +38,7 @@ def test_schema_change_dag_shape_and_trigger_form():
     assert dag.timetable.can_be_scheduled is False  # schedule=None: runs only when triggered
     tasks = dag.task_dict
     assert tasks["plan"].upstream_task_ids == {"validate"}
+    assert type(tasks["validate"]).__name__ == "ValidateRunOperator"  # and the run's turn on its table, deferred
     assert tasks["branch"].downstream_task_ids == {"commit", "start"}
     for upstream, downstream in zip(HEAVY_PATH, HEAVY_PATH[1:]):
         assert downstream in tasks[upstream].downstream_task_ids, (upstream, downstream)

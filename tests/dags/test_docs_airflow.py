@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import types
 
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from tests.support import REPO
 from tests.support.dags import add_bundles, alterflow_env, asset_events, load_dag_from, run_dag, sql
 

@@ -1,4 +1,4 @@
-"""`dag.test()` of alterflow_gc: its tasks are the steps of `alterflow.gc.steps.GC_STEPS`, in that
+"""`dag.test()` of alterflow_gc: its tasks are the steps of `alterflow.gc.gc_steps.GC_STEPS`, in that
 order, and a run compacts files written under an old version and collects that version."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from alterflow.airflow.gc_tasks import DAG_TASKS, STEP_ORDER
-from alterflow.cli.session import Session
-from alterflow.gc.steps import GC_STEPS
+from alterflow.engine.session import Session
+from alterflow.gc.gc_steps import GC_STEPS
 from tests.support.dags import alterflow_env, load_dag, run_dag, sql, versions
 
 pytestmark = pytest.mark.spark

@@ -17,7 +17,7 @@ from airflow.sdk.exceptions import AirflowFailException
 import alterflow
 from alterflow.airflow import load_tasks
 from alterflow.airflow.operators import AlterflowLoadOperator
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from tests.support.catalog_rows import transactions
 from tests.support.dags import DOOR_DAGS, EXAMPLE_DAGS, add_bundles, alterflow_env, asset_events, load_dag_from, run_dag, sql
 

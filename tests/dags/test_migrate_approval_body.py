@@ -11,7 +11,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from alterflow.airflow import migrate_tasks
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from alterflow.migrate.apply import MigrationApply
 from alterflow.settings import Settings
 from tests.support.dags import alterflow_env

@@ -10,7 +10,7 @@ import pytest
 from airflow.sdk.exceptions import AirflowFailException
 
 from alterflow.airflow import migrate_tasks
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from alterflow.migrate.status import migration_status
 from tests.support.dags import alterflow_env
 

@@ -13,7 +13,7 @@ import urllib.parse
 
 import pytest
 
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from alterflow.migrate.apply import MigrationApply
 from alterflow.migrate.status import migration_status
 from tests.support.airflow_rest import airflow_rest_api

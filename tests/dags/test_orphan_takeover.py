@@ -9,8 +9,8 @@ import time
 import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.cli.session import Session
-from alterflow.workflow import heavy_steps, steps
+from alterflow.engine.session import Session
+from alterflow.workflow import alter_steps, heavy_steps
 from alterflow.workflow.request import AlterRequest
 from tests.support.catalog_rows import txn_state
 from tests.support.dags import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions
@@ -30,8 +30,8 @@ def orphan(monkeypatch, tmp_path, airflow_db, spark):
     sql(session, "INSERT INTO t VALUES (1, '10'), (2, '20'), (3, '30')")
     request = AlterRequest("t", STATEMENT)
     dead = {"group": "a dead runner", "lease_s": session.settings.lease_s}
-    job_id = heavy_steps.start(session.catalog, request, steps.validate(session.catalog, request), **dead)["job_id"]
-    assert heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id, heavy_steps.StepDriver(**dead))["done"]
+    job_id = heavy_steps.start(session.catalog, request, alter_steps.validate(session.catalog, request), **dead).job_id
+    assert heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id, heavy_steps.StepDriver(**dead)).done
     dead_load = session.catalog.begin_transaction(session.catalog.table("t").id, "load that died", 3600, lease_s=1.0, holder="x:1:y")
     time.sleep(1.5)
     return session, job_id, dead_load

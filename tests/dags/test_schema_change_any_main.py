@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from tests.support import child_pythonpath
 from tests.support.dags import SCHEMA_CHANGE, alterflow_env, jobs, sql, versions
 

@@ -15,7 +15,7 @@ import pytest
 from airflow.sdk.exceptions import AirflowFailException
 
 from alterflow.airflow import tasks
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from tests.support import child_pythonpath
 from tests.support.dag_test_process import RUN_MARKER
 from tests.support.dags import SCHEMA_CHANGE, alterflow_env, jobs, load_dag, run_dag, sql, versions

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import pathlib
 import types
+from datetime import UTC, datetime
 
 import pytest
 
@@ -104,8 +105,11 @@ class OutletEvents(dict):
 
 
 def context_of(run_id: str) -> dict:
+    """What the operator reads of Airflow's context: the task instance, the run (its id, and when it
+    was triggered: the order of its turn on the table) and the outlet events."""
     ti = types.SimpleNamespace(dag_id="door_alter", run_id=run_id, task_id="alter", map_index=-1)
-    return {"ti": ti, "run_id": run_id, "outlet_events": OutletEvents()}
+    dag_run = types.SimpleNamespace(run_id=run_id, run_after=datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+    return {"ti": ti, "run_id": run_id, "dag_run": dag_run, "outlet_events": OutletEvents()}
 
 
 @pytest.mark.parametrize("statement", ["ALTER TABLE t ADD COLUMN n INT", "ALTER TABLE t MODIFY COLUMN v INT"])

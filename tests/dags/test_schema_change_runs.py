@@ -15,7 +15,8 @@ import pytest
 
 from alterflow.airflow import tasks as task_bodies
 from alterflow.airflow.operators import ConvertHistoryOperator
-from alterflow.cli.session import Session
+from alterflow.catalog.alter_turns import AlterTurns
+from alterflow.engine.session import Session
 from tests.support import child_pythonpath
 from tests.support.dags import SCHEMA_CHANGE, LoadAbortedOnceWaitedFor, alterflow_env, jobs, load_dag, run_dag, sql, versions
 
@@ -100,13 +101,17 @@ def run_in_process(conf: dict) -> dict:
     return json.loads(lines[-1][len("RESULT ") :])
 
 
-def test_postponed_swap_waits_deferred_for_resume_and_a_second_run_makes_no_second_job(alterflow, monkeypatch):
+def test_postponed_swap_waits_deferred_for_resume_and_a_second_run_waits_its_turn(alterflow, monkeypatch):
     """Without a spark_default connection the conversion runs on local[*]. The run stops in
     READY_TO_SWAP (its swap task deferred to a ResumeTrigger); meanwhile a second run on the same
-    table fails at plan (one job per table), then RESUME ALTER TABLE COLUMN swaps and the first run
-    ends in success."""
+    table waits for its turn, deferred at validate (one job per table: it makes no job while
+    the first is unfinished); RESUME ALTER TABLE COLUMN swaps, the first run ends in success and
+    the second commits its change on the version the swap made."""
     monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT", raising=False)
     seen = {}
+
+    def second_run():
+        seen["second"] = run_in_process({"table": "t", "statement": "ALTER TABLE t ADD COLUMN n INT"})
 
     def meanwhile():
         deadline = time.monotonic() + 600
@@ -116,9 +121,16 @@ def test_postponed_swap_waits_deferred_for_resume_and_a_second_run_makes_no_seco
                     return
                 time.sleep(1)
             seen["versions_before_resume"] = versions(alterflow, "t")
-            seen["second"] = run_in_process({"table": "t", "statement": "ALTER TABLE t ADD COLUMN n INT"})
-            seen["jobs_after_second"] = len(jobs(alterflow, "t"))
+            second = threading.Thread(target=second_run, name="second-run")
+            second.start()
+            line = AlterTurns(alterflow.catalog)
+            while not line.line(alterflow.catalog.table("t").id) and second.is_alive() and time.monotonic() < deadline:
+                time.sleep(0.5)
+            time.sleep(3)  # a few of its trigger's looks: it keeps waiting
+            seen["jobs_while_second_waits"] = len(jobs(alterflow, "t"))
+            seen["second_waited"] = second.is_alive()
             seen["resume"] = sql(alterflow, "RESUME ALTER TABLE COLUMN FROM t")
+            second.join(600)
         finally:
             if "resume" not in seen:  # never leave the run below waiting for a RESUME
                 active = [j for j in jobs(alterflow, "t") if j.state not in ("FINISHED", "CANCELLED")]
@@ -133,16 +145,17 @@ def test_postponed_swap_waits_deferred_for_resume_and_a_second_run_makes_no_seco
     )
     helper.join(600)
     assert seen.get("versions_before_resume") == [1], seen
-    second = seen["second"]
-    assert second["state"] == "failed" and second["tasks"]["validate"] == "success", second
-    assert second["tasks"]["plan"] == "failed", second
-    assert seen["jobs_after_second"] == 1
+    assert seen["second_waited"] and seen["jobs_while_second_waits"] == 1, seen
     assert "FINISHED" in seen["resume"]
     assert state == "success" and states["swap"] == "success" and states["done"] == "success", states
-    [job] = jobs(alterflow, "t")
-    assert job.state == "FINISHED" and job.request_id == run.run_id
-    assert versions(alterflow, "t") == [1, 2]
-    assert sql(alterflow, "SELECT id, v FROM t ORDER BY id") == ((1, 10), (2, 20), (3, 30))
+    second = seen["second"]
+    assert second["state"] == "success" and second["tasks"]["validate"] == "success" and second["tasks"]["commit"] == "success", second
+    heavy, light = jobs(alterflow, "t")
+    assert heavy.state == "FINISHED" and heavy.request_id == run.run_id
+    assert (light.kind, light.from_version, light.to_version) == ("LIGHT", 2, 3)
+    assert versions(alterflow, "t") == [1, 2, 3]
+    assert sql(alterflow, "SELECT id, v, n FROM t ORDER BY id") == ((1, 10, None), (2, 20, None), (3, 30, None))
+    assert AlterTurns(alterflow.catalog).line(alterflow.catalog.table("t").id) == []
 
 
 def test_a_small_tables_heavy_change_runs_in_one_worker_task_without_spark(alterflow, monkeypatch):

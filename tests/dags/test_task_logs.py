@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from tests.dags.test_schema_change_bad_input import results_of, start_runs
 from tests.support.dags import alterflow_env, jobs, note_of, sql
 

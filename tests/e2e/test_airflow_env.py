@@ -4,28 +4,24 @@ bad input (one error line, nothing written)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import os
 import pathlib
+import shlex
 import subprocess
 import sys
 
 import pytest
 
+from tests.support.live_airflow import airflow_env_module
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "deploy" / "airflow_env.py"
 
 
-def load_module():
-    spec = importlib.util.spec_from_file_location("airflow_env", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def airflow_env():
-    return load_module()
+    return airflow_env_module()
 
 
 def test_environment_has_the_projects_folders_user_and_the_clis_settings(airflow_env, tmp_path):
@@ -184,6 +180,8 @@ def test_airflows_home_follows_alterflows_unless_named(tmp_path, given, home):
         (["--port", "0", "env"], "error: --port must be between 1 and 65535, not 0"),
         (["--port", "x", "env"], "error: argument --port: invalid int value: 'x'"),
         (["serve"], "error: argument command: invalid choice: 'serve' (choose from 'standalone', 'env')"),
+        (["--executor", "k8s", "env"], "error: argument --executor: invalid choice: 'k8s' (choose from 'local', 'celery')"),
+        (["--executor", "celery", "--workers", "0", "env"], "error: --workers must be between 1 and 32, not 0"),
     ],
 )
 def test_bad_arguments_give_one_line_and_write_nothing(tmp_path, args, message):
@@ -211,3 +209,144 @@ def test_an_unusable_home_is_one_line(tmp_path):
     assert done.returncode == 1
     assert done.stderr.splitlines() == [f"error: cannot prepare {blocker / 'af'}: Not a directory"]
     assert not (tmp_path / "home").exists()
+
+
+def exported(stdout: str) -> dict[str, str]:
+    """The `export` lines of `airflow_env.py env`, as a dict."""
+    return dict(shlex.split(line[len("export ") :])[0].split("=", 1) for line in stdout.splitlines() if line.startswith("export "))
+
+
+@pytest.mark.postgres
+def test_the_metadata_goes_to_postgresql_where_one_answers_else_to_sqlite(airflow_env, tmp_path):
+    """As Airflow recommends: PostgreSQL when it is there (this machine's, trust auth), one database
+    per Airflow home, made when missing; SQLite in the home when no server answers; and the banner
+    says which."""
+    from tests.conftest import _pg_available
+    from tests.support.live_airflow import drop_metadata_database
+
+    if not _pg_available():
+        if os.environ.get("CI"):
+            pytest.fail("PostgreSQL is not reachable at 127.0.0.1:5432")
+        pytest.skip("PostgreSQL is not reachable at 127.0.0.1:5432")
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ALTERFLOW_", "AIRFLOW"))}
+    base["ALTERFLOW_HOME"] = str(tmp_path / "home")
+    home = tmp_path / "af"
+    command = [sys.executable, str(SCRIPT), "--home", str(home), "env"]
+    try:
+        done = subprocess.run(command, env=base, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        name = airflow_env.metadata_database_name(home)
+        url = f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+        env = exported(done.stdout)
+        assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] == url
+        assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC"] == url.replace("psycopg", "psycopg_async")
+        assert "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS" not in env  # SQLite's lock wait only
+        again = subprocess.run(command, env=base, capture_output=True, text=True, timeout=60)  # the database exists now
+        assert exported(again.stdout)["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] == url
+        assert airflow_env.metadata_database(base, home)[1] == f"PostgreSQL postgres@127.0.0.1:5432/{name}, as Airflow recommends"
+    finally:
+        drop_metadata_database(home)
+
+    from tests.support.ports import free_port
+
+    nobody = {**base, "ALTERFLOW_AIRFLOW_PG": f"postgres@127.0.0.1:{free_port()}"}
+    done = subprocess.run(command, env=nobody, capture_output=True, text=True, timeout=60)
+    assert exported(done.stdout)["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] == f"sqlite:///{home / 'airflow.db'}"
+    url, words = airflow_env.metadata_database(nobody, home)
+    assert words.startswith(f"SQLite {home / 'airflow.db'} (no PostgreSQL at {nobody['ALTERFLOW_AIRFLOW_PG']}: "), words
+    assert f"metadata:     {words}" in airflow_env.banner(airflow_env.airflow_environment(nobody, home=home, database_url=url), words)
+    given = {**base, "ALTERFLOW_AIRFLOW_DB_URL": f"sqlite:///{tmp_path / 'mine.db'}"}
+    done = subprocess.run(command, env=given, capture_output=True, text=True, timeout=60)
+    assert exported(done.stdout)["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] == f"sqlite:///{tmp_path / 'mine.db'}"
+
+
+def fleet_env(tmp_path, **extra) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ALTERFLOW_", "AIRFLOW"))}
+    return {**base, "ALTERFLOW_HOME": str(tmp_path / "home"), **extra}
+
+
+@pytest.mark.postgres
+def test_the_celery_variant_runs_on_redis_with_a_queue_per_airflow_home(airflow_env, tmp_path):
+    """`make airflow AIRFLOW_EXECUTOR=celery`: the CeleryExecutor, a Redis as the broker,
+    Celery's results beside Airflow's metadata in PostgreSQL, and a queue of the home's own, so
+    two Airflows on one Redis never run each other's tasks."""
+    import socket
+
+    from tests.support.live_airflow import drop_metadata_database
+
+    homes = [tmp_path / "af1", tmp_path / "af2"]
+    broker = socket.create_server(("127.0.0.1", 0))  # answers as a broker must: the check only connects
+    url = f"redis://127.0.0.1:{broker.getsockname()[1]}/0"
+    try:
+        envs = []
+        for home in homes:
+            done = subprocess.run(
+                [sys.executable, str(SCRIPT), "--home", str(home), "--executor", "celery", "env"],
+                env=fleet_env(tmp_path, ALTERFLOW_CELERY_BROKER=url),
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert done.returncode == 0, done.stderr
+            envs.append(exported(done.stdout))
+    finally:
+        broker.close()
+        for home in homes:
+            drop_metadata_database(home)
+    first = envs[0]
+    assert first["AIRFLOW__CORE__EXECUTOR"] == "CeleryExecutor"
+    assert first["AIRFLOW__CELERY__BROKER_URL"] == url
+    assert first["AIRFLOW__CELERY__RESULT_BACKEND"] == "db+" + first["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+    assert first["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("postgresql+psycopg://")
+    assert first["AIRFLOW__OPERATORS__DEFAULT_QUEUE"] == airflow_env._sibling("celery_fleet").queue_name(homes[0])
+    assert envs[1]["AIRFLOW__OPERATORS__DEFAULT_QUEUE"] != first["AIRFLOW__OPERATORS__DEFAULT_QUEUE"]
+    words = airflow_env.executor_words(first, 3)
+    assert words == f"CeleryExecutor, 3 workers, broker {url}, queue {first['AIRFLOW__OPERATORS__DEFAULT_QUEUE']}"
+    assert airflow_env._sibling("celery_fleet").DEFAULT_BROKER == "redis://127.0.0.1:6379/0"  # without ALTERFLOW_CELERY_BROKER
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            {"ALTERFLOW_AIRFLOW_DB_URL": "sqlite:///{tmp}/airflow.db"},
+            "error: the Celery executor needs Airflow's metadata in PostgreSQL, not SQLite: start PostgreSQL "
+            "(at ALTERFLOW_AIRFLOW_PG, postgres@127.0.0.1:5432 by default) or set ALTERFLOW_AIRFLOW_DB_URL",
+        ),
+        (
+            {"ALTERFLOW_AIRFLOW_DB_URL": "postgresql+psycopg://postgres@127.0.0.1:5432/x", "ALTERFLOW_CELERY_BROKER": "amqp://h/"},
+            "error: ALTERFLOW_CELERY_BROKER must be a redis://host:port/db URL, not 'amqp://h/'",
+        ),
+        (
+            {
+                "ALTERFLOW_AIRFLOW_DB_URL": "postgresql+psycopg://postgres@127.0.0.1:5432/x",
+                "ALTERFLOW_CELERY_BROKER": "redis://u:secret@h:abc/0",
+            },
+            "error: ALTERFLOW_CELERY_BROKER must be a redis://host:port/db URL, not 'redis://h:abc/0'",
+        ),
+        (
+            {
+                "ALTERFLOW_AIRFLOW_DB_URL": "postgresql+psycopg://postgres@127.0.0.1:5432/x",
+                "ALTERFLOW_CELERY_BROKER": "redis://127.0.0.1:{port}/0",
+            },
+            "error: the Celery broker redis://127.0.0.1:{port}/0 does not answer (Connection refused): start Redis or set "
+            "ALTERFLOW_CELERY_BROKER",
+        ),
+    ],
+    ids=["sqlite-metadata", "not-redis", "bad-port", "no-broker"],
+)
+def test_a_celery_variant_that_cannot_run_is_one_line_and_writes_nothing(tmp_path, extra, message):
+    from tests.support.ports import free_port
+
+    port = free_port()
+    extra = {key: value.format(tmp=tmp_path, port=port) for key, value in extra.items()}
+    home = tmp_path / "af"
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--home", str(home), "--executor", "celery", "env"],
+        env=fleet_env(tmp_path, **extra),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr.splitlines()) == (1, [message.format(port=port)])
+    assert not home.exists() and not (tmp_path / "home").exists()

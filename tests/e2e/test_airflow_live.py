@@ -39,6 +39,10 @@ MIGRATE_RUN = "e2e_migrate_customers"
 # examples/dags: loads of SALES while a heavy ALTER rewrites it, and a DAG that runs on its loads only.
 SALES = "alterflow_example_sales"
 SALES_NOTE_RUN = "e2e_sales_note"  # a light ALTER of SALES: a schema change the load listener skips
+# Triggered at once on one table: a heavy change and five ADD COLUMNs (docs/airflow.md#runs-on-one-table).
+BURST = [("e2e_burst_heavy", "ALTER TABLE burst MODIFY COLUMN v SMALLINT")] + [
+    (f"e2e_burst_add_{n}", f"ALTER TABLE burst ADD COLUMN c{n} INT DEFAULT {n}") for n in range(5)
+]
 LOADS = "alterflow_example_load_during_alter"
 LOADS_RUN = "e2e_loads_during_alter"
 REFUSED_RUN = "e2e_unknown_table"  # fails at validate: its line becomes the run's note, in the real scheduler
@@ -379,6 +383,16 @@ def test_a_teams_airflow_under_a_url_path_runs_alters_migrations_and_loads_and_s
     assert airflow.url.endswith("/af")
     _scenario(airflow, tmp_path)
     _under_a_url_path(airflow)
+    _the_airflow_benchmark_runs_here(airflow)
+
+
+def _the_airflow_benchmark_runs_here(live: LiveAirflow) -> None:
+    """`bench.airflow_runs` with --quick's sizes on this Airflow: the benchmarks' smoke test
+    (tests/test_bench_smoke.py) leaves it out rather than start an Airflow of its own."""
+    from bench import airflow_runs
+
+    (row,) = airflow_runs.measure(live, quick=True)
+    assert row.benchmark == "Airflow DAG run" and row.result.startswith("median ") and "(heavy/light)" in row.ratio, row
 
 
 def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
@@ -399,7 +413,9 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
         "INSERT INTO orders VALUES (1, '10'), (2, '25'), (3, '-7'); "
         "CREATE TABLE events (id INT NOT NULL, kind STRING, PRIMARY KEY (id)); "
         "INSERT INTO events VALUES (1, 'click'); "
-        f"CREATE TABLE {SALES} (id INT NOT NULL, amount STRING, PRIMARY KEY (id))",
+        f"CREATE TABLE {SALES} (id INT NOT NULL, amount STRING, PRIMARY KEY (id)); "
+        "CREATE TABLE burst (id INT NOT NULL, v INT, PRIMARY KEY (id)); "
+        "INSERT INTO burst VALUES (1, 1), (2, 2)",
     )
     migrate(live, migrations, "apply", "--to", "1")  # applied earlier, from the CLI: V2 and V3 pending
     phase("tables created")
@@ -575,6 +591,30 @@ def _scenario(live: LiveAirflow, tmp_path: pathlib.Path) -> None:
             assert run["tasks"] == {"a_load_landed": "success", "count_loaded_rows": "skipped"}, run
     assert any(not any(e["extra"]["event"] == "load" for e in run["events"]) for run in runs), runs
     phase(f"the load listener went on for the loads and stopped at the schema changes ({len(runs)} runs)")
+    _runs_at_once_on_one_table(live, headers)
+    phase("six runs triggered at once on one table took their turns: every change applied")
+
+
+def _runs_at_once_on_one_table(live: LiveAirflow, headers: dict) -> None:
+    """As a team triggers them: six runs on one table at once through the REST API. Each waits for
+    its turn (the heavy change's job, the runs let through before it) and applies its change on
+    the version the one before left; none fails with "one job per table" or "no longer current"."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def trigger(run_id: str, statement: str) -> None:
+        body = {"dag_run_id": run_id, "logical_date": None, "conf": {"statement": statement}}
+        answer = live.call("POST", f"/api/v2/dags/{DAG}/dagRuns", headers=headers, json=body)
+        assert answer.status_code in (200, 409), f"trigger {run_id}: {answer.status_code} {answer.text}"
+
+    with ThreadPoolExecutor(len(BURST)) as pool:
+        list(pool.map(lambda item: trigger(*item), BURST))
+    for run_id, _ in BURST:
+        wait_for_run(live, headers, run_id)
+    results = sql(live, "SHOW ALTER TABLE COLUMN FROM burst; DESCRIBE burst; SELECT id, v, c0, c1, c2, c3, c4 FROM burst ORDER BY id")
+    assert [j["State"] for j in rows_as_dicts(results[0])] == ["FINISHED"] * len(BURST), results[0]
+    columns = {r["Field"]: r["Type"] for r in rows_as_dicts(results[1])}
+    assert columns == {"id": "INT", "v": "SMALLINT", **{f"c{n}": "INT" for n in range(5)}}, columns
+    assert [list(row.values()) for row in rows_as_dicts(results[2])] == [[1, 1, 0, 1, 2, 3, 4], [2, 2, 0, 1, 2, 3, 4]], results[2]
 
 
 def _under_a_url_path(live: LiveAirflow) -> None:

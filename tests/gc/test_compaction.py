@@ -8,8 +8,8 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
-from alterflow.gc import steps as gc_steps
-from alterflow.gc.runner import run_gc
+from alterflow.gc import gc_steps
+from alterflow.gc.gc_runner import run_gc
 from alterflow.store.tablets import TXN_COLUMN
 from tests.support.gc import (
     disk_files,
@@ -65,9 +65,9 @@ def test_compaction_rewrites_old_versions_and_versions_are_collected(catalog_ses
     assert not old_paths & {f.path for f in files}
     assert not old_paths & set(disk_files(catalog_session)), "replaced files left on disk"
     compacted = result["compact"]
-    assert compacted["tablets_compacted"] == len(tablets_before)
-    assert compacted["files_replaced"] == len(old_paths)
-    assert compacted["rows_written"] == 8 and compacted["skipped_tables"] == [] and compacted["conflicts"] == []
+    assert compacted.tablets_compacted == len(tablets_before)
+    assert compacted.files_replaced == len(old_paths)
+    assert compacted.rows_written == 8 and compacted.skipped_tables == () and compacted.conflicts == ()
     # The rewritten files carry the current columns by id, the dropped column gone, and each row's
     # original transaction.
     for f in files:
@@ -77,7 +77,7 @@ def test_compaction_rewrites_old_versions_and_versions_are_collected(catalog_ses
         assert all(txn < f.txn_id for txn in data.column(TXN_COLUMN).to_pylist())
         ids = data.column("id").to_pylist()
         assert ids == sorted(ids), "rows in sort-key order"
-    assert result["collect_versions"]["versions_deleted"] == 3
+    assert result["collect_versions"].versions_deleted == 3
     assert versions(catalog_session, "t") == [4]
     assert sql(catalog_session, "DESCRIBE t") == (
         ("id", "INT", "NO", "true", None),
@@ -94,7 +94,7 @@ def test_compaction_rewrites_old_versions_and_versions_are_collected(catalog_ses
 
     # Nothing left to do: a second run changes nothing and does not start Spark.
     again = run_gc(catalog_session.catalog, catalog_session.warehouse, no_spark, 0)
-    assert again["compact"]["tablets_compacted"] == 0 and again["collect_versions"]["versions_deleted"] == 0
+    assert again["compact"].tablets_compacted == 0 and again["collect_versions"].versions_deleted == 0
     assert set(file_rows(catalog_session).values()) == {"LIVE"}, "rows of replaced files are forgotten once gone"
     assert sql(catalog_session, "SELECT count(*) FROM t") == ((8,),)
 
@@ -105,11 +105,11 @@ def test_versions_survive_the_retention_period(catalog_session, spark):
     evolve(catalog_session)
     before = sql(catalog_session, EVERYTHING)
     result = gc(catalog_session, spark, retention_s=3600)
-    assert result["compact"]["tablets_compacted"] > 0
+    assert result["compact"].tablets_compacted > 0
     assert versions(catalog_session, "t") == [1, 2, 3, 4]
-    assert result["collect_versions"]["versions_deleted"] == 0
+    assert result["collect_versions"].versions_deleted == 0
     later_run = gc(catalog_session, spark, retention_s=3600, now=later())
-    assert later_run["collect_versions"]["versions_deleted"] == 3
+    assert later_run["collect_versions"].versions_deleted == 3
     assert versions(catalog_session, "t") == [4]
     assert sql(catalog_session, EVERYTHING) == before
 
@@ -122,7 +122,7 @@ def test_plain_table_without_primary_key_keeps_every_row(catalog_session, spark)
     sql(catalog_session, "INSERT INTO p VALUES (9, 'y', 2.5)")
     before = sql(catalog_session, "SELECT * FROM p ORDER BY a, c")
     result = gc(catalog_session, spark)
-    assert result["compact"]["tablets_compacted"] == 1 and result["compact"]["files_replaced"] == 4
+    assert result["compact"].tablets_compacted == 1 and result["compact"].files_replaced == 4
     assert sql(catalog_session, "SELECT * FROM p ORDER BY a, c") == before
     assert len(before) == 7
     files = live_data_files(catalog_session, "p")
@@ -141,14 +141,14 @@ def test_pinned_view_keeps_its_version_and_its_rows(catalog_session, spark):
     table_before = sql(catalog_session, "SELECT * FROM t ORDER BY id")
 
     result = gc(catalog_session, spark)
-    assert result["compact"]["tablets_compacted"] == 1
+    assert result["compact"].tablets_compacted == 1
     assert {f.schema_version for f in live_data_files(catalog_session, "t")} == {3}
     assert versions(catalog_session, "t") == [1, 3], "the view pins version 1; version 2 is collected"
     assert sql(catalog_session, "SELECT * FROM pinned ORDER BY id") == view_before
     assert sql(catalog_session, "SELECT * FROM t ORDER BY id") == table_before
 
     sql(catalog_session, "DROP VIEW pinned")
-    assert gc(catalog_session, spark)["collect_versions"]["versions_deleted"] == 1
+    assert gc(catalog_session, spark)["collect_versions"].versions_deleted == 1
     assert versions(catalog_session, "t") == [3]
 
 
@@ -163,20 +163,20 @@ def test_swap_origin_is_dropped_after_retention(catalog_session, spark):
     assert origin_paths and origin_paths <= set(disk_files(catalog_session))
 
     first = gc(catalog_session, spark, retention_s=3600)
-    assert first["drop_origin_indexes"]["dropped_indexes"] == []
+    assert first["drop_origin_indexes"].dropped_indexes == ()
     assert index_state(catalog_session, job.origin_index_id) == "RETIRED"
     assert origin_paths <= set(disk_files(catalog_session))
     assert versions(catalog_session, "t") == [1, 2], "the retained origin's files are still written under version 1"
 
     second = gc(catalog_session, spark, retention_s=3600, now=later())
-    assert second["drop_origin_indexes"]["dropped_indexes"] == [job.origin_index_id]
-    assert second["drop_origin_indexes"]["index_files_dropped"] == len(origin_paths)
+    assert second["drop_origin_indexes"].dropped_indexes == (job.origin_index_id,)
+    assert second["drop_origin_indexes"].index_files_dropped == len(origin_paths)
     assert index_state(catalog_session, job.origin_index_id) == "DROPPED"
     assert not origin_paths & set(disk_files(catalog_session))
     assert not (catalog_session.warehouse / f"t{job.table_id}" / f"i{job.origin_index_id}").exists()
     assert versions(catalog_session, "t") == [2]
     assert sql(catalog_session, EVERYTHING) == before
-    assert second["compact"]["tablets_compacted"] == 0, "the swapped index is already under version 2"
+    assert second["compact"].tablets_compacted == 0, "the swapped index is already under version 2"
     referenced_files_exist(catalog_session)
 
 
@@ -189,16 +189,16 @@ def test_table_with_unfinished_job_is_skipped(catalog_session, spark):
     job_id = start_heavy(catalog_session, "ALTER TABLE t MODIFY COLUMN v INT")
 
     result = run_gc(catalog_session.catalog, catalog_session.warehouse, no_spark, 0)
-    assert result["compact"]["tablets_compacted"] == 0
-    assert result["compact"]["skipped_tables"] == [
-        {"table": "t", "table_id": catalog_session.catalog.table("t").id, "reason": f"alter job {job_id} is PENDING"}
-    ]
+    assert result["compact"].tablets_compacted == 0
+    assert result["compact"].skipped_tables == (
+        gc_steps.SkippedTable("t", catalog_session.catalog.table("t").id, f"alter job {job_id} is PENDING"),
+    )
     assert {f.path for f in live_data_files(catalog_session, "t")} == before_files
     assert versions(catalog_session, "t") == [1, 2], "version 1 still has live files; version 2 is the job's origin"
 
     sql(catalog_session, "CANCEL ALTER TABLE COLUMN FROM t")
     done = gc(catalog_session, spark)
-    assert done["compact"]["tablets_compacted"] == 1 and done["compact"]["skipped_tables"] == []
+    assert done["compact"].tablets_compacted == 1 and done["compact"].skipped_tables == ()
     assert versions(catalog_session, "t") == [2]
     assert sql(catalog_session, EVERYTHING) == ((1, "1", None), (2, "2", None), (3, "3", 3))
 
@@ -209,9 +209,9 @@ def test_dropped_table_index_goes_after_retention(catalog_session, spark):
     info = catalog_session.catalog.table("t")
     table_id = info.id
     sql(catalog_session, "DROP TABLE t")
-    assert run_gc(catalog_session.catalog, catalog_session.warehouse, no_spark, 3600)["drop_origin_indexes"]["dropped_indexes"] == []
+    assert run_gc(catalog_session.catalog, catalog_session.warehouse, no_spark, 3600)["drop_origin_indexes"].dropped_indexes == ()
     result = run_gc(catalog_session.catalog, catalog_session.warehouse, no_spark, 3600, now=later())
-    assert result["drop_origin_indexes"]["dropped_indexes"] == [info.current_index_id]
+    assert result["drop_origin_indexes"].dropped_indexes == (info.current_index_id,)
     assert set(file_rows(catalog_session).values()) == set(), "rows of the dropped table's files are forgotten"
     assert not (catalog_session.warehouse / f"t{table_id}").exists()
     assert version_rows(catalog_session, table_id) == [1]

@@ -14,12 +14,11 @@ import textwrap
 import pytest
 
 from alterflow.catalog.catalog import utcnow
-from alterflow.catalog.errors import ConcurrentChange
+from alterflow.catalog.catalog_errors import ConcurrentChange
 from alterflow.catalog.garbage import GarbageCollection
-from alterflow.cli.session import Session
-from alterflow.gc import compaction
-from alterflow.gc import steps as gc_steps
-from alterflow.gc.runner import run_gc
+from alterflow.engine.session import Session
+from alterflow.gc import compaction, gc_steps
+from alterflow.gc.gc_runner import run_gc
 from tests.support import child_pythonpath
 from tests.support.gc import (
     LATER,
@@ -68,10 +67,10 @@ def test_killed_between_commit_and_file_deletion(catalog_session, spark):
     referenced_files_exist(catalog_session)
 
     result = run_gc(catalog_session.catalog, catalog_session.warehouse, no_spark, 0)
-    assert result["delete_files"]["files_deleted"] == len(old_paths)
+    assert result["delete_files"].files_deleted == len(old_paths)
     assert not set(old_paths) & set(disk_files(catalog_session))
     assert not set(old_paths) & set(file_rows(catalog_session))
-    assert result["compact"]["tablets_compacted"] == 0
+    assert result["compact"].tablets_compacted == 0
     assert versions(catalog_session, "t") == [2]
     assert sql(catalog_session, EVERYTHING) == before
     referenced_files_exist(catalog_session)
@@ -89,8 +88,8 @@ def test_killed_between_write_and_commit(catalog_session, spark):
 
     # The next run compacts again, and leaves the crashed attempt alone while it may still be running.
     rerun = gc(catalog_session, spark)
-    assert rerun["compact"]["tablets_compacted"] == 1
-    assert rerun["collect_versions"]["versions_deleted"] == 0, "a PREPARE transaction holds versions back"
+    assert rerun["compact"].tablets_compacted == 1
+    assert rerun["collect_versions"].versions_deleted == 0, "a PREPARE transaction holds versions back"
     assert crashed.path in disk_files(catalog_session) and (catalog_session.warehouse / crashed.staging).exists()
     assert sql(catalog_session, EVERYTHING) == before
     assert not old_paths & set(disk_files(catalog_session))
@@ -99,7 +98,7 @@ def test_killed_between_write_and_commit(catalog_session, spark):
     final = gc(catalog_session, spark, now=utcnow() + LATER)
     assert txn_state(catalog_session, crashed.txn_id) == "ABORTED"
     assert crashed.path not in disk_files(catalog_session) and not (catalog_session.warehouse / crashed.staging).exists()
-    assert final["collect_versions"]["versions_deleted"] == 1
+    assert final["collect_versions"].versions_deleted == 1
     assert versions(catalog_session, "t") == [2]
     assert sql(catalog_session, EVERYTHING) == before
     assert len(live_data_files(catalog_session, "t")) == 1
@@ -119,13 +118,11 @@ def test_killed_between_index_drop_and_file_deletion(catalog_session, spark):
     assert set(origin) <= set(disk_files(catalog_session))
     assert gcol.drop_index(job.origin_index_id, later()) == [], "dropping again does nothing"
     result = gc_steps.delete_files(catalog_session.catalog, catalog_session.warehouse, 3600, now=later())
-    assert result["files_deleted"] == len(origin)
+    assert result.files_deleted == len(origin)
     assert not set(origin) & set(disk_files(catalog_session))
     assert sql(catalog_session, EVERYTHING) == before
     assert versions(catalog_session, "t") == [1, 2], "version 1 is collected only after the retention"
-    assert (
-        run_gc(catalog_session.catalog, catalog_session.warehouse, no_spark, 3600, now=later())["collect_versions"]["versions_deleted"] == 1
-    )
+    assert run_gc(catalog_session.catalog, catalog_session.warehouse, no_spark, 3600, now=later())["collect_versions"].versions_deleted == 1
     referenced_files_exist(catalog_session)
 
 
@@ -250,9 +247,9 @@ def test_compact_step_reports_changes_that_got_there_first(catalog_session, spar
         return spark
 
     result = gc_steps.compact(catalog_session.catalog, catalog_session.warehouse, start_job_then_spark)
-    assert result["tablets_compacted"] == 0
-    [conflict] = result["conflicts"]
-    assert conflict["table"] == "t" and "started meanwhile" in conflict["reason"]
+    assert result.tablets_compacted == 0
+    [conflict] = result.conflicts
+    assert conflict.table == "t" and "started meanwhile" in conflict.reason
     assert {f.path for f in live_data_files(catalog_session, "t")} == inputs
     assert sql(catalog_session, EVERYTHING) == before
     gc_steps.delete_files(catalog_session.catalog, catalog_session.warehouse, 0)
@@ -264,5 +261,5 @@ def test_compact_step_reports_changes_that_got_there_first(catalog_session, spar
         return spark
 
     dropped = gc_steps.compact(catalog_session.catalog, catalog_session.warehouse, drop_then_spark)
-    assert dropped["tablets_compacted"] == 0
-    assert "unknown table" in dropped["conflicts"][0]["reason"]
+    assert dropped.tablets_compacted == 0
+    assert "unknown table" in dropped.conflicts[0].reason

@@ -12,9 +12,9 @@ import uuid
 import pyarrow as pa
 
 from alterflow.catalog.catalog import NewFile
-from alterflow.catalog.garbage import GarbageCollection
-from alterflow.gc import steps as gc_steps
-from alterflow.gc.runner import run_gc
+from alterflow.catalog.garbage import CollectedVersions, GarbageCollection
+from alterflow.gc import gc_steps
+from alterflow.gc.gc_runner import run_gc
 from alterflow.store.layout import data_file_path, index_dir
 from alterflow.store.tablets import write_parquet
 from tests.support.gc import disk_files, file_rows, later, no_spark, sql, start_heavy, txn_state, versions
@@ -79,9 +79,9 @@ def test_sweep_deletes_only_provably_unreferenced_files(catalog_session):
         r"no catalog row names it; \d+ s old, deletable from \S+ \S+ \(orphan retention 259200 s\)", listed[young]["why"]
     ), listed[young]
     result = gc_steps.delete_files(catalog_session.catalog, catalog_session.warehouse, 3600)
-    assert sorted(result["orphan_files"]) == sorted(orphans)
-    assert [w["path"] for w in result["orphans_waiting"]] == [young]
-    assert sorted(result["staging_dirs_deleted"]) == sorted(
+    assert sorted(result.orphan_files) == sorted(orphans)
+    assert [w.path for w in result.orphans_waiting] == [young]
+    assert sorted(result.staging_dirs_deleted) == sorted(
         [
             f"{index_dir(info.id, info.current_index_id)}/_staging",
             f"{index_dir(info.id, info.current_index_id)}/_compact/x{live.txn_id}",
@@ -95,11 +95,11 @@ def test_sweep_deletes_only_provably_unreferenced_files(catalog_session):
 
     # Past its timeout the open transaction is aborted, and then its files are unreferenced.
     expired = gc_steps.abort_expired_loads(catalog_session.catalog, catalog_session.warehouse, now=later())
-    assert expired["expired_transaction_files"] == 2
+    assert expired.expired_transaction_files == 2
     assert txn_state(catalog_session, txn) == "ABORTED"
     # Deferred: within the retention period after the abort, its files stay.
     kept = gc_steps.delete_files(catalog_session.catalog, catalog_session.warehouse, 3600)
-    assert kept["files_deleted"] == 0 and kept["files_kept_for_retention"] == 2
+    assert kept.files_deleted == 0 and kept.files_kept_for_retention == 2
     assert open_file in set(disk_files(catalog_session))
     gc_steps.delete_files(catalog_session.catalog, catalog_session.warehouse, 3600, now=later())
     on_disk = set(disk_files(catalog_session))
@@ -119,7 +119,7 @@ def test_cancelled_shadow_index_leftovers_are_removed(catalog_session):
     sql(catalog_session, "CANCEL ALTER TABLE COLUMN FROM t")
     assert staging in disk_files(catalog_session)
     result = run_gc(catalog_session.catalog, catalog_session.warehouse, no_spark, 0)
-    assert result["delete_files"]["staging_dirs_deleted"] == [f"{shadow}/_staging"]
+    assert result["delete_files"].staging_dirs_deleted == (f"{shadow}/_staging",)
     assert not (catalog_session.warehouse / shadow).exists(), "the dropped shadow index's folder is gone"
     assert [r for r in sql(catalog_session, "SHOW ALTER TABLE COLUMN FROM t")][-1][7] == "CANCELLED"
 
@@ -131,26 +131,23 @@ def test_versions_nothing_needs_are_deleted(catalog_session):
         sql(catalog_session, f"ALTER TABLE t ADD COLUMN {column} INT")
     assert versions(catalog_session, "t") == [1, 2, 3, 4]
 
-    assert gc_steps.collect_versions(catalog_session.catalog)["versions_deleted"] == 0, "within the retention"
+    assert gc_steps.collect_versions(catalog_session.catalog).versions_deleted == 0, "within the retention"
     # An open load transaction holds every version of its table back.
     txn = catalog_session.catalog.begin_transaction(catalog_session.catalog.table("t").id, "open", 3600)
-    assert gc_steps.collect_versions(catalog_session.catalog, 0)["versions_deleted"] == 0
+    assert gc_steps.collect_versions(catalog_session.catalog, 0).versions_deleted == 0
     catalog_session.catalog.abort_transaction(txn, "test")
 
     result = gc_steps.collect_versions(catalog_session.catalog, 3600, now=later())
-    assert result == {
-        "versions_deleted": 2,
-        "tables": [{"table": "t", "table_id": catalog_session.catalog.table("t").id, "versions": [2, 3]}],
-    }
+    assert result == gc_steps.VersionsCollected(2, (CollectedVersions(catalog_session.catalog.table("t").id, "t", (2, 3)),))
     assert versions(catalog_session, "t") == [1, 4], "version 1 still has a live file; 4 is current"
     assert sql(catalog_session, "DESCRIBE t")[-1][0] == "d"
-    assert gc_steps.collect_versions(catalog_session.catalog, 0) == {"versions_deleted": 0, "tables": []}
+    assert gc_steps.collect_versions(catalog_session.catalog, 0) == gc_steps.VersionsCollected(0, ())
 
     # An unfinished job uses its origin version; its pending version is never collected.
     sql(catalog_session, "ALTER TABLE t ADD COLUMN e INT")
     start_heavy(catalog_session, "ALTER TABLE t MODIFY COLUMN a TINYINT")
     job = catalog_session.catalog.jobs()[-1]
-    assert gc_steps.collect_versions(catalog_session.catalog, 0)["versions_deleted"] == 1  # version 4
+    assert gc_steps.collect_versions(catalog_session.catalog, 0).versions_deleted == 1  # version 4
     assert versions(catalog_session, "t") == [1, 5]
     assert job.from_version == 5
     sql(catalog_session, "CANCEL ALTER TABLE COLUMN FROM t")

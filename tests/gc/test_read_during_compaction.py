@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from alterflow.cli.session import Session, StatementError
-from alterflow.gc import steps as gc_steps
+from alterflow.engine.session import Session, StatementError
+from alterflow.gc import gc_steps
 from tests.support.gc import sql
 
 pytestmark = pytest.mark.spark
@@ -29,8 +29,8 @@ def test_reads_planned_before_a_compaction_finish_after_it(session: Session, spa
         # After planning, before reading: GC compacts (the files read become REPLACED) and then
         # deletes whatever its retention allows (the default hour: nothing of this).
         done = gc_steps.compact(session.catalog, session.warehouse, lambda: spark)
-        assert done["tablets_compacted"] == 1
-        assert gc_steps.delete_files(session.catalog, session.warehouse)["files_deleted"] == 0
+        assert done.tablets_compacted == 1
+        assert gc_steps.delete_files(session.catalog, session.warehouse).files_deleted == 0
         return frame
 
     monkeypatch.setattr(Session, "_query", plan_then_compact)
@@ -47,7 +47,7 @@ def test_reads_planned_before_a_compaction_finish_after_it(session: Session, spa
         (12, "b", 5, 7),
     )
     # Once the retention period has passed, the replaced files go.
-    assert gc_steps.delete_files(session.catalog, session.warehouse, 0)["files_deleted"] >= 2
+    assert gc_steps.delete_files(session.catalog, session.warehouse, 0).files_deleted >= 2
 
 
 @pytest.mark.parametrize("key", [", PRIMARY KEY (id)", ""], ids=["arrow read", "duckdb scan"])
@@ -65,7 +65,7 @@ def test_a_local_read_planned_before_a_compaction_finishes_after_it(session: Ses
     def compact_then_run(warehouse, plan, as_rows=False):
         runs.append(plan)
         if len(runs) == 1:
-            assert gc_steps.compact(session.catalog, session.warehouse, lambda: spark)["tablets_compacted"] == 1
+            assert gc_steps.compact(session.catalog, session.warehouse, lambda: spark).tablets_compacted == 1
         return real_run(warehouse, plan, as_rows)
 
     monkeypatch.setattr(local_engine, "run_local", compact_then_run)

@@ -20,12 +20,12 @@ import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.models import DataFileRow, TransactionRow
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from alterflow.load.inputs import open_input
 from alterflow.store.layout import absolute
-from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow import alter_steps, heavy_steps
+from alterflow.workflow.alter_runner import run_heavy
 from alterflow.workflow.request import AlterRequest
-from alterflow.workflow.runner import run_heavy
 from tests.support.catalog_rows import txn_state
 from tests.support.gc import delete_dropped_files
 from tests.support.heavy_jobs import short_leases
@@ -105,13 +105,13 @@ def test_a_load_killed_in_prepare_holds_a_heavy_alter_no_longer_than_its_lease(t
 
     request = AlterRequest("b", "ALTER TABLE b MODIFY COLUMN v INT")
     began = time.monotonic()
-    job_id = heavy_steps.start(session.catalog, request, steps.validate(session.catalog, request))["job_id"]
+    job_id = heavy_steps.start(session.catalog, request, alter_steps.validate(session.catalog, request)).job_id
     look = heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id)
-    if not look["done"]:  # the dead load's lease had not run out yet: the job names it
-        assert look["blocking"] == [txn]
+    if not look.done:  # the dead load's lease had not run out yet: the job names it
+        assert look.blocking == (txn,)
         msg = HeavyJobs(session.catalog).job(job_id).msg
         assert msg.startswith(f"waiting for transactions {txn} (below boundary ") and "lease expires in" in msg, msg
-    while not heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id)["done"]:
+    while not heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id).done:
         time.sleep(0.2)
     # What the dead load cost the job: its lease (it may have been renewed just before the kill).
     # Judged on the catalog's own clock, not the test's: the job's look aborted the transaction at

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 from alterflow.api.connection import Connection
-from alterflow.catalog.errors import TransactionStateError
+from alterflow.catalog.catalog_errors import TransactionStateError
 from alterflow.catalog.labelled_loads import committed_load
 from alterflow.catalog.models import DataFileRow, TabletRow
 from alterflow.load.load_once import load_once

@@ -22,8 +22,8 @@ import alterflow.load.local_load as load_module
 from alterflow.catalog.catalog import Catalog, utcnow
 from alterflow.catalog.database import make_engine
 from alterflow.catalog.models import DataFileRow, TransactionRow
-from alterflow.cli.session import Session, StatementError
-from alterflow.gc import steps as gc_steps
+from alterflow.engine.session import Session, StatementError
+from alterflow.gc import gc_steps
 from alterflow.store.tablets import TXN_COLUMN
 from alterflow.store.warehouse import MARKER
 from tests.support.statements import sql
@@ -266,7 +266,7 @@ def test_lightweight_work_starts_no_jvm(tmp_path):
 
     snippet = textwrap.dedent(f"""
         import sys
-        from alterflow.cli.session import Session
+        from alterflow.engine.session import Session
         from alterflow import spark_session
         results = list(Session().run({LIGHT_SCRIPT!r}))
         print(len(results), "pyspark" in sys.modules, spark_session.spark_started())

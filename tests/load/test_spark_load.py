@@ -17,7 +17,7 @@ from sqlalchemy import select
 import alterflow.load.inputs as loading
 import alterflow.load.spark_load as spark_load
 from alterflow.catalog.models import TransactionRow
-from alterflow.cli.session import Session, StatementError
+from alterflow.engine.session import Session, StatementError
 from alterflow.load.inputs import open_input
 from alterflow.store.layout import LinkInWarehouse
 from alterflow.store.warehouse import MARKER

@@ -18,8 +18,8 @@ import pyarrow.csv as pacsv
 import pytest
 
 from alterflow.catalog.models import DataFileRow, TransactionRow
-from alterflow.cli.session import Session
-from alterflow.gc.runner import run_gc
+from alterflow.engine.session import Session
+from alterflow.gc.gc_runner import run_gc
 from alterflow.load.inputs import open_input
 from tests.support.catalog_rows import txn_state
 from tests.support.statements import sql

@@ -15,7 +15,7 @@ import pytest
 import alterflow.load.inputs as loading
 import alterflow.store.column_splice as column_splice
 from alterflow.arrow_schema import arrow_schema
-from alterflow.cli.session import Session, StatementError
+from alterflow.engine.session import Session, StatementError
 from alterflow.load.inputs import open_input
 from alterflow.store.warehouse import MARKER
 from tests.support.gc import delete_dropped_files

@@ -9,9 +9,9 @@ import pytest
 
 from alterflow.catalog.migration_history import MigrationHistory, MigrationLeaseHeld
 from alterflow.errors import UserError
-from alterflow.leases import new_holder
+from alterflow.held_leases import new_holder
 from alterflow.migrate.apply import MigrationApply, MigrationFailed, MigrationRefused, baseline, new_request_id, repair
-from alterflow.migrate.files import read_directory
+from alterflow.migrate.migration_files import read_directory
 from alterflow.migrate.status import migration_status
 from tests.migrate.conftest import ORDERS
 

@@ -338,7 +338,7 @@ def assert_applied_once(place: Place) -> None:
 
 def assert_selected(place: Place, spark) -> None:
     """`SELECT` (Spark's read, through a Session as `alterflow sql` runs it) returns the model's rows too."""
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
 
     session = Session(Settings.from_env({"ALTERFLOW_HOME": str(place.home), "ALTERFLOW_CATALOG_URL": place.catalog_url}))
     model = model_after_all()

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from alterflow.migrate.apply import MigrationApply
 from alterflow.migrate.diff import DiffError, diff_schema, write_diff
-from alterflow.migrate.files import read_directory
+from alterflow.migrate.migration_files import read_directory
 
 ALTERFLOW = pathlib.Path(sys.executable).parent / "alterflow"
 

@@ -14,10 +14,14 @@ import sys
 
 import pytest
 
+# Imported when the module is collected, not inside a test: importing Airflow configures its logging
+# handlers on the stream stderr is then, and a test's capsys stream is closed after it (the later
+# tests' catalog upgrades then log into a closed file).
+from alterflow.airflow.migrate_tasks import BadMigrateParams, check_unchanged, lint
 from alterflow.catalog.migration_history import APPLIED, FAILED, REPEATABLE, MigrationHistory
 from alterflow.catalog.models import MigrationRow
 from alterflow.cli.command import main
-from alterflow.migrate.files import checksum
+from alterflow.migrate.migration_files import checksum
 from tests.migrate.conftest import ORDERS
 from tests.support.heavy_jobs import subprocess_env
 
@@ -323,7 +327,6 @@ def test_an_apply_killed_inside_a_repeatable_converges(project):
 def test_the_dag_applies_no_repeatable_file_changed_since_its_approval(project):
     """The alterflow_migrate DAG's lint names every pending file it planned (repeatables too), and
     its apply refuses once one of them changed since the person approved it."""
-    from alterflow.airflow.migrate_tasks import BadMigrateParams, check_unchanged, lint
     from alterflow.migrate.status import migration_status
 
     project.write("V1__orders.sql", ORDERS + "INSERT INTO orders VALUES (1, 10, 'a'), (2, 20, 'b');\n")

@@ -21,7 +21,7 @@ import re
 import pytest
 
 from alterflow.cli import command, migrate_command
-from alterflow.cli.session import Session, StatementError
+from alterflow.engine.session import Session, StatementError
 from tests.migrate.conftest import ORDERS
 from tests.support.heavy_jobs import sql
 

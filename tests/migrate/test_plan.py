@@ -3,7 +3,7 @@ it leave, changing nothing (both catalogs)."""
 
 from __future__ import annotations
 
-from alterflow.migrate.files import read_directory
+from alterflow.migrate.migration_files import read_directory
 from alterflow.migrate.plan import DATA, HEAVY, LIGHT, REJECTED, plan_pending
 from tests.migrate.conftest import ORDERS
 

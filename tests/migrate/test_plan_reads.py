@@ -11,7 +11,7 @@ from sqlalchemy import event
 
 from alterflow.catalog.catalog import ViewDependency
 from alterflow.catalog.schema import name_key
-from alterflow.migrate.files import read_directory
+from alterflow.migrate.migration_files import read_directory
 from alterflow.migrate.plan import HEAVY, LIGHT, plan_pending
 from tests.support.heavy_jobs import start
 from tests.support.statements import sql

@@ -71,7 +71,7 @@ class Project:
         return [(d["kind"], d["script"]) for d in self.status(*flags)["drift"]]
 
     def columns(self) -> list[str]:
-        from alterflow.cli.session import Session
+        from alterflow.engine.session import Session
 
         return [c.name for c in Session().catalog.current_schema("orders")[1].columns]
 
@@ -230,7 +230,7 @@ def test_set_records_files_as_applied_without_running_them(project):
     project.write("V1__orders.sql", ORDERS)
     project.write("V2__region.sql", REGION)
     project.write("V3__channel.sql", CHANNEL)
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
 
     list(Session().run(ORDERS + REGION))  # the catalog already has what V1 and V2 make (adoption)
     ran = project.run("set", "2")
@@ -263,8 +263,8 @@ def test_set_refuses_a_version_without_a_file(project, version, expected):
 
 def test_set_refuses_while_an_apply_holds_the_lease(project):
     from alterflow.catalog.migration_history import MigrationHistory
-    from alterflow.cli.session import Session
-    from alterflow.leases import new_holder
+    from alterflow.engine.session import Session
+    from alterflow.held_leases import new_holder
 
     project.write("V1__orders.sql", ORDERS)
     history = MigrationHistory(Session().catalog)

@@ -33,7 +33,7 @@ from alterflow.sql.ast import (
     RenameColumn,
     SetDefault,
 )
-from alterflow.types import DataType, parse_type
+from alterflow.values.types import DataType, parse_type
 
 # ------------------------------------------------------------------------------------------------
 # Fixtures and helpers

@@ -10,7 +10,7 @@ import pytest
 from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.planner import CreateTableRejected, plan_create_table
 from alterflow.sql.ast import ColumnDef, CreateTable, Literal, Position
-from alterflow.types import parse_type
+from alterflow.values.types import parse_type
 
 
 def lit(value) -> Literal:

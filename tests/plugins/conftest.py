@@ -39,7 +39,7 @@ def alterflow_env(settings, monkeypatch):
 @pytest.fixture
 def plugin_session(alterflow_env):
     """A Session on the same catalog and warehouse as the plugin (Spark only when a statement needs it)."""
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
 
     return Session(alterflow_env)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow import alter_steps, heavy_steps
 from alterflow.workflow.request import AlterRequest
 from tests.support.dags import sync_dags_to_airflow
 from tests.support.plugin_api import act, audit_rows, bearer, last_log_id
@@ -19,8 +19,8 @@ STATEMENT = "ALTER TABLE t MODIFY COLUMN v INT"
 
 def start(session, group: str, lease_s: float) -> int:
     request = AlterRequest("t", STATEMENT)
-    validated = steps.validate(session.catalog, request)
-    return heavy_steps.start(session.catalog, request, validated, group=group, lease_s=lease_s)["job_id"]
+    validated = alter_steps.validate(session.catalog, request)
+    return heavy_steps.start(session.catalog, request, validated, group=group, lease_s=lease_s).job_id
 
 
 LIVE_LEASE_S = 4.0

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import pathlib
 
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from alterflow.settings import Settings
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

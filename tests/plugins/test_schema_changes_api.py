@@ -9,8 +9,8 @@ import re
 import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.cli.session import StatementError
-from alterflow.workflow import heavy_steps, steps
+from alterflow.engine.session import StatementError
+from alterflow.workflow import alter_steps, heavy_steps
 from alterflow.workflow.request import AlterRequest
 from tests.support.gc import delete_dropped_files
 from tests.support.plugin_api import ACTION_HEADER, act, audit_rows, bearer, last_log_id
@@ -60,9 +60,9 @@ def call(client, method: str, path: str, headers: dict | None = None):
 def start_heavy(session, statement: str) -> int:
     """validate + start of a heavyweight ALTER, as a DAG run's first tasks do: the job is PENDING."""
     request = AlterRequest(statement.split()[2], statement, {})
-    validated = steps.validate(session.catalog, request)
+    validated = alter_steps.validate(session.catalog, request)
     assert validated.kind == "HEAVY"
-    return heavy_steps.start(session.catalog, request, validated)["job_id"]
+    return heavy_steps.start(session.catalog, request, validated).job_id
 
 
 @pytest.mark.spark

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow import alter_steps, heavy_steps
 from alterflow.workflow.request import AlterRequest
 from tests.support.ports import free_port
 
@@ -24,8 +24,8 @@ CHROMEDRIVER = pathlib.Path("/usr/bin/chromedriver")
 
 def start_heavy(session, statement: str) -> int:
     request = AlterRequest(statement.split()[2], statement, {})
-    validated = steps.validate(session.catalog, request)
-    return heavy_steps.start(session.catalog, request, validated)["job_id"]
+    validated = alter_steps.validate(session.catalog, request)
+    return heavy_steps.start(session.catalog, request, validated).job_id
 
 
 @pytest.fixture
@@ -195,7 +195,7 @@ def test_cancel_in_the_browser_and_live_refresh(plugin_session, served, browser,
     [run] = [r for r in DagRun.find(dag_id="alterflow_schema_change") if r.run_id in browser.find_element(By.ID, "notice").text]
     browser.execute_script("window.alterflowNotReloaded = true;")
     request = AlterRequest(run.conf["table"], run.conf["statement"], {}, request_id=run.run_id)
-    job_id = steps.commit(s.catalog, request, steps.validate(s.catalog, request))["job_id"]
+    job_id = alter_steps.commit(s.catalog, request, alter_steps.validate(s.catalog, request)).job_id
     wait.until(lambda _: browser.find_elements(By.CSS_SELECTOR, f'table#jobs tr.job[data-job-id="{job_id}"]'))
     assert browser.execute_script("return window.alterflowNotReloaded === true;"), "the page reloaded"
     wait.until(lambda _: browser.execute_script("return sessionStorage.getItem('alterflow.await') === null;"))  # settled: refresh stops
@@ -263,7 +263,7 @@ def test_a_run_failed_at_plan_and_a_jobs_failure_line_as_the_browser_shows_them(
     a heavy job whose every value fails shows its failure line in the user's words."""
     from selenium.webdriver.common.by import By
 
-    from alterflow.cli.session import StatementError
+    from alterflow.engine.session import StatementError
     from tests.support.dags import SCHEMA_CHANGE, load_dag, run_dag
     from tests.support.statements import sql
 

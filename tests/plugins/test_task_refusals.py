@@ -9,10 +9,10 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from alterflow.airflow import tasks
 from alterflow.airflow.conf import BadRunConf
-from alterflow.catalog.errors import UnknownObject
+from alterflow.catalog.catalog_errors import UnknownObject
 from alterflow.load.inputs import LoadInputError
 from alterflow.read.query_binding import QueryError
-from alterflow.types import InvalidValue
+from alterflow.values.types import InvalidValue
 
 
 @pytest.mark.parametrize(

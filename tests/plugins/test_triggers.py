@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import datetime
 
 from alterflow.airflow import triggers
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow import alter_steps, heavy_steps
 from alterflow.workflow.request import AlterRequest
 from tests.support.statements import sql
 
@@ -20,8 +21,8 @@ ALTER = "ALTER TABLE t MODIFY COLUMN v INT"
 def start(session, statement: str) -> int:
     """validate + start of a heavyweight ALTER: the job id (PENDING)."""
     request = AlterRequest("t", statement)
-    validated = steps.validate(session.catalog, request)
-    return heavy_steps.start(session.catalog, request, validated)["job_id"]
+    validated = alter_steps.validate(session.catalog, request)
+    return heavy_steps.start(session.catalog, request, validated).job_id
 
 
 def job(session, job_id: int):
@@ -99,3 +100,31 @@ def test_the_resume_trigger_fires_once_resume_swaps_the_job(plugin_session):
     payload, latency = asyncio.run(_first_event(trigger, lambda: sql(s, "RESUME ALTER TABLE COLUMN FROM t"), act_after=1.5))
     assert payload == {"state": "FINISHED"}
     assert latency < 2.0, latency  # within a second of it, with room for a loaded machine
+
+
+def test_the_turn_trigger_fires_within_a_second_of_the_tables_job_ending_and_keeps_the_runs_place(plugin_session):
+    """A run behind an unfinished job (docs/airflow.md#runs-on-one-table): the trigger renews its
+    place while it waits, fires within a second of the job's end (its cancel, here) and lets the
+    run through; the trigger serializes to what it is rebuilt from."""
+    from alterflow.catalog.alter_turns import AlterTurns
+
+    s = plugin_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
+    held = s.catalog.begin_transaction(s.catalog.table("t").id, "a slow load", 3600)
+    job_id = start(s, ALTER)
+    request = AlterRequest("t", "ALTER TABLE t ADD COLUMN n INT").to_json()
+    trigger = triggers.TurnTrigger(request, "2026-11-30T12:00:00")
+    path, kwargs = trigger.serialize()
+    assert path == "alterflow.airflow.triggers.TurnTrigger" and triggers.TurnTrigger(**kwargs).serialize() == (path, kwargs)
+
+    def cancel():
+        assert AlterTurns(s.catalog).line(s.catalog.table("t").id) == [request["request_id"]]  # in line, waiting
+        sql(s, "CANCEL ALTER TABLE COLUMN FROM t")
+
+    payload, latency = asyncio.run(_first_event(trigger, cancel, act_after=1.5))
+    assert payload == {"go": True}
+    assert latency < 2.0, latency  # within a second of it, with room for a loaded machine
+    assert heavy_steps.job_state(s.catalog, job_id) == "CANCELLED"
+    turn = AlterTurns(s.catalog).take("someone else", s.catalog.table("t").id, datetime(2026, 11, 30, 12, 0, 1), 60)
+    assert (turn.go, turn.behind) == (False, f"run {request['request_id']} (let through, making its job)")
+    s.catalog.abort_transaction(held, "done with it")

@@ -20,7 +20,7 @@ import pathlib
 import tempfile
 
 from alterflow import sql as ast
-from alterflow.cli.session import Session, StatementError
+from alterflow.engine.session import Session, StatementError
 from tests.query.corpus import Query, corpus, setup_statements
 
 RECORDING = pathlib.Path(__file__).with_name("spark_answers.json")
@@ -84,7 +84,7 @@ def load() -> dict[str, str]:
 def _bound_outcome(spark, sql: str) -> tuple:
     """`outcome` on Spark over tables bound and cached once (as Session._select reads a result),
     for recording: the same answers in a fifth of the time (the live sample checks they are)."""
-    from alterflow.cli.session import DATE_RANGE_ERROR, _is_date_range_error
+    from alterflow.engine.session import DATE_RANGE_ERROR, _is_date_range_error
     from alterflow.errors import first_line
 
     try:

@@ -13,7 +13,7 @@ import pytest
 
 from alterflow.query import duckdb_macros
 from alterflow.query import sql_types as st
-from alterflow.query.expressions import FALLBACK, NotLocal
+from alterflow.query.expression_core import FALLBACK, NotLocal
 from alterflow.query.local_engine import parse_query
 from alterflow.query.translation import QueryTranslation, Relation, RelationColumn
 from tests.support.values import INTEGER_BOUNDARY_TEXTS

@@ -12,7 +12,7 @@ from decimal import Decimal
 
 import pytest
 
-from alterflow.cli.session import ResultSet, StatementError
+from alterflow.engine.session import ResultSet, StatementError
 from alterflow.query import engine_choice
 
 
@@ -144,7 +144,7 @@ def test_a_date_beyond_year_9999_is_one_line(sql):
 def test_a_small_select_never_starts_a_jvm(tmp_path):
     code = textwrap.dedent(
         """
-        from alterflow.cli.session import Session
+        from alterflow.engine.session import Session
         from alterflow.settings import Settings
         from alterflow.spark_session import spark_started
         session = Session(Settings.from_env({"ALTERFLOW_HOME": HOME_PATH}))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pytest
 
 from alterflow.errors import UserError
-from alterflow.query.expressions import NotLocal
+from alterflow.query.expression_core import NotLocal
 from alterflow.query.local_engine import LocalQueryError, SparkNeeded, plan_local, run_local
 
 QUERIES = int(os.environ.get("ALTERFLOW_FUZZ_QUERIES", "300"))
@@ -182,7 +182,7 @@ class Grammar:
 
 @pytest.fixture(scope="module")
 def fuzz_session(tmp_path_factory):
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
     from alterflow.settings import Settings
 
     home = tmp_path_factory.mktemp("fuzz")
@@ -194,7 +194,7 @@ def fuzz_session(tmp_path_factory):
 
 def outcome(session, sql: str) -> str:
     """How the local engine took the query: "local", "spark", "refused"; raises anything else."""
-    from alterflow.cli.session import _is_date_range_error
+    from alterflow.engine.session import _is_date_range_error
 
     try:
         plan = plan_local(session.reads, sql, ("f",))

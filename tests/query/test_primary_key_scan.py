@@ -17,7 +17,7 @@ import sys
 import duckdb
 import pytest
 
-from alterflow.cli.session import ResultSet, Session
+from alterflow.engine.session import ResultSet, Session
 from alterflow.query import local_engine
 from alterflow.read.arrow_read import read_snapshot_arrow
 

@@ -1,6 +1,7 @@
 """The math and decimal rules of the local engine (alterflow/query/math_functions.py, udfs.py, the
-decimal arithmetic of expressions.py) against live Spark, value by value: each query runs on both
-engines and the outcomes (names, types, values with their Python types) must be equal."""
+decimal arithmetic of expressions.py and expression_core.py) against live Spark, value by value:
+each query runs on both engines and the outcomes (names, types, values with their Python types)
+must be equal."""
 
 from __future__ import annotations
 

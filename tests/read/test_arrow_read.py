@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 
 import alterflow.load.inputs as loading
-from alterflow.cli.session import ResultSet, Session
+from alterflow.engine.session import ResultSet, Session
 from alterflow.read.arrow_read import read_snapshot_arrow
 from tests.support.values import strict
 
@@ -100,18 +100,18 @@ def test_a_row_loaded_during_a_job_beats_the_older_row_its_conversion_commits_la
     """The conversion's file sorts after the dual-written load's file (its transaction began
     later) but carries the rows' original, older transactions: the commit order of each row's
     transaction decides, not the file's name."""
-    from alterflow.workflow import heavy_steps, steps
+    from alterflow.workflow import alter_steps, heavy_steps
     from alterflow.workflow.request import AlterRequest
 
     run(session, "CREATE TABLE j (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
     run(session, "INSERT INTO j VALUES (1, '1'), (2, '2'), (3, '3')")
     request = AlterRequest("j", "ALTER TABLE j MODIFY COLUMN v INT", {"engine": "spark"})
-    job_id = heavy_steps.start(session.catalog, request, steps.validate(session.catalog, request))["job_id"]
+    job_id = heavy_steps.start(session.catalog, request, alter_steps.validate(session.catalog, request)).job_id
     run(session, "INSERT INTO j VALUES (2, '20'), (4, '40')")  # dual-written, before the conversion
     catalog, warehouse = session.catalog, session.warehouse
-    assert heavy_steps.wait_for_boundary(catalog, warehouse, job_id)["done"]
+    assert heavy_steps.wait_for_boundary(catalog, warehouse, job_id).done
     heavy_steps.convert(spark, catalog, warehouse, job_id)
     heavy_steps.check(spark, catalog, warehouse, job_id)
-    assert heavy_steps.swap(catalog, warehouse, job_id) == {"state": "FINISHED"}
+    assert heavy_steps.swap(catalog, warehouse, job_id).state == "FINISHED"
     assert arrow_rows(session, "j") == [(1, 1), (2, 20), (3, 3), (4, 40)]
     same_rows(session, "j")

@@ -17,7 +17,7 @@ from decimal import Decimal
 
 import pytest
 
-from alterflow.cli.session import ResultSet
+from alterflow.engine.session import ResultSet
 from alterflow.errors import UserError
 from alterflow.read.evolved_read import read_snapshot, reading_tasks
 from tests.support.values import strict

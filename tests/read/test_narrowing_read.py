@@ -8,7 +8,7 @@ import pytest
 
 from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.read.evolved_read import projection_sql
-from alterflow.types import parse_type
+from alterflow.values.types import parse_type
 from tests.support.spark_projection import projection
 
 SOURCE = SchemaVersion(1, 2, (Column(1, "v", parse_type("BIGINT")),))

@@ -14,7 +14,7 @@ import pytest
 from alterflow.arrow_schema import arrow_schema
 from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.read.evolved_read import projection_sql, spark_schema
-from alterflow.types import parse_type
+from alterflow.values.types import parse_type
 from tests.support.spark_projection import projection
 
 pytestmark = pytest.mark.spark

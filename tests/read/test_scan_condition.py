@@ -11,7 +11,7 @@ import pytest
 
 from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.read.scan_condition import ScanCondition, ScanConditionError
-from alterflow.types import parse_type
+from alterflow.values.types import parse_type
 
 VERSION = SchemaVersion(
     table_id=1,

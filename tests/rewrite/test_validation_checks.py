@@ -19,7 +19,7 @@ from alterflow.rewrite.validation_checks import (
     Suite,
     validation_checks,
 )
-from alterflow.types import parse_type
+from alterflow.values.types import parse_type
 from tests.support.heavy_jobs import sql
 
 VERSION = SchemaVersion(

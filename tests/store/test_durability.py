@@ -29,8 +29,8 @@ from sqlalchemy import create_engine, event, text
 import alterflow.store.warehouse as warehouse_module
 from alterflow.catalog.catalog import utcnow
 from alterflow.catalog.database import normalise_url
-from alterflow.gc import steps as gc_steps
-from alterflow.gc.runner import run_gc
+from alterflow.gc import gc_steps
+from alterflow.gc.gc_runner import run_gc
 from alterflow.load.inputs import open_input
 from alterflow.store.layout import DATA_FILE
 from alterflow.store.warehouse import Warehouse
@@ -158,7 +158,7 @@ def test_every_file_is_flushed_before_it_is_visible_and_deleted_only_after_it_le
     # Compaction, then GC with no retention: every replaced, retired and dropped file goes, each
     # only through Warehouse.delete and after its row left the table.
     result = run_gc(s.catalog, s.warehouse, lambda: s.spark, 0)
-    assert result["compact"]["tablets_compacted"] >= 1
+    assert result["compact"].tablets_compacted >= 1
     sql(s, "DROP TABLE u")
     run_gc(s.catalog, s.warehouse, lambda: s.spark, 0, now=later())
     assert trace.deleted, "GC deleted files"
@@ -179,10 +179,10 @@ def test_deletes_wait_for_the_retention_period(catalog_session, traced):
     sql(s, "ALTER TABLE t ADD COLUMN n INT")
     old = {f.path for f in s.catalog.snapshot("t").files}
     first = run_gc(s.catalog, s.warehouse, lambda: s.spark, 3600)
-    assert first["compact"]["tablets_compacted"] == 1 and first["delete_files"]["files_kept_for_retention"] == 2
+    assert first["compact"].tablets_compacted == 1 and first["delete_files"].files_kept_for_retention == 2
     assert all((s.warehouse / p).exists() for p in old)
     trace.clock_ahead = timedelta(hours=1, seconds=5)
-    assert gc_steps.delete_files(s.catalog, s.warehouse, 3600, now=utcnow() + trace.clock_ahead)["files_deleted"] == 2
+    assert gc_steps.delete_files(s.catalog, s.warehouse, 3600, now=utcnow() + trace.clock_ahead).files_deleted == 2
     assert not any((s.warehouse / p).exists() for p in old)
     assert trace.violations == []
 

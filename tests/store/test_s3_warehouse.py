@@ -119,7 +119,7 @@ def bucket_session(warehouse, spark):
     """(home, URI, an embedded session on the bucket warehouse sharing the test run's SparkSession):
     the Spark paths on a bucket without a JVM start per command (the CLI's door over the same
     session is tested above and in the killed-conversion test below)."""
-    from alterflow.cli.session import Session
+    from alterflow.engine.session import Session
     from alterflow.settings import Settings
 
     home, uri = warehouse
@@ -172,12 +172,12 @@ def test_spark_conversions_run_on_a_bucket_through_their_python_workers(bucket_s
 
     # Compaction (Spark's; the CLI's gc runs the same steps): a tablet of files of two versions
     # becomes one file of the current one.
-    from alterflow.gc.runner import run_gc
+    from alterflow.gc.gc_runner import run_gc
 
     said(session, "ALTER TABLE d ADD COLUMN n INT DEFAULT 5; INSERT INTO d VALUES (7, 70, 8)")
     before = said(session, "SELECT id, s, n FROM d ORDER BY id")
     done = run_gc(session.catalog, session.warehouse, lambda: session.spark, retention_s=0)
-    assert done["compact"]["tablets_compacted"] == 1, done["compact"]
+    assert done["compact"].tablets_compacted == 1, done["compact"]
     assert said(session, "SELECT id, s, n FROM d ORDER BY id") == before == ["1,10,5", "3,None,5", "4,40,5", "7,70,8"]
     assert not [p for p in objects(uri) if "/_compact/" in p], "a staging object is left"
     assert not list(home.rglob("*.parquet")), "nothing written on the local disk"
@@ -240,7 +240,7 @@ def test_a_read_that_outlives_a_compaction_and_a_restored_catalog_on_a_bucket(bu
     import shutil
 
     import alterflow
-    from alterflow.gc.runner import run_gc
+    from alterflow.gc.gc_runner import run_gc
 
     home, uri, session = bucket_session
     said(session, "CREATE TABLE t (id INT, v STRING)")  # no key: a scan streams file by file (a keyed one merges first)
@@ -256,7 +256,7 @@ def test_a_read_that_outlives_a_compaction_and_a_restored_catalog_on_a_bucket(bu
         stream = connection.table("t").scan().to_batches()
         first = next(stream)
         done = run_gc(session.catalog, session.warehouse, lambda: session.spark, retention_s=0)
-        assert done["compact"]["tablets_compacted"] == 1 and done["delete_files"], done
+        assert done["compact"].tablets_compacted == 1 and done["delete_files"], done
         with pytest.raises(alterflow.UserError) as caught:
             list(stream)
         assert str(caught.value) == (

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from alterflow.bucketing import bucket_of
 from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.store.tablets import TabletSlice, dedupe_primary_key, partition_key, tablet_rows
-from alterflow.types import parse_type
+from alterflow.values.types import parse_type
 
 COLUMNS = (
     Column(1, "id", parse_type("BIGINT"), nullable=False),

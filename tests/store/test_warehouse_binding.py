@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from alterflow.errors import shown_path
 from alterflow.settings import Settings
 from alterflow.store.warehouse import MARKER

@@ -15,7 +15,8 @@ import pytest
 from alterflow.catalog.catalog import Catalog
 from alterflow.object_store import ObjectStoreFiles, parse_object_store_uri
 from alterflow.store.object_warehouse import ObjectWarehouse
-from alterflow.store.warehouse import MARKER, MarkerRecord, Warehouse, WarehouseNotOwned
+from alterflow.store.warehouse import MARKER, MarkerRecord, WarehouseNotOwned
+from alterflow.store.warehouse_kinds import open_warehouse
 
 DATA = "t1/i1/b1/5-000000000000000000000000-0123456789abcdef0123456789abcdef.parquet"
 
@@ -47,12 +48,12 @@ def storage(request, tmp_path):
 
 
 def test_a_bucket_root_makes_an_object_warehouse(storage, catalog):
-    store = Warehouse(storage.root, catalog)
+    store = open_warehouse(storage.root, catalog)
     assert isinstance(store, ObjectWarehouse) == (not hasattr(storage.root, "mkdir"))
 
 
 def test_the_first_write_claims_and_a_second_catalog_is_refused(storage, catalog, tmp_path):
-    store = Warehouse(storage.root, catalog)
+    store = open_warehouse(storage.root, catalog)
     assert store.owner() is None
     store.check_owner(claim=False)
     assert not storage.exists(MARKER), "a look claims nothing"
@@ -62,7 +63,7 @@ def test_the_first_write_claims_and_a_second_catalog_is_refused(storage, catalog
 
     other = Catalog(f"sqlite:///{tmp_path / 'other.db'}")
     with pytest.raises(WarehouseNotOwned) as refused:
-        Warehouse(storage.root, other).prepare(DATA)
+        open_warehouse(storage.root, other).prepare(DATA)
     assert str(refused.value) == (
         f"warehouse {storage.root} belongs to catalog {catalog.catalog_id()}, not to this catalog {other.catalog_id()}: "
         "check ALTERFLOW_CATALOG_URL and ALTERFLOW_WAREHOUSE; `alterflow db bind-warehouse` re-binds"
@@ -76,7 +77,7 @@ def test_of_catalogs_claiming_at_once_exactly_one_owns_it(storage, tmp_path):
     def claim(catalog: Catalog) -> None:
         start.wait()
         try:
-            Warehouse(storage.root, catalog).check_owner()
+            open_warehouse(storage.root, catalog).check_owner()
             outcome[catalog.catalog_id()] = "owner"
         except WarehouseNotOwned:
             outcome[catalog.catalog_id()] = "refused"
@@ -93,39 +94,39 @@ def test_of_catalogs_claiming_at_once_exactly_one_owns_it(storage, tmp_path):
 def test_an_unreadable_marker_is_one_line_and_bind_replaces_it(storage, catalog):
     storage.put(MARKER, b"{not json")
     with pytest.raises(WarehouseNotOwned, match=rf"^warehouse {storage.root} has an unreadable owner marker {MARKER}: "):
-        Warehouse(storage.root, catalog).check_owner()
-    said = Warehouse(storage.root, catalog).bind()
+        open_warehouse(storage.root, catalog).check_owner()
+    said = open_warehouse(storage.root, catalog).bind()
     assert said == f"warehouse {storage.root} bound to catalog {catalog.catalog_id()} (its marker was unreadable)"
-    Warehouse(storage.root, catalog).check_owner()
+    open_warehouse(storage.root, catalog).check_owner()
 
 
 def test_a_fresh_catalog_never_claims_another_catalogs_unmarked_warehouse(storage, catalog):
     storage.put(DATA, b"x")
     with pytest.raises(WarehouseNotOwned, match=r"is another catalog's warehouse: it holds 1 table folder\(s\) and this catalog has none"):
-        Warehouse(storage.root, catalog).check_owner()
+        open_warehouse(storage.root, catalog).check_owner()
     assert not storage.exists(MARKER)
 
 
 def test_bind_is_refused_over_unknown_files_and_forced_moves_the_owner(storage, catalog, tmp_path):
-    Warehouse(storage.root, catalog).check_owner()
+    open_warehouse(storage.root, catalog).check_owner()
     storage.put(DATA, b"x")  # a file of transaction 5, which the new catalog never began
     fresh = Catalog(f"sqlite:///{tmp_path / 'fresh.db'}")
     with pytest.raises(WarehouseNotOwned, match=r"holds 1 data file\(s\) catalog [0-9a-f]{32} has no record of"):
-        Warehouse(storage.root, fresh).bind()
-    said = Warehouse(storage.root, fresh).bind(force=True)
+        open_warehouse(storage.root, fresh).bind()
+    said = open_warehouse(storage.root, fresh).bind(force=True)
     assert said.endswith(f"from catalog {catalog.catalog_id()}; 1 unknown file(s) left to GC")
     assert json.loads(storage.read(MARKER))["catalog_id"] == fresh.catalog_id()
     with pytest.raises(WarehouseNotOwned, match="belongs to catalog"):
-        Warehouse(storage.root, catalog).check_owner()
+        open_warehouse(storage.root, catalog).check_owner()
 
 
 def test_the_high_water_mark_never_overwrites_a_bind_made_meanwhile(storage, catalog, tmp_path):
-    store = Warehouse(storage.root, catalog)
+    store = open_warehouse(storage.root, catalog)
     store.check_owner()
     store.record_high_water(7)
     assert json.loads(storage.read(MARKER))["high_water"] == 7
     other = Catalog(f"sqlite:///{tmp_path / 'other.db'}")
-    Warehouse(storage.root, other).bind(force=True)  # while `store` still holds the marker it read
+    open_warehouse(storage.root, other).bind(force=True)  # while `store` still holds the marker it read
     store.record_high_water(9)
     marker = json.loads(storage.read(MARKER))
     if isinstance(store, ObjectWarehouse):  # a conditional replace: the bind stands
@@ -137,15 +138,15 @@ def test_the_high_water_mark_never_overwrites_a_bind_made_meanwhile(storage, cat
 def test_the_store_honours_the_markers_conditions(storage, catalog, tmp_path):
     """What the one-owner promise rests on in a bucket: a create over an existing marker writes
     nothing, and a replace conditional on a marker that has changed since writes nothing."""
-    store = Warehouse(storage.root, catalog)
+    store = open_warehouse(storage.root, catalog)
     store.check_owner()
     first = storage.read(MARKER)
     other = Catalog(f"sqlite:///{tmp_path / 'other.db'}")
-    Warehouse(storage.root, other)._create_marker(MarkerRecord(other.catalog_id()))
+    open_warehouse(storage.root, other)._create_marker(MarkerRecord(other.catalog_id()))
     assert storage.read(MARKER) == first, "a second claim leaves the first"
     if not isinstance(store, ObjectWarehouse):
         return
-    stale = Warehouse(storage.root, catalog)
+    stale = open_warehouse(storage.root, catalog)
     stale.read_marker()  # remembers this version of the marker
     store.record_high_water(3)  # the marker changes
     assert stale._replace_marker(MarkerRecord(catalog.catalog_id(), 1)) is False
@@ -153,7 +154,7 @@ def test_the_store_honours_the_markers_conditions(storage, catalog, tmp_path):
 
 
 def test_the_listing_sorts_the_layout_and_leaves_the_rest_alone(storage, catalog):
-    store = Warehouse(storage.root, catalog)
+    store = open_warehouse(storage.root, catalog)
     store.check_owner()
     for relative in (
         DATA,
@@ -178,7 +179,7 @@ def test_the_listing_sorts_the_layout_and_leaves_the_rest_alone(storage, catalog
 
 
 def test_delete_removes_only_what_it_is_given_and_nothing_outside(storage, catalog):
-    store = Warehouse(storage.root, catalog)
+    store = open_warehouse(storage.root, catalog)
     store.check_owner()
     keep = "t1/i1/b1/6-0123456789abcdef0123456789abcdef.parquet"
     storage.put(DATA, b"x")
@@ -192,7 +193,7 @@ def test_delete_removes_only_what_it_is_given_and_nothing_outside(storage, catal
 
 
 def test_a_missing_file_cannot_be_made_visible(storage, catalog):
-    store = Warehouse(storage.root, catalog)
+    store = open_warehouse(storage.root, catalog)
     store.check_owner()
     storage.put(DATA, b"x")
     with pytest.raises(FileNotFoundError):
@@ -200,7 +201,7 @@ def test_a_missing_file_cannot_be_made_visible(storage, catalog):
 
 
 def test_a_disk_has_no_incomplete_uploads_and_a_bucket_lists_its_own(storage, catalog, tmp_path):
-    store = Warehouse(storage.root, catalog)
+    store = open_warehouse(storage.root, catalog)
     store.check_owner()
     if not isinstance(store, ObjectWarehouse):
         assert store.incomplete_uploads() == []
@@ -215,6 +216,6 @@ def test_a_disk_has_no_incomplete_uploads_and_a_bucket_lists_its_own(storage, ca
 
 
 def test_the_marker_record_round_trips(storage, catalog):
-    store = Warehouse(storage.root, catalog)
+    store = open_warehouse(storage.root, catalog)
     store.check_owner()
     assert store.read_marker() == MarkerRecord(catalog.catalog_id())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from alterflow.catalog.models import IndexRow, TransactionRow
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 
 
 def index_state(session: Session, index_id: int) -> str:

@@ -10,7 +10,7 @@ import threading
 import time
 
 from alterflow.catalog.catalog import AlterJob
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from alterflow.settings import Settings
 from tests.support import REPO
 from tests.support.statements import sql, versions  # noqa: F401 (the tests import them from here too)

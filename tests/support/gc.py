@@ -6,8 +6,9 @@ from datetime import timedelta
 
 from alterflow.catalog.catalog import utcnow
 from alterflow.catalog.models import DataFileRow, SchemaVersionRow, TransactionRow
-from alterflow.cli.session import Session
-from alterflow.gc.runner import run_gc
+from alterflow.engine.session import Session
+from alterflow.gc.gc_runner import run_gc
+from alterflow.gc.gc_steps import DeletedFiles, GcStepResult
 from alterflow.store.warehouse import MARKER
 from tests.support.catalog_rows import index_state, txn_state  # noqa: F401 (the tests import them from here too)
 from tests.support.heavy_jobs import start as start_heavy  # noqa: F401 (validate + start: the job stays PENDING)
@@ -16,7 +17,7 @@ from tests.support.statements import sql, versions  # noqa: F401
 LATER = timedelta(hours=2)  # past the default retention of one hour
 
 
-def gc(session: Session, spark, retention_s: int = 0, now=None) -> dict:
+def gc(session: Session, spark, retention_s: int = 0, now=None) -> dict[str, GcStepResult]:
     return run_gc(session.catalog, session.warehouse, lambda: spark, retention_s, now=now)
 
 
@@ -59,9 +60,9 @@ def later():
     return utcnow() + LATER
 
 
-def delete_dropped_files(session: Session) -> dict:
+def delete_dropped_files(session: Session) -> DeletedFiles:
     """GC's file step with no retention (what a run an hour later deletes): files that left their
     tables (an aborted load's, a cancelled job's shadow...) and files no row names."""
-    from alterflow.gc import steps as gc_steps
+    from alterflow.gc import gc_steps
 
     return gc_steps.delete_files(session.catalog, session.warehouse, 0)

@@ -13,9 +13,10 @@ import pyarrow.parquet as pq
 from alterflow.catalog.catalog import AlterJob
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.models import SchemaVersionRow
-from alterflow.cli.session import SHOW_ALTER_COLUMNS, Session
+from alterflow.engine.session import SHOW_ALTER_COLUMNS, Session
+from alterflow.rewrite.tablet_conversion import ConversionResult
 from alterflow.store.layout import absolute, index_dir
-from alterflow.workflow import heavy_steps, steps
+from alterflow.workflow import alter_steps, heavy_steps
 from alterflow.workflow.request import AlterRequest
 from tests.support import child_pythonpath
 from tests.support.catalog_rows import index_state, txn_state  # noqa: F401 (the tests import them from here too)
@@ -37,9 +38,9 @@ def request(statement: str, **properties) -> AlterRequest:
 def start(session: Session, statement: str, **properties) -> int:
     """validate + start of a heavyweight ALTER; returns the job id (the job is PENDING)."""
     req = request(statement, **properties)
-    validated = steps.validate(session.catalog, req)
+    validated = alter_steps.validate(session.catalog, req)
     assert validated.kind == "HEAVY", validated
-    return heavy_steps.start(session.catalog, req, validated)["job_id"]
+    return heavy_steps.start(session.catalog, req, validated).job_id
 
 
 def job(session: Session, job_id: int) -> AlterJob:
@@ -48,22 +49,22 @@ def job(session: Session, job_id: int) -> AlterJob:
 
 def wait(session: Session, job_id: int) -> None:
     result = heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id)
-    assert result == {"done": True, "blocking": []}, result
+    assert result == heavy_steps.BOUNDARY_REACHED, result
 
 
-def convert(session: Session, spark, job_id: int, parallelism: int = 2) -> dict:
+def convert(session: Session, spark, job_id: int, parallelism: int = 2) -> ConversionResult | heavy_steps.StepSkipped:
     return heavy_steps.convert(spark, session.catalog, session.warehouse, job_id, parallelism)
 
 
-def check(session: Session, spark, job_id: int) -> dict:
+def check(session: Session, spark, job_id: int) -> heavy_steps.CheckResult | heavy_steps.StepSkipped:
     return heavy_steps.check(spark, session.catalog, session.warehouse, job_id)
 
 
-def swap(session: Session, job_id: int) -> dict:
+def swap(session: Session, job_id: int) -> heavy_steps.SwapResult:
     return heavy_steps.swap(session.catalog, session.warehouse, job_id)
 
 
-def to_validating(session: Session, spark, job_id: int, parallelism: int = 2) -> dict:
+def to_validating(session: Session, spark, job_id: int, parallelism: int = 2) -> ConversionResult | heavy_steps.StepSkipped:
     wait(session, job_id)
     return convert(session, spark, job_id, parallelism)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -88,9 +89,19 @@ class LiveAirflow:
     `[api] base_url` is set to it and `url` includes it."""
 
     def __init__(
-        self, base: pathlib.Path, base_path: str = "", dags_folder: pathlib.Path | None = None, connections: dict[str, dict] | None = None
+        self,
+        base: pathlib.Path,
+        base_path: str = "",
+        dags_folder: pathlib.Path | None = None,
+        connections: dict[str, dict] | None = None,
+        executor: str = "local",
+        workers: int = 2,
+        extra_env: dict[str, str] | None = None,
     ):
         self.base = base
+        self.executor = executor  # "celery": deploy/celery_fleet.py's processes and `workers` Celery workers
+        self.workers = workers
+        self.extra_env = extra_env or {}  # for every process, the CLI's included (ALTERFLOW_CATALOG_URL, AIRFLOW__...)
         self.dags_folder = dags_folder  # None: the repository's dags/
         self.connections = connections or {}  # Airflow connections every component sees (AIRFLOW_CONN_<ID>)
         self.port = free_port()
@@ -110,6 +121,7 @@ class LiveAirflow:
         env["ALTERFLOW_SPARK_MASTER"] = "local[2]"
         env["PYSPARK_PYTHON"] = sys.executable
         env[MARKER] = self.marker
+        env.update(self.extra_env)
         return env
 
     def start(self) -> None:
@@ -125,7 +137,8 @@ class LiveAirflow:
             env["ALTERFLOW_AIRFLOW_DAGS_FOLDER"] = str(self.dags_folder)
         for conn_id, conn in self.connections.items():
             env[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps(conn)
-        command = [sys.executable, str(ENV_SCRIPT), "--home", str(self.airflow_home), "--port", str(self.port), "standalone"]
+        command = [sys.executable, str(ENV_SCRIPT), "--home", str(self.airflow_home), "--port", str(self.port)]
+        command += ["--executor", self.executor, "--workers", str(self.workers), "standalone"]
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(command, cwd=self.base, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -180,8 +193,24 @@ class LiveAirflow:
                 parts.append(f"--- {path.relative_to(self.airflow_home)}\n" + "\n".join(lines)[-3000:])
         return "\n".join(parts) or "(no warnings or errors in the task logs)"
 
+    def fleet_pids(self) -> dict[str, int]:
+        """With the Celery executor: each process the fleet started (api-server, scheduler, ...,
+        worker1, worker2), by name, as its supervisor printed them."""
+        found = re.findall(r"^  started (\S+): pid (\d+),", self.log_path.read_text(errors="replace"), re.M)
+        return {name: int(pid) for name, pid in found}
+
+    def fleet_logs(self, lines: int = 60) -> str:
+        """The end of each fleet process's log (deploy/celery_fleet.py writes one per process)."""
+        folder = self.airflow_home / "logs" / "fleet"
+        parts = []
+        for log in sorted(folder.glob("*.log")) if folder.exists() else []:
+            tail = log.read_text(errors="replace").splitlines()[-lines:]
+            parts.append(f"=== {log.name}\n" + "\n".join(tail))
+        return "\n".join(parts)
+
     def diagnostics(self) -> str:
-        return f"=== standalone output (last lines), {self.log_path}\n{self.log_tail()}\n=== task logs\n{self.task_logs()}"
+        fleet = f"\n{self.fleet_logs()}" if self.executor == "celery" else ""
+        return f"=== standalone output (last lines), {self.log_path}\n{self.log_tail()}{fleet}\n=== task logs\n{self.task_logs()}"
 
     def check_running(self) -> None:
         assert self.process is not None
@@ -242,3 +271,28 @@ class LiveAirflow:
         except subprocess.TimeoutExpired:
             os.kill(self.process.pid, signal.SIGKILL)
             self.process.wait(10)
+        drop_metadata_database(self.airflow_home)
+
+
+def drop_metadata_database(home: pathlib.Path) -> None:
+    """The PostgreSQL database `deploy/airflow_env.py` made for Airflow home `home`'s metadata, if
+    it made one (none when it used SQLite). On its default server: `LiveAirflow` starts it without
+    the ALTERFLOW_* environment, so without ALTERFLOW_AIRFLOW_PG."""
+    import psycopg
+
+    module = airflow_env_module()
+    try:
+        with psycopg.connect(f"postgresql://{module.DEFAULT_PG}/postgres", connect_timeout=2, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{module.metadata_database_name(home)}" WITH (FORCE)')
+    except psycopg.OperationalError:  # no server here: Airflow's metadata was in SQLite
+        return
+
+
+def airflow_env_module():
+    """`deploy/airflow_env.py` as a module (it is a script, not a package's)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("airflow_env", ENV_SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

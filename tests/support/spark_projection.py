@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from alterflow.catalog.schema import Column, SchemaVersion
 from alterflow.read.evolved_read import _cast_sql, _sql_name
-from alterflow.types import format_value, to_spark
+from alterflow.values.types import format_value, to_spark
 
 
 def _default_literal(column: Column):

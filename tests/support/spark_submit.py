@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from alterflow.leases import process_group
+from alterflow.held_leases import process_group
 from alterflow.rewrite.spark_submit import submit_command
 from alterflow.settings import Settings, child_environment
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from alterflow.cli.session import ResultSet, Session
+from alterflow.engine.session import ResultSet, Session
 
 
 def sql(session: Session, text: str):

@@ -16,7 +16,7 @@ import pytest
 import alterflow.rewrite.tablet_conversion as tablet_conversion
 from alterflow.bucketing import bucket_of
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.cli.session import Session, StatementError
+from alterflow.engine.session import Session, StatementError
 from tests.support.gc import delete_dropped_files
 from tests.support.heavy_jobs import (
     check,
@@ -38,7 +38,7 @@ ALTER = "ALTER TABLE t MODIFY COLUMN v INT"
 LOADER = textwrap.dedent(
     """
     import pathlib, re, sys, time
-    from alterflow.cli.session import Session, StatementError
+    from alterflow.engine.session import Session, StatementError
     from alterflow.settings import Settings
 
     stop, key = pathlib.Path(sys.argv[1]), int(sys.argv[2])
@@ -131,12 +131,12 @@ def test_every_row_loaded_before_during_and_after_the_job_is_there_exactly_once(
 
         monkeypatch.setattr(tablet_conversion.TabletConverter, "_commit_tablet", commit_after_loads)
         converted = convert(session, spark, job_id)
-        assert held and converted["rows"] == 40  # history below the boundary only
+        assert held and converted.rows == 40  # history below the boundary only
         load(104)  # VALIDATING
         check(session, spark, job_id)
         load(105)  # VALIDATING, checked
         loader.wait_for_more(2)
-        assert swap(session, job_id) == {"state": "FINISHED"}
+        assert swap(session, job_id).state == "FINISHED"
         load(106)  # after the swap
         loader.wait_for_more(3)
     finally:
@@ -228,7 +228,7 @@ def test_with_on_cast_error_null_a_dual_written_bad_value_becomes_null_in_the_sh
     match = re.search(r"(\d+) values that could not be converted became NULL", msg)
     assert match, msg
     # Two values became NULL through this job: 'two' (history) and 'four' (dual-written).
-    assert int(match.group(1)) == 2 and checked["nulled"] == 2, msg
+    assert int(match.group(1)) == 2 and checked.nulled == 2, msg
 
 
 def test_a_load_past_the_boundary_that_did_not_dual_write_is_refused_at_commit(settings, monkeypatch):
@@ -276,7 +276,7 @@ def test_a_load_into_a_new_tablet_after_the_conversion_does_not_fail_validation(
     sql(session, f"INSERT INTO t VALUES ({fresh}, '{fresh}')")
     assert len(session.catalog.tablets(origin)) == 2
     check(session, spark, job_id)  # raises JobCancelled if the new tablet is counted as unconverted
-    assert swap(session, job_id) == {"state": "FINISHED"}
+    assert swap(session, job_id).state == "FINISHED"
     assert sql(session, "SELECT id, v FROM t ORDER BY id") == ((1, 1), (fresh, fresh))
 
 

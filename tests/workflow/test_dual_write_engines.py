@@ -12,7 +12,7 @@ import pyarrow.csv as pacsv
 import pytest
 
 import alterflow.load.inputs as loading
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from alterflow.load.inputs import open_input
 from tests.support.heavy_jobs import check, convert, job, sql, start, swap, wait
 
@@ -59,7 +59,7 @@ def test_loads_on_both_engines_stay_exact_across_the_swap(dual_write_session, sp
     load(np.arange(5_000, 7_000), 4, "spark")
     check(dual_write_session, spark, job_id)
     load(np.arange(59_000, 61_000), 5, "local")
-    assert swap(dual_write_session, job_id) == {"state": "FINISHED"}
+    assert swap(dual_write_session, job_id).state == "FINISHED"
     assert job(dual_write_session, job_id).state == "FINISHED"
 
     rows = sql(dual_write_session, "SELECT id, grp, v FROM t")

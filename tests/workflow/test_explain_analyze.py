@@ -10,7 +10,7 @@ import json
 import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.cli.session import StatementError
+from alterflow.engine.session import StatementError
 from tests.support.heavy_jobs import origin_state, sql
 
 pytestmark = pytest.mark.spark

@@ -10,10 +10,11 @@ from datetime import timedelta
 import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
-from alterflow.cli.session import StatementError
-from alterflow.workflow import heavy_steps, steps
+from alterflow.engine.session import StatementError
+from alterflow.rewrite.tablet_conversion import ConversionResult
+from alterflow.workflow import alter_steps, heavy_steps
+from alterflow.workflow.alter_runner import run_alter
 from alterflow.workflow.heavy_steps import HEAVY_STEPS, JobCancelled
-from alterflow.workflow.runner import run_alter
 from tests.support.heavy_jobs import (
     describe,
     index_state,
@@ -54,16 +55,16 @@ def test_each_step_moves_the_job_one_state_and_readers_see_the_origin_until_swap
 
     # validate: planning only, nothing recorded.
     req = request("ALTER TABLE t MODIFY COLUMN v INT")
-    validated = steps.validate(catalog, req)
+    validated = alter_steps.validate(catalog, req)
     assert validated.kind == "HEAVY" and validated.from_version == 1 and validated.to_version == 2
     assert catalog.jobs(info.id) == [] and catalog.job_by_request(req.request_id) is None
 
     # start: PENDING, new version recorded but not current, shadow index created, boundary taken.
     started = heavy_steps.start(catalog, req, validated)
-    job_id = started["job_id"]
+    job_id = started.job_id
     j = job(session, job_id)
     assert (j.state, j.kind, j.msg, j.progress, j.steps) == ("PENDING", "HEAVY", "", "", ("validate", "start"))
-    assert j.boundary_txn == started["boundary"] and j.boundary_txn > 1  # above the load's transaction (1)
+    assert j.boundary_txn == started.boundary and j.boundary_txn > 1  # above the load's transaction (1)
     assert (j.from_version, j.to_version, j.origin_index_id) == (1, 2, info.current_index_id)
     assert version_state(session, info.id, 2) == "PENDING"
     assert index_state(session, j.shadow_index_id) == "SHADOW"
@@ -82,7 +83,7 @@ def test_each_step_moves_the_job_one_state_and_readers_see_the_origin_until_swap
     assert job(session, job_id).state == "PENDING"
 
     # wait_for_boundary: nothing below the boundary is open, so WAITING_TXN passes straight to RUNNING.
-    assert heavy_steps.wait_for_boundary(catalog, session.warehouse, job_id) == {"done": True, "blocking": []}
+    assert heavy_steps.wait_for_boundary(catalog, session.warehouse, job_id) == heavy_steps.BOUNDARY_REACHED
     j = job(session, job_id)
     tablets = len(catalog.tablets(j.origin_index_id))
     # Progress from the first moment of RUNNING: what the conversion will read, nothing done yet.
@@ -90,26 +91,26 @@ def test_each_step_moves_the_job_one_state_and_readers_see_the_origin_until_swap
     assert j.steps == ("validate", "start", "wait_for_boundary")
     assert show_job(session, "t", job_id)["State"] == "RUNNING"
     assert_readers_see_origin(session, with_select=False)
-    assert heavy_steps.wait_for_boundary(catalog, session.warehouse, job_id) == {"done": True, "blocking": []}
+    assert heavy_steps.wait_for_boundary(catalog, session.warehouse, job_id) == heavy_steps.BOUNDARY_REACHED
 
     # convert: every origin tablet converted, progress counts tablets, rows, throughput and ETA.
     done = re.compile(rf"tablets {tablets}/{tablets}, rows 3/3, [0-9]+\.[0-9] MB/s, ETA 0:00:00")
     result = heavy_steps.convert(spark, catalog, session.warehouse, job_id)
-    assert result == {"tablets_total": tablets, "tablets_done": tablets, "rows": 3, "failed_casts": 0}
+    assert result == ConversionResult(tablets_total=tablets, tablets_done=tablets, rows=3, failed_casts=0)
     j = job(session, job_id)
     assert (j.state, j.msg) == ("VALIDATING", "") and done.fullmatch(j.progress), j.progress
     assert j.steps == ("validate", "start", "wait_for_boundary", "convert")
     assert set(HeavyJobs(catalog).converted(job_id)) == set(catalog.tablets(j.origin_index_id))
-    assert heavy_steps.convert(spark, catalog, session.warehouse, job_id) == {"skipped": "VALIDATING"}
+    assert heavy_steps.convert(spark, catalog, session.warehouse, job_id) == heavy_steps.StepSkipped("VALIDATING")
     shown = show_job(session, "t", job_id)
     assert shown["State"] == "VALIDATING" and shown["Progress"] == j.progress
     assert_readers_see_origin(session, with_select=False)
 
     # check: the suites pass; still VALIDATING (the swap is the next step), Msg says so.
     checked = heavy_steps.check(spark, catalog, session.warehouse, job_id)
-    assert checked["nulled"] == 0 and checked["expectations"] >= 3
+    assert checked.nulled == 0 and checked.expectations >= 3
     j = job(session, job_id)
-    assert (j.state, j.msg) == ("VALIDATING", f"{checked['expectations']} expectations passed")
+    assert (j.state, j.msg) == ("VALIDATING", f"{checked.expectations} expectations passed")
     assert done.fullmatch(j.progress), j.progress
     if "check" not in j.steps:
         late.append(f"after a successful check step the job's steps are {j.steps}: 'check' is only recorded by swap")
@@ -119,7 +120,7 @@ def test_each_step_moves_the_job_one_state_and_readers_see_the_origin_until_swap
     assert_readers_see_origin(session)
 
     # swap: FINISHED; the new version and the shadow index are what readers see now.
-    assert heavy_steps.swap(catalog, session.warehouse, job_id) == {"state": "FINISHED"}
+    assert heavy_steps.swap(catalog, session.warehouse, job_id).state == "FINISHED"
     j = job(session, job_id)
     assert j.state == "FINISHED" and j.finished_at is not None
     assert j.steps == HEAVY_STEPS
@@ -133,7 +134,7 @@ def test_each_step_moves_the_job_one_state_and_readers_see_the_origin_until_swap
     shown = show_job(session, "t", job_id)
     assert (shown["Kind"], shown["SchemaVersion"], shown["TransactionId"], shown["State"]) == ("HEAVY", 2, j.boundary_txn, "FINISHED")
     assert shown["FinishTime"] is not None
-    assert heavy_steps.swap(catalog, session.warehouse, job_id) == {"state": "FINISHED"}  # idempotent
+    assert heavy_steps.swap(catalog, session.warehouse, job_id).state == "FINISHED"  # idempotent
 
     # A finished job can be neither resumed nor cancelled: one line each, nothing changes.
     for statement in ("RESUME ALTER TABLE COLUMN FROM t", "CANCEL ALTER TABLE COLUMN FROM t"):
@@ -214,7 +215,7 @@ def test_running_the_steps_again_does_not_swap_a_postponed_job(session, spark):
     assert again.id == first.id
     assert again.state == "READY_TO_SWAP", "retrying the request swapped the postponed job without RESUME"
     assert_readers_see_origin(session, with_select=False)
-    assert heavy_steps.swap(session.catalog, session.warehouse, first.id) == {"state": "READY_TO_SWAP"}
+    assert heavy_steps.swap(session.catalog, session.warehouse, first.id).state == "READY_TO_SWAP"
     assert job(session, first.id).state == "READY_TO_SWAP"
 
 

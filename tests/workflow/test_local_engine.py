@@ -10,10 +10,10 @@ import pytest
 
 import alterflow.rewrite.engines as engines
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.cli.session import Session, StatementError
+from alterflow.engine.session import Session, StatementError
 from alterflow.rewrite.engines import choose_engine
+from alterflow.workflow.alter_runner import run_alter
 from alterflow.workflow.request import AlterRequest
-from alterflow.workflow.runner import run_alter
 from tests.support.heavy_jobs import describe, job, one_line, origin_state, sql
 
 pytestmark = pytest.mark.spark  # the Spark twin of every case runs on the test run's SparkSession

@@ -22,11 +22,11 @@ import pytest
 from alterflow.catalog.catalog import utcnow
 from alterflow.catalog.garbage import GarbageCollection
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.cli.session import Session, StatementError
-from alterflow.gc.files import OrphanAge, sweep
-from alterflow.gc.steps import abort_expired_loads
+from alterflow.engine.session import Session, StatementError
+from alterflow.gc.file_sweep import OrphanAge, sweep
+from alterflow.gc.gc_steps import abort_expired_loads
 from alterflow.settings import Settings
-from alterflow.store.warehouse import Warehouse
+from alterflow.store.warehouse_kinds import open_warehouse
 from tests.support.catalog_rows import txn_state
 from tests.support.heavy_jobs import short_leases, show_alter, sql, subprocess_env
 from tests.support.process_signals import stop_outside_a_catalog_write
@@ -227,7 +227,7 @@ def assert_no_unknown_files(session: Session) -> None:
     time.sleep(LEASE_S + 0.5)  # every killed runner's conversion transaction is past its lease
     abort_expired_loads(session.catalog, session.warehouse)
     now = utcnow()  # files no row names count whatever their age (and one of another catalog's would raise)
-    swept = sweep(GarbageCollection(session.catalog), Warehouse(session.warehouse, session.catalog), now, OrphanAge(now, timedelta(0)))
+    swept = sweep(GarbageCollection(session.catalog), open_warehouse(session.warehouse, session.catalog), now, OrphanAge(now, timedelta(0)))
     assert swept.orphan_files == [] and swept.waiting_orphans == [], f"files the catalog does not know: {swept.orphan_files}"
 
 
@@ -330,7 +330,7 @@ def test_resume_of_a_job_driven_by_a_live_runner_is_refused_in_one_line(session,
 
 
 def test_gc_resumes_an_orphaned_job_in_process_and_aborts_a_dead_load(session, spark, monkeypatch):
-    from alterflow.gc.runner import run_gc
+    from alterflow.gc.gc_runner import run_gc
     from alterflow.gc.summary import step_line
 
     short_leases(session, monkeypatch, LEASE_S)
@@ -346,10 +346,10 @@ def test_gc_resumes_an_orphaned_job_in_process_and_aborts_a_dead_load(session, s
     time.sleep(LEASE_S + 0.5)  # the dead load's lease too
 
     results = run_gc(session.catalog, session.warehouse, lambda: spark, retention_s=3600)
-    assert results["abort_expired_loads"]["expired_transaction_files"] == 0  # it had no files yet
+    assert results["abort_expired_loads"].expired_transaction_files == 0  # it had no files yet
     assert txn_state(session, dead_load) == "ABORTED"
-    [resumed] = results["resume_orphaned_jobs"]["jobs"]
-    assert (resumed["job_id"], resumed["outcome"], resumed["state"]) == (job.id, "FINISHED", "WAITING_TXN")
+    [resumed] = results["resume_orphaned_jobs"].jobs
+    assert (resumed.job.job_id, resumed.outcome, resumed.job.state) == (job.id, "FINISHED", "WAITING_TXN")
     line = step_line("resume_orphaned_jobs", results["resume_orphaned_jobs"])
     assert line.startswith(f"resume_orphaned_jobs: 1 orphaned job resumed; job {job.id} on k (no runner since ")
     assert sql(session, "SELECT id, v FROM k ORDER BY id") == ((1, 5), (2, 6))

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.cli.session import StatementError
+from alterflow.engine.session import StatementError
 from alterflow.workflow import heavy_steps
 from tests.support.heavy_jobs import check, job, one_line, short_leases, sql, start, swap, to_validating
 
@@ -80,7 +80,7 @@ def test_a_second_job_adds_the_columns_the_quarantine_table_lacks_and_users_can_
     assert rows == (("2", None, first), ("4", None, first), ("8", "eight", second_start)), rows
     assert sql(session, "SELECT id, w FROM t ORDER BY id") == ((1, None), (3, None), (5, None))
     # GC leaves the quarantined files as they are (written under version 1 and 2): each keeps its job.
-    from alterflow.gc.runner import run_gc
+    from alterflow.gc.gc_runner import run_gc
 
     run_gc(session.catalog, session.warehouse, lambda: spark, 0)
     assert (HeavyJobs(session.catalog).quarantined(first), HeavyJobs(session.catalog).quarantined(second_start)) == (2, 1)

@@ -57,7 +57,7 @@ def test_a_new_sort_key_sorts_every_file_of_the_new_index(session, spark, engine
     ]
     assert unsorted == [], f"shadow files not sorted by the new key v: {unsorted}"
     check(session, spark, job_id)
-    assert swap(session, job_id) == {"state": "FINISHED"}
+    assert swap(session, job_id).state == "FINISHED"
     version = session.catalog.current_schema("r")[1]
     assert tuple(version.names(version.sort_key)) == ("v",)
     assert Counter(sql(session, "SELECT id, k, v FROM r")) == Counter(ROWS + EXTRA)
@@ -70,7 +70,7 @@ def test_a_new_sort_key_on_an_empty_table_finishes(session, spark, engine):
     wait(session, job_id)
     convert(session, spark, job_id)
     check(session, spark, job_id)
-    assert swap(session, job_id) == {"state": "FINISHED"}
+    assert swap(session, job_id).state == "FINISHED"
     load(session, EXTRA)
     assert Counter(sql(session, "SELECT id, k, v FROM r")) == Counter(EXTRA)
 
@@ -86,7 +86,7 @@ def test_a_new_distribution_puts_every_row_in_the_bucket_bucket_of_says(session,
     wait(session, job_id)
     convert(session, spark, job_id)
     check(session, spark, job_id)
-    assert swap(session, job_id) == {"state": "FINISHED"}
+    assert swap(session, job_id).state == "FINISHED"
 
     j = job(session, job_id)
     info, version = session.catalog.current_schema("r")
@@ -116,7 +116,7 @@ def test_primary_key_keeps_the_latest_row_and_a_dual_written_upsert_wins(session
     wait(session, job_id)
     sql(session, "INSERT INTO p VALUES (3, '33'), (5, '35')")  # RUNNING, before the conversion
     result = convert(session, spark, job_id)
-    assert result["rows"] == 4  # one row per key of the history
+    assert result.rows == 4  # one row per key of the history
     sql(session, "INSERT INTO p VALUES (4, '44')")  # after the conversion
     check(session, spark, job_id)
     swap(session, job_id)

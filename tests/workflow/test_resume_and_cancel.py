@@ -16,8 +16,8 @@ import pytest
 import alterflow.rewrite.tablet_conversion as tablet_conversion
 from alterflow.catalog.catalog import Catalog
 from alterflow.catalog.heavy_jobs import HeavyJobs, JobStateError
-from alterflow.cli.session import StatementError
-from alterflow.leases import process_group
+from alterflow.engine.session import StatementError
+from alterflow.held_leases import process_group
 from alterflow.rewrite.progress import count_text
 from alterflow.rewrite.spark_submit import submit_command
 from alterflow.workflow import heavy_steps
@@ -136,7 +136,7 @@ def test_a_conversion_killed_midway_resumes_without_redoing_or_doubling(session,
     assert sql(session, "SELECT count(*), count(DISTINCT id) FROM t") == ((2 * n, 2 * n),)
 
     result = convert(session, spark, job_id)
-    assert result["tablets_done"] == result["tablets_total"] == origin_tablets and result["rows"] == 2 * n
+    assert result.tablets_done == result.tablets_total == origin_tablets and result.rows == 2 * n
     after = HeavyJobs(session.catalog).converted(job_id)
     assert set(after) == set(session.catalog.tablets(job(session, job_id).origin_index_id))
     for tablet, record in before_kill.items():  # not redone: same conversion transaction
@@ -147,7 +147,7 @@ def test_a_conversion_killed_midway_resumes_without_redoing_or_doubling(session,
     )
 
     check(session, spark, job_id)
-    assert swap(session, job_id) == {"state": "FINISHED"}
+    assert swap(session, job_id).state == "FINISHED"
     assert sql(session, "SELECT count(*), count(DISTINCT id), sum(CASE WHEN v = id THEN 1 ELSE 0 END) FROM t") == ((2 * n, 2 * n, 2 * n),)
 
 
@@ -179,7 +179,7 @@ def test_cancel_a_job_waiting_for_transactions(session):
     info = session.catalog.table("t")
     held = session.catalog.begin_transaction(info.id, "a slow load", 3600)
     job_id = start(session, ALTER)
-    assert heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id)["done"] is False
+    assert heavy_steps.wait_for_boundary(session.catalog, session.warehouse, job_id).done is False
     assert job(session, job_id).state == "WAITING_TXN"
     before = origin_state(session, "t")
     sql(session, "CANCEL ALTER TABLE COLUMN FROM t")

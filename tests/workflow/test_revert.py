@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from alterflow.cli.session import StatementError
-from alterflow.gc.steps import collect_versions
+from alterflow.engine.session import StatementError
+from alterflow.gc.gc_steps import collect_versions
 from tests.support.heavy_jobs import origin_state, sql
 
 pytestmark = pytest.mark.spark
@@ -163,7 +163,7 @@ def test_a_load_that_ran_across_a_lightweight_narrowing_is_refused(catalog_sessi
     """The revert checked the files committed until its commit; a load that began under the wider
     version and commits after it could hold values the narrower type cannot: refused, retry."""
     from alterflow.catalog.catalog import NewFile
-    from alterflow.catalog.errors import TransactionStateError
+    from alterflow.catalog.catalog_errors import TransactionStateError
     from alterflow.catalog.heavy_jobs import HeavyJobs
 
     s = catalog_session

@@ -54,7 +54,7 @@ def assert_converted_and_swap(session, spark, job_id: int, completed: subprocess
     assert j.state == "VALIDATING" and j.progress.startswith(f"tablets {tablets}/{tablets}, rows 102/102, "), j.progress
     assert set(HeavyJobs(session.catalog).converted(job_id)) == set(session.catalog.tablets(j.origin_index_id))
     check(session, spark, job_id)
-    assert swap(session, job_id) == {"state": "FINISHED"}
+    assert swap(session, job_id).state == "FINISHED"
     assert sql(session, "SELECT id, v FROM t ORDER BY id") == expected_rows()
 
 

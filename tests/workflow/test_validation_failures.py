@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.cli.session import StatementError
+from alterflow.engine.session import StatementError
 from alterflow.store.layout import absolute
 from alterflow.workflow.heavy_steps import JobCancelled
 from tests.support.gc import delete_dropped_files

@@ -11,7 +11,7 @@ import pytest
 
 import alterflow.load.local_load as load_module
 from alterflow.catalog.catalog import NewFile
-from alterflow.cli.session import Session
+from alterflow.engine.session import Session
 from alterflow.store.layout import absolute, data_file_path
 from alterflow.workflow import heavy_steps
 from tests.support.gc import delete_dropped_files
@@ -44,7 +44,7 @@ def test_an_open_transaction_below_the_boundary_keeps_the_job_waiting_until_it_a
     assert held < other < boundary
 
     for _ in range(2):  # every look says the same, and changes nothing else
-        assert look(s, job_id) == {"done": False, "blocking": [held, other]}
+        assert look(s, job_id) == heavy_steps.BoundaryWait(done=False, blocking=(held, other))
         j = job(s, job_id)
         assert j.state == "WAITING_TXN"
         assert str(held) in j.msg and str(other) in j.msg and str(boundary) in j.msg, j.msg
@@ -53,16 +53,16 @@ def test_an_open_transaction_below_the_boundary_keeps_the_job_waiting_until_it_a
     assert shown["State"] == "WAITING_TXN" and str(held) in shown["Msg"]
 
     s.catalog.commit_transaction(other)  # no files: commits at once
-    assert look(s, job_id) == {"done": False, "blocking": [held]}
+    assert look(s, job_id) == heavy_steps.BoundaryWait(done=False, blocking=(held,))
     assert str(other) not in job(s, job_id).msg.split("(")[0]
 
     s.catalog.abort_transaction(held, "given up")
-    assert look(s, job_id) == {"done": True, "blocking": []}
+    assert look(s, job_id) == heavy_steps.BOUNDARY_REACHED
     j = job(s, job_id)
     assert (j.state, j.msg) == ("RUNNING", "") and j.steps[-1] == "wait_for_boundary"
     # A transaction begun after the boundary never blocks.
     later = s.catalog.begin_transaction(info.id, "after the boundary", 3600)
-    assert later > boundary and look(s, job_id) == {"done": True, "blocking": []}
+    assert later > boundary and look(s, job_id) == heavy_steps.BOUNDARY_REACHED
 
 
 def test_a_transaction_past_its_timeout_is_aborted_so_the_job_does_not_wait_forever(any_session):
@@ -80,10 +80,10 @@ def test_a_transaction_past_its_timeout_is_aborted_so_the_job_does_not_wait_fore
     job_id = start(s, ALTER)
     (open_txn,) = s.catalog.blocking_transactions(info.id, job(s, job_id).boundary_txn)
     # The clock is moved instead of waited out: a second before its timeout the transaction blocks...
-    assert look(s, job_id, now=open_txn.timeout_at - timedelta(seconds=1))["blocking"] == [stuck]
+    assert look(s, job_id, now=open_txn.timeout_at - timedelta(seconds=1)).blocking == (stuck,)
     assert job(s, job_id).state == "WAITING_TXN" and txn_state(s, stuck) == "PREPARE" and path.exists()
     # ... and the first look past it aborts it.
-    assert look(s, job_id, now=open_txn.timeout_at + timedelta(seconds=1)) == {"done": True, "blocking": []}
+    assert look(s, job_id, now=open_txn.timeout_at + timedelta(seconds=1)) == heavy_steps.BOUNDARY_REACHED
     assert txn_state(s, stuck) == "ABORTED"
     assert path.exists(), "deferred: GC deletes it after the retention"
     delete_dropped_files(s)
@@ -122,8 +122,8 @@ def test_a_load_that_began_before_the_job_is_waited_for_and_converted(session, s
         assert paused.wait(60)
         job_id = start(session, ALTER)
         result = look(session, job_id)
-        assert result["done"] is False and len(result["blocking"]) == 1
-        slow_txn = result["blocking"][0]
+        assert result.done is False and len(result.blocking) == 1
+        slow_txn = result.blocking[0]
         assert str(slow_txn) in job(session, job_id).msg
         assert txn_state(session, slow_txn) == "PREPARE"
     finally:
@@ -132,7 +132,7 @@ def test_a_load_that_began_before_the_job_is_waited_for_and_converted(session, s
     assert not errors, errors
     assert txn_state(session, slow_txn) == "COMMITTED"
     wait(session, job_id)
-    assert convert(session, spark, job_id)["rows"] == 4
+    assert convert(session, spark, job_id).rows == 4
     check(session, spark, job_id)
-    assert swap(session, job_id) == {"state": "FINISHED"}
+    assert swap(session, job_id).state == "FINISHED"
     assert sql(session, "SELECT id, v FROM t ORDER BY id") == ((1, 1), (2, 2), (3, 3), (4, 4))

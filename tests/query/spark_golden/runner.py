@@ -195,7 +195,7 @@ class GoldenSession:
     """An alterflow session in a home of its own, holding one golden file's relations as tables."""
 
     def __init__(self, home: pathlib.Path):
-        from alterflow.cli.session import Session
+        from alterflow.engine.session import Session
         from alterflow.settings import Settings
 
         self.session = Session(Settings.from_env({"ALTERFLOW_HOME": str(home), "ALTERFLOW_SPARK_MASTER": "local[1]"}))
@@ -208,7 +208,7 @@ class GoldenSession:
         return [self.session.execute(s) for s in ast.parse_statements(sql)]
 
     def apply(self, event: dict) -> None:
-        from alterflow.cli.session import StatementError
+        from alterflow.engine.session import StatementError
         from alterflow.load.bad_rows import BadRows
 
         kind = event["kind"]
@@ -234,7 +234,7 @@ class GoldenSession:
     def answer(self, file: str, sql: str, expected: golden.Outcome) -> QueryResult:
         """The local engine's answer to one query, judged against Spark's."""
         from alterflow import sql as ast
-        from alterflow.cli.session import DATE_RANGE_ERROR, StatementError, _is_date_range_error
+        from alterflow.engine.session import DATE_RANGE_ERROR, StatementError, _is_date_range_error
         from alterflow.errors import UserError
         from alterflow.query.local_engine import LocalQueryError, SparkNeeded, run_local
 

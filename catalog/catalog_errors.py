@@ -1,0 +1,78 @@
+"""Errors the catalog raises. Each message is one line a user can act on."""
+
+from alterflow.errors import UserError, shown
+
+
+class CatalogError(UserError):
+    """Base of every catalog error."""
+
+
+class UnknownObject(CatalogError):
+    """No live table, view, job or transaction of that name or id."""
+
+
+class NameInUse(CatalogError):
+    """A table or view of that name already exists."""
+
+
+class ConcurrentChange(CatalogError):
+    """Another writer changed the same thing first; nothing of this operation was applied."""
+
+
+class TableMoved(ConcurrentChange):
+    """An ALTER's compare-and-set found the table past the version it was planned against
+    (another change committed first); nothing of it was applied. Planned again on the current
+    version, it may still apply (`alterflow.workflow.alter_steps.retry_on_table_moved`)."""
+
+
+class DependentObjects(CatalogError):
+    """Something still depends on the object (a view, an unfinished job)."""
+
+
+class TransactionStateError(CatalogError):
+    """The transaction is not in a state that allows this."""
+
+
+class JobStateError(CatalogError):
+    """The alter job is not in a state that allows this; nothing changed."""
+
+
+class LeaseHeld(CatalogError):
+    """Another live runner holds the job's lease: it is being driven; nothing changed."""
+
+
+class LeaseLost(CatalogError):
+    """This runner's lease on a job (or a load's on its transaction) was taken over or expired;
+    the runner stops without writing."""
+
+
+class CatalogUnavailable(CatalogError):
+    """The catalog database cannot be opened (a bad URL, no driver, no server)."""
+
+
+class CatalogFull(CatalogError):
+    """The catalog database cannot grow (its disk is full, a quota, a read-only SQLite file): the
+    transaction was rolled back, nothing of it committed."""
+
+
+class CatalogOutdated(CatalogError):
+    """A catalog database that is not at this release's migration; only `alterflow db upgrade`
+    migrates a catalog that is not SQLite."""
+
+
+class BadLabel(CatalogError):
+    """A load's label the catalog cannot keep (too long, empty, control characters); nothing was written."""
+
+
+MAX_LABEL = 256  # af_transactions.label
+
+
+def checked_label(label: object, context: str) -> str:
+    """`label` when the catalog can keep it as a load's label: text of 1 to MAX_LABEL printable
+    characters (no control character: PostgreSQL text holds no NUL, and a label is printed);
+    otherwise BadLabel, one line that begins with `context`."""
+    if not isinstance(label, str):
+        raise BadLabel(f"{context}: a label is a string, not {type(label).__name__}")
+    if not label.strip() or len(label) > MAX_LABEL or not label.isprintable():
+        raise BadLabel(f"{context}: label {shown(label)} is not 1 to {MAX_LABEL} printable characters (no control characters)")
+    return label

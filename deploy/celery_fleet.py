@@ -1,0 +1,181 @@
+"""Airflow on the CeleryExecutor for `make airflow AIRFLOW_EXECUTOR=celery` (docs/deploy.md#celery-workers):
+the settings Celery needs, and the processes `airflow standalone` would run (it forces the
+LocalExecutor) plus N Celery workers, supervised together.
+
+- The broker is Redis (ALTERFLOW_CELERY_BROKER, default `redis://127.0.0.1:6379/0`); Celery keeps
+  its results in Airflow's metadata database, which must be PostgreSQL (SQLite takes one writer
+  at a time, and Airflow refuses it with Celery).
+- Each Airflow home gets a queue of its own (`alterflow-<hash of the home>`), so two Airflows on one
+  Redis (a developer's and the live test's) never run each other's tasks.
+- `run` starts the api-server, scheduler, dag-processor, triggerer and the workers, each in a
+  session of its own with its output in `<home>/logs/fleet/<name>.log`, and prints one line per
+  process (its pid: a test or an operator can kill one). A process that exits after 30 s or more
+  is started again, as a service manager does (a worker's tasks are retried by Airflow meanwhile,
+  on the other workers); one that exits sooner stops the fleet with the end of its log. Ctrl-C,
+  SIGTERM or SIGHUP stops them all (SIGTERM, then SIGKILL after 30 s).
+
+Like airflow_env.py it never imports Airflow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import time
+import urllib.parse
+
+DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
+STOP_GRACE_S = 30
+RESTART_AFTER_S = 30  # a process that exits sooner than this after its start is failing, not stopped
+
+
+class FleetError(Exception):
+    """One line: why the Celery variant cannot start."""
+
+
+def queue_name(home: pathlib.Path) -> str:
+    digest = hashlib.sha256(str(pathlib.Path(home).absolute()).encode()).hexdigest()[:12]
+    return f"alterflow-{digest}"
+
+
+def broker_url(base_env: dict[str, str]) -> str:
+    """ALTERFLOW_CELERY_BROKER (or the default), once it answers; FleetError, one line, otherwise."""
+    broker = base_env.get("ALTERFLOW_CELERY_BROKER") or DEFAULT_BROKER
+    _check_broker(broker)
+    return broker
+
+
+def celery_environment(env: dict[str, str], broker: str) -> dict[str, str]:
+    """`env` (airflow_env's) switched to the CeleryExecutor on `broker` (`broker_url`'s). Refuses, as
+    FleetError, a metadata database that is not PostgreSQL."""
+    metadata = env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+    if not metadata.startswith("postgresql"):
+        raise FleetError(
+            "the Celery executor needs Airflow's metadata in PostgreSQL, not SQLite: start PostgreSQL "
+            "(at ALTERFLOW_AIRFLOW_PG, postgres@127.0.0.1:5432 by default) or set ALTERFLOW_AIRFLOW_DB_URL"
+        )
+    celery = dict(env)
+    celery.update(
+        {
+            "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
+            "AIRFLOW__CELERY__BROKER_URL": broker,
+            "AIRFLOW__CELERY__RESULT_BACKEND": "db+" + metadata,
+            "AIRFLOW__OPERATORS__DEFAULT_QUEUE": queue_name(pathlib.Path(env["AIRFLOW_HOME"])),
+        }
+    )
+    # Two task slots per worker: a conversion's Spark driver and a load may share one.
+    celery.setdefault("AIRFLOW__CELERY__WORKER_CONCURRENCY", "2")
+    return celery
+
+
+def _check_broker(broker: str) -> None:
+    parts = urllib.parse.urlsplit(broker)
+    try:
+        host, port = parts.hostname or "127.0.0.1", parts.port or 6379
+    except ValueError:  # a port that is no number, or out of range
+        host = port = None
+    if parts.scheme not in ("redis", "rediss") or port is None:
+        shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()  # never its password
+        raise FleetError(f"ALTERFLOW_CELERY_BROKER must be a redis://host:port/db URL, not {shown!r}")
+    try:
+        socket.create_connection((host, port), timeout=2).close()
+    except OSError as exc:
+        shown = urllib.parse.urlunsplit(parts._replace(netloc=f"{host}:{port}"))
+        raise FleetError(
+            f"the Celery broker {shown} does not answer ({exc.strerror or exc}): start Redis or set ALTERFLOW_CELERY_BROKER"
+        ) from None
+
+
+def commands(airflow: str, env: dict[str, str], workers: int) -> dict[str, list[str]]:
+    """name -> the command line of each process of the fleet."""
+    queue = env["AIRFLOW__OPERATORS__DEFAULT_QUEUE"]
+    fleet = {name: [airflow, name] for name in ("api-server", "scheduler", "dag-processor", "triggerer")}
+    for number in range(1, workers + 1):
+        fleet[f"worker{number}"] = [airflow, "celery", "worker", "--celery-hostname", f"worker{number}@%h", "--queues", queue]
+    return fleet
+
+
+def run(airflow: str, env: dict[str, str], workers: int) -> int:
+    """Migrate the metadata database, start the fleet and supervise it until a signal or a process's
+    own exit; the exit status (130/143 after Ctrl-C/SIGTERM, 1 when a process ended by itself)."""
+    logs = pathlib.Path(env["AIRFLOW_HOME"]) / "logs" / "fleet"
+    logs.mkdir(parents=True, exist_ok=True)
+    migrate_log = logs / "db-migrate.log"
+    with open(migrate_log, "ab") as log:
+        migrated = subprocess.run([airflow, "db", "migrate"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    if migrated.returncode != 0:
+        print(f"error: airflow db migrate failed ({migrated.returncode}); its output: {migrate_log}", flush=True)
+        return 1
+    stopping: list[int] = []
+
+    def stop(signum, _frame) -> None:
+        stopping.append(signum)
+
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGHUP: the terminal closed
+        signal.signal(signum, stop)
+    fleet = commands(airflow, env, workers)
+    running: dict[str, subprocess.Popen] = {}
+    try:
+        for name, command in fleet.items():
+            running[name] = _start_one(name, command, env, logs)
+        return _supervise(running, fleet, env, logs, stopping)
+    finally:
+        _stop(running)
+
+
+def _start_one(name: str, command: list[str], env: dict[str, str], logs: pathlib.Path) -> subprocess.Popen:
+    with open(logs / f"{name}.log", "ab") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    print(f"  started {name}: pid {process.pid}, log {logs / f'{name}.log'}", flush=True)
+    return process
+
+
+def _supervise(
+    running: dict[str, subprocess.Popen], fleet: dict[str, list[str]], env: dict[str, str], logs: pathlib.Path, stopping: list[int]
+) -> int:
+    """Until a signal, as a service manager does (systemd's Restart=always, a Deployment's pods): a
+    process that exits after running RESTART_AFTER_S or more is started again (a worker killed with
+    its machine, a scheduler restarted); one that exits sooner is failing, and stops the fleet with
+    the end of its log."""
+    started = {name: time.monotonic() for name in running}
+    while not stopping:
+        for name, process in list(running.items()):
+            if process.poll() is None:
+                continue
+            if time.monotonic() - started[name] < RESTART_AFTER_S:
+                tail = (logs / f"{name}.log").read_text(errors="replace").splitlines()[-15:]
+                print(f"error: {name} exited with status {process.returncode}; the end of its log:", flush=True)
+                print("\n".join(f"    {line}" for line in tail), flush=True)
+                return 1
+            print(f"  {name} exited with status {process.returncode}; starting it again", flush=True)
+            _signal_session(process, signal.SIGKILL)  # what it left behind (a pool process, a task, a JVM)
+            running[name], started[name] = _start_one(name, fleet[name], env, logs), time.monotonic()
+        time.sleep(0.5)
+    print(f"{signal.Signals(stopping[0]).name}: stopping the fleet", flush=True)
+    return 128 + stopping[0]
+
+
+def _stop(running: dict[str, subprocess.Popen]) -> None:
+    """SIGTERM to each process's session (a worker's pool and its tasks with it), SIGKILL to what
+    is left after STOP_GRACE_S."""
+    for process in running.values():
+        _signal_session(process, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_S
+    for process in running.values():
+        with contextlib.suppress(subprocess.TimeoutExpired):  # still running: the SIGKILL below ends it
+            process.wait(max(0.1, deadline - time.monotonic()))
+    for process in running.values():
+        _signal_session(process, signal.SIGKILL)
+        process.wait()
+
+
+def _signal_session(process: subprocess.Popen, signum: int) -> None:
+    try:
+        os.killpg(process.pid, signum)
+    except (ProcessLookupError, PermissionError):
+        return

@@ -1,0 +1,41 @@
+"""When a table's asset had its first event (alterflow.catalog.first_asset_events): the first event
+goes at once, the ones within the spacing after it wait until it is that old, later ones never
+wait; two tasks racing to be first get one first. On SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta
+
+from alterflow.catalog.catalog import Catalog
+from alterflow.catalog.first_asset_events import FirstAssetEvents
+
+T0 = datetime(2026, 11, 30, 12, 0, 0)
+URI = "alterflow://default/t"
+
+
+def test_the_first_event_goes_at_once_the_next_ones_wait_until_it_is_old_enough(catalog_url):
+    first = FirstAssetEvents(Catalog(catalog_url))
+    assert first.wait_s(URI, 5.0, now=T0) == 0.0
+    assert first.wait_s(URI, 5.0, now=T0 + timedelta(seconds=1)) == 4.0
+    assert first.wait_s(URI, 5.0, now=T0 + timedelta(seconds=4.5)) == 0.5
+    assert first.wait_s(URI, 5.0, now=T0 + timedelta(seconds=5)) == 0.0
+    assert first.wait_s(URI, 5.0, now=T0 + timedelta(days=3)) == 0.0
+    assert first.wait_s("alterflow://default/u", 5.0, now=T0 + timedelta(seconds=1)) == 0.0  # another table's is its own first
+
+
+def test_of_tasks_racing_to_emit_a_tables_first_event_exactly_one_is_first(catalog_url):
+    catalog = Catalog(catalog_url)
+    waits: list[float] = []
+    start = threading.Barrier(4)
+
+    def emit() -> None:
+        start.wait()
+        waits.append(FirstAssetEvents(catalog).wait_s(URI, 5.0, now=T0))
+
+    racers = [threading.Thread(target=emit) for _ in range(4)]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join()
+    assert sorted(waits) == [0.0, 5.0, 5.0, 5.0], waits

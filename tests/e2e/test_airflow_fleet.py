@@ -1,0 +1,368 @@
+"""Airflow on the CeleryExecutor, live (`make test-fleet`): `make airflow AIRFLOW_EXECUTOR=celery`'s
+command with two Celery workers on a Redis, Airflow's metadata and alterflow's catalog
+in PostgreSQL, ALTERs triggered through the REST API as a team triggers them.
+
+- A worker killed (SIGKILL, its whole process tree, as a machine that dies) while it converts a
+  table's history: Airflow notices the task's missing heartbeat and retries it on the other
+  worker, the retried task takes the job over (same DAG run) and finishes it; every row once.
+- A worker killed while its task loads a file (a DAG of the test's own): the load's transaction is
+  never committed, the retried task loads the file again; every row once.
+- Then a reduced team load: tables with mixed light and heavy ALTERs triggered at once while
+  loads land in every table from the CLI (ADD COLUMN and MODIFY COLUMN only: a load's CSV keeps
+  its columns), and meanwhile the broker (a Redis of the test's own) restarted and the scheduler
+  killed and started again; every run succeeds, every job FINISHED, every loaded
+  row there once, no lease left held.
+
+Every Airflow and task process is stopped at the end, also on failure."""
+
+from __future__ import annotations
+
+import csv
+import os
+import pathlib
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tests.e2e.test_airflow_live import DAG, rows_as_dicts, sql, wait_for_dag, wait_for_run
+from tests.support import REPO
+from tests.support.live_airflow import BIN, LiveAirflow, _descendants
+
+pytestmark = [pytest.mark.fleet, pytest.mark.live, pytest.mark.postgres, pytest.mark.timeout(1200)]
+
+BIG_ROWS = 400_000
+TABLES = ["t1", "t2", "t3", "t4", "t5"]
+START_ROWS = 200
+LOAD_ROWS = 100
+LOADS_PER_TABLE = 3  # at least: each table's loads go on until every run has ended
+# Twelve ALTERs over five tables, light and heavy mixed, as a team sends them: first one on each
+# table (five tables at once), then seven at once, several on one table. Each table's first asset
+# event goes alone: Airflow 3.3 creates a table's asset on its first event, and two first events on
+# one table in the same instant collide in Airflow's database (docs/limits.md).
+FIRST_ALTERS = [(table, f"ALTER TABLE {table} ADD COLUMN a0 INT DEFAULT 0") for table in TABLES]
+ALTERS = [
+    ("t1", "ALTER TABLE t1 ADD COLUMN a1 INT DEFAULT 1"),
+    ("t1", "ALTER TABLE t1 MODIFY COLUMN v SMALLINT"),
+    ("t2", "ALTER TABLE t2 MODIFY COLUMN v SMALLINT"),
+    ("t3", "ALTER TABLE t3 ADD COLUMN a1 INT"),
+    ("t3", "ALTER TABLE t3 ADD COLUMN a2 INT"),
+    ("t3", "ALTER TABLE t3 MODIFY COLUMN v SMALLINT"),
+    ("t4", "ALTER TABLE t4 MODIFY COLUMN v BIGINT"),
+]
+
+
+class Redis:
+    """A Redis of the test's own on a free port (the broker), which the test may restart: its queue
+    is kept in an append-only file written at every change, as a broker that must not lose a task
+    across a restart is configured."""
+
+    def __init__(self, folder: pathlib.Path):
+        from tests.support.ports import free_port
+
+        self.folder = folder
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.folder.mkdir(exist_ok=True)
+        command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder)]
+        command += ["--appendonly", "yes", "--appendfsync", "always", "--save", ""]
+        with open(self.folder / "redis.log", "ab") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise AssertionError(f"redis-server did not answer on port {self.port}: {(self.folder / 'redis.log').read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(30)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+@pytest.fixture
+def redis(tmp_path):
+    if shutil.which("redis-server") is None:
+        pytest.fail("redis-server is not installed (Debian's redis-server package)")
+    server = Redis(tmp_path / "redis")
+    server.start()
+    yield server
+    server.stop()
+
+
+LOAD_DAG = "fleet_load"
+LOAD_ROWS_BIG = 1_000_000
+# A team's own DAG beside the repository's: a load of a file into the table `landing`.
+LOAD_DAG_FILE = f'''
+import pendulum
+from airflow.sdk import Param, dag
+
+from alterflow.airflow.operators import AlterflowLoadOperator
+
+
+@dag(dag_id="{LOAD_DAG}", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False,
+     params={{"path": Param("", type="string")}})
+def fleet_load():
+    AlterflowLoadOperator(task_id="load", table="landing", path="{{{{ params.path }}}}", retries=2)
+
+
+fleet_load()
+'''
+
+
+@pytest.fixture
+def fleet(tmp_path, pg_url, redis):
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    for source in sorted((REPO / "dags").glob("*.py")):
+        shutil.copy(source, dags / source.name)
+    (dags / "fleet_load.py").write_text(LOAD_DAG_FILE)
+    live = LiveAirflow(
+        tmp_path,
+        dags_folder=dags,
+        executor="celery",
+        workers=2,
+        extra_env={
+            "ALTERFLOW_CATALOG_URL": pg_url,
+            "ALTERFLOW_CELERY_BROKER": redis.url,
+            # A killed worker's task is noticed after 30 s without its heartbeat (Airflow's default: 5 min).
+            "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "30",
+        },
+    )
+    live.start()
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
+def write_csv(path: pathlib.Path, first_id: int, count: int) -> pathlib.Path:
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "v", "note"])
+        writer.writerows((i, i % 30_000, f"n{i}") for i in range(first_id, first_id + count))
+    return path
+
+
+def cli(live: LiveAirflow, *args: str) -> str:
+    done = subprocess.run([str(BIN / "alterflow"), *args], env=live.cli_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"alterflow {' '.join(args)}: {done.stderr[-3000:]}"
+    return done.stdout
+
+
+def trigger(live: LiveAirflow, headers: dict, run_id: str, statement: str) -> None:
+    body = {"dag_run_id": run_id, "logical_date": None, "conf": {"statement": statement}}
+    answer = live.call("POST", f"/api/v2/dags/{DAG}/dagRuns", headers=headers, json=body)
+    assert answer.status_code == 200, f"trigger {run_id}: {answer.status_code} {answer.text}"
+
+
+def catalog_of(live: LiveAirflow):
+    from alterflow.catalog.catalog import Catalog
+
+    return Catalog(live.extra_env["ALTERFLOW_CATALOG_URL"])
+
+
+def driven_job(live: LiveAirflow, timeout: float = 300):
+    """The first heavy job RUNNING (converting) with a runner holding its lease."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        live.check_running()
+        for job in catalog_of(live).jobs():
+            if job.state == "RUNNING" and job.lease_holder:
+                return job
+        time.sleep(0.2)
+    raise AssertionError(f"no job RUNNING under a lease after {timeout} s: {catalog_of(live).jobs()}")
+
+
+def worker_of(live: LiveAirflow, holder: str) -> str:
+    """The Celery worker below which the lease holder `holder` (`host:pid:uuid`) runs."""
+    pid = int(holder.split(":")[1])
+    for name, root in live.fleet_pids().items():
+        if name.startswith("worker") and pid in _descendants(root):
+            return name
+    raise AssertionError(f"the lease holder {holder} runs below no Celery worker: {live.fleet_pids()}")
+
+
+def kill_tree(root: int) -> None:
+    """SIGSTOP then SIGKILL `root` and every process below it: a machine that dies."""
+    tree = _descendants(root)
+    for pid in tree:
+        with _gone():
+            os.kill(pid, signal.SIGSTOP)
+    for pid in _descendants(root) | tree:
+        with _gone():
+            os.kill(pid, signal.SIGKILL)
+
+
+class _gone:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, _value, _tb):
+        return kind is ProcessLookupError
+
+
+def test_two_celery_workers_survive_a_killed_worker_and_carry_a_teams_load(fleet: LiveAirflow, redis: Redis, tmp_path):
+    try:
+        _scenario(fleet, redis, tmp_path)
+    except BaseException:
+        print(fleet.diagnostics(), flush=True)  # the fleet's logs and the task logs, in the report
+        raise
+
+
+def _scenario(fleet: LiveAirflow, redis: Redis, tmp_path: pathlib.Path) -> None:
+    fleet.wait_healthy()
+    headers = {"Authorization": f"Bearer {fleet.token()}"}
+    wait_for_dag(fleet, headers)
+    _a_worker_killed_mid_conversion(fleet, headers, tmp_path)
+    _a_worker_killed_mid_load(fleet, headers, tmp_path)
+    _a_teams_load(fleet, headers, tmp_path, faults=lambda: _the_broker_and_the_scheduler_restarted(fleet, redis))
+
+
+def _the_broker_and_the_scheduler_restarted(live: LiveAirflow, redis: Redis) -> None:
+    """While the runs go on: Redis stopped and started again (its queue kept), then the
+    scheduler killed (SIGKILL, its session) and started again by the fleet's supervisor."""
+    time.sleep(5)
+    redis.restart()
+    time.sleep(5)
+    scheduler = live.fleet_pids()["scheduler"]
+    kill_tree(scheduler)
+    deadline = time.monotonic() + 60
+    while live.fleet_pids()["scheduler"] == scheduler:
+        assert time.monotonic() < deadline, "the fleet did not start the scheduler again"
+        time.sleep(0.5)
+
+
+def _a_worker_killed_mid_conversion(live: LiveAirflow, headers: dict, tmp_path: pathlib.Path) -> None:
+    cli(live, "sql", "-e", "CREATE TABLE big (id INT NOT NULL, v INT, note STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 8")
+    cli(live, "load", "big", str(write_csv(tmp_path / "big.csv", 1, BIG_ROWS)))
+    trigger(live, headers, "fleet_big_to_smallint", "ALTER TABLE big MODIFY COLUMN v SMALLINT")
+    job = driven_job(live)
+    victim = worker_of(live, job.lease_holder)
+    kill_tree(live.fleet_pids()[victim])
+    after = [j for j in catalog_of(live).jobs() if j.id == job.id][0]
+    assert after.state == "RUNNING", after  # killed mid-conversion, not after it
+    wait_for_run(live, headers, "fleet_big_to_smallint", timeout=600)
+    # The task that was converting (the whole rewrite in one task, or `convert`) ran a second time.
+    answer = live.call("GET", f"/api/v2/dags/{DAG}/dagRuns/fleet_big_to_smallint/taskInstances", headers=headers)
+    tries = {ti["task_id"]: ti["try_number"] for ti in answer.json()["task_instances"] if ti["state"] == "success"}
+    assert 2 in (tries.get("rewrite_in_worker"), tries.get("convert")), tries
+    results = sql(
+        live, "SHOW ALTER TABLE COLUMN FROM big; DESCRIBE big; SELECT count(*) AS n, count(DISTINCT id) AS d, sum(id) AS s FROM big"
+    )
+    assert [j["State"] for j in rows_as_dicts(results[0])] == ["FINISHED"], results[0]
+    assert {r["Field"]: r["Type"] for r in rows_as_dicts(results[1])}["v"] == "SMALLINT"
+    assert rows_as_dicts(results[2]) == [{"n": BIG_ROWS, "d": BIG_ROWS, "s": BIG_ROWS * (BIG_ROWS + 1) // 2}], results[2]
+
+
+def loading_holder(live: LiveAirflow, timeout: float = 300) -> str:
+    """The lease holder of the load transaction in progress (PREPARE) on `landing`."""
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(live.extra_env["ALTERFLOW_CATALOG_URL"])
+    query = sqlalchemy.text("SELECT lease_holder FROM af_transactions WHERE state = 'PREPARE' AND lease_holder IS NOT NULL")
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            live.check_running()
+            with engine.connect() as conn:
+                holder = conn.execute(query).scalar()
+            if holder:
+                return holder
+            time.sleep(0.2)
+    finally:
+        engine.dispose()
+    raise AssertionError(f"no load transaction in progress after {timeout} s")
+
+
+def _a_worker_killed_mid_load(live: LiveAirflow, headers: dict, tmp_path: pathlib.Path) -> None:
+    """A worker killed while its task loads a file: the load's transaction is never committed (its
+    lease lapses), the retried task loads the file again, and every row is there once."""
+    wait_for_dag(live, headers, dag=LOAD_DAG)
+    cli(live, "sql", "-e", "CREATE TABLE landing (id INT NOT NULL, v INT, note STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 4")
+    data = write_csv(tmp_path / "landing.csv", 1, LOAD_ROWS_BIG)
+    body = {"dag_run_id": "fleet_load_killed", "logical_date": None, "conf": {"path": str(data)}}
+    answer = live.call("POST", f"/api/v2/dags/{LOAD_DAG}/dagRuns", headers=headers, json=body)
+    assert answer.status_code == 200, f"trigger {LOAD_DAG}: {answer.status_code} {answer.text}"
+    kill_tree(live.fleet_pids()[worker_of(live, loading_holder(live))])
+    wait_for_run(live, headers, "fleet_load_killed", timeout=600, dag=LOAD_DAG)
+    answer = live.call("GET", f"/api/v2/dags/{LOAD_DAG}/dagRuns/fleet_load_killed/taskInstances", headers=headers)
+    assert [ti["try_number"] for ti in answer.json()["task_instances"]] == [2], answer.json()
+    counted = sql(live, "SELECT count(*) AS n, count(DISTINCT id) AS d, sum(id) AS s FROM landing")[0]
+    assert rows_as_dicts(counted) == [{"n": LOAD_ROWS_BIG, "d": LOAD_ROWS_BIG, "s": LOAD_ROWS_BIG * (LOAD_ROWS_BIG + 1) // 2}]
+
+
+def _a_teams_load(live: LiveAirflow, headers: dict, tmp_path: pathlib.Path, faults) -> None:
+    for table in TABLES:
+        cli(
+            live,
+            "sql",
+            "-e",
+            f"CREATE TABLE {table} (id INT NOT NULL, v INT, note STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2",
+        )
+        cli(live, "load", table, str(write_csv(tmp_path / f"{table}-0.csv", 1, START_ROWS)))
+    failures: list[str] = []
+    loaded = dict.fromkeys(TABLES, 0)  # loads committed per table (each of LOAD_ROWS new ids)
+    stop = threading.Event()
+
+    def loads(table: str) -> None:
+        """One load after another into `table` until every run has ended, at least LOADS_PER_TABLE."""
+        n = 0
+        while n < LOADS_PER_TABLE or not stop.is_set():
+            first = START_ROWS + n * LOAD_ROWS + 1
+            data = write_csv(tmp_path / f"{table}-{n + 1}.csv", first, LOAD_ROWS)
+            done = subprocess.run([str(BIN / "alterflow"), "load", table, str(data)], env=live.cli_env(), capture_output=True, text=True)
+            if done.returncode != 0:
+                failures.append(f"load {n + 1} into {table}: {done.stderr.strip()[-500:]}")
+                return
+            n += 1
+            loaded[table] = n
+
+    loaders = [threading.Thread(target=loads, args=(table,)) for table in TABLES]
+    for loader in loaders:
+        loader.start()
+    first_ids = [f"fleet_first_{table}" for table, _ in FIRST_ALTERS]
+    with ThreadPoolExecutor(5) as pool:
+        list(pool.map(lambda item: trigger(live, headers, item[0], item[1][1]), zip(first_ids, FIRST_ALTERS)))
+    for run_id in first_ids:
+        wait_for_run(live, headers, run_id, timeout=600)
+    run_ids = [f"fleet_{n}_{table}" for n, (table, _) in enumerate(ALTERS)]
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda item: trigger(live, headers, item[0], item[1][1]), zip(run_ids, ALTERS)))
+    faults()
+    try:
+        for run_id in run_ids:
+            wait_for_run(live, headers, run_id, timeout=600)
+    finally:
+        stop.set()
+        for loader in loaders:
+            loader.join()
+    assert failures == [], failures
+    for table in TABLES:
+        expected = START_ROWS + loaded[table] * LOAD_ROWS
+        results = sql(
+            live, f"SHOW ALTER TABLE COLUMN FROM {table}; SELECT count(*) AS n, count(DISTINCT id) AS d, sum(id) AS s FROM {table}"
+        )
+        assert {j["State"] for j in rows_as_dicts(results[0])} == {"FINISHED"}, results[0]
+        assert rows_as_dicts(results[1]) == [{"n": expected, "d": expected, "s": expected * (expected + 1) // 2}], (table, results[1])
+    jobs = catalog_of(live).jobs()
+    assert {job.state for job in jobs} == {"FINISHED"}, jobs
+    from alterflow.catalog.records import utcnow
+
+    held = [job for job in jobs if job.lease_expires_at is not None and job.lease_expires_at > utcnow()]
+    assert held == [], held  # every runner let its lease go, the killed worker's included (taken over)
