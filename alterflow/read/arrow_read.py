@@ -74,7 +74,7 @@ def read_file(
             continue
         values = table.column(schema.field(by_id[column.id]).name)
         if found.type != column.type:
-            from alterflow.conversion.arrow_convert import convert_array
+            from alterflow.values.arrow_columns import convert_array
 
             values, failed = convert_array(values, found.type, column.type)
             if failed:

@@ -181,7 +181,8 @@ class _LocalTablet:
 
     def converted(self, cid: int):
         """(NEW column `cid`'s values, rows whose cast failed)."""
-        from alterflow.conversion.arrow_convert import convert_array, default_array
+        from alterflow.conversion.arrow_convert import default_array
+        from alterflow.values.arrow_columns import convert_array
 
         if cid not in self._converted:
             source, target = self.old.column_by_id(cid), self.new.column_by_id(cid)

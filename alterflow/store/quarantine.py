@@ -58,7 +58,7 @@ def text_array(values: pa.Array | pa.ChunkedArray, t: DataType) -> pa.Array:
     if t.is_string:
         return values.cast(pa.string())
     if t.is_number:
-        from alterflow.conversion.arrow_convert import convert_array
+        from alterflow.values.arrow_columns import convert_array
 
         return convert_array(values, t, STRING)[0].cast(pa.string())
     return pa.array([None if v is None else format_value(v, t) for v in values.to_pylist()], type=pa.string())

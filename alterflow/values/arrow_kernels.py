@@ -4,7 +4,7 @@ values, and calendar arithmetic.
 
 Every kernel reproduces `cast_rules.value_converter` exactly for the values it decides. A value it
 cannot decide exactly (a tie that only Java's float-to-text digits settle, a text too long for
-an exact Arrow parse, ...) is *deferred*: `arrow_convert.convert_array` hands those rows to the
+an exact Arrow parse, ...) is *deferred*: `arrow_columns.convert_array` hands those rows to the
 reference, value by value. Deferral is for rare values only; the common case never leaves numpy
 and Arrow's C++ kernels.
 """

@@ -1,5 +1,5 @@
-"""The conversion rules shared by the pyarrow side (`alterflow.conversion.arrow_convert`) and the
-Spark side (`alterflow.conversion.spark_convert`) of a heavyweight ALTER: which family a type
+"""The conversion rules shared by the Arrow kernels (`arrow_columns`, the dual write and local
+conversions) and the Spark kernels (`spark_kernels`, the rewrite of history) of a heavyweight ALTER: which family a type
 change belongs to, which changes can fail, the text patterns (one source, valid both as a Python
 `re` and a Java regex), the integer ranges, the two-digit-year pivot, and the Python reference of
 every rule, value by value (`value_converter`).

@@ -371,15 +371,15 @@ def test_bad_arguments(spark, tmp_path):
 
 
 def test_refuses_double_text_conversions_on_a_jvm_that_prints_doubles_differently(spark, tmp_path, monkeypatch):
-    import alterflow.conversion.spark_convert as spark_convert
+    import alterflow.values.spark_kernels as spark_kernels
 
     old = SchemaVersion(1, 1, (Column(1, "d", parse_type("DOUBLE")), Column(2, "s", parse_type("STRING"))))
     to_text = SchemaVersion(1, 2, (Column(1, "d", parse_type("STRING")), Column(2, "s", parse_type("STRING"))))
     to_int = SchemaVersion(1, 2, (Column(1, "d", parse_type("DOUBLE")), Column(2, "s", parse_type("INT"))))
     frame = _frame(spark, tmp_path, {"d": pa.array([1e23]), "s": pa.array(["1"])})
     convert_frame(frame, old, to_text)  # this JVM is Java 17
-    monkeypatch.setattr(spark_convert, "_jvm_checked", {})
-    monkeypatch.setattr(spark_convert, "java_double_to_string", lambda value: repr(value))  # a "shortest" JDK
+    monkeypatch.setattr(spark_kernels, "_jvm_checked", {})
+    monkeypatch.setattr(spark_kernels, "java_double_to_string", lambda value: repr(value))  # a "shortest" JDK
     with pytest.raises(RuntimeError, match="Java 17"):
         convert_frame(frame, old, to_text)
     convert_frame(frame, old, to_int)  # no double text involved: fine

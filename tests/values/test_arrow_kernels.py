@@ -1,4 +1,4 @@
-"""The vectorised conversions behind `convert_array` (alterflow.values.arrow_*kernels) against
+"""The vectorised conversions behind `arrow_columns.convert_array` (alterflow.values.arrow_*kernels) against
 the per-value reference, `cast_rules.value_converter` applied value by value with failures as NULL
 plus the list of failed rows: the same values bit for bit and the same rows, for every supported
 family and a spread of target types. Values are generated to hit the rules' edges: boundaries,
@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from alterflow.conversion import arrow_convert
-from alterflow.conversion.arrow_convert import convert_array, convert_values
+from alterflow.values import arrow_columns
+from alterflow.values.arrow_columns import convert_array, convert_values
 from alterflow.values.arrow_kernels import WHITESPACE
 from alterflow.values.cast_rules import FLOAT32_MAX, INTEGER_RANGES, WS, family
 from alterflow.values.types import parse_type, to_arrow
@@ -564,7 +564,7 @@ def test_typical_values_never_go_value_by_value(monkeypatch, old_text, new_text,
 
     array = _source_array(values, old_text)
     expected = _reference(array, old_text, new_text)
-    monkeypatch.setattr(arrow_convert, "convert_values", refuse)
+    monkeypatch.setattr(arrow_columns, "convert_values", refuse)
     got, rows = convert_array(array, parse_type(old_text), parse_type(new_text))
     assert rows == expected[1]
     assert all((g is None and e is None) or _same(g, e) for g, e in zip(got.to_pylist(), expected[0]))
@@ -622,9 +622,9 @@ def test_large_string_input(new_text):
 )
 def test_long_columns_convert_in_slices(monkeypatch, old_text, new_text, values):
     """Row slices on threads: the same values and failed rows, numbered across slices."""
-    monkeypatch.setattr(arrow_convert, "SLICE_ROWS", 3)
-    monkeypatch.setattr(arrow_convert, "_thread_count", lambda: 3)
-    assert len(arrow_convert._row_slices(len(values) * 5)) == 3
+    monkeypatch.setattr(arrow_columns, "SLICE_ROWS", 3)
+    monkeypatch.setattr(arrow_columns, "_thread_count", lambda: 3)
+    assert len(arrow_columns._row_slices(len(values) * 5)) == 3
     check(values * 5, old_text, new_text)
     chunked = pa.chunked_array([_source_array(values, old_text), _source_array(values * 4, old_text)])
     got, rows = convert_array(chunked, parse_type(old_text), parse_type(new_text))
