@@ -188,3 +188,22 @@ def s3_bucket(s3_server, monkeypatch):
     bucket = s3_server.bucket()
     yield bucket
     s3_server.drop(bucket)
+
+
+@pytest.fixture
+def alterflow_env(settings, monkeypatch):
+    """The plugin, the triggers and the task bodies read ALTERFLOW_* like the CLI: point them at this
+    test's catalog and warehouse."""
+    monkeypatch.setenv("ALTERFLOW_HOME", str(settings.home))
+    monkeypatch.setenv("ALTERFLOW_CATALOG_URL", settings.catalog_url)
+    monkeypatch.setenv("ALTERFLOW_WAREHOUSE", str(settings.warehouse))
+    monkeypatch.setenv("ALTERFLOW_SPARK_MASTER", settings.spark_master)
+    return settings
+
+
+@pytest.fixture
+def plugin_session(alterflow_env):
+    """A Session on the same catalog and warehouse as the plugin (Spark only when a statement needs it)."""
+    from alterflow.engine.session import Session
+
+    return Session(alterflow_env)

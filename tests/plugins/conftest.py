@@ -1,6 +1,7 @@
 """Fixtures of the plugin tests: Airflow's real auth manager issuing real JWTs, the plugin's app
-mounted the way the api-server mounts it, and an alterflow environment (ALTERFLOW_*) on the
-parametrised catalog that both the app and a `Session` use."""
+mounted the way the api-server mounts it; the alterflow environment (ALTERFLOW_*) on the
+parametrised catalog that both the app and a `Session` use (`alterflow_env`, `plugin_session`) is
+tests/conftest.py's, shared with tests/airflow."""
 
 from __future__ import annotations
 
@@ -24,24 +25,6 @@ def mint(auth_manager):
         return auth_manager.generate_jwt(SimpleAuthManagerUser(username=username, role=role, teams=teams))
 
     return _mint
-
-
-@pytest.fixture
-def alterflow_env(settings, monkeypatch):
-    """The plugin reads ALTERFLOW_* like the CLI: point them at this test's catalog and warehouse."""
-    monkeypatch.setenv("ALTERFLOW_HOME", str(settings.home))
-    monkeypatch.setenv("ALTERFLOW_CATALOG_URL", settings.catalog_url)
-    monkeypatch.setenv("ALTERFLOW_WAREHOUSE", str(settings.warehouse))
-    monkeypatch.setenv("ALTERFLOW_SPARK_MASTER", settings.spark_master)
-    return settings
-
-
-@pytest.fixture
-def plugin_session(alterflow_env):
-    """A Session on the same catalog and warehouse as the plugin (Spark only when a statement needs it)."""
-    from alterflow.engine.session import Session
-
-    return Session(alterflow_env)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The DAGs of the operator tests (tests/dags/test_load_operator.py, test_schema_change_operator.py):
+"""The DAGs of the operator tests (tests/airflow/test_load_operator.py, test_schema_change_operator.py):
 a user's own DAG folder, a DAG bundle of the test run's Airflow (tests.support.dags.add_bundles).
 Every DAG here works on the table `t` (id INT NOT NULL, v STRING) of the catalog the test sets up."""
 
