@@ -44,6 +44,12 @@ def _parser() -> argparse.ArgumentParser:
         help="local: stream through Arrow in this process; spark: convert and write with Spark on "
         "ALTERFLOW_SPARK_MASTER; auto (default): Spark from ALTERFLOW_SPARK_LOAD_MB (4096) of input up",
     )
+    load.add_argument(
+        "--label",
+        default=None,
+        help="name this load (1 to 256 printable characters): a load of the table with this label that "
+        "committed already makes this one write nothing, so a load run again after an error counts once",
+    )
 
     # Listed for --help; their own arguments are parsed by _gc_parser and alterflow.cli.migrate_command (one-line errors).
     sub.add_parser("gc", help="garbage collection and compaction now", add_help=False)
@@ -261,16 +267,25 @@ def _load(args) -> int:
     from alterflow.load.inputs import open_input
     from alterflow.load.load_once import fitted_label
 
-    label = fitted_label(f"load {args.path}")
+    label = fitted_label(f"load {args.path}") if args.label is None else args.label
     try:
         source = open_input(pathlib.Path(args.path), args.format)
         session = Session()
         signals.under_way(lambda: _load_state(session, args.table, label))
-        result = session.load_input(args.table, source, label=label, engine=args.engine)
+        if args.label is None:
+            message = session.load_input(args.table, source, label=label, engine=args.engine).message
+        else:
+            message = _labelled_load_message(args.table, label, session.load_input_once(args.table, source, label, args.engine))
     except Exception as exc:
         return report_failure(exc)
-    print(result.message)
+    print(message)
     return 0
+
+
+def _labelled_load_message(table: str, label: str, done) -> str:
+    if done.earlier:
+        return f"{table}: label {shown(label)} was loaded already (transaction {done.txn_id}, {done.rows} rows); nothing written"
+    return f"{done.rows} rows loaded into {table} (transaction {done.txn_id})"
 
 
 def _load_state(session, table: str, label: str) -> str:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from alterflow.catalog.catalog import Catalog
     from alterflow.load.inputs import LoadInput
+    from alterflow.load.load_once import LoadOnce
     from alterflow.load.local_load import LoadResult
 
 
@@ -304,6 +305,20 @@ class Session:
             return self.load_result(table, source.batches(), label)
         except BadRows as exc:
             raise StatementError(str(exc)) from None
+
+    def load_input_once(self, table: str, source: LoadInput, label: str, engine: str = "auto") -> LoadOnce:
+        """`load_input_result` under a label the caller chose, once: a load of `table` whose
+        transaction carries `label` and committed already makes this write nothing (Doris's load
+        labels; docs/semantics.md#bad-input for what a label may hold)."""
+        from alterflow.load.load_once import load_once
+
+        table_id = self.catalog.table(table).id  # an unknown table: one line, before the label is looked for
+
+        def write() -> tuple[int, int]:
+            done = self.load_input_result(table, source, label, engine)
+            return done.txn_id, done.rows
+
+        return load_once(self.catalog, table_id, label, write)
 
     # -- queries and views --------------------------------------------------------------------
     def engine_choice(self, sql: str, names: tuple[str, ...]):

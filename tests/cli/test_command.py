@@ -448,6 +448,29 @@ def test_load_csv_parquet_json_and_a_directory(tmp_path):
     )
 
 
+def test_a_labelled_load_run_again_writes_nothing_and_a_bad_label_is_one_line(tmp_path):
+    """`--label`, as Doris's load labels: the second run of a load whose label committed writes
+    nothing and says which transaction did; another label loads again; a label that is empty, too
+    long or holds a control character is one line, before anything is written."""
+    home, session = _events_home(tmp_path)
+    data = tmp_path / "day.csv"
+    data.write_text("id,name\n1,a\n2,b\n")
+    first = ok(cli(home, "load", "events", str(data), "--label", "day 2024-01-01"))
+    txn = int(re.fullmatch(r"2 rows loaded into events \(transaction (\d+)\)\n", first).group(1))
+    again = ok(cli(home, "load", "events", str(data), "--label", "day 2024-01-01"))
+    assert again == f"events: label 'day 2024-01-01' was loaded already (transaction {txn}, 2 rows); nothing written\n"
+    snap = session.catalog.snapshot("events")
+    assert len({f.txn_id for f in snap.files}) == 1
+    before = (snap.files, sorted(str(p) for p in session.warehouse.rglob("*")))
+    for label, shown in (("", "''"), ("x\ty", "'x\\ty'"), ("l" * 257, "'" + "l" * 60 + "…' (257 characters)")):
+        message = error_of(cli(home, "load", "events", str(data), "--label", label))
+        assert message == f"load: label {shown} is not 1 to 256 printable characters (no control characters)", message
+    assert error_of(cli(home, "load", "nope", str(data), "--label", "z")) == "unknown table nope"
+    assert (session.catalog.snapshot("events").files, sorted(str(p) for p in session.warehouse.rglob("*"))) == before
+    ok(cli(home, "load", "events", str(data), "--label", "day 2024-01-01, second"))
+    assert len({f.txn_id for f in session.catalog.snapshot("events").files}) == 2
+
+
 def test_bad_loads_are_one_line_and_add_nothing(tmp_path):
     home, session = _events_home(tmp_path)
     list(session.run("INSERT INTO events VALUES (1, 'a', 1.00, '2024-01-01'), (2, 'b', 2.00, '2024-01-02')"))
