@@ -7,18 +7,26 @@ import sys
 
 INTERRUPTED_STATEMENT = """
 import os, signal, sqlite3, sys, threading, traceback
-from sqlalchemy import text
+from sqlalchemy import event, text
 from alterflow.catalog.database import make_engine
 
+signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever the runner's shell left
 path = sys.argv[1]
 engine = make_engine(f"sqlite:///{path}")
 with engine.begin() as conn:
     conn.execute(text("CREATE TABLE t (a INTEGER)"))
-threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+
+
+@event.listens_for(engine, "before_cursor_execute")
+def interrupt_soon(conn, cursor, statement, parameters, context, executemany):
+    if statement.startswith("WITH RECURSIVE"):  # the long statement is about to run: SIGINT inside it
+        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+
+
 try:
     with engine.begin() as conn:  # BEGIN IMMEDIATE: the write lock, for the whole transaction
         conn.execute(text(
-            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000000) SELECT count(*) FROM n"
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000000) SELECT count(*) FROM n"
         )).all()
     print("not interrupted")
 except KeyboardInterrupt as exc:  # its traceback, and the frames in it, are alive here

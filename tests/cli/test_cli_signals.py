@@ -395,18 +395,20 @@ folder = pathlib.Path(sys.argv[1])
 (folder / "slow_module.py").write_text(
     "import pathlib, sys, time\\n"
     f"pathlib.Path({str(folder / 'importing')!r}).touch()\\n"
-    "time.sleep(1.5)\\n"
+    "START = time.monotonic()\\n"
+    f"while not pathlib.Path({str(folder / 'release')!r}).exists():  # until the test lets the import end (60 s at most)\\n"
+    "    time.sleep(0.02)\\n"
+    "    assert time.monotonic() < START + 60\\n"
     "WHOLE = True\\n"
 )
 sys.path.insert(0, str(folder))
-start = time.monotonic()
 try:
     import slow_module
     print("imported", slow_module.WHOLE, flush=True)
     time.sleep(30)
     print("not interrupted")
 except KeyboardInterrupt as exc:
-    print(type(exc).__name__, "slow_module" in sys.modules, time.monotonic() - start >= 1.5)
+    print(type(exc).__name__, "slow_module" in sys.modules, (folder / "release").exists())
 """
 
 
@@ -420,13 +422,16 @@ def test_an_interrupt_during_an_import_is_raised_once_the_import_finished(tmp_pa
     )
     poll("the import under way", lambda: (tmp_path / "importing").exists(), child)
     child.send_signal(getattr(signal, signame))
+    time.sleep(0.5)  # the signal waits for the import, which goes on until released
+    (tmp_path / "release").touch()
     out, err = child.communicate(timeout=60)
     assert (out, err) == (f"imported True\n{raised} True True\n", ""), (out, err)
 
 
 def test_an_import_that_takes_longer_than_the_grace_is_interrupted_inside(tmp_path):
     """An import that does not finish within the grace (one waiting on another thread's import) is
-    interrupted where it is: the command ends, as it would without the grace."""
+    interrupted where it is (the import is never released): the command ends, as it would without
+    the grace."""
     child = subprocess.Popen(
         [sys.executable, "-c", IMPORTING, str(tmp_path), "0.2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )

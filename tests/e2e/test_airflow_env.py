@@ -148,7 +148,8 @@ def test_passwords_file_is_what_simple_auth_manager_reads(airflow_env, tmp_path)
 def test_env_command_prints_exports(tmp_path):
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--home", str(tmp_path / "af"), "--port", "18124", "env"],
-        env={"PATH": "/usr/bin", "ALTERFLOW_HOME": str(tmp_path / "home")},
+        # SQLite metadata: with PostgreSQL answering, `env` would make a database there for this home
+        env={"PATH": "/usr/bin", "ALTERFLOW_HOME": str(tmp_path / "home"), "ALTERFLOW_AIRFLOW_DB_URL": f"sqlite:///{tmp_path}/af.db"},
         capture_output=True,
         text=True,
         check=True,
@@ -169,6 +170,7 @@ def test_env_command_prints_exports(tmp_path):
 )
 def test_airflows_home_follows_alterflows_unless_named(tmp_path, given, home):
     env = {"PATH": "/usr/bin", **{name: value.format(tmp=tmp_path) for name, value in given.items()}}
+    env["ALTERFLOW_AIRFLOW_DB_URL"] = f"sqlite:///{tmp_path}/af.db"  # no PostgreSQL database made for the home
     done = subprocess.run([sys.executable, str(SCRIPT), "env"], env=env, capture_output=True, text=True, check=True)
     exports = dict(line.removeprefix("export ").split("=", 1) for line in done.stdout.splitlines())
     assert exports["AIRFLOW_HOME"] == home.format(tmp=tmp_path)

@@ -27,7 +27,11 @@ import pytest
 from tests.support import REPO
 from tests.support.live_airflow import BIN, LiveAirflow
 
-pytestmark = [pytest.mark.live, pytest.mark.spark, pytest.mark.timeout(900)]
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.spark,
+    pytest.mark.timeout(1200),
+]  # as make test's --timeout: the shared Airflow's start counts in the first test
 
 DAG = "alterflow_schema_change"
 LISTENER = "orders_schema_changed"  # examples/schema_change_listener.py
