@@ -9,9 +9,10 @@ LocalExecutor) plus N Celery workers, supervised together.
   Redis (a developer's and the live test's) never run each other's tasks.
 - `run` starts the api-server, scheduler, dag-processor, triggerer and the workers, each in a
   session of its own with its output in `<home>/logs/fleet/<name>.log`, and prints one line per
-  process (its pid: a test or an operator can kill one). A process that exits after 30 s or more
-  is started again, as a service manager does (a worker's tasks are retried by Airflow meanwhile,
-  on the other workers); one that exits sooner stops the fleet with the end of its log. Ctrl-C,
+  process (its pid: a test or an operator can kill one). A process that ends is started again, as
+  a service manager does (a worker's tasks are retried by Airflow meanwhile, on the other
+  workers), unless it is failing: it exited by itself within 30 s of its start, or was started
+  again 5 times within 2 minutes; then the fleet stops with the end of its log. Ctrl-C,
   SIGTERM or SIGHUP stops them all (SIGTERM, then SIGKILL after 30 s).
 
 Like airflow_env.py it never imports Airflow.
@@ -31,7 +32,9 @@ import urllib.parse
 
 DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
 STOP_GRACE_S = 30
-RESTART_AFTER_S = 30  # a process that exits sooner than this after its start is failing, not stopped
+RESTART_AFTER_S = 30  # a process that exits by itself sooner than this after its start is failing
+START_LIMIT = 5  # restarts of one process within START_LIMIT_WINDOW_S, past which it is failing (systemd's StartLimitBurst)
+START_LIMIT_WINDOW_S = 120
 
 
 class FleetError(Exception):
@@ -128,6 +131,17 @@ def run(airflow: str, env: dict[str, str], workers: int) -> int:
         _stop(running)
 
 
+def failing(returncode: int, ran_s: float, recent_restarts: list[float]) -> bool:
+    """Whether a process that ended with `returncode` after `ran_s` seconds is failing rather than
+    stopped: it exited by itself within RESTART_AFTER_S of its start (a setting it cannot start
+    with), or it was started again START_LIMIT times within START_LIMIT_WINDOW_S already. One that
+    a signal ended (returncode < 0: SIGKILL with its machine, the OOM killer) was stopped from
+    outside, however soon."""
+    if len(recent_restarts) >= START_LIMIT:
+        return True
+    return returncode >= 0 and ran_s < RESTART_AFTER_S
+
+
 def _start_one(name: str, command: list[str], env: dict[str, str], logs: pathlib.Path) -> subprocess.Popen:
     with open(logs / f"{name}.log", "ab") as log:
         process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -139,15 +153,16 @@ def _supervise(
     running: dict[str, subprocess.Popen], fleet: dict[str, list[str]], env: dict[str, str], logs: pathlib.Path, stopping: list[int]
 ) -> int:
     """Until a signal, as a service manager does (systemd's Restart=always, a Deployment's pods): a
-    process that exits after running RESTART_AFTER_S or more is started again (a worker killed with
-    its machine, a scheduler restarted); one that exits sooner is failing, and stops the fleet with
-    the end of its log."""
+    process that ends is started again (a worker killed with its machine, a scheduler restarted),
+    unless it is failing (`failing`): then the fleet stops with the end of its log."""
     started = {name: time.monotonic() for name in running}
+    restarts: dict[str, list[float]] = {name: [] for name in running}
     while not stopping:
         for name, process in list(running.items()):
             if process.poll() is None:
                 continue
-            if time.monotonic() - started[name] < RESTART_AFTER_S:
+            now = time.monotonic()
+            if failing(process.returncode, now - started[name], [t for t in restarts[name] if now - t < START_LIMIT_WINDOW_S]):
                 tail = (logs / f"{name}.log").read_text(errors="replace").splitlines()[-15:]
                 print(f"error: {name} exited with status {process.returncode}; the end of its log:", flush=True)
                 print("\n".join(f"    {line}" for line in tail), flush=True)
@@ -155,6 +170,7 @@ def _supervise(
             print(f"  {name} exited with status {process.returncode}; starting it again", flush=True)
             _signal_session(process, signal.SIGKILL)  # what it left behind (a pool process, a task, a JVM)
             running[name], started[name] = _start_one(name, fleet[name], env, logs), time.monotonic()
+            restarts[name].append(started[name])
         time.sleep(0.5)
     print(f"{signal.Signals(stopping[0]).name}: stopping the fleet", flush=True)
     return 128 + stopping[0]

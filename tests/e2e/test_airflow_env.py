@@ -8,6 +8,7 @@ import json
 import os
 import pathlib
 import shlex
+import signal
 import subprocess
 import sys
 
@@ -352,3 +353,64 @@ def test_a_celery_variant_that_cannot_run_is_one_line_and_writes_nothing(tmp_pat
     )
     assert (done.returncode, done.stderr.splitlines()) == (1, [message.format(port=port)])
     assert not home.exists() and not (tmp_path / "home").exists()
+
+
+def _supervised(fleet_module, tmp_path, commands: dict[str, list[str]]):
+    """`celery_fleet._supervise` over `commands` in a thread: (running processes, the stop list, the
+    thread, its result box); append a signal number to the stop list to end it."""
+    import threading
+
+    logs = tmp_path / "fleet-logs"
+    logs.mkdir(parents=True)
+    running = {name: fleet_module._start_one(name, command, dict(os.environ), logs) for name, command in commands.items()}
+    stopping: list[int] = []
+    result: list[int] = []
+    thread = threading.Thread(
+        target=lambda: result.append(fleet_module._supervise(running, commands, dict(os.environ), logs, stopping)), daemon=True
+    )
+    thread.start()
+    return running, stopping, thread, result
+
+
+def test_the_fleets_supervisor_starts_a_killed_process_again_however_soon_and_stops_on_a_failing_one(
+    airflow_env, tmp_path, monkeypatch, capsys
+):
+    """A worker killed with SIGKILL seconds after its start (its machine died) is started again; one
+    that exits by itself at once (a setting it cannot start with) stops the fleet with its log; so
+    does one killed over and over (START_LIMIT restarts within the window)."""
+    import time
+
+    fleet = airflow_env._sibling("celery_fleet")
+    monkeypatch.setattr(fleet, "START_LIMIT", 2)
+    running, stopping, thread, result = _supervised(fleet, tmp_path, {"worker1": ["sleep", "600"], "worker2": ["sleep", "600"]})
+    try:
+        for _kill in range(3):  # the third kill is one too many within the window
+            first = running["worker1"].pid
+            os.kill(first, signal.SIGKILL)
+            deadline = time.monotonic() + 30
+            while running["worker1"].pid == first and thread.is_alive():
+                assert time.monotonic() < deadline, "the killed worker was not started again"
+                time.sleep(0.1)
+        thread.join(30)
+        assert result == [1]
+    finally:
+        stopping.append(signal.SIGTERM)
+        thread.join(30)
+        fleet._stop(running)
+    out = capsys.readouterr().out
+    assert out.count("worker1 exited with status -9; starting it again") == 2, out
+    assert "error: worker1 exited with status -9; the end of its log:" in out, out
+
+    running, stopping, thread, result = _supervised(
+        fleet, tmp_path / "again", {"worker1": ["sleep", "600"], "broken": ["sh", "-c", "echo no broker here; exit 3"]}
+    )
+    try:
+        thread.join(30)
+        assert result == [1]
+    finally:
+        stopping.append(signal.SIGTERM)
+        thread.join(30)
+        fleet._stop(running)
+    out = capsys.readouterr().out
+    assert "error: broken exited with status 3; the end of its log:\n    no broker here" in out, out
+    assert "starting it again" not in out, out

@@ -9,9 +9,11 @@ in PostgreSQL, ALTERs triggered through the REST API as a team triggers them.
   never committed, the retried task loads the file again; every row once.
 - Then a reduced team load: tables with mixed light and heavy ALTERs triggered at once while
   loads land in every table from the CLI (ADD COLUMN and MODIFY COLUMN only: a load's CSV keeps
-  its columns), and meanwhile the broker (a Redis of the test's own) restarted and the scheduler
-  killed and started again; every run succeeds, every job FINISHED, every loaded
-  row there once, no lease left held.
+  its columns), and meanwhile the catalog's PostgreSQL (a server of the test's own) restarted in
+  the middle of a heavy job, the broker (a Redis of the test's own) restarted and the scheduler
+  killed and started again; a load cut off by the catalog's restart is run again as a pipeline's
+  retry would (`--label`: it counts once); every run succeeds, every job FINISHED, every
+  loaded row there once, no lease left held.
 
 Every Airflow and task process is stopped at the end, also on failure."""
 
@@ -33,6 +35,7 @@ import pytest
 from tests.e2e.test_airflow_live import DAG, rows_as_dicts, sql, wait_for_dag, wait_for_run
 from tests.support import REPO
 from tests.support.live_airflow import BIN, LiveAirflow, _descendants
+from tests.support.private_postgres import PrivatePostgres, postgres_bin
 
 pytestmark = [pytest.mark.fleet, pytest.mark.live, pytest.mark.postgres, pytest.mark.timeout(1200)]
 
@@ -41,6 +44,7 @@ TABLES = ["t1", "t2", "t3", "t4", "t5"]
 START_ROWS = 200
 LOAD_ROWS = 100
 LOADS_PER_TABLE = 3  # at least: each table's loads go on until every run has ended
+LOAD_TRIES = 10  # a load cut off by the catalog's restart is run again, 2 s apart
 # Twelve ALTERs over five tables, light and heavy mixed, as a team sends them: first one on each
 # table (five tables at once), then seven at once, several on one table. Each table's first asset
 # event goes alone: Airflow 3.3 creates a table's asset on its first event, and two first events on
@@ -63,10 +67,10 @@ class Redis:
     across a restart is configured."""
 
     def __init__(self, folder: pathlib.Path):
-        from tests.support.ports import free_port
+        from tests.support.ports import lasting_free_port
 
         self.folder = folder
-        self.port = free_port()
+        self.port = lasting_free_port()  # the same port after a restart
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen | None = None
 
@@ -105,10 +109,29 @@ def redis(tmp_path):
     server.stop()
 
 
+@pytest.fixture
+def catalog_pg():
+    """The catalog's PostgreSQL, a server of the test's own that the test restarts mid-job (Airflow's
+    own metadata stays on the machine's server)."""
+    from alterflow.catalog.database import close_engine, upgrade_catalog
+
+    if postgres_bin() is None:
+        pytest.fail("PostgreSQL's server binaries are not installed (Debian's postgresql package)")
+    server = PrivatePostgres()
+    server.start()
+    upgrade_catalog(server.url)
+    yield server
+    close_engine(server.url)
+    server.remove()
+
+
 LOAD_DAG = "fleet_load"
 LOAD_ROWS_BIG = 1_000_000
-# A team's own DAG beside the repository's: a load of a file into the table `landing`.
+# A team's own DAG beside the repository's: a load of a file into the table `landing`, retried 5 s
+# after a failure (Airflow's default waits 5 minutes).
 LOAD_DAG_FILE = f'''
+from datetime import timedelta
+
 import pendulum
 from airflow.sdk import Param, dag
 
@@ -118,7 +141,7 @@ from alterflow.airflow.operators import AlterflowLoadOperator
 @dag(dag_id="{LOAD_DAG}", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False,
      params={{"path": Param("", type="string")}})
 def fleet_load():
-    AlterflowLoadOperator(task_id="load", table="landing", path="{{{{ params.path }}}}", retries=2)
+    AlterflowLoadOperator(task_id="load", table="landing", path="{{{{ params.path }}}}", retries=2, retry_delay=timedelta(seconds=5))
 
 
 fleet_load()
@@ -126,7 +149,7 @@ fleet_load()
 
 
 @pytest.fixture
-def fleet(tmp_path, pg_url, redis):
+def fleet(tmp_path, catalog_pg, redis):
     dags = tmp_path / "dags"
     dags.mkdir()
     for source in sorted((REPO / "dags").glob("*.py")):
@@ -138,7 +161,7 @@ def fleet(tmp_path, pg_url, redis):
         executor="celery",
         workers=2,
         extra_env={
-            "ALTERFLOW_CATALOG_URL": pg_url,
+            "ALTERFLOW_CATALOG_URL": catalog_pg.url,
             "ALTERFLOW_CELERY_BROKER": redis.url,
             # A killed worker's task is noticed after 30 s without its heartbeat (Airflow's default: 5 min).
             "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "30",
@@ -217,21 +240,49 @@ class _gone:
         return kind is ProcessLookupError
 
 
-def test_two_celery_workers_survive_a_killed_worker_and_carry_a_teams_load(fleet: LiveAirflow, redis: Redis, tmp_path):
+def test_two_celery_workers_survive_a_killed_worker_and_carry_a_teams_load(
+    fleet: LiveAirflow, redis: Redis, catalog_pg: PrivatePostgres, tmp_path
+):
     try:
-        _scenario(fleet, redis, tmp_path)
+        _scenario(fleet, redis, catalog_pg, tmp_path)
     except BaseException:
         print(fleet.diagnostics(), flush=True)  # the fleet's logs and the task logs, in the report
         raise
 
 
-def _scenario(fleet: LiveAirflow, redis: Redis, tmp_path: pathlib.Path) -> None:
+def _scenario(fleet: LiveAirflow, redis: Redis, catalog_pg: PrivatePostgres, tmp_path: pathlib.Path) -> None:
     fleet.wait_healthy()
     headers = {"Authorization": f"Bearer {fleet.token()}"}
     wait_for_dag(fleet, headers)
     _a_worker_killed_mid_conversion(fleet, headers, tmp_path)
     _a_worker_killed_mid_load(fleet, headers, tmp_path)
-    _a_teams_load(fleet, headers, tmp_path, faults=lambda: _the_broker_and_the_scheduler_restarted(fleet, redis))
+
+    def faults() -> None:
+        _the_catalog_restarted_mid_job(fleet, catalog_pg)
+        _the_broker_and_the_scheduler_restarted(fleet, redis)
+
+    _a_teams_load(fleet, headers, tmp_path, faults=faults)
+
+
+def unfinished_heavy_job(live: LiveAirflow, timeout: float = 300):
+    """The first heavy job between its start and its end (a heavy DAG run's tasks, from `start` to
+    `swap`, keep it there for many seconds; its conversion alone may last less than a second)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        live.check_running()
+        for job in catalog_of(live).jobs():
+            if job.kind == "HEAVY" and job.state not in ("FINISHED", "CANCELLED"):
+                return job
+        time.sleep(0.2)
+    raise AssertionError(f"no heavy job under way after {timeout} s: {catalog_of(live).jobs()}")
+
+
+def _the_catalog_restarted_mid_job(live: LiveAirflow, catalog_pg: PrivatePostgres) -> None:
+    """As soon as a heavy job is under way: the catalog's PostgreSQL stopped (every connection
+    cut), 3 s refusing connections, started again."""
+    job = unfinished_heavy_job(live)
+    catalog_pg.restart(down_s=3.0)
+    print(f"the catalog restarted while job {job.id} on table {job.table_id} was {job.state}", flush=True)
 
 
 def _the_broker_and_the_scheduler_restarted(live: LiveAirflow, redis: Redis) -> None:
@@ -318,18 +369,30 @@ def _a_teams_load(live: LiveAirflow, headers: dict, tmp_path: pathlib.Path, faul
         cli(live, "load", table, str(write_csv(tmp_path / f"{table}-0.csv", 1, START_ROWS)))
     failures: list[str] = []
     loaded = dict.fromkeys(TABLES, 0)  # loads committed per table (each of LOAD_ROWS new ids)
+    retried: list[str] = []  # the errors of the tries that were run again
     stop = threading.Event()
 
     def loads(table: str) -> None:
-        """One load after another into `table` until every run has ended, at least LOADS_PER_TABLE."""
+        """One load after another into `table` until every run has ended, at least LOADS_PER_TABLE.
+        A load that fails (the catalog restarted under it) is run again with the same file and
+        label, as a pipeline's retry would, up to LOAD_TRIES times: the label keeps it once (a try
+        whose commit landed though its answer was lost makes the next write nothing)."""
         n = 0
         while n < LOADS_PER_TABLE or not stop.is_set():
             first = START_ROWS + n * LOAD_ROWS + 1
             data = write_csv(tmp_path / f"{table}-{n + 1}.csv", first, LOAD_ROWS)
-            done = subprocess.run([str(BIN / "alterflow"), "load", table, str(data)], env=live.cli_env(), capture_output=True, text=True)
-            if done.returncode != 0:
-                failures.append(f"load {n + 1} into {table}: {done.stderr.strip()[-500:]}")
+            errors = []
+            command = [str(BIN / "alterflow"), "load", table, str(data), "--label", f"{table} load {n + 1}"]
+            for _try in range(LOAD_TRIES):
+                done = subprocess.run(command, env=live.cli_env(), capture_output=True, text=True)
+                if done.returncode == 0:
+                    break
+                errors.append(done.stderr.strip()[-500:])
+                time.sleep(2)
+            else:
+                failures.append(f"load {n + 1} into {table}, {LOAD_TRIES} tries: {errors}")
                 return
+            retried.extend(f"load {n + 1} into {table}: {error}" for error in errors)
             n += 1
             loaded[table] = n
 
@@ -353,6 +416,7 @@ def _a_teams_load(live: LiveAirflow, headers: dict, tmp_path: pathlib.Path, faul
         for loader in loaders:
             loader.join()
     assert failures == [], failures
+    print(f"loads run again after an error: {len(retried)}", *retried, sep="\n    ", flush=True)
     for table in TABLES:
         expected = START_ROWS + loaded[table] * LOAD_ROWS
         results = sql(
