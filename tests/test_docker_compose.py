@@ -29,7 +29,7 @@ SECRETS_SCRIPT = REPO / "deploy" / "compose_secrets.py"
 CONFIG_DIR = "/opt/airflow/config"
 
 AIRFLOW_SERVICES = ("airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer")
-LONG_RUNNING = (*AIRFLOW_SERVICES, "postgres", "spark-master", "spark-worker")
+LONG_RUNNING = (*AIRFLOW_SERVICES, "worker", "redis", "postgres", "spark-master", "spark-worker")
 WAREHOUSE = "/opt/alterflow/warehouse"
 
 
@@ -80,7 +80,7 @@ def _pinned(name: str) -> str:
 
 
 def test_one_image_for_airflow_the_cli_and_spark_built_from_the_lock(services):
-    for name in (*AIRFLOW_SERVICES, "airflow-init", "cli", "spark-master", "spark-worker"):
+    for name in (*AIRFLOW_SERVICES, "worker", "airflow-init", "cli", "redis", "spark-master", "spark-worker"):
         build = services[name]["build"]
         assert (REPO / build["context"] / build["dockerfile"]).resolve() == DOCKERFILE, name
         assert services[name]["image"] == "${ALTERFLOW_IMAGE:-alterflow:0.1.0}", name
@@ -128,7 +128,7 @@ def test_the_bucket_variant_gives_every_alterflow_process_one_warehouse_in_its_s
     before the bucket is made, on the compose network only), the bucket made before airflow-init,
     and the same s3:// warehouse, endpoint, region and keys in every container that runs alterflow."""
     overlay = yaml.safe_load((REPO / "docker-compose.s3.yaml").read_text())["services"]
-    runs_alterflow = (*AIRFLOW_SERVICES, "airflow-init", "cli", "spark-master", "spark-worker")
+    runs_alterflow = (*AIRFLOW_SERVICES, "worker", "airflow-init", "cli", "spark-master", "spark-worker")
     assert set(overlay) == {"s3", "s3-bucket", *runs_alterflow}
     assert set(overlay) - {"s3", "s3-bucket"} <= set(services), "the overlay changes services of docker-compose.yaml"
     environments = {name: env_of(overlay[name]) for name in (*runs_alterflow, "s3-bucket")}
@@ -174,7 +174,11 @@ def test_airflow_settings_point_at_the_compose_services(services):
     postgres_env = env_of(services["postgres"])
     for name in (*AIRFLOW_SERVICES, "airflow-init"):
         env = env_of(services[name])
-        assert env["AIRFLOW__CORE__EXECUTOR"] == "LocalExecutor"
+        assert env["AIRFLOW__CORE__EXECUTOR"] == "CeleryExecutor"
+        assert env["AIRFLOW__CELERY__BROKER_URL"] == "redis://redis:6379/0"
+        for given in ({}, {"ALTERFLOW_POSTGRES_PASSWORD": "pw-from-env"}):  # Celery's results beside Airflow's metadata
+            results = interpolate(env["AIRFLOW__CELERY__RESULT_BACKEND"], given)
+            assert results == "db+" + interpolate(env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"], given)
         assert env["AIRFLOW__CORE__LOAD_EXAMPLES"].lower() == "false"
         for key, driver in (
             ("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN", "psycopg"),
@@ -230,13 +234,29 @@ def test_long_running_services_have_healthchecks(services):
     assert services["airflow-scheduler"]["environment"]["AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK"] == "true"
     assert "DagProcessorJob" in " ".join(services["airflow-dag-processor"]["healthcheck"]["test"])
     assert "TriggererJob" in " ".join(services["airflow-triggerer"]["healthcheck"]["test"])
+    assert "inspect ping" in " ".join(services["worker"]["healthcheck"]["test"])
+
+
+def test_celery_workers_scale_and_share_everything_the_other_airflow_services_have(services):
+    """`docker compose up --scale worker=N`: no container name, no published port, the same
+    environment and mounts as the scheduler, and a broker whose queue survives a restart."""
+    worker, scheduler = services["worker"], services["airflow-scheduler"]
+    assert worker["command"] == ["celery", "worker"] and worker["entrypoint"] == scheduler["entrypoint"]
+    assert "container_name" not in worker and "ports" not in worker
+    assert env_of(worker) == env_of(scheduler) and mounts_of(worker) == mounts_of(scheduler)
+    redis = services["redis"]
+    assert redis["command"][0] == "redis-server" and "ports" not in redis
+    assert "--appendonly" in redis["command"] and mounts_of(redis)[redis["command"][-1]] == "redis-data"
+    assert "redis-server" in DOCKERFILE.read_text()
 
 
 def test_start_order(services):
-    for name in AIRFLOW_SERVICES:
+    for name in (*AIRFLOW_SERVICES, "worker"):
         depends = services[name]["depends_on"]
         assert depends["postgres"]["condition"] == "service_healthy"
+        assert depends["redis"]["condition"] == "service_healthy"
         assert depends["airflow-init"]["condition"] == "service_completed_successfully"
+    assert services["worker"]["depends_on"]["spark-master"]["condition"] == "service_healthy"
     assert services["airflow-scheduler"]["depends_on"]["spark-master"]["condition"] == "service_healthy"
     assert services["spark-worker"]["depends_on"]["spark-master"]["condition"] == "service_healthy"
 

@@ -193,8 +193,8 @@ PASSWORDS_FILE = "/opt/airflow/config/simple_auth_manager_passwords.json"
 
 
 @contextlib.contextmanager
-def started_stack(scratch: pathlib.Path, files: Sequence[str] = ("docker-compose.yaml",)) -> Iterator[ComposeStack]:
-    """The compose project of `files` built and up (`up --wait`) on free ports, as a user starts it;
+def started_stack(scratch: pathlib.Path, files: Sequence[str] = ("docker-compose.yaml",), workers: int = 1) -> Iterator[ComposeStack]:
+    """The compose project of `files` built and up (`up --wait --scale worker=N`) on free ports, as a user starts it;
     PostgreSQL's passwords given from the environment, Airflow's keys and the admin's password
     left to airflow-init; `down -v` on leaving (the services' last log lines printed on a failure).
     Skips (fails under CI) where Docker cannot be had."""
@@ -234,7 +234,7 @@ def started_stack(scratch: pathlib.Path, files: Sequence[str] = ("docker-compose
         stack.compose("build", timeout=1800)
         subprocess.run(["docker", "image", "prune", "--force"], capture_output=True, timeout=300)  # the replaced builds
         try:
-            stack.compose("up", "--detach", "--wait", "--wait-timeout", "600", timeout=900)
+            stack.compose("up", "--detach", "--wait", "--wait-timeout", "600", "--scale", f"worker={workers}", timeout=900)
             stack.http = f"http://127.0.0.1:{env['ALTERFLOW_HTTP_PORT']}"
             stack.spark_ui = f"http://127.0.0.1:{env['ALTERFLOW_SPARK_UI_PORT']}"
             stack.password = json.loads(stack.compose("exec", "-T", "airflow-apiserver", "cat", PASSWORDS_FILE).stdout)["admin"]
