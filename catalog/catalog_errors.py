@@ -50,6 +50,19 @@ class CatalogUnavailable(CatalogError):
     """The catalog database cannot be opened (a bad URL, no driver, no server)."""
 
 
+class CatalogLost(CatalogUnavailable):
+    """The catalog's server stopped answering, or refused a connection (a restart, a network cut):
+    a passing state, not a refusal. The command stops with one line; an Airflow task is retried
+    (`transient`). What committed before stays; a statement it cut off did not commit, or committed
+    whole."""
+
+    transient = True
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
 class CatalogFull(CatalogError):
     """The catalog database cannot grow (its disk is full, a quota, a read-only SQLite file): the
     transaction was rolled back, nothing of it committed."""

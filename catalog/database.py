@@ -9,6 +9,7 @@ with a line that names that command (`CatalogOutdated`)."""
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 from collections.abc import Iterator
 
@@ -16,7 +17,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 
-from alterflow.catalog.catalog_errors import CatalogFull, CatalogOutdated, CatalogUnavailable
+from alterflow.catalog.catalog_errors import CatalogFull, CatalogLost, CatalogOutdated, CatalogUnavailable
 from alterflow.catalog.revisions import MIGRATIONS, head_revision
 from alterflow.errors import first_line
 
@@ -104,6 +105,43 @@ def _finishing_an_interrupted_statement(context) -> None:
         cursor.close()
 
 
+# PostgreSQL's admin_shutdown, crash_shutdown, cannot_connect_now; class 08 is connection_exception.
+_PG_GOING = {"57P01", "57P02", "57P03"}
+_PG_BUSY = re.compile(
+    r"FATAL: +(the database system is (starting up|shutting down|in recovery mode|not yet accepting)|sorry, too many clients)"
+)
+
+
+def _server_gone(context) -> bool:
+    """Whether a PostgreSQL error is the server going away or refusing a connection (not a pre-ping,
+    which reconnects by itself, and not an error the server answered with, such as a bad password)."""
+    if context.is_pre_ping or not isinstance(context.original_exception, Exception):
+        return False
+    state = getattr(context.original_exception, "sqlstate", None)
+    if context.is_disconnect or state in _PG_GOING or (state or "").startswith("08"):
+        return True
+    if state is not None or context.connection is not None:
+        return False
+    # No connection made. psycopg gives no code at connect: a server that answered put its FATAL
+    # message in the text (a bad password, a missing database: for good), unless it was starting,
+    # stopping or full; no FATAL is no server (refused, unreachable, timed out).
+    words = str(context.original_exception)
+    return "FATAL:" not in words or _PG_BUSY.search(words) is not None
+
+
+def _refusing_a_lost_server(context) -> None:
+    """SQLAlchemy's handle_error on PostgreSQL: the server went away mid-command (a restart, a
+    network cut) or refuses connections: CatalogLost, one line, in place of a driver's error that
+    would read as a bug."""
+    if _server_gone(context):
+        reason = first_line(context.original_exception, 160)
+        raise CatalogLost(
+            f"the catalog database stopped answering ({reason}); the command stopped and what it committed before "
+            "stays. Run it again once the database answers",
+            reason,
+        ) from context.original_exception
+
+
 def make_engine(url: str) -> Engine:
     url = normalise_url(url)
     if url.startswith("sqlite"):
@@ -113,6 +151,7 @@ def make_engine(url: str) -> Engine:
         event.listen(engine, "handle_error", _finishing_an_interrupted_statement)
     else:
         engine = create_engine(url, pool_pre_ping=True)
+        event.listen(engine, "handle_error", _refusing_a_lost_server)
     event.listen(engine, "handle_error", _refusing_a_full_database)
     return engine
 
@@ -247,6 +286,8 @@ def _refusing_bad_urls() -> Iterator[None]:
         raise CatalogUnavailable(f"{_CANNOT_OPEN}: it is not a database URL") from None
     except ImportError as exc:
         raise CatalogUnavailable(f"{_CANNOT_OPEN}: its database driver is not installed ({exc})") from None
+    except CatalogLost as exc:  # no server at the URL, for now: still a passing state
+        raise CatalogLost(f"{_CANNOT_OPEN}: {exc.reason}", exc.reason) from None
     except DBAPIError as exc:
         raise CatalogUnavailable(f"{_CANNOT_OPEN}: {first_line(exc.orig or exc)}") from None
     except SQLAlchemyError as exc:

@@ -35,7 +35,7 @@ from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
 
 from alterflow.airflow.provider import AWS_CONN_FIELD, AWS_FIELDS, CATALOG_URL_FIELD, CONN_TYPE, DEFAULT_CONN_ID, WAREHOUSE_FIELD
-from alterflow.catalog.catalog_errors import CatalogUnavailable
+from alterflow.catalog.catalog_errors import CatalogLost, CatalogUnavailable
 from alterflow.errors import UserError, shown
 from alterflow.object_store import KEY_VARIABLES, ObjectStoreLocation
 from alterflow.settings import SettingError, Settings, environment_with, warehouse_root
@@ -246,5 +246,8 @@ class AlterflowHook(BaseHook):
 
     def _unavailable(self, exc: CatalogUnavailable) -> UserError:
         if self.source.startswith("Airflow connection") and str(exc).startswith(_CANNOT_OPEN):
-            return AlterflowConnectionError(f"cannot open the catalog of {self.source} (its Catalog URL){str(exc)[len(_CANNOT_OPEN) :]}")
+            message = f"cannot open the catalog of {self.source} (its Catalog URL){str(exc)[len(_CANNOT_OPEN) :]}"
+            if isinstance(exc, CatalogLost):  # no server answering, for now: the task's retries may find one
+                return CatalogLost(message, exc.reason)
+            return AlterflowConnectionError(message)
         return exc

@@ -45,10 +45,13 @@ from alterflow.workflow.validated_plan import ValidatedPlan
 def refusals_fail_the_task() -> Iterator[None]:
     """A `UserError` (every refusal the core and the run conf raise) fails the task for good, its
     one line logged and kept as the task's XCom `alterflow_failure` (the run's note and the
-    Schema changes page show it: `runs`)."""
+    Schema changes page show it: `runs`). One that is `transient` (the catalog's server restarting)
+    is left for the task's retries."""
     try:
         yield
     except UserError as exc:
+        if getattr(exc, "transient", False):
+            raise
         record_failure(str(exc))
         raise AirflowFailException(str(exc)) from None
 

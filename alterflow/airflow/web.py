@@ -97,8 +97,9 @@ async def _catalog_unreachable(_request: Request, exc: OperationalError) -> JSON
 
 @app.exception_handler(CatalogUnavailable)
 async def _catalog_not_opened(_request: Request, exc: CatalogUnavailable) -> JSONResponse:
-    """The catalog could not be opened (no server, no driver, a bad URL): its one line, as a 503."""
-    reason = str(exc).split(": ", 1)[-1]
+    """The catalog could not be opened (no server, no driver, a bad URL) or its server went away
+    (CatalogLost): its one line, as a 503."""
+    reason = getattr(exc, "reason", None) or str(exc).split(": ", 1)[-1]
     return JSONResponse({"detail": capped(f"the alterflow catalog cannot be reached: {reason}")}, status.HTTP_503_SERVICE_UNAVAILABLE)
 
 

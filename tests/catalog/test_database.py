@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 INTERRUPTED_STATEMENT = """
 import os, signal, sqlite3, sys, threading, traceback
 from sqlalchemy import event, text
@@ -50,3 +52,68 @@ def test_a_statement_an_interrupt_stops_inside_the_driver_leaves_no_lock_held(tm
         timeout=120,
     )
     assert done.stdout.strip() == "written inside the statement", done.stderr[-3000:]
+
+
+@pytest.fixture
+def private_pg():
+    from tests.support.private_postgres import PrivatePostgres, postgres_bin
+
+    if postgres_bin() is None:
+        pytest.skip("PostgreSQL's server binaries are not installed")
+    server = PrivatePostgres()
+    server.start()
+    yield server
+    server.remove()
+
+
+@pytest.mark.postgres
+def test_a_catalog_server_that_goes_away_is_one_line_that_a_task_retries_and_its_return_needs_nothing(private_pg):
+    """A PostgreSQL catalog restarted under a command (`pg_ctl stop -m fast`): the statement it cut
+    off, and a connection it refuses, are CatalogLost (one line, transient: an Airflow task retries
+    it) rather than a driver's error read as a bug; opening the catalog meanwhile says it cannot,
+    still transient; once the server is back, the same engine works without a restart."""
+    from sqlalchemy import text
+
+    from alterflow.catalog.catalog import Catalog
+    from alterflow.catalog.catalog_errors import CatalogLost
+    from alterflow.catalog.database import close_engine, make_engine, upgrade_catalog
+
+    upgrade_catalog(private_pg.url)
+    engine = make_engine(private_pg.url)
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT 1")).scalar() == 1
+            private_pg.stop()
+            with pytest.raises(CatalogLost) as cut:
+                conn.execute(text("SELECT 1"))
+        assert str(cut.value) == (
+            "the catalog database stopped answering (terminating connection due to administrator command); "
+            "the command stopped and what it committed before stays. Run it again once the database answers"
+        )
+        with pytest.raises(CatalogLost, match=r"^the catalog database stopped answering \(connection failed: .*refused"):
+            engine.connect()
+        with pytest.raises(CatalogLost) as opening:
+            Catalog(private_pg.url)
+        assert str(opening.value).startswith("cannot open the catalog of ALTERFLOW_CATALOG_URL: connection failed: ")
+        assert opening.value.transient and "\n" not in str(opening.value)
+        private_pg.start()
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT 1")).scalar() == 1
+        assert Catalog(private_pg.url).tables() == []
+    finally:
+        engine.dispose()
+        close_engine(private_pg.url)
+
+
+@pytest.mark.postgres
+def test_a_server_that_answers_with_a_refusal_is_not_a_lost_server(private_pg):
+    """A bad password's or a missing database's error comes from a server that answers: the
+    catalog cannot be opened, for good (not transient)."""
+    from alterflow.catalog.catalog import Catalog
+    from alterflow.catalog.catalog_errors import CatalogLost, CatalogUnavailable
+
+    missing = private_pg.url.rsplit("/", 1)[0] + "/no_such_database"
+    with pytest.raises(CatalogUnavailable) as refused:
+        Catalog(missing)
+    assert not isinstance(refused.value, CatalogLost), refused.value
+    assert 'database "no_such_database" does not exist' in str(refused.value)

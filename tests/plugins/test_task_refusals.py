@@ -35,3 +35,12 @@ def test_a_refusal_fails_the_task_with_its_line(refusal):
 def test_anything_else_is_left_for_the_retries():
     with pytest.raises(KeyError), tasks.refusals_fail_the_task():
         raise KeyError("no such thing")
+
+
+def test_a_catalog_server_going_away_is_left_for_the_retries():
+    """CatalogLost is a UserError (one line in the CLI) but transient: the task is retried."""
+    from alterflow.catalog.catalog_errors import CatalogLost
+
+    lost = CatalogLost("the catalog database stopped answering (connection failed: refused); ...", "connection failed: refused")
+    with pytest.raises(CatalogLost), tasks.refusals_fail_the_task():
+        raise lost
