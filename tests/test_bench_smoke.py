@@ -68,6 +68,10 @@ def test_the_readme_summary_names_each_case_whole():
         "heavy conversion", long_case, "1 s", ratio="1.06 (ours/plain)", goal="≥ 0.8×", met="yes", summary="heavy conversion, Spark"
     )
     assert summary_table([row]).splitlines()[-1] == "| heavy conversion, Spark | 1.06 | ≥ 0.8× | yes |"
+    counted = ResultRow("golden", "870 queries", "77.2% (672 of 870): right 584", goal="≥ 70%", met="yes", summary="golden")
+    assert summary_table([counted]).splitlines()[-1] == "| golden | 77.2% | ≥ 70% | yes |"  # the figure, not half its note
+    timed = ResultRow("light", "1,000 rows", "p50 11.06 ms · p90 15.49 ms", goal="p50 ≤ 10 ms", met="no", summary="light")
+    assert summary_table([timed]).splitlines()[-1] == "| light | p50 11.06 | p50 ≤ 10 ms | no |"
     missing = [
         f"{path.name}:{node.lineno}"
         for path in sorted((ROOT / "bench").glob("*.py"))
