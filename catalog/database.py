@@ -107,26 +107,34 @@ def _finishing_an_interrupted_statement(context) -> None:
 
 # PostgreSQL's admin_shutdown, crash_shutdown, cannot_connect_now; class 08 is connection_exception.
 _PG_GOING = {"57P01", "57P02", "57P03"}
+# At connect, psycopg gives no code: libpq's words say whether no server answered (refused,
+# unreachable, timed out, cut) or one answered that it is starting, stopping or full. Anything else
+# (a bad password, a missing database, a bad option, SSL) is a refusal, for good.
+_NO_SERVER = re.compile(
+    r"Connection refused|could not translate host name|timeout expired|No route to host|Network is unreachable"
+    r"|server closed the connection unexpectedly|Connection reset by peer|could not connect to server"
+    r"|connection to server on socket .* failed: No such file or directory"
+)
 _PG_BUSY = re.compile(
-    r"FATAL: +(the database system is (starting up|shutting down|in recovery mode|not yet accepting)|sorry, too many clients)"
+    r"the database system is (starting up|shutting down|in recovery mode|not yet accepting)|sorry, too many clients"
+    r"|remaining connection slots are reserved|terminating connection due to (administrator command|crash of another)"
 )
 
 
 def _server_gone(context) -> bool:
-    """Whether a PostgreSQL error is the server going away or refusing a connection (not a pre-ping,
-    which reconnects by itself, and not an error the server answered with, such as a bad password)."""
-    if context.is_pre_ping or not isinstance(context.original_exception, Exception):
+    """Whether a PostgreSQL error is the server going away or refusing a connection for now (not a
+    pre-ping, which reconnects by itself, and not a refusal the server or the client made, such as
+    a bad password or a bad option)."""
+    orig = context.original_exception
+    if context.is_pre_ping or not isinstance(orig, context.dialect.loaded_dbapi.OperationalError):
         return False
-    state = getattr(context.original_exception, "sqlstate", None)
+    state = getattr(orig, "sqlstate", None)
     if context.is_disconnect or state in _PG_GOING or (state or "").startswith("08"):
         return True
     if state is not None or context.connection is not None:
         return False
-    # No connection made. psycopg gives no code at connect: a server that answered put its FATAL
-    # message in the text (a bad password, a missing database: for good), unless it was starting,
-    # stopping or full; no FATAL is no server (refused, unreachable, timed out).
-    words = str(context.original_exception)
-    return "FATAL:" not in words or _PG_BUSY.search(words) is not None
+    words = str(orig)
+    return _NO_SERVER.search(words) is not None or _PG_BUSY.search(words) is not None
 
 
 def _refusing_a_lost_server(context) -> None:

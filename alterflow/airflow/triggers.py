@@ -70,6 +70,8 @@ class CatalogTrigger(BaseTrigger):
             catalog = await asyncio.to_thread(Catalog, settings.catalog_url)
             self.lease_s = settings.lease_s
         except UserError as exc:  # the connection or the catalog refused: the task fails with the line
+            if getattr(exc, "transient", False):  # no catalog server for now: the trigger fails, the task is retried
+                raise
             yield TriggerEvent({"error": str(exc)})
             return
         looked = None  # monotonic time of the last full look

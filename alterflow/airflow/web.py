@@ -65,7 +65,7 @@ from alterflow.airflow import page
 from alterflow.airflow.hooks import AlterflowConnectionError, AlterflowHook
 from alterflow.airflow.page_data import job_json, jobs_json, migrations_json, table_json, utc_text, version_json
 from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
-from alterflow.catalog.catalog_errors import CatalogOutdated, CatalogUnavailable, UnknownObject
+from alterflow.catalog.catalog_errors import CatalogLost, CatalogOutdated, CatalogUnavailable, UnknownObject
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.states import JobState
 from alterflow.errors import capped, first_line, shown
@@ -409,6 +409,8 @@ def analyze_job(job_id: str, user: Reader, request: Request) -> dict:
             return analysis_of(catalog, settings.warehouse, number)
         except UnknownObject:
             raise
+        except CatalogLost:  # the catalog's server went away: a 503, as for a catalog that cannot be opened
+            raise
         except UserError as exc:
             raise HTTPException(status.HTTP_409_CONFLICT, first_line(exc)) from None
 
@@ -513,6 +515,8 @@ def revert_table(table: str, version: str, user: Reverter, request: Request) -> 
     audit("revert_table", user, request, extra, alter.request_id)
     try:
         planned = alter_steps.validate(catalog, alter, warehouse=settings.warehouse)
+    except CatalogLost:  # the catalog's server went away: a 503, as for a catalog that cannot be opened
+        raise
     except UserError as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, first_line(exc)) from None
     conf = {"table": alter.table, "statement": statement, "properties": {}}

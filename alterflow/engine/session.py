@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from alterflow import sql as ast
+from alterflow.catalog.catalog_errors import CatalogLost
 from alterflow.catalog.records import ViewDependency, utcnow
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.snapshot_reads import SnapshotReads, sqlite_snapshot_reads
@@ -129,7 +130,7 @@ class Session:
             if request_id is not None and isinstance(statement, ast.AlterTable | ast.Insert):
                 return self._run(statement, request_id)
             return self._run(statement)
-        except StatementError:
+        except (StatementError, CatalogLost):  # CatalogLost: a passing state, which an Airflow task retries
             raise
         except UserError as exc:  # every refusal, worded by the layer that refused
             raise StatementError(str(exc)) from None

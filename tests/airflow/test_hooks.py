@@ -225,3 +225,17 @@ def test_the_schema_change_dag_and_the_page_use_the_configured_connection(env, m
 
     settings, catalog = open_catalog()
     assert (settings.catalog_url, [t.name for t in catalog.tables()]) == (url, ["t"])
+
+
+def test_a_connection_whose_catalog_server_does_not_answer_is_a_passing_state(env, monkeypatch, tmp_path):
+    """An Airflow connection whose Catalog URL names a PostgreSQL server that does not answer (a
+    restart): CatalogLost, naming the connection, which a task retries, not a refusal for good."""
+    from alterflow.catalog.catalog_errors import CatalogLost
+    from tests.support.ports import free_port
+
+    url = f"postgresql://postgres@127.0.0.1:{free_port()}/alterflow"
+    connection(monkeypatch, conn_id="alterflow_down", catalog_url=url, warehouse=str(tmp_path / "wh"))
+    with pytest.raises(CatalogLost) as lost:
+        AlterflowHook("alterflow_down").get_conn()
+    assert str(lost.value).startswith("cannot open the catalog of Airflow connection alterflow_down (its Catalog URL): connection failed")
+    assert lost.value.transient

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import time
 
-from tests.support.ports import free_port
+from tests.support.ports import lasting_free_port
 
 OWNER = "postgres"  # initdb refuses root; the server runs as Debian's postgres user
 
@@ -31,10 +31,12 @@ class PrivatePostgres:
         if bin_folder is None:
             raise RuntimeError("no PostgreSQL server binaries under /usr/lib/postgresql (Debian's postgresql package)")
         self.bin = bin_folder
+        if os.geteuid() != 0:
+            raise RuntimeError("a PostgreSQL server of a test's own is started as root (initdb runs as the postgres user)")
         self.folder = pathlib.Path(tempfile.mkdtemp(prefix="alterflow-pg-"))  # not under pytest's root-only tmp
         shutil.chown(self.folder, OWNER, OWNER)
         self.data = self.folder / "data"
-        self.port = free_port()
+        self.port = lasting_free_port()  # the same port after a restart
         self.url = f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
         self._as_owner("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync")
 

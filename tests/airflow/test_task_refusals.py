@@ -1,6 +1,7 @@
-"""The Airflow tasks fail for good on a refusal and retry on anything else (issue 13): the one rule
-is `UserError`, the same class the CLI and the session catch, so no hand-written list can miss a
-refusal (a bad value, a query error, a load's bad input) or take a bug for one."""
+"""The Airflow tasks fail for good on a refusal and retry on anything else: the one rule is
+`UserError`, the same class the CLI and the session catch, so no hand-written list can miss a
+refusal (a bad value, a query error, a load's bad input) or take a bug for one; a `UserError` that
+is `transient` (the catalog's server going away) is retried like any passing fault."""
 
 from __future__ import annotations
 
