@@ -248,6 +248,8 @@ def test_celery_workers_scale_and_share_everything_the_other_airflow_services_ha
     assert redis["command"][0] == "redis-server" and "ports" not in redis
     assert "--appendonly" in redis["command"] and mounts_of(redis)[redis["command"][-1]] == "redis-data"
     assert "redis-server" in DOCKERFILE.read_text()
+    # its folder belongs to the image's uid 50000, so it runs as that uid whatever AIRFLOW_UID says
+    assert redis["user"] == "50000:0" and "chown 50000:0 /opt/alterflow/home /opt/alterflow/redis" in DOCKERFILE.read_text()
 
 
 def test_start_order(services):
