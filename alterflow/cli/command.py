@@ -269,13 +269,18 @@ def _load(args) -> int:
 
     label = fitted_label(f"load {args.path}") if args.label is None else args.label
     try:
+        if args.label is not None:
+            from alterflow.catalog.catalog_errors import checked_label
+
+            checked_label(label, "load")  # before anything is opened or made
         source = open_input(pathlib.Path(args.path), args.format)
         session = Session()
         signals.under_way(lambda: _load_state(session, args.table, label))
         if args.label is None:
             message = session.load_input(args.table, source, label=label, engine=args.engine).message
         else:
-            message = _labelled_load_message(args.table, label, session.load_input_once(args.table, source, label, args.engine))
+            done = session.load_input_once(args.table, source, label, args.engine)
+            message = _labelled_load_message(session.catalog.table(args.table).name, label, done)
     except Exception as exc:
         return report_failure(exc)
     print(message)

@@ -457,7 +457,7 @@ def test_a_labelled_load_run_again_writes_nothing_and_a_bad_label_is_one_line(tm
     data.write_text("id,name\n1,a\n2,b\n")
     first = ok(cli(home, "load", "events", str(data), "--label", "day 2024-01-01"))
     txn = int(re.fullmatch(r"2 rows loaded into events \(transaction (\d+)\)\n", first).group(1))
-    again = ok(cli(home, "load", "events", str(data), "--label", "day 2024-01-01"))
+    again = ok(cli(home, "load", "EVENTS", str(data), "--label", "day 2024-01-01"))  # the table's own spelling, as a load says it
     assert again == f"events: label 'day 2024-01-01' was loaded already (transaction {txn}, 2 rows); nothing written\n"
     snap = session.catalog.snapshot("events")
     assert len({f.txn_id for f in snap.files}) == 1
@@ -466,6 +466,9 @@ def test_a_labelled_load_run_again_writes_nothing_and_a_bad_label_is_one_line(tm
         message = error_of(cli(home, "load", "events", str(data), "--label", label))
         assert message == f"load: label {shown} is not 1 to 256 printable characters (no control characters)", message
     assert error_of(cli(home, "load", "nope", str(data), "--label", "z")) == "unknown table nope"
+    fresh = tmp_path / "fresh-home"  # a bad label is refused before a home or a catalog is made
+    assert error_of(cli(fresh, "load", "events", str(data), "--label", "")).startswith("load: label '' is not")
+    assert not fresh.exists()
     assert (session.catalog.snapshot("events").files, sorted(str(p) for p in session.warehouse.rglob("*"))) == before
     ok(cli(home, "load", "events", str(data), "--label", "day 2024-01-01, second"))
     assert len({f.txn_id for f in session.catalog.snapshot("events").files}) == 2
