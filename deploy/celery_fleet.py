@@ -105,7 +105,7 @@ def commands(airflow: str, env: dict[str, str], workers: int) -> dict[str, list[
 
 def run(airflow: str, env: dict[str, str], workers: int) -> int:
     """Migrate the metadata database, start the fleet and supervise it until a signal or a process's
-    own exit; the exit status (130/143 after Ctrl-C/SIGTERM, 1 when a process ended by itself)."""
+    own exit; the exit status (130/143 after Ctrl-C/SIGTERM, 1 when a process is failing: `failing`)."""
     logs = pathlib.Path(env["AIRFLOW_HOME"]) / "logs" / "fleet"
     logs.mkdir(parents=True, exist_ok=True)
     migrate_log = logs / "db-migrate.log"

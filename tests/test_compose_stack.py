@@ -49,6 +49,18 @@ def _token(stack) -> str:
     return response.json()["access_token"]
 
 
+def assert_every_task_ran_on_a_worker(stack, headers: dict, runs: list[dict]) -> None:
+    """Every task of the runs ran on one of the scaled Celery workers (`--scale worker=2`)."""
+    hostnames = {stack.compose("exec", "-T", "--index", str(n), "worker", "hostname").stdout.strip() for n in range(1, WORKERS + 1)}
+    assert len(hostnames) == WORKERS, hostnames
+    for run in runs:
+        tasks = httpx.get(
+            f"{stack.http}/api/v2/dags/alterflow_schema_change/dagRuns/{run['dag_run_id']}/taskInstances", headers=headers, timeout=30
+        ).json()["task_instances"]
+        ran = {t["hostname"] for t in tasks if t["state"] == "success"}
+        assert ran and ran <= hostnames, (run["dag_run_id"], ran, hostnames)
+
+
 def test_a_user_session_on_the_compose_stack_with_its_warehouse_in_the_bucket(stack):
     """What a user does through `docker compose run --rm cli`, checked from the host; the Airflow
     containers, the CLI and the Spark worker share the data through the stack's bucket alone."""
@@ -91,15 +103,7 @@ def test_a_user_session_on_the_compose_stack_with_its_warehouse_in_the_bucket(st
         ('ALTER TABLE orders MODIFY COLUMN amount BIGINT PROPERTIES ("engine" = "spark")', "success"),
     ]
 
-    # Every task of both runs ran on one of the scaled Celery workers.
-    hostnames = {stack.compose("exec", "-T", "--index", str(n), "worker", "hostname").stdout.strip() for n in range(1, WORKERS + 1)}
-    assert len(hostnames) == WORKERS, hostnames
-    for run in runs:
-        tasks = httpx.get(
-            f"{stack.http}/api/v2/dags/alterflow_schema_change/dagRuns/{run['dag_run_id']}/taskInstances", headers=headers, timeout=30
-        ).json()["task_instances"]
-        ran = {t["hostname"] for t in tasks if t["state"] == "success"}
-        assert ran and ran <= hostnames, (run["dag_run_id"], ran, hostnames)
+    assert_every_task_ran_on_a_worker(stack, headers, runs)
 
     # The Schema changes API of the plugin served by the api-server.
     jobs = httpx.get(f"{stack.http}/alterflow/api/jobs", headers=headers, timeout=30).json()["jobs"]

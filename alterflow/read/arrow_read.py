@@ -3,7 +3,7 @@ the local engine (docs/semantics.md, "Queries: two engines, Spark's answers"), w
 
 A column of the target is found in each file by its Parquet field id: present in the file's
 version, its values are read and, when the type was widened since, widened by the same rules the
-conversion uses (`arrow_convert.convert_array`); absent, it reads its initial default or NULL.
+conversion uses (`arrow_columns.convert_array`); absent, it reads its initial default or NULL.
 Columns the target no longer has are never read. Primary-key tables keep, per key, the row of the
 latest committed transaction (rows carry their transaction in the hidden column, and rewritten
 files hold rows of many), and between rows of one transaction the row of the file whose name

@@ -22,6 +22,7 @@ from __future__ import annotations
 import csv
 import os
 import pathlib
+import re
 import shutil
 import signal
 import socket
@@ -358,6 +359,41 @@ def _a_worker_killed_mid_load(live: LiveAirflow, headers: dict, tmp_path: pathli
     assert rows_as_dicts(counted) == [{"n": LOAD_ROWS_BIG, "d": LOAD_ROWS_BIG, "s": LOAD_ROWS_BIG * (LOAD_ROWS_BIG + 1) // 2}]
 
 
+class Loads:
+    """The CLI loads of the team's load, one thread per table, until `stop` is set: what each
+    committed, the errors of the tries run again, and the loads that failed every try."""
+
+    def __init__(self, live: LiveAirflow, tmp_path: pathlib.Path):
+        self.live, self.tmp_path = live, tmp_path
+        self.failures: list[str] = []
+        self.loaded = dict.fromkeys(TABLES, 0)  # loads committed per table (each of LOAD_ROWS new ids)
+        self.retried: list[str] = []
+        self.stop = threading.Event()
+
+    def into(self, table: str) -> None:
+        """One load after another into `table` until every run has ended, at least LOADS_PER_TABLE.
+        A load that fails (the catalog restarted under it) is run again with the same file and
+        label, as a pipeline's retry would, up to LOAD_TRIES times: the label keeps it once (a try
+        whose commit landed though its answer was lost makes the next write nothing)."""
+        n = 0
+        while n < LOADS_PER_TABLE or not self.stop.is_set():
+            data = write_csv(self.tmp_path / f"{table}-{n + 1}.csv", START_ROWS + n * LOAD_ROWS + 1, LOAD_ROWS)
+            errors = []
+            command = [str(BIN / "alterflow"), "load", table, str(data), "--label", f"{table} load {n + 1}"]
+            for _try in range(LOAD_TRIES):
+                done = subprocess.run(command, env=self.live.cli_env(), capture_output=True, text=True)
+                if done.returncode == 0:
+                    break
+                errors.append(done.stderr.strip()[-500:])
+                time.sleep(2)
+            else:
+                self.failures.append(f"load {n + 1} into {table}, {LOAD_TRIES} tries: {errors}")
+                return
+            self.retried.extend(f"load {n + 1} into {table}: {error}" for error in errors)
+            n += 1
+            self.loaded[table] = n
+
+
 def _a_teams_load(live: LiveAirflow, headers: dict, tmp_path: pathlib.Path, faults) -> None:
     for table in TABLES:
         cli(
@@ -367,36 +403,8 @@ def _a_teams_load(live: LiveAirflow, headers: dict, tmp_path: pathlib.Path, faul
             f"CREATE TABLE {table} (id INT NOT NULL, v INT, note STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2",
         )
         cli(live, "load", table, str(write_csv(tmp_path / f"{table}-0.csv", 1, START_ROWS)))
-    failures: list[str] = []
-    loaded = dict.fromkeys(TABLES, 0)  # loads committed per table (each of LOAD_ROWS new ids)
-    retried: list[str] = []  # the errors of the tries that were run again
-    stop = threading.Event()
-
-    def loads(table: str) -> None:
-        """One load after another into `table` until every run has ended, at least LOADS_PER_TABLE.
-        A load that fails (the catalog restarted under it) is run again with the same file and
-        label, as a pipeline's retry would, up to LOAD_TRIES times: the label keeps it once (a try
-        whose commit landed though its answer was lost makes the next write nothing)."""
-        n = 0
-        while n < LOADS_PER_TABLE or not stop.is_set():
-            first = START_ROWS + n * LOAD_ROWS + 1
-            data = write_csv(tmp_path / f"{table}-{n + 1}.csv", first, LOAD_ROWS)
-            errors = []
-            command = [str(BIN / "alterflow"), "load", table, str(data), "--label", f"{table} load {n + 1}"]
-            for _try in range(LOAD_TRIES):
-                done = subprocess.run(command, env=live.cli_env(), capture_output=True, text=True)
-                if done.returncode == 0:
-                    break
-                errors.append(done.stderr.strip()[-500:])
-                time.sleep(2)
-            else:
-                failures.append(f"load {n + 1} into {table}, {LOAD_TRIES} tries: {errors}")
-                return
-            retried.extend(f"load {n + 1} into {table}: {error}" for error in errors)
-            n += 1
-            loaded[table] = n
-
-    loaders = [threading.Thread(target=loads, args=(table,)) for table in TABLES]
+    loads = Loads(live, tmp_path)
+    loaders = [threading.Thread(target=loads.into, args=(table,)) for table in TABLES]
     for loader in loaders:
         loader.start()
     first_ids = [f"fleet_first_{table}" for table, _ in FIRST_ALTERS]
@@ -412,13 +420,17 @@ def _a_teams_load(live: LiveAirflow, headers: dict, tmp_path: pathlib.Path, faul
         for run_id in run_ids:
             wait_for_run(live, headers, run_id, timeout=600)
     finally:
-        stop.set()
+        loads.stop.set()
         for loader in loaders:
             loader.join()
-    assert failures == [], failures
-    print(f"loads run again after an error: {len(retried)}", *retried, sep="\n    ", flush=True)
+    assert loads.failures == [], loads.failures
+    print(f"loads run again after an error: {len(loads.retried)}", *loads.retried, sep="\n    ", flush=True)
+    lost = re.compile(
+        r"error: (the catalog database stopped answering \(|cannot open the catalog of ALTERFLOW_CATALOG_URL: connection failed)"
+    )
+    assert all(lost.search(error) for error in loads.retried), loads.retried  # the catalog's restart, in its one line, nothing else
     for table in TABLES:
-        expected = START_ROWS + loaded[table] * LOAD_ROWS
+        expected = START_ROWS + loads.loaded[table] * LOAD_ROWS
         results = sql(
             live, f"SHOW ALTER TABLE COLUMN FROM {table}; SELECT count(*) AS n, count(DISTINCT id) AS d, sum(id) AS s FROM {table}"
         )
