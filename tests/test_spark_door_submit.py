@@ -34,6 +34,7 @@ from alterflow.spark import write_table
 from tests.support import REPO
 from tests.support.catalog_rows import txn_state
 from tests.support.heavy_jobs import check, describe, job, sql, start, subprocess_env, swap, to_validating
+from tests.support.process_signals import stop_outside_a_catalog_write
 from tests.support.spark_standalone import standalone_cluster
 
 pytestmark = pytest.mark.spark
@@ -171,7 +172,8 @@ def test_a_killed_write_leaves_nothing_and_gc_removes_what_it_staged(session, sp
     proc = submit(JOB, ["write", "t", 0, KILLED_ROWS], "local[2]", env, out)
     try:
         wait_until(proc, lambda: staged_files(session), "a staged file", out)
-        os.killpg(proc.pid, signal.SIGSTOP)  # frozen mid-task: look, then kill
+        # frozen mid-task, outside a catalog write (a stop inside one locks SQLite for every reader): look, then kill
+        stop_outside_a_catalog_write(proc.pid, session.settings.catalog_url)
         txn = write_txn(session)
         with session.catalog.db_session() as s:
             registered = s.query(DataFileRow).filter(DataFileRow.txn_id == txn).count()

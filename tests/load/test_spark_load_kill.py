@@ -22,6 +22,7 @@ from alterflow.engine.session import Session
 from alterflow.gc.gc_runner import run_gc
 from alterflow.load.inputs import open_input
 from tests.support.catalog_rows import txn_state
+from tests.support.process_signals import stop_outside_a_catalog_write
 from tests.support.statements import sql
 
 pytestmark = pytest.mark.spark
@@ -117,7 +118,8 @@ def test_killed_while_its_tasks_write(table_b, big_csv, spark):
     proc = spawn_load(session, big_csv, None)
     try:
         wait_until(proc, lambda: staged_files(session), "a staged file")
-        os.killpg(proc.pid, signal.SIGSTOP)  # frozen mid-task: check, then kill
+        # frozen mid-task, outside a catalog write (a stop inside one locks SQLite for every reader): look, then kill
+        stop_outside_a_catalog_write(proc.pid, session.settings.catalog_url)
         txn, state = load_txn(session)
         with session.catalog.db_session() as s:
             registered = s.query(DataFileRow).filter(DataFileRow.txn_id == txn).count()
