@@ -4,6 +4,7 @@ bad input (one error line, nothing written)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
@@ -355,9 +356,10 @@ def test_a_celery_variant_that_cannot_run_is_one_line_and_writes_nothing(tmp_pat
     assert not home.exists() and not (tmp_path / "home").exists()
 
 
+@contextlib.contextmanager
 def _supervised(fleet_module, tmp_path, commands: dict[str, list[str]]):
-    """`celery_fleet._supervise` over `commands` in a thread: (running processes, the stop list, the
-    thread, its result box); append a signal number to the stop list to end it."""
+    """`celery_fleet._supervise` over `commands` in a thread: (running processes, the thread, its
+    result box); on leaving, the supervision is ended as by SIGTERM and every process stopped."""
     import threading
 
     logs = tmp_path / "fleet-logs"
@@ -369,7 +371,12 @@ def _supervised(fleet_module, tmp_path, commands: dict[str, list[str]]):
         target=lambda: result.append(fleet_module._supervise(running, commands, dict(os.environ), logs, stopping)), daemon=True
     )
     thread.start()
-    return running, stopping, thread, result
+    try:
+        yield running, thread, result
+    finally:
+        stopping.append(signal.SIGTERM)
+        thread.join(30)
+        fleet_module._stop(running)
 
 
 def test_the_fleets_supervisor_starts_a_killed_process_again_however_soon_and_stops_on_a_failing_one(
@@ -382,8 +389,7 @@ def test_the_fleets_supervisor_starts_a_killed_process_again_however_soon_and_st
 
     fleet = airflow_env._sibling("celery_fleet")
     monkeypatch.setattr(fleet, "START_LIMIT", 2)
-    running, stopping, thread, result = _supervised(fleet, tmp_path, {"worker1": ["sleep", "600"], "worker2": ["sleep", "600"]})
-    try:
+    with _supervised(fleet, tmp_path, {"worker1": ["sleep", "600"], "worker2": ["sleep", "600"]}) as (running, thread, result):
         for _kill in range(3):  # the third kill is one too many within the window
             first = running["worker1"].pid
             os.kill(first, signal.SIGKILL)
@@ -393,24 +399,14 @@ def test_the_fleets_supervisor_starts_a_killed_process_again_however_soon_and_st
                 time.sleep(0.1)
         thread.join(30)
         assert result == [1]
-    finally:
-        stopping.append(signal.SIGTERM)
-        thread.join(30)
-        fleet._stop(running)
     out = capsys.readouterr().out
     assert out.count("worker1 exited with status -9; starting it again") == 2, out
     assert "error: worker1 exited with status -9; the end of its log:" in out, out
 
-    running, stopping, thread, result = _supervised(
-        fleet, tmp_path / "again", {"worker1": ["sleep", "600"], "broken": ["sh", "-c", "echo no broker here; exit 3"]}
-    )
-    try:
+    broken = {"worker1": ["sleep", "600"], "broken": ["sh", "-c", "echo no broker here; exit 3"]}
+    with _supervised(fleet, tmp_path / "again", broken) as (_running, thread, result):
         thread.join(30)
         assert result == [1]
-    finally:
-        stopping.append(signal.SIGTERM)
-        thread.join(30)
-        fleet._stop(running)
     out = capsys.readouterr().out
     assert "error: broken exited with status 3; the end of its log:\n    no broker here" in out, out
     assert "starting it again" not in out, out
