@@ -31,8 +31,8 @@ def json_value(value):
 
 def to_json(result: ResultSet) -> str:
     """One JSON line. JSON escapes the C0 controls itself; what else a terminal would act on (DEL,
-    the C1 controls such as CSI 0x9b, line and paragraph separators) is written as `\\uXXXX` too,
-    which a JSON reader reads back as the same character."""
+    the C1 controls such as CSI 0x9b, line and paragraph separators) is written as a `\\u` escape
+    too (`\\u009b`, `\\u2028`), which a JSON reader reads back as the same character."""
     line = json.dumps(
         {"columns": list(result.columns), "rows": [[json_value(v) for v in row] for row in result.rows]},
         ensure_ascii=False,
