@@ -9,6 +9,7 @@ if it is held continue the process and try again a moment later."""
 from __future__ import annotations
 
 import os
+import pathlib
 import signal
 import sqlite3
 import time
@@ -40,11 +41,44 @@ def stop_outside_a_catalog_write(pid: int, catalog_url: str, within_s: float = 6
     deadline = time.monotonic() + within_s
     while True:
         os.killpg(pid, signal.SIGSTOP)
+        _wait_until_the_group_stopped(pid)  # a thread still running could take the lock after the probe
         if _write_lock_is_free(url.database):
             return
         os.killpg(pid, signal.SIGCONT)
         assert time.monotonic() < deadline, f"process {pid} held the catalog's write lock for {within_s:.0f} s"
         time.sleep(0.05)
+
+
+def _threads_of_group(pgid: int) -> list[str]:
+    """/proc/<pid>/task/<tid>/stat of every thread of every process in process group `pgid`."""
+    found = []
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        if int(fields[2]) == pgid:  # the stat's 5th field, 3rd after the command: the process group
+            found += [str(task) for task in stat.parent.glob("task/*/stat")]
+    return found
+
+
+def _wait_until_the_group_stopped(pgid: int, within_s: float = 10.0) -> None:
+    """Until every thread of process group `pgid` is stopped (SIGSTOP stops each thread when it next
+    leaves the kernel: one inside a system call, such as the lock SQLite is taking, finishes it first)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        running = []
+        for path in _threads_of_group(pgid):
+            try:
+                state = open(path).read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if state not in ("T", "t", "Z", "X"):
+                running.append(path)
+        if not running:
+            return
+        assert time.monotonic() < deadline, f"threads of process group {pgid} still running {within_s:.0f} s after SIGSTOP: {running[:5]}"
+        time.sleep(0.005)
 
 
 def stopped(pid: int) -> bool:
