@@ -82,6 +82,13 @@ HEAVY = {"retries": 2, "retry_delay": timedelta(seconds=10)}
 # The short steps retry too, soon: a transient error (a locked database, a task process lost on a
 # busy worker) must not fail an ALTER. A refusal (AirflowFailException) still fails at once.
 LIGHT = {"retries": 2, "retry_delay": timedelta(seconds=2)}
+# Which waiting task a free worker slot takes first (Airflow's priority_weight; "absolute": the
+# weight as given, not summed along the graph): a step that ends a run or a change, then a run's
+# other short steps, then the long ones, which convert data. A light ALTER's steps so go before
+# another table's rewrite, and runs under way end before new ones start (docs/deploy.md#priorities-and-worker-start-up).
+ENDING_STEP = {"priority_weight": 3, "weight_rule": "absolute"}
+SHORT_STEP = {"priority_weight": 2, "weight_rule": "absolute"}
+LONG_STEP = {"priority_weight": 1, "weight_rule": "absolute"}
 
 # An ALTER TABLE statement, as the trigger form checks it before a run exists (the validate task
 # checks the rest: that it parses, names a known table, ...). JSON Schema's regex has no flags.
@@ -186,31 +193,31 @@ EVERY_DAG = {"start_date": pendulum.datetime(2026, 1, 1, tz="UTC"), "catchup": F
 def alterflow_schema_change():
     own_params()
 
-    @task(**LIGHT)
+    @task(**LIGHT, **SHORT_STEP)
     def plan(request: dict, params=None) -> dict:
         if tasks.is_dry_run(params):
             return tasks.dry_run(request)
         return tasks.plan(request)
 
-    @task.branch(**LIGHT)
+    @task.branch(**LIGHT, **SHORT_STEP)
     def branch(validated: dict) -> str:
         return tasks.branch(validated)
 
-    @task(**LIGHT)
+    @task(**LIGHT, **ENDING_STEP)
     def commit(request: dict, validated: dict) -> dict:
         return tasks.commit(request, validated)
 
-    @task.branch(**HEAVY)
+    @task.branch(**HEAVY, **SHORT_STEP)
     def start(request: dict, validated: dict, ti=None) -> str:
         started = tasks.start(request, validated)
         ti.xcom_push(key="job", value=started)  # the job for the tasks after it (JOB_ID)
         return tasks.route(started["job_id"])
 
-    @task(**HEAVY)
+    @task(**HEAVY, **LONG_STEP)
     def check(job_id: str, run_id=None) -> dict:
         return tasks.check(int(job_id), run_id)
 
-    @task(trigger_rule="none_failed_min_one_success", outlets=[SCHEMA_CHANGES], **LIGHT)
+    @task(trigger_rule="none_failed_min_one_success", outlets=[SCHEMA_CHANGES], **LIGHT, **ENDING_STEP)
     def done(request: dict, validated: dict, outlet_events=None) -> dict:
         finished = tasks.done(request, validated)
         event = tasks.schema_change_event(finished)
@@ -218,16 +225,16 @@ def alterflow_schema_change():
             outlet_events[SCHEMA_CHANGES].add(Asset(event.uri), extra=event.extra)
         return finished
 
-    request = ValidateRunOperator(task_id="validate", **LIGHT).output
+    request = ValidateRunOperator(task_id="validate", **LIGHT, **SHORT_STEP).output
     validated = plan(request)
     committed = commit(request, validated)
     started = start(request, validated)
     branch(validated) >> [committed, started]
 
-    wait = WaitForBoundaryOperator(task_id="wait_for_boundary", job_id=JOB_ID, **HEAVY)
-    convert = ConvertHistoryOperator(task_id="convert", job_id=JOB_ID, **HEAVY)
-    swap = SwapOperator(task_id="swap", job_id=JOB_ID, **HEAVY)
-    in_worker = RewriteInWorkerOperator(task_id="rewrite_in_worker", job_id=JOB_ID, **HEAVY)
+    wait = WaitForBoundaryOperator(task_id="wait_for_boundary", job_id=JOB_ID, **HEAVY, **SHORT_STEP)
+    convert = ConvertHistoryOperator(task_id="convert", job_id=JOB_ID, **HEAVY, **LONG_STEP)
+    swap = SwapOperator(task_id="swap", job_id=JOB_ID, **HEAVY, **ENDING_STEP)
+    in_worker = RewriteInWorkerOperator(task_id="rewrite_in_worker", job_id=JOB_ID, **HEAVY, **LONG_STEP)
     started >> [wait, in_worker]
     wait >> convert >> check(JOB_ID) >> swap
     [committed, swap, in_worker] >> done(request, validated)

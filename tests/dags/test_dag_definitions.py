@@ -61,6 +61,22 @@ def test_schema_change_dag_shape_and_trigger_form():
     assert dag.params.get_param("postpone_swap").schema["type"] == ["null", "boolean"]
 
 
+def test_a_free_slot_goes_to_a_step_that_ends_a_run_then_to_short_steps_then_to_conversions():
+    """Airflow's priority weights, as given ("absolute"): under a team's load a light ALTER's steps
+    go before another table's rewrite, and runs under way end before new ones begin."""
+    tasks = dag_bag().dags[SCHEMA_CHANGE].task_dict
+    assert {str(task.weight_rule) for task in tasks.values()} == {"absolute"}  # each weight as given, not summed
+    weights = {task_id: task.priority_weight for task_id, task in tasks.items()}
+    ending, short, long = (
+        {"commit", "swap", "done"},
+        {"validate", "plan", "branch", "start", "wait_for_boundary"},
+        {"rewrite_in_worker", "convert", "check"},
+    )
+    assert ending | short | long == set(tasks)
+    assert min(weights[t] for t in ending) > max(weights[t] for t in short) > 0
+    assert min(weights[t] for t in short) > max(weights[t] for t in long) > 0
+
+
 def test_gc_dag_is_hourly_one_run_at_a_time_one_task_per_step_in_order():
     from alterflow.airflow.gc_tasks import DAG_TASKS, STEP_ORDER
 
