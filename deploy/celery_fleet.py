@@ -73,6 +73,8 @@ def celery_environment(env: dict[str, str], broker: str) -> dict[str, str]:
     )
     # Two task slots per worker: a conversion's Spark driver and a load may share one.
     celery.setdefault("AIRFLOW__CELERY__WORKER_CONCURRENCY", "2")
+    # Each worker imports alterflow once, before it forks its pool: a task process finds it imported.
+    celery.setdefault("AIRFLOW__CELERY__CELERY_CONFIG_OPTIONS", "alterflow.airflow.celery_config.CELERY_CONFIG")
     return celery
 
 
