@@ -116,7 +116,7 @@ def test_a_user_session_on_the_compose_stack_with_its_warehouse_in_the_bucket(st
     master = httpx.get(f"{stack.spark_ui}/json/", timeout=30).json()
     assert ("alterflow-convert-job-2", "FINISHED") in {(a["name"], a["state"]) for a in master["completedapps"]}, json.dumps(master)[:2000]
     alive = [w for w in master["workers"] if w["state"] == "ALIVE"]
-    assert len(alive) == 1
+    assert len(alive) == 2  # the master's two workers (docker-compose.yaml's replicas)
 
     # The files are objects of the bucket; nothing went to the shared volume the stack still mounts.
     keys = json.loads(stack.compose("exec", "-T", "airflow-scheduler", "python", "-c", LIST_THE_BUCKET).stdout.strip().splitlines()[-1])

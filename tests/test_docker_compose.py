@@ -176,6 +176,7 @@ def test_airflow_settings_point_at_the_compose_services(services):
         env = env_of(services[name])
         assert env["AIRFLOW__CORE__EXECUTOR"] == "CeleryExecutor"
         assert env["AIRFLOW__CELERY__BROKER_URL"] == "redis://redis:6379/0"
+        assert env["AIRFLOW__CELERY__CELERY_CONFIG_OPTIONS"] == "alterflow.airflow.celery_config.CELERY_CONFIG"
         for given in ({}, {"ALTERFLOW_POSTGRES_PASSWORD": "pw-from-env"}):  # Celery's results beside Airflow's metadata
             results = interpolate(env["AIRFLOW__CELERY__RESULT_BACKEND"], given)
             assert results == "db+" + interpolate(env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"], given)
@@ -250,6 +251,14 @@ def test_celery_workers_scale_and_share_everything_the_other_airflow_services_ha
     assert "redis-server" in DOCKERFILE.read_text()
     # its folder belongs to the image's uid 50000, so it runs as that uid whatever AIRFLOW_UID says
     assert redis["user"] == "50000:0" and "chown 50000:0 /opt/alterflow/home /opt/alterflow/redis" in DOCKERFILE.read_text()
+
+
+def test_two_spark_workers_that_scale(services):
+    """A Spark master with two workers (`--scale spark-worker=N` for another count): no container
+    name or published port that a second replica would collide on."""
+    spark_worker = services["spark-worker"]
+    assert spark_worker["deploy"]["replicas"] == 2
+    assert "container_name" not in spark_worker and "ports" not in spark_worker
 
 
 def test_start_order(services):
