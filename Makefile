@@ -72,7 +72,8 @@ test-compose: install
 
 # Airflow on the CeleryExecutor (make airflow AIRFLOW_EXECUTOR=celery's command) with two workers, a
 # Redis of the test's own and PostgreSQL: a worker killed mid-conversion and one mid-load, then ALTERs
-# on five tables while loads land, with the broker and the scheduler restarted
+# on five tables while loads land, with the catalog, the broker and the scheduler restarted; then the
+# fleet benchmark's team load, 50 ALTERs on 20 tables, judged by its end state
 # (tests/e2e/test_airflow_fleet.py). .ci/run runs it after the Compose stack.
 test-fleet: install redis
 	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=1800 -m fleet

@@ -34,6 +34,7 @@ BENCHMARKS = (
     "table_append",
     "spark_write",
     "airflow_runs",
+    "fleet_load",  # three Celery fleets of its own: the longest, last
 )
 
 

@@ -59,7 +59,7 @@ def _timed_run(live, headers: dict, run_id: str, table: str, statement: str, tim
     raise RuntimeError(f"run {run_id} still {run['state']} after {timeout} s")
 
 
-def _timeline(live, headers: dict, run_id: str) -> str:
+def timeline(live, headers: dict, run_id: str) -> str:
     """Each task of the run: when it was queued and started, and how long it ran, in seconds from
     the run being queued (where a run's time goes: hand-offs or work)."""
     run = live.call("GET", f"/api/v2/dags/{DAG}/dagRuns/{run_id}", headers=headers).json()
@@ -126,8 +126,8 @@ def measure(live, quick: bool = False) -> list[ResultRow]:
         print(f"  run {i}: light {light_s:.1f} s, heavy {heavy_s:.1f} s{' (warm-up)' if i < warm_up else ''}", flush=True)
         if i >= warm_up:
             light.append(light_s), heavy.append(heavy_s)
-    print(f"  last light run: {_timeline(live, headers, f'bench_light_{last}')}", flush=True)
-    print(f"  last heavy run: {_timeline(live, headers, f'bench_heavy_{last}')}", flush=True)
+    print(f"  last light run: {timeline(live, headers, f'bench_light_{last}')}", flush=True)
+    print(f"  last heavy run: {timeline(live, headers, f'bench_heavy_{last}')}", flush=True)
     jobs = session.catalog.jobs(session.catalog.table(f"bench_heavy{last}").id)
     assert jobs and jobs[-1].state == "FINISHED" and jobs[-1].kind == "HEAVY", jobs
     ratio = median(heavy) / median(light)

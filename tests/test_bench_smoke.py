@@ -1,7 +1,8 @@
 """The benchmarks run (`python -m bench --quick`: small sizes). Their speed is not checked here:
 speed is measured by `make bench` only, never in a timed unit test. The Airflow benchmark
 (`bench.airflow_runs`) is measured on the live end-to-end test's Airflow instead
-(tests/e2e/test_airflow_live.py), so that no second Airflow starts for it."""
+(tests/e2e/test_airflow_live.py), so that no second Airflow starts for it; the fleet benchmark's team
+load (`bench.fleet_load`) runs in `make test-fleet` (tests/e2e/test_airflow_fleet.py)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def test_quick_benchmarks_run_and_print_the_results_table(tmp_path):
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONUNBUFFERED": "1"}
     env.pop("ALTERFLOW_HOME", None)  # each benchmark makes its own temporary home
     done = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--output", str(output), "--skip", "airflow_runs"],
+        [sys.executable, "-m", "bench", "--quick", "--output", str(output), "--skip", "airflow_runs", "--skip", "fleet_load"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -51,7 +52,7 @@ def test_quick_benchmarks_run_and_print_the_results_table(tmp_path):
         "write_table (Spark, local[2])",
     ):
         assert f"| {benchmark}" in done.stdout, done.stdout
-    assert "FAILED" not in done.stdout and "| Airflow DAG run" not in done.stdout  # skipped
+    assert "FAILED" not in done.stdout and "| Airflow DAG run" not in done.stdout and "| fleet" not in done.stdout  # skipped
     assert header in output.read_text(encoding="utf-8")
 
 

@@ -25,7 +25,6 @@ import pathlib
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -37,6 +36,7 @@ from tests.e2e.test_airflow_live import DAG, rows_as_dicts, sql, wait_for_dag, w
 from tests.support import REPO
 from tests.support.live_airflow import BIN, LiveAirflow, _descendants
 from tests.support.private_postgres import PrivatePostgres, postgres_bin
+from tests.support.private_redis import Redis
 
 pytestmark = [pytest.mark.fleet, pytest.mark.live, pytest.mark.postgres, pytest.mark.timeout(1200)]
 
@@ -60,44 +60,6 @@ ALTERS = [
     ("t3", "ALTER TABLE t3 MODIFY COLUMN v SMALLINT"),
     ("t4", "ALTER TABLE t4 MODIFY COLUMN v BIGINT"),
 ]
-
-
-class Redis:
-    """A Redis of the test's own on a free port (the broker), which the test may restart: its queue
-    is kept in an append-only file written at every change, as a broker that must not lose a task
-    across a restart is configured."""
-
-    def __init__(self, folder: pathlib.Path):
-        from tests.support.ports import lasting_free_port
-
-        self.folder = folder
-        self.port = lasting_free_port()  # the same port after a restart
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        self.folder.mkdir(exist_ok=True)
-        command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder)]
-        command += ["--appendonly", "yes", "--appendfsync", "always", "--save", ""]
-        with open(self.folder / "redis.log", "ab") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise AssertionError(f"redis-server did not answer on port {self.port}: {(self.folder / 'redis.log').read_text()[-2000:]}")
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(30)
-
-    def restart(self) -> None:
-        self.stop()
-        self.start()
 
 
 @pytest.fixture
@@ -442,3 +404,30 @@ def _a_teams_load(live: LiveAirflow, headers: dict, tmp_path: pathlib.Path, faul
 
     held = [job for job in jobs if job.lease_expires_at is not None and job.lease_expires_at > utcnow()]
     assert held == [], held  # every runner let its lease go, the killed worker's included (taken over)
+
+
+def test_a_teams_full_load_ends_with_every_row_once_every_job_finished_and_no_lease_held(fleet: LiveAirflow):
+    """The benchmark's team load (`bench.fleet_load`: 20 tables, 50 ALTERs light and heavy mixed,
+    loads landing in every table throughout) on two Celery workers, judged by its end state only
+    (its times are `make bench`'s): every run succeeded, every row once, every job FINISHED, no
+    lease held."""
+    from bench.fleet_load import FULL, HEAVY, LIGHT, idle_light_runs, measure_team_load
+
+    fleet.wait_healthy()
+    headers = {"Authorization": f"Bearer {fleet.token()}"}
+    wait_for_dag(fleet, headers)
+    try:
+        from alterflow.engine.session import Session
+        from alterflow.settings import Settings
+
+        idle = idle_light_runs(fleet, headers, Session(Settings.from_env(fleet.cli_env())), 2)
+        team = measure_team_load(fleet, FULL["tables"], rows=2_000)
+    except BaseException:
+        print(fleet.diagnostics(), flush=True)
+        raise
+    print(f"idle light runs {idle}; {len(team.runs)} runs in {team.seconds:.0f} s, loads {team.loads}", flush=True)
+    assert (len(team.of(LIGHT)), len(team.of(HEAVY))) == (30, 20), team.runs
+    assert team.failed_runs == [] and team.load_errors == [], (team.failed_runs, team.load_errors)
+    assert min(team.loads.values()) >= 1, team.loads  # loads landed in every table
+    assert team.tables_wrong == {}, team.tables_wrong
+    assert team.jobs_not_finished == [] and team.leases_held == [], (team.jobs_not_finished, team.leases_held)

@@ -1,0 +1,452 @@
+"""A team's load on a fleet (issue 39), through Airflow on the CeleryExecutor: `make airflow
+AIRFLOW_EXECUTOR=celery`'s processes (deploy/celery_fleet.py) with Celery workers on a Redis of the
+benchmark's own, Airflow's metadata and alterflow's catalog in PostgreSQL (the machine's server, a
+schema of the benchmark's own), ALTERs triggered through the REST API as a team's tools trigger them.
+
+- **Idle**: light ALTERs (ADD COLUMN) one after another on the idle fleet (two workers): the light
+  DAG run's idle p50.
+- **Under load**: `tables` tables; loads land in every table throughout (LOADERS threads, each
+  loading LOAD_ROWS new rows into its tables in turn through the Python API, as an ingest service
+  would); and 50 ALTERs (20 tables), light and heavy mixed (`plans`): each table's ALTERs one after
+  another, as a migration tool applies a table's changes, every table at once. The heavy ALTERs
+  convert on the local engine, in the worker (small tables: `engine` auto).
+- A run's time: from the harness's trigger request to the run's end (Airflow's `end_date`, the
+  same host's clock); per kind p50 and p99.
+- At the end: every run succeeded, every table holds each row once (count, distinct ids and sum
+  of ids against the loads that committed: rows lost), every job FINISHED, no lease held.
+- **Two workers against one**: two tables' heavy ALTERs (MODIFY COLUMN of a `speed_rows`-row table
+  each, local engine) triggered at once, on a fleet with one Celery worker of one task slot and
+  on one with two such workers: from the first trigger to the last run's end, the median of
+  `speed_trials` pairs (two new tables each).
+
+Goals (issue 39): light p99 under load ≤ 3× idle p50; 0 rows lost, 0 jobs stuck, 0 leases held;
+two workers ≤ 0.65× one (two cores: both conversions share them, docs/benchmarks.md).
+
+`measure_team_load` is also the fleet test's (tests/e2e/test_airflow_fleet.py), which checks its
+end state and judges no time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import pathlib
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from bench import ResultRow, markdown_table, median, percentile, rows_text, verdict
+from bench.airflow_runs import timeline
+
+DAG = "alterflow_schema_change"
+FULL = {"tables": 20, "rows": 20_000, "idle_runs": 7, "speed_rows": 1_000_000, "speed_trials": 3}
+QUICK = {"tables": 4, "rows": 1_000, "idle_runs": 2, "speed_rows": 20_000, "speed_trials": 1}
+LIGHT_GOAL = 3.0  # light p99 under load / idle p50
+SPEED_GOAL = 0.65  # two workers / one
+LOADERS = 2
+LOAD_ROWS = 100
+LOAD_PAUSE_S = 1.0  # between two loads of one loader: each table gets a load about every 10 s (20 tables)
+TABLE = "CREATE TABLE {name} (id BIGINT NOT NULL, v INT, note STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2"
+LIGHT, HEAVY = "light", "heavy"
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # LIGHT or HEAVY
+    statement: str
+
+
+@dataclass(frozen=True)
+class RunTime:
+    run_id: str
+    table: str
+    kind: str
+    seconds: float  # trigger request to the run's end
+    state: str
+    ended_at: float  # the run's end, seconds since the epoch
+
+
+@dataclass
+class TeamLoad:
+    """What `measure_team_load` saw."""
+
+    runs: list[RunTime]
+    loads: dict[str, int]  # loads committed per table
+    load_errors: list[str]
+    tables_wrong: dict[str, str]  # table -> what it holds, for each table whose rows differ from the model
+    jobs_not_finished: list[str]
+    leases_held: list[str]
+    seconds: float
+
+    def of(self, kind: str) -> list[float]:
+        return [run.seconds for run in self.runs if run.kind == kind and run.state == "success"]
+
+    @property
+    def failed_runs(self) -> list[str]:
+        return [run.run_id for run in self.runs if run.state != "success"]
+
+    def problems(self) -> list[str]:
+        """One line per thing that went wrong: a failed run or load, a table's rows, a stuck job, a held lease."""
+        lines = [f"run {run_id} failed" for run_id in self.failed_runs] + [f"load {error}" for error in self.load_errors]
+        lines += [f"table {table}: {rows}" for table, rows in self.tables_wrong.items()]
+        return lines + self.jobs_not_finished + self.leases_held
+
+
+def plans(tables: int) -> dict[str, list[Step]]:
+    """Each table's ALTERs in order: the first half of the tables light, heavy, light; the rest
+    heavy, light (20 tables: 30 light and 20 heavy, 50 ALTERs). Loads keep their columns (id, v,
+    note): the added columns are nullable, and v's values (below 30,000) fit SMALLINT."""
+    by_table = {}
+    for number in range(1, tables + 1):
+        name = f"team{number}"
+        add_a1 = Step(LIGHT, f"ALTER TABLE {name} ADD COLUMN a1 INT")
+        narrow = Step(HEAVY, f"ALTER TABLE {name} MODIFY COLUMN v SMALLINT")  # every value checked and rewritten
+        if number <= tables // 2:
+            by_table[name] = [add_a1, narrow, Step(LIGHT, f"ALTER TABLE {name} ADD COLUMN a2 STRING")]
+        else:
+            by_table[name] = [narrow, add_a1]
+    return by_table
+
+
+def _rows(first_id: int, count: int) -> pa.Table:
+    ids = np.arange(first_id, first_id + count, dtype=np.int64)
+    return pa.table({"id": ids, "v": (ids % 30_000).astype(np.int32), "note": pa.array(np.char.add("n", ids.astype(str)))})
+
+
+def _when(text: str) -> float:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+class Runs:
+    """Triggers runs of the schema-change DAG and sees them end: one listing of the DAG's runs a
+    second for every run in flight (not one request per run)."""
+
+    def __init__(self, live, headers: dict):
+        self.live, self.headers = live, headers
+        self.in_flight: dict[str, tuple[str, Step, float]] = {}  # run id -> table, step, trigger time
+        self.ended: list[RunTime] = []
+
+    def trigger(self, run_id: str, table: str, step: Step) -> None:
+        body = {"dag_run_id": run_id, "logical_date": None, "conf": {"statement": step.statement}}
+        triggered_at = time.time()
+        answer = self.live.call("POST", f"/api/v2/dags/{DAG}/dagRuns", headers=self.headers, json=body)
+        if answer.status_code not in (200, 409):  # 409: a repeated request found the run its first one made
+            raise RuntimeError(f"trigger {run_id}: {answer.status_code} {answer.text}")
+        self.in_flight[run_id] = (table, step, triggered_at)
+
+    def _states(self) -> dict[str, dict]:
+        runs, offset = {}, 0
+        while True:
+            page = self.live.call(
+                "GET", f"/api/v2/dags/{DAG}/dagRuns", headers=self.headers, params={"limit": 100, "offset": offset}
+            ).json()
+            runs.update((run["dag_run_id"], run) for run in page["dag_runs"])
+            offset += len(page["dag_runs"])
+            if not page["dag_runs"] or offset >= page["total_entries"]:
+                return runs
+
+    def wait_for_some(self, timeout: float) -> list[RunTime]:
+        """Until at least one run in flight has ended: the runs that ended."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.live.check_running()
+            states, ended = self._states(), []
+            for run_id, (table, step, triggered_at) in list(self.in_flight.items()):
+                run = states.get(run_id)
+                if run is not None and run["state"] in ("success", "failed"):
+                    del self.in_flight[run_id]
+                    end = _when(run["end_date"])
+                    ended.append(RunTime(run_id, table, step.kind, end - triggered_at, run["state"], end))
+            if ended:
+                self.ended.extend(ended)
+                return ended
+            time.sleep(1)
+        raise RuntimeError(f"runs still going after {timeout} s: {sorted(self.in_flight)}")
+
+
+class Loads:
+    """LOADERS threads loading into the tables until `stop` is set; what each table got."""
+
+    def __init__(self, settings, tables: list[str], first_id: int):
+        self.settings, self.tables, self.first_id = settings, tables, first_id
+        self.committed = dict.fromkeys(tables, 0)
+        self.errors: list[str] = []
+        self.stop = threading.Event()
+        self.threads = [threading.Thread(target=self._load, args=(tables[n::LOADERS],)) for n in range(LOADERS)]
+
+    def __enter__(self) -> Loads:
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join()
+
+    def _load(self, tables: list[str]) -> None:
+        from alterflow.engine.session import Session
+
+        session = Session(self.settings)
+        while not self.stop.is_set():
+            for table in tables:
+                n = self.committed[table]
+                try:
+                    session.load(table, _rows(self.first_id + n * LOAD_ROWS, LOAD_ROWS), label=f"{table} load {n + 1}", by_name=True)
+                except Exception as exc:  # noqa: BLE001 - every error is reported; the load is not counted
+                    self.errors.append(f"{table} load {n + 1}: {str(exc).splitlines()[0]}")
+                else:
+                    self.committed[table] = n + 1
+                if self.stop.wait(LOAD_PAUSE_S):
+                    return
+
+
+def _alter_all(runs: Runs, by_table: dict[str, list[Step]], timeout: float) -> None:
+    """Each table's steps one after another, every table at once: a table's next ALTER is triggered
+    once its previous run ended."""
+    waiting = {table: deque(steps) for table, steps in by_table.items()}
+    numbers = dict.fromkeys(by_table, 0)
+
+    def next_of(table: str) -> None:
+        if waiting[table]:
+            numbers[table] += 1
+            runs.trigger(f"team_{table}_{numbers[table]}", table, waiting[table].popleft())
+
+    for table in by_table:
+        next_of(table)
+    deadline = time.monotonic() + timeout
+    while runs.in_flight:
+        for ended in runs.wait_for_some(max(1.0, deadline - time.monotonic())):
+            next_of(ended.table)
+
+
+def _checked(session, by_table: dict[str, list[Step]], rows: int, loads: Loads) -> dict[str, str]:
+    """Each table whose rows differ from the model (ids 1 to `rows`, then LOAD_ROWS new ids per
+    committed load, each once): what it holds instead."""
+    wrong = {}
+    for table in by_table:
+        expected = rows + loads.committed[table] * LOAD_ROWS
+        (result,) = session.run(f"SELECT count(*), count(DISTINCT id), sum(id), min(id) FROM {table}")
+        got = tuple(result.rows[0])
+        if got != (expected, expected, expected * (expected + 1) // 2, 1):
+            wrong[table] = f"count, distinct ids, sum, min {got}: expected ids 1 to {expected} once"
+    return wrong
+
+
+def _ends(catalog) -> tuple[list[str], list[str]]:
+    """Jobs not FINISHED, and leases still held (jobs' and loads' transactions)."""
+    import sqlalchemy
+
+    from alterflow.catalog.records import utcnow
+
+    jobs = catalog.jobs()
+    stuck = [f"job {job.id} {job.state}" for job in jobs if job.state != "FINISHED"]
+    held = [f"job {job.id} by {job.lease_holder}" for job in jobs if job.lease_expires_at is not None and job.lease_expires_at > utcnow()]
+    with catalog.engine.connect() as conn:
+        open_loads = conn.execute(sqlalchemy.text("SELECT id, lease_holder FROM af_transactions WHERE state = 'PREPARE'")).all()
+    held += [f"load transaction {txn_id} by {holder}" for txn_id, holder in open_loads]
+    return stuck, held
+
+
+def idle_light_runs(live, headers: dict, session, count: int) -> list[float]:
+    """`count` light ALTERs one after another on the idle fleet, after one to warm it: seconds each."""
+    list(session.run(TABLE.format(name="idle")))
+    runs = Runs(live, headers)
+    for number in range(count + 1):
+        runs.trigger(f"idle_{number}", "idle", Step(LIGHT, f"ALTER TABLE idle ADD COLUMN c{number} INT"))
+        runs.wait_for_some(600)
+    assert not [run for run in runs.ended if run.state != "success"], runs.ended
+    return [run.seconds for run in runs.ended[1:]]
+
+
+def measure_team_load(live, tables: int, rows: int) -> TeamLoad:
+    """The team's load on `live` (a running fleet, `tests.support.live_airflow.LiveAirflow`)."""
+    from alterflow.engine.session import Session
+    from alterflow.settings import Settings
+
+    settings = Settings.from_env(live.cli_env())
+    session = Session(settings)
+    by_table = plans(tables)
+    for table in by_table:
+        list(session.run(TABLE.format(name=table)))
+        session.load(table, _rows(1, rows), label=f"{table} first", by_name=True)
+    headers = {"Authorization": f"Bearer {live.token()}"}
+    runs = Runs(live, headers)
+    started = time.monotonic()
+    with Loads(settings, list(by_table), first_id=rows + 1) as loads:
+        _alter_all(runs, by_table, timeout=1800)
+    seconds = time.monotonic() - started
+    catalog = session.catalog
+    stuck, held = _ends(catalog)
+    heavy_jobs = sum(1 for job in catalog.jobs() if job.kind == "HEAVY")
+    heavy_steps = sum(step.kind == HEAVY for steps in by_table.values() for step in steps)
+    if heavy_jobs != heavy_steps:  # the plan's kinds are the planner's: a light step made a job, or a heavy one none
+        kinds = [(job.statement, job.kind) for job in catalog.jobs()]
+        raise RuntimeError(f"{heavy_steps} heavy ALTERs made {heavy_jobs} heavy jobs: {kinds}")
+    return TeamLoad(runs.ended, loads.committed, loads.errors, _checked(session, by_table, rows, loads), stuck, held, seconds)
+
+
+@contextlib.contextmanager
+def fleet(workers: int, concurrency: int) -> Iterator:
+    """A Celery fleet of `workers` workers of `concurrency` task slots each, on a Redis and a
+    catalog schema of its own; stopped, and both removed, afterwards."""
+    import shutil
+
+    from bench.light_alter import postgres_schema
+    from tests.support.live_airflow import LiveAirflow  # `python -m bench` runs from the repository root
+    from tests.support.private_redis import Redis
+
+    if shutil.which("redis-server") is None:
+        raise RuntimeError("the fleet benchmark needs redis-server (Debian's redis-server package)")
+    with tempfile.TemporaryDirectory(prefix="alterflow-bench-fleet-") as base, postgres_schema() as catalog_url:
+        if catalog_url is None:
+            raise RuntimeError("the fleet benchmark needs PostgreSQL (ALTERFLOW_BENCH_PG_URL) for the catalog and Airflow")
+        redis = Redis(pathlib.Path(base) / "redis")
+        redis.start()
+        env = {"ALTERFLOW_CATALOG_URL": catalog_url, "ALTERFLOW_CELERY_BROKER": redis.url}
+        env["AIRFLOW__CELERY__WORKER_CONCURRENCY"] = str(concurrency)
+        live = LiveAirflow(pathlib.Path(base), executor="celery", workers=workers, extra_env=env)
+        live.start()
+        try:
+            live.wait_healthy()
+            yield live
+        except BaseException:
+            print(live.diagnostics(), file=sys.stderr)
+            raise
+        finally:
+            live.stop()
+            redis.stop()
+            from alterflow.catalog.database import close_engine
+
+            close_engine(catalog_url)
+
+
+def _wait_for_dag(live, headers: dict, timeout: float = 240) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        live.check_running()
+        if live.call("GET", f"/api/v2/dags/{DAG}", headers=headers).status_code == 200:
+            return
+        time.sleep(1)
+    raise RuntimeError(f"DAG {DAG} not parsed after {timeout} s")
+
+
+def heavy_pair_seconds(live, rows: int, trials: int) -> list[float]:
+    """Two tables' heavy ALTERs triggered at once on `live`, `trials` times (two new tables each
+    time): from the first trigger to the last end, each time."""
+    from alterflow.engine.session import Session
+    from alterflow.settings import Settings
+
+    session = Session(Settings.from_env(live.cli_env()))
+    headers = {"Authorization": f"Bearer {live.token()}"}
+    _wait_for_dag(live, headers)
+    seconds = []
+    for trial in range(1, trials + 1):
+        names = (f"pair{trial}a", f"pair{trial}b")
+        for name in names:
+            list(session.run(TABLE.format(name=name)))
+            session.load(name, _rows(1, rows), label="first", by_name=True)
+        runs = Runs(live, headers)
+        started = time.time()
+        for name in names:
+            runs.trigger(f"pair_{name}", name, Step(HEAVY, f'ALTER TABLE {name} MODIFY COLUMN v SMALLINT PROPERTIES ("engine" = "local")'))
+        while runs.in_flight:
+            runs.wait_for_some(1800)
+        assert all(run.state == "success" for run in runs.ended), runs.ended
+        seconds.append(max(run.ended_at for run in runs.ended) - started)
+    return seconds
+
+
+def _team_rows(team: TeamLoad, idle: list[float], quick: bool) -> list[ResultRow]:
+    light, heavy = team.of(LIGHT), team.of(HEAVY)
+    idle_p50, light_p99 = median(idle), percentile(light, 99)
+    ratio = light_p99 / idle_p50
+    load_count = sum(team.loads.values())
+    case = (
+        f"{len(team.runs)} ALTERs ({len(light)} light, {len(heavy)} heavy) on {len(team.loads)} tables, "
+        f"{load_count} loads landing throughout; 2 Celery workers × 2 slots"
+    )
+    wrong = len(team.tables_wrong) + len(team.load_errors) + len(team.failed_runs)
+    ends = (
+        f"{wrong}/{len(team.jobs_not_finished)}/{len(team.leases_held)} (tables wrong or runs and loads failed / jobs stuck / leases held)"
+    )
+    return [
+        ResultRow(
+            "fleet load: light ALTER",
+            case,
+            f"p50 {median(light):.1f} s · p99 {light_p99:.1f} s trigger→end",
+            baseline=f"idle p50 {idle_p50:.1f} s ({len(idle)} runs, same fleet)",
+            ratio=f"{ratio:.2f} (p99 loaded/p50 idle)",
+            goal=f"≤ {LIGHT_GOAL:g}×",
+            met=verdict(ratio <= LIGHT_GOAL, quick),
+            summary="fleet: light p99 loaded / idle p50",
+        ),
+        ResultRow(
+            "fleet load: heavy ALTER",
+            case + ", local engine",
+            f"p50 {median(heavy):.1f} s · p99 {percentile(heavy, 99):.1f} s trigger→end; all {team.seconds:.0f} s",
+            goal="— (shown for context)",
+            summary="fleet: heavy ALTER",
+        ),
+        ResultRow(
+            "fleet load: end state",
+            case,
+            ends,
+            goal="0/0/0",
+            met=verdict(wrong == 0 and not team.jobs_not_finished and not team.leases_held, quick),
+            summary="fleet: wrong / stuck / held",
+        ),
+    ]
+
+
+def _speed_row(one: list[float], two: list[float], rows: int, quick: bool) -> ResultRow:
+    ratio = median(two) / median(one)
+    return ResultRow(
+        "fleet: two workers",
+        f"two tables' heavy ALTERs at once, {rows_text(rows)} each, local engine; workers of 1 slot; median of {len(two)}",
+        f"{median(two):.1f} s on 2 workers",
+        baseline=f"1 worker: {median(one):.1f} s",
+        ratio=f"{ratio:.2f} (two/one)",
+        goal=f"≤ {SPEED_GOAL:g}×",
+        met=verdict(ratio <= SPEED_GOAL, quick),
+        summary="fleet: 2 workers / 1, heavy",
+    )
+
+
+def run(quick: bool = False) -> list[ResultRow]:
+    sizes = QUICK if quick else FULL
+    with fleet(workers=2, concurrency=2) as live:
+        headers = {"Authorization": f"Bearer {live.token()}"}
+        _wait_for_dag(live, headers)
+        from alterflow.engine.session import Session
+        from alterflow.settings import Settings
+
+        idle = idle_light_runs(live, headers, Session(Settings.from_env(live.cli_env())), sizes["idle_runs"])
+        print(f"  idle light runs: {', '.join(f'{s:.1f}' for s in idle)} s", flush=True)
+        team = measure_team_load(live, sizes["tables"], sizes["rows"])
+        slowest = max((run for run in team.runs if run.kind == LIGHT), key=lambda run: run.seconds)
+        print(f"  slowest light run, {slowest.run_id}: {timeline(live, headers, slowest.run_id)}", flush=True)
+    print(f"  team load: {len(team.runs)} runs in {team.seconds:.0f} s, {sum(team.loads.values())} loads", flush=True)
+    for problem in team.problems():
+        print(f"  wrong: {problem}", flush=True)
+    rows = _team_rows(team, idle, quick)
+    seconds = {}
+    for workers in (1, 2):
+        with fleet(workers=workers, concurrency=1) as live:
+            seconds[workers] = heavy_pair_seconds(live, sizes["speed_rows"], sizes["speed_trials"])
+        print(f"  two heavy ALTERs on {workers} worker(s): {', '.join(f'{s:.1f}' for s in seconds[workers])} s", flush=True)
+    return [*rows, _speed_row(seconds[1], seconds[2], sizes["speed_rows"], quick)]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (smoke test); no goal is judged")
+    print(markdown_table(run(quick=parser.parse_args().quick)))
