@@ -31,6 +31,9 @@ import time
 import urllib.parse
 
 DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
+# Celery settings merged into Airflow's: each worker imports alterflow once at its start, before it
+# forks its pool (alterflow/airflow/worker_imports.py).
+WORKER_IMPORTS = '{"imports": ["alterflow.airflow.worker_imports"]}'
 STOP_GRACE_S = 30
 RESTART_AFTER_S = 30  # a process that exits by itself sooner than this after its start is failing
 START_LIMIT = 5  # restarts of one process within START_LIMIT_WINDOW_S, past which it is failing (systemd's StartLimitBurst)
@@ -74,7 +77,7 @@ def celery_environment(env: dict[str, str], broker: str) -> dict[str, str]:
     # Two task slots per worker: a conversion's Spark driver and a load may share one.
     celery.setdefault("AIRFLOW__CELERY__WORKER_CONCURRENCY", "2")
     # Each worker imports alterflow once, before it forks its pool: a task process finds it imported.
-    celery.setdefault("AIRFLOW__CELERY__CELERY_CONFIG_OPTIONS", "alterflow.airflow.celery_config.CELERY_CONFIG")
+    celery.setdefault("AIRFLOW__CELERY__EXTRA_CELERY_CONFIG", WORKER_IMPORTS)
     return celery
 
 

@@ -82,12 +82,14 @@ HEAVY = {"retries": 2, "retry_delay": timedelta(seconds=10)}
 # The short steps retry too, soon: a transient error (a locked database, a task process lost on a
 # busy worker) must not fail an ALTER. A refusal (AirflowFailException) still fails at once.
 LIGHT = {"retries": 2, "retry_delay": timedelta(seconds=2)}
-# Which waiting task a free worker slot takes first (Airflow's priority_weight; "absolute": the
-# weight as given, not summed along the graph): a step that ends a run or a change, then a run's
-# other short steps, then the long ones, which convert data. A light ALTER's steps so go before
-# another table's rewrite, and runs under way end before new ones start (docs/deploy.md#priorities-and-worker-start-up).
-ENDING_STEP = {"priority_weight": 3, "weight_rule": "absolute"}
-SHORT_STEP = {"priority_weight": 2, "weight_rule": "absolute"}
+# Which waiting task the scheduler hands a free slot first (Airflow's priority_weight; "absolute":
+# the weight as given, not summed along the graph): a step that ends a run or a change, then the
+# other short steps of a run under way, then a new run's first step, then the long ones, which
+# convert data, and GC's. A light ALTER's steps so go before another table's rewrite, and a run
+# under way before a new one (docs/deploy.md#priorities-and-worker-start-up).
+ENDING_STEP = {"priority_weight": 4, "weight_rule": "absolute"}
+SHORT_STEP = {"priority_weight": 3, "weight_rule": "absolute"}
+FIRST_STEP = {"priority_weight": 2, "weight_rule": "absolute"}
 LONG_STEP = {"priority_weight": 1, "weight_rule": "absolute"}
 
 # An ALTER TABLE statement, as the trigger form checks it before a run exists (the validate task
@@ -225,7 +227,7 @@ def alterflow_schema_change():
             outlet_events[SCHEMA_CHANGES].add(Asset(event.uri), extra=event.extra)
         return finished
 
-    request = ValidateRunOperator(task_id="validate", **LIGHT, **SHORT_STEP).output
+    request = ValidateRunOperator(task_id="validate", **LIGHT, **FIRST_STEP).output
     validated = plan(request)
     committed = commit(request, validated)
     started = start(request, validated)
@@ -245,7 +247,7 @@ def alterflow_schema_change():
     description="Hourly: old files, indexes and schema versions collected, tablets compacted, orphaned jobs taken over",
     schedule="@hourly",
     max_active_runs=1,
-    default_args={"retries": 1, "retry_delay": timedelta(minutes=5)},
+    default_args={"retries": 1, "retry_delay": timedelta(minutes=5), **LONG_STEP},  # after every ALTER's step
     doc_md=GC_DOC,
     **EVERY_DAG,
 )

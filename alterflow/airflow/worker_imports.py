@@ -1,16 +1,27 @@
-"""What a Celery worker imports once at its start (`alterflow.airflow.celery_config`), so the task
-processes it forks find it imported: the modules the DAG files and a short task of
-`alterflow_schema_change` import (the DAG factories bring the catalog, SQLAlchemy and the workflow),
-the Parquet writer of a rewrite in the worker, and the PostgreSQL driver where it is installed.
-Importing starts no thread and opens no connection, so forking after it is safe."""
+"""What a Celery worker imports once at its start, before it forks its pool, so the task processes
+it forks find it imported (each task of alterflow's DAGs spent about half a second importing it):
+the modules the DAG files and a short task of `alterflow_schema_change` import (the DAG factories
+bring the catalog, SQLAlchemy and the workflow) and the PostgreSQL driver where it is installed.
+Airflow preloads its own operators the same way (`on_celery_import_modules`). Importing starts no
+thread, native ones included, and opens no connection, so forking after it is safe; pyarrow is left
+out for that reason (its import starts jemalloc's background thread). Celery imports it when its configuration says so:
+
+    AIRFLOW__CELERY__EXTRA_CELERY_CONFIG='{"imports": ["alterflow.airflow.worker_imports"]}'
+
+(`make airflow AIRFLOW_EXECUTOR=celery` and docker-compose.yaml set it; docs/deploy.md#priorities-and-worker-start-up).
+"""
 
 from __future__ import annotations
 
 import contextlib
-
-import pyarrow.parquet  # noqa: F401
+import gc
 
 import alterflow.airflow.dags  # noqa: F401
 
 with contextlib.suppress(ImportError):  # a catalog in SQLite needs no PostgreSQL driver
     import psycopg  # noqa: F401
+
+# As Airflow does after its own imports (Celery imports this module after Airflow's freeze): the
+# objects imported here are left to the forked processes without the collector touching their pages;
+# Airflow unfreezes once the worker is ready.
+gc.freeze()

@@ -1,41 +1,48 @@
-"""alterflow's Celery configuration: Airflow's own, and alterflow imported by each worker before it
-forks its pool, so that a task process does not import it again."""
+"""alterflow's Celery settings: each worker imports alterflow before it forks its pool, so that a task
+process does not import it again."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 
-from tests.support import child_pythonpath
+from tests.support import REPO, child_pythonpath
 
 
-def test_the_configuration_is_airflows_with_alterflows_worker_imports():
-    from airflow.providers.celery.executors.default_celery import DEFAULT_CELERY_CONFIG
+def _python(script: str, **env: str) -> str:
+    environment = {**os.environ, **env, "PYTHONPATH": child_pythonpath(os.environ.get("PYTHONPATH"))}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=180, env=environment)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip().splitlines()[-1]
 
-    from alterflow.airflow.celery_config import CELERY_CONFIG, WORKER_IMPORTS
 
-    assert {key: value for key, value in CELERY_CONFIG.items() if key != "imports"} == {
-        key: value for key, value in DEFAULT_CELERY_CONFIG.items() if key != "imports"
-    }
-    assert CELERY_CONFIG["imports"][-1] == WORKER_IMPORTS == "alterflow.airflow.worker_imports"
+def test_airflows_celery_app_takes_the_worker_imports_the_fleet_sets():
+    """The setting `make airflow AIRFLOW_EXECUTOR=celery` gives its workers reaches the Celery app
+    Airflow's workers run, beside Airflow's own settings."""
+    sys.path.insert(0, str(REPO / "deploy"))
+    try:
+        from celery_fleet import WORKER_IMPORTS
+    finally:
+        sys.path.remove(str(REPO / "deploy"))
+    script = (
+        "import json\n"
+        "from airflow.providers.celery.executors.celery_executor_utils import app\n"
+        "print(json.dumps([list(app.conf.imports), app.conf.task_acks_late]))\n"
+    )
+    imports, acks_late = json.loads(_python(script, AIRFLOW__CELERY__EXTRA_CELERY_CONFIG=WORKER_IMPORTS))
+    assert imports == ["alterflow.airflow.worker_imports"] and acks_late is True  # Airflow's settings kept
 
 
 def test_the_worker_imports_bring_the_dag_factories_and_start_no_thread():
     """What a worker imports before it forks: the DAG factories a task's DAG file imports, and
-    nothing running (a thread would not survive the fork)."""
+    nothing running, native threads included (a thread would not survive the fork)."""
     script = (
-        "import sys, threading\n"
+        "import os, sys\n"
+        "before = len(os.listdir('/proc/self/task'))\n"
         "import alterflow.airflow.worker_imports\n"
-        "assert 'alterflow.airflow.dags' in sys.modules and 'pyarrow.parquet' in sys.modules\n"
-        "print(threading.active_count())\n"
+        "assert 'alterflow.airflow.dags' in sys.modules and 'sqlalchemy' in sys.modules\n"
+        "print(len(os.listdir('/proc/self/task')) - before)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": child_pythonpath(os.environ.get("PYTHONPATH"))},
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip().splitlines()[-1] == "1"
+    assert _python(script) == "0"

@@ -61,20 +61,20 @@ def test_schema_change_dag_shape_and_trigger_form():
     assert dag.params.get_param("postpone_swap").schema["type"] == ["null", "boolean"]
 
 
-def test_a_free_slot_goes_to_a_step_that_ends_a_run_then_to_short_steps_then_to_conversions():
+def test_a_free_slot_goes_to_a_step_that_ends_a_run_then_to_a_run_under_way_then_to_conversions():
     """Airflow's priority weights, as given ("absolute"): under a team's load a light ALTER's steps
-    go before another table's rewrite, and runs under way end before new ones begin."""
-    tasks = dag_bag().dags[SCHEMA_CHANGE].task_dict
+    go before another table's rewrite or GC, and a run under way before a new one."""
+    dags = dag_bag().dags
+    tasks = dags[SCHEMA_CHANGE].task_dict
     assert {str(task.weight_rule) for task in tasks.values()} == {"absolute"}  # each weight as given, not summed
     weights = {task_id: task.priority_weight for task_id, task in tasks.items()}
-    ending, short, long = (
-        {"commit", "swap", "done"},
-        {"validate", "plan", "branch", "start", "wait_for_boundary"},
-        {"rewrite_in_worker", "convert", "check"},
-    )
-    assert ending | short | long == set(tasks)
-    assert min(weights[t] for t in ending) > max(weights[t] for t in short) > 0
-    assert min(weights[t] for t in short) > max(weights[t] for t in long) > 0
+    ending, under_way, first = {"commit", "swap", "done"}, {"plan", "branch", "start", "wait_for_boundary"}, {"validate"}
+    long = {"rewrite_in_worker", "convert", "check"}
+    assert ending | under_way | first | long == set(tasks)
+    levels = [[weights[t] for t in level] for level in (ending, under_way, first, long)]
+    assert all(min(higher) > max(lower) for higher, lower in zip(levels, levels[1:])), weights
+    gc = dags["alterflow_gc"].task_dict.values()
+    assert {(str(t.weight_rule), t.priority_weight) for t in gc} == {("absolute", min(levels[-1]))}
 
 
 def test_gc_dag_is_hourly_one_run_at_a_time_one_task_per_step_in_order():

@@ -302,9 +302,8 @@ def test_the_celery_variant_runs_on_redis_with_a_queue_per_airflow_home(airflow_
     assert first["AIRFLOW__CELERY__BROKER_URL"] == url
     assert first["AIRFLOW__CELERY__RESULT_BACKEND"] == "db+" + first["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
     assert first["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("postgresql+psycopg://")
-    assert (
-        first["AIRFLOW__CELERY__CELERY_CONFIG_OPTIONS"] == "alterflow.airflow.celery_config.CELERY_CONFIG"
-    )  # alterflow imported once per worker
+    imports = json.loads(first["AIRFLOW__CELERY__EXTRA_CELERY_CONFIG"])
+    assert imports == {"imports": ["alterflow.airflow.worker_imports"]}  # alterflow imported once per worker
     assert first["AIRFLOW__OPERATORS__DEFAULT_QUEUE"] == airflow_env._sibling("celery_fleet").queue_name(homes[0])
     assert envs[1]["AIRFLOW__OPERATORS__DEFAULT_QUEUE"] != first["AIRFLOW__OPERATORS__DEFAULT_QUEUE"]
     words = airflow_env.executor_words(first, 3)
