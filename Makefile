@@ -124,7 +124,7 @@ redis:
 spark-answers: install
 	$(BIN)/python -m tests.query.spark_answers
 
-bench: install
+bench: install redis
 	$(BIN)/python -m bench
 
 clean:

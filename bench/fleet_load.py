@@ -161,7 +161,7 @@ class Runs:
             states, ended = self._states(), []
             for run_id, (table, step, triggered_at) in list(self.in_flight.items()):
                 run = states.get(run_id)
-                if run is not None and run["state"] in ("success", "failed"):
+                if run is not None and run["state"] in ("success", "failed") and run.get("end_date"):
                     del self.in_flight[run_id]
                     end = _when(run["end_date"])
                     ended.append(RunTime(run_id, table, step.kind, end - triggered_at, run["state"], end))
@@ -190,23 +190,35 @@ class Loads:
     def __exit__(self, *_exc) -> None:
         self.stop.set()
         for thread in self.threads:
-            thread.join()
+            thread.join(300)
+            if thread.is_alive():
+                self.errors.append(f"a loader still loading 300 s after the end: {thread.name}")
 
     def _load(self, tables: list[str]) -> None:
         from alterflow.engine.session import Session
 
-        session = Session(self.settings)
-        while not self.stop.is_set():
-            for table in tables:
-                n = self.committed[table]
-                try:
-                    session.load(table, _rows(self.first_id + n * LOAD_ROWS, LOAD_ROWS), label=f"{table} load {n + 1}", by_name=True)
-                except Exception as exc:  # noqa: BLE001 - every error is reported; the load is not counted
-                    self.errors.append(f"{table} load {n + 1}: {str(exc).splitlines()[0]}")
-                else:
-                    self.committed[table] = n + 1
-                if self.stop.wait(LOAD_PAUSE_S):
-                    return
+        try:
+            session = Session(self.settings)
+            while not self.stop.is_set():
+                for table in tables:
+                    self._load_one(session, table)
+                    if self.stop.wait(LOAD_PAUSE_S):
+                        return
+        except BaseException as exc:  # a loader that stops early is reported, never silent
+            self.errors.append(f"a loader stopped: {_one_line(exc)}")
+
+    def _load_one(self, session, table: str) -> None:
+        n = self.committed[table]
+        try:
+            session.load(table, _rows(self.first_id + n * LOAD_ROWS, LOAD_ROWS), label=f"{table} load {n + 1}", by_name=True)
+        except Exception as exc:  # noqa: BLE001 - every error is reported; the load is not counted
+            self.errors.append(f"{table} load {n + 1}: {_one_line(exc)}")
+        else:
+            self.committed[table] = n + 1
+
+
+def _one_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _alter_all(runs: Runs, by_table: dict[str, list[Step]], timeout: float) -> None:
@@ -225,7 +237,10 @@ def _alter_all(runs: Runs, by_table: dict[str, list[Step]], timeout: float) -> N
     deadline = time.monotonic() + timeout
     while runs.in_flight:
         for ended in runs.wait_for_some(max(1.0, deadline - time.monotonic())):
-            next_of(ended.table)
+            if ended.state == "success":
+                next_of(ended.table)
+            else:  # its job may be left unfinished, and the table's next run would wait for it
+                waiting[ended.table].clear()
 
 
 def _checked(session, by_table: dict[str, list[Step]], rows: int, loads: Loads) -> dict[str, str]:
@@ -234,10 +249,11 @@ def _checked(session, by_table: dict[str, list[Step]], rows: int, loads: Loads) 
     wrong = {}
     for table in by_table:
         expected = rows + loads.committed[table] * LOAD_ROWS
-        (result,) = session.run(f"SELECT count(*), count(DISTINCT id), sum(id), min(id) FROM {table}")
+        (result,) = session.run(f"SELECT count(*), count(DISTINCT id), sum(id), min(id), sum(v), count(note) FROM {table}")
         got = tuple(result.rows[0])
-        if got != (expected, expected, expected * (expected + 1) // 2, 1):
-            wrong[table] = f"count, distinct ids, sum, min {got}: expected ids 1 to {expected} once"
+        v_sum = sum(i % 30_000 for i in range(1, expected + 1))  # the rewrites keep every value
+        if got != (expected, expected, expected * (expected + 1) // 2, 1, v_sum, expected):
+            wrong[table] = f"count, distinct ids, sum, min, sum(v), count(note) {got}: expected ids 1 to {expected} once, v = id % 30000"
     return wrong
 
 
@@ -252,7 +268,7 @@ def _ends(catalog) -> tuple[list[str], list[str]]:
     held = [f"job {job.id} by {job.lease_holder}" for job in jobs if job.lease_expires_at is not None and job.lease_expires_at > utcnow()]
     with catalog.engine.connect() as conn:
         open_loads = conn.execute(sqlalchemy.text("SELECT id, lease_holder FROM af_transactions WHERE state = 'PREPARE'")).all()
-    held += [f"load transaction {txn_id} by {holder}" for txn_id, holder in open_loads]
+    held += [f"load transaction {txn_id} left open (PREPARE) by {holder}" for txn_id, holder in open_loads]
     return stuck, held
 
 
@@ -282,7 +298,7 @@ def measure_team_load(live, tables: int, rows: int) -> TeamLoad:
     runs = Runs(live, headers)
     started = time.monotonic()
     with Loads(settings, list(by_table), first_id=rows + 1) as loads:
-        _alter_all(runs, by_table, timeout=1800)
+        _alter_all(runs, by_table, timeout=1500)
     seconds = time.monotonic() - started
     catalog = session.catalog
     stuck, held = _ends(catalog)
@@ -305,15 +321,22 @@ def fleet(workers: int, concurrency: int) -> Iterator:
     from tests.support.private_redis import Redis
 
     if shutil.which("redis-server") is None:
-        raise RuntimeError("the fleet benchmark needs redis-server (Debian's redis-server package)")
-    with tempfile.TemporaryDirectory(prefix="alterflow-bench-fleet-") as base, postgres_schema() as catalog_url:
+        raise RuntimeError("the fleet benchmark needs redis-server (Debian's redis-server package; make redis)")
+    with contextlib.ExitStack() as stack:
+        base = stack.enter_context(tempfile.TemporaryDirectory(prefix="alterflow-bench-fleet-"))
+        catalog_url = stack.enter_context(postgres_schema())
         if catalog_url is None:
             raise RuntimeError("the fleet benchmark needs PostgreSQL (ALTERFLOW_BENCH_PG_URL) for the catalog and Airflow")
+        from alterflow.catalog.database import close_engine
+
+        stack.callback(close_engine, catalog_url)
         redis = Redis(pathlib.Path(base) / "redis")
+        stack.callback(redis.stop)
         redis.start()
         env = {"ALTERFLOW_CATALOG_URL": catalog_url, "ALTERFLOW_CELERY_BROKER": redis.url}
         env["AIRFLOW__CELERY__WORKER_CONCURRENCY"] = str(concurrency)
         live = LiveAirflow(pathlib.Path(base), executor="celery", workers=workers, extra_env=env)
+        stack.callback(live.stop)
         live.start()
         try:
             live.wait_healthy()
@@ -321,12 +344,6 @@ def fleet(workers: int, concurrency: int) -> Iterator:
         except BaseException:
             print(live.diagnostics(), file=sys.stderr)
             raise
-        finally:
-            live.stop()
-            redis.stop()
-            from alterflow.catalog.database import close_engine
-
-            close_engine(catalog_url)
 
 
 def _wait_for_dag(live, headers: dict, timeout: float = 240) -> None:

@@ -406,6 +406,7 @@ def _a_teams_load(live: LiveAirflow, headers: dict, tmp_path: pathlib.Path, faul
     assert held == [], held  # every runner let its lease go, the killed worker's included (taken over)
 
 
+@pytest.mark.timeout(1800)  # the harness gives its runs 1500 s
 def test_a_teams_full_load_ends_with_every_row_once_every_job_finished_and_no_lease_held(fleet: LiveAirflow):
     """The benchmark's team load (`bench.fleet_load`: 20 tables, 50 ALTERs light and heavy mixed,
     loads landing in every table throughout) on two Celery workers, judged by its end state only

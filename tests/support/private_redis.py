@@ -36,6 +36,7 @@ class Redis:
                 return
             except OSError:
                 time.sleep(0.1)
+        self.stop()
         raise AssertionError(f"redis-server did not answer on port {self.port}: {(self.folder / 'redis.log').read_text()[-2000:]}")
 
     def stop(self) -> None:

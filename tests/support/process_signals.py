@@ -70,13 +70,16 @@ def _wait_until_the_group_stopped(pgid: int, within_s: float = 10.0) -> None:
         running = []
         for path in _threads_of_group(pgid):
             try:
-                state = open(path).read().rsplit(")", 1)[1].split()[0]
+                with open(path) as stat:
+                    state = stat.read().rsplit(")", 1)[1].split()[0]
             except OSError:
                 continue
             if state not in ("T", "t", "Z", "X"):
                 running.append(path)
         if not running:
             return
+        if time.monotonic() >= deadline:
+            os.killpg(pgid, signal.SIGCONT)  # not left frozen by the failed test
         assert time.monotonic() < deadline, f"threads of process group {pgid} still running {within_s:.0f} s after SIGSTOP: {running[:5]}"
         time.sleep(0.005)
 
