@@ -74,7 +74,7 @@ def timeline(live, headers: dict, run_id: str) -> str:
     return f"run end {(_when(run['end_date']) - zero).total_seconds():.1f}: " + ", ".join(parts)
 
 
-def _wait_for_dag(live, headers: dict, timeout: float = 240) -> None:
+def wait_for_dag(live, headers: dict, timeout: float = 240) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         live.check_running()
@@ -118,7 +118,7 @@ def measure(live, quick: bool = False) -> list[ResultRow]:
             session.load(f"bench_{kind}{i}", _rows(count), label="bench", by_name=True)
     live.wait_healthy()
     headers = {"Authorization": f"Bearer {live.token()}"}
-    _wait_for_dag(live, headers)
+    wait_for_dag(live, headers)
     light, heavy = [], []
     for i in range(runs + warm_up):
         light_s = _timed_run(live, headers, f"bench_light_{i}", f"bench_light{i}", f"ALTER TABLE bench_light{i} ADD COLUMN n INT")

@@ -44,7 +44,7 @@ import numpy as np
 import pyarrow as pa
 
 from bench import ResultRow, markdown_table, median, percentile, rows_text, verdict
-from bench.airflow_runs import timeline
+from bench.airflow_runs import timeline, wait_for_dag
 
 DAG = "alterflow_schema_change"
 FULL = {"tables": 20, "rows": 20_000, "idle_runs": 7, "speed_rows": 1_000_000, "speed_trials": 3}
@@ -346,16 +346,6 @@ def fleet(workers: int, concurrency: int) -> Iterator:
             raise
 
 
-def _wait_for_dag(live, headers: dict, timeout: float = 240) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        live.check_running()
-        if live.call("GET", f"/api/v2/dags/{DAG}", headers=headers).status_code == 200:
-            return
-        time.sleep(1)
-    raise RuntimeError(f"DAG {DAG} not parsed after {timeout} s")
-
-
 def heavy_pair_seconds(live, rows: int, trials: int) -> list[float]:
     """Two tables' heavy ALTERs triggered at once on `live`, `trials` times (two new tables each
     time): from the first trigger to the last end, each time."""
@@ -364,7 +354,7 @@ def heavy_pair_seconds(live, rows: int, trials: int) -> list[float]:
 
     session = Session(Settings.from_env(live.cli_env()))
     headers = {"Authorization": f"Bearer {live.token()}"}
-    _wait_for_dag(live, headers)
+    wait_for_dag(live, headers)
     seconds = []
     for trial in range(1, trials + 1):
         names = (f"pair{trial}a", f"pair{trial}b")
@@ -442,7 +432,7 @@ def run(quick: bool = False) -> list[ResultRow]:
     sizes = QUICK if quick else FULL
     with fleet(workers=2, concurrency=2) as live:
         headers = {"Authorization": f"Bearer {live.token()}"}
-        _wait_for_dag(live, headers)
+        wait_for_dag(live, headers)
         from alterflow.engine.session import Session
         from alterflow.settings import Settings
 
