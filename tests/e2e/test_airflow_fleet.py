@@ -427,8 +427,8 @@ def test_a_teams_full_load_ends_with_every_row_once_every_job_finished_and_no_le
         print(fleet.diagnostics(), flush=True)
         raise
     print(f"idle light runs {idle}; {len(team.runs)} runs in {team.seconds:.0f} s, loads {team.loads}", flush=True)
-    assert (len(team.of(LIGHT)), len(team.of(HEAVY))) == (30, 20), team.runs
     assert team.failed_runs == [] and team.load_errors == [], (team.failed_runs, team.load_errors)
+    assert (len(team.of(LIGHT)), len(team.of(HEAVY))) == (30, 20), team.runs
     assert min(team.loads.values()) >= 1, team.loads  # loads landed in every table
     assert team.tables_wrong == {}, team.tables_wrong
     assert team.jobs_not_finished == [] and team.leases_held == [], (team.jobs_not_finished, team.leases_held)
