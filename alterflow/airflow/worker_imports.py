@@ -4,7 +4,8 @@ the modules the DAG files and a short task of `alterflow_schema_change` import (
 bring the catalog, SQLAlchemy and the workflow) and the PostgreSQL driver where it is installed.
 Airflow preloads its own operators the same way (`on_celery_import_modules`). Importing starts no
 thread, native ones included, and opens no connection, so forking after it is safe; pyarrow is left
-out for that reason (its import starts jemalloc's background thread). Celery imports it when its configuration says so:
+out for that reason (its import starts jemalloc's background thread). Celery imports it when its
+configuration says so:
 
     AIRFLOW__CELERY__EXTRA_CELERY_CONFIG='{"imports": ["alterflow.airflow.worker_imports"]}'
 
