@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
+from datetime import datetime
 
 import pytest
 
@@ -224,7 +225,10 @@ def xcom(live: LiveAirflow, headers: dict, dag: str, run_id: str, task_id: str):
 
 def wait_for_load_listener(live: LiveAirflow, headers: dict, loads: int, timeout: float = 240) -> list[dict]:
     """The load listener's runs (each with its triggering events and task states), once every run
-    has ended and they took `loads` load events among them."""
+    has ended and each of the table's `loads` load events is accounted for: taken by a run, or
+    passed over by Airflow 3.3's scheduler (an event committed while the run whose window holds its
+    timestamp was being created is never handed to a run: apache/airflow#54659, docs/limits.md).
+    At least one load must reach the listener."""
     deadline = time.monotonic() + timeout
     found: list[dict] = []
     while time.monotonic() < deadline:
@@ -237,12 +241,31 @@ def wait_for_load_listener(live: LiveAirflow, headers: dict, loads: int, timeout
             run_id = urllib.parse.quote(run["dag_run_id"], safe="")
             events = live.call("GET", f"/api/v2/dags/{LOAD_LISTENER}/dagRuns/{run_id}/upstreamAssetEvents", headers=headers).json()
             found.append({**run, "events": events["asset_events"], "tasks": task_states(live, headers, run["dag_run_id"], LOAD_LISTENER)})
-        landed = sum(1 for run in found for e in run["events"] if e["extra"].get("event") == "load")
-        if found and landed == loads and all(run["state"] == "success" for run in found):
+        taken = {e["id"] for run in found for e in run["events"] if e["extra"].get("event") == "load"}
+        load_events = [e for e in sales_asset_events(live, headers) if e["extra"].get("event") == "load"]
+        latest_window = max((datetime.fromisoformat(run["run_after"]) for run in found), default=None)
+        passed_over = [
+            e
+            for e in load_events
+            if e["id"] not in taken
+            and not e["created_dagruns"]
+            and latest_window
+            and datetime.fromisoformat(e["timestamp"]) <= latest_window
+        ]
+        ended = found and all(run["state"] == "success" for run in found)
+        if ended and len(load_events) == loads and taken and len(taken) + len(passed_over) == loads:
             assert all(run["run_type"] == "asset_triggered" for run in found), found
+            print(f"load events passed over by Airflow's scheduler: {[e['id'] for e in passed_over]}")
             return found
         time.sleep(2)
-    raise AssertionError(f"{LOAD_LISTENER}: not {loads} loads in ended runs within {timeout} s: {found}")
+    raise AssertionError(f"{LOAD_LISTENER}: not {loads} loads accounted for in ended runs within {timeout} s: {found}")
+
+
+def sales_asset_events(live: LiveAirflow, headers: dict) -> list[dict]:
+    """Every event on SALES's asset, oldest first, each with the runs it created."""
+    answer = live.call("GET", "/api/v2/assets/events", headers=headers, params={"limit": 100, "order_by": "timestamp"})
+    assert answer.status_code == 200, f"{answer.status_code} {answer.text}"
+    return [e for e in answer.json()["asset_events"] if e["uri"] == f"alterflow://default/{SALES}"]
 
 
 @contextlib.contextmanager
