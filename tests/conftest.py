@@ -167,6 +167,22 @@ def run(session):
     return _run
 
 
+@pytest.fixture
+def private_pg():
+    """A PostgreSQL server of the test's own (empty), which the test may stop and restart."""
+    from tests.support.private_postgres import PrivatePostgres, postgres_bin
+
+    if postgres_bin() is None or os.geteuid() != 0:
+        reason = "a PostgreSQL server of the test's own needs Debian's server binaries and root (initdb as postgres)"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    server = PrivatePostgres()
+    server.start()
+    yield server
+    server.remove()
+
+
 @pytest.fixture(scope="session")
 def s3_server(tmp_path_factory):
     """The test run's S3-protocol server (moto's, tests.support.s3_server), started on first use."""

@@ -11,7 +11,9 @@ triggerer's ALTERFLOW_* environment), as in every task.
 A trigger glances every `poll_seconds` (1 s: the wait ends within a second of what it waits for)
 with a read-only query; the full look, which writes (the job's lease and Msg), runs when the
 glance says the wait may be over, and at least every REFRESH_SECONDS (5 s) to renew the lease and
-refresh the Msg. So a waiting job costs one small SELECT a second and the writes it always did."""
+refresh the Msg. So a waiting job costs one small SELECT a second and the writes it always did.
+A catalog server that stops answering (a PostgreSQL restart) is waited out, polling on, for up to
+LOST_PATIENCE_S (5 minutes): a restart costs the waiting task neither a retry nor its place."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from alterflow.airflow.hooks import AlterflowHook
 from alterflow.catalog.catalog import Catalog
-from alterflow.catalog.catalog_errors import UnknownObject
+from alterflow.catalog.catalog_errors import CatalogLost, UnknownObject
 from alterflow.catalog.states import JobState
 from alterflow.errors import UserError
 from alterflow.held_leases import airflow_run_group
@@ -36,6 +38,9 @@ from alterflow.workflow.request import AlterRequest
 
 POLL_SECONDS = 1.0
 REFRESH_SECONDS = 5.0
+# A catalog server that stops answering (a restart, a failover) is waited out this long, the
+# trigger polling on; then the trigger fails and the task's retries apply.
+LOST_PATIENCE_S = 300.0
 
 
 class CatalogTrigger(BaseTrigger):
@@ -67,30 +72,58 @@ class CatalogTrigger(BaseTrigger):
     async def run(self) -> AsyncIterator[TriggerEvent]:
         try:
             settings = await asyncio.to_thread(self.settings)
-            catalog = await asyncio.to_thread(Catalog, settings.catalog_url)
             self.lease_s = settings.lease_s
+            catalog = await self._open(settings.catalog_url)
         except UserError as exc:  # the connection or the catalog refused: the task fails with the line
-            if getattr(exc, "transient", False):  # no catalog server for now: the trigger fails, the task is retried
+            if getattr(exc, "transient", False):  # no catalog server for 5 minutes: the task's retries apply
                 raise
             yield TriggerEvent({"error": str(exc)})
             return
         looked = None  # monotonic time of the last full look
+        lost_since = None  # monotonic time the catalog's server stopped answering, while it does not
         try:
             while True:
-                due = looked is None or asyncio.get_running_loop().time() - looked >= max(REFRESH_SECONDS, self.poll_seconds)
-                if due or await asyncio.to_thread(self.may_be_over, catalog):
-                    looked = asyncio.get_running_loop().time()
-                    try:
-                        payload = await asyncio.to_thread(self.look, catalog, settings.warehouse)
-                    except (JobCancelled, UnknownObject) as exc:  # for good: the task fails with the line
-                        yield TriggerEvent({"error": str(exc)})
-                        return
-                    if payload is not None:
-                        yield TriggerEvent(payload)
-                        return
+                now = asyncio.get_running_loop().time()
+                try:
+                    if (
+                        looked is None
+                        or now - looked >= max(REFRESH_SECONDS, self.poll_seconds)
+                        or await asyncio.to_thread(self.may_be_over, catalog)
+                    ):
+                        looked = now
+                        try:
+                            payload = await asyncio.to_thread(self.look, catalog, settings.warehouse)
+                        except (JobCancelled, UnknownObject) as exc:  # for good: the task fails with the line
+                            yield TriggerEvent({"error": str(exc)})
+                            return
+                        if payload is not None:
+                            yield TriggerEvent(payload)
+                            return
+                    lost_since = None
+                except CatalogLost as exc:
+                    lost_since = self._still_patient(lost_since, now, exc)
                 await asyncio.sleep(self.poll_seconds)
         finally:
             catalog.engine.dispose()
+
+    async def _open(self, catalog_url: str) -> Catalog:
+        """The catalog, opened once its server answers (within LOST_PATIENCE_S)."""
+        lost_since = None
+        while True:
+            try:
+                return await asyncio.to_thread(Catalog, catalog_url)
+            except CatalogLost as exc:
+                lost_since = self._still_patient(lost_since, asyncio.get_running_loop().time(), exc)
+            await asyncio.sleep(self.poll_seconds)
+
+    def _still_patient(self, lost_since: float | None, now: float, lost: CatalogLost) -> float:
+        """When the catalog's server stopped answering: a restart is waited out, polling on; after
+        LOST_PATIENCE_S the trigger fails with the line (the task's retries apply)."""
+        lost_since = now if lost_since is None else lost_since
+        if now - lost_since > LOST_PATIENCE_S:
+            raise lost
+        self.log.warning("the catalog database is not answering (%s); looking again in %.0f s", lost.reason, self.poll_seconds)
+        return lost_since
 
 
 class JobTrigger(CatalogTrigger):

@@ -9,6 +9,8 @@ import asyncio
 import time
 from datetime import datetime
 
+import pytest
+
 from alterflow.airflow import triggers
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.workflow import alter_steps, heavy_steps
@@ -133,3 +135,41 @@ def test_the_turn_trigger_fires_within_a_second_of_the_tables_job_ending_and_kee
     turn = AlterTurns(s.catalog).take("someone else", s.catalog.table("t").id, datetime(2026, 11, 30, 12, 0, 1), 60)
     assert (turn.go, turn.behind) == (False, f"run {request['request_id']} (let through, making its job)")
     s.catalog.abort_transaction(held, "done with it")
+
+
+@pytest.mark.postgres
+def test_a_trigger_waits_out_a_catalog_restart_and_fires_once_the_wait_is_over(private_pg, tmp_path, monkeypatch):
+    """The catalog's PostgreSQL restarted (3 s refusing connections) while a BoundaryTrigger waits:
+    it polls on instead of failing (a failed trigger costs the task a retry), and fires within a
+    second of the last transaction below the boundary committing after the restart."""
+    from alterflow.catalog.database import close_engine, upgrade_catalog
+    from alterflow.engine.session import Session
+    from alterflow.settings import Settings
+
+    upgrade_catalog(private_pg.url)
+    settings = Settings.from_env({"ALTERFLOW_HOME": str(tmp_path / "home"), "ALTERFLOW_CATALOG_URL": private_pg.url})
+    for name, value in (
+        ("ALTERFLOW_HOME", settings.home),
+        ("ALTERFLOW_CATALOG_URL", private_pg.url),
+        ("ALTERFLOW_WAREHOUSE", settings.warehouse),
+    ):
+        monkeypatch.setenv(name, str(value))
+    s = Session(settings)
+    try:
+        sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
+        sql(s, "INSERT INTO t VALUES (1, '1')")
+        held = s.catalog.begin_transaction(s.catalog.table("t").id, "a slow load", 3600)
+        job_id = start(s, ALTER)
+        trigger = triggers.BoundaryTrigger(job_id)
+
+        def restart_then_commit():
+            private_pg.restart(down_s=3.0)
+            s.catalog.commit_transaction(held)
+
+        payload, latency = asyncio.run(_first_event(trigger, restart_then_commit, act_after=2))
+        assert payload == {"done": True, "blocking": []}
+        assert latency < 2.0, latency
+        assert job(s, job_id).state == "RUNNING"
+    finally:
+        s.catalog.engine.dispose()
+        close_engine(private_pg.url)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -53,21 +52,6 @@ def test_a_statement_an_interrupt_stops_inside_the_driver_leaves_no_lock_held(tm
         timeout=120,
     )
     assert done.stdout.strip() == "written inside the statement", done.stderr[-3000:]
-
-
-@pytest.fixture
-def private_pg():
-    from tests.support.private_postgres import PrivatePostgres, postgres_bin
-
-    if postgres_bin() is None or os.geteuid() != 0:
-        reason = "a PostgreSQL server of the test's own needs Debian's server binaries and root (initdb as postgres)"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    server = PrivatePostgres()
-    server.start()
-    yield server
-    server.remove()
 
 
 @pytest.mark.postgres
