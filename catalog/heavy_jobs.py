@@ -19,7 +19,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from alterflow.catalog.catalog import ACTIVE_JOB_STATES, AlterJob, Catalog, job_from_row, job_row, lock_job_row, utcnow, version_row
-from alterflow.catalog.catalog_errors import ConcurrentChange, JobStateError, TableMoved, TransactionStateError, UnknownObject
+from alterflow.catalog.catalog_errors import (
+    ConcurrentChange,
+    JobStateError,
+    LoadOvertaken,
+    TableMoved,
+    TransactionStateError,
+    UnknownObject,
+)
 from alterflow.catalog.job_leases import fence
 from alterflow.catalog.models import (
     AlterJobRow,
@@ -570,7 +577,7 @@ class HeavyJobs:
             )
         )
         if table.current_index_id not in indexes:
-            raise TransactionStateError(
+            raise LoadOvertaken(
                 f"transaction {txn.id} cannot commit: table {table.name} was swapped to a new index while it ran; retry the load"
             )
         quarantined_for = set(  # jobs whose quarantine this load wrote rows to
@@ -578,7 +585,7 @@ class HeavyJobs:
         )
         dual_written = job is not None and (job.shadow_index_id in indexes or job.id in quarantined_for)
         if job is not None and txn.id > job.boundary_txn and not dual_written:
-            raise TransactionStateError(
+            raise LoadOvertaken(
                 f"transaction {txn.id} cannot commit: schema change job {job.id} on {table.name} started while it ran; retry the load"
             )
         stale = indexes - {table.current_index_id} - ({job.shadow_index_id} if job is not None else set())

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from alterflow import sql as ast
-from alterflow.catalog.catalog_errors import CatalogLost
+from alterflow.catalog.catalog_errors import CatalogLost, LoadOvertaken
 from alterflow.catalog.records import ViewDependency, utcnow
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.snapshot_reads import SnapshotReads, sqlite_snapshot_reads
@@ -276,7 +276,18 @@ class Session:
         return Done(f"{result.rows} rows loaded into {self.catalog.table(table).name} (transaction {result.txn_id})")
 
     def load_input_result(self, table: str, source: LoadInput, label: str, engine: str = "auto") -> LoadResult:
-        """`load_input`, returning what was written (the Airflow layer's `AlterflowLoadOperator`)."""
+        """`load_input`, returning what was written (the Airflow layer's `AlterflowLoadOperator`).
+        A load whose commit a heavyweight ALTER refused, having started or swapped after the load
+        chose where to write (`LoadOvertaken`: nothing of it committed), reads its files again and
+        writes to the table as it now is, up to LOAD_OVERTAKEN_TRIES times in all."""
+        for _try in range(LOAD_OVERTAKEN_TRIES - 1):
+            try:
+                return self._load_input_result_once(table, source, label, engine)
+            except LoadOvertaken:
+                continue  # nothing of it committed: its files are read again
+        return self._load_input_result_once(table, source, label, engine)
+
+    def _load_input_result_once(self, table: str, source: LoadInput, label: str, engine: str) -> LoadResult:
         if engine not in LOAD_ENGINES:
             raise StatementError(f"load: unknown engine {shown(engine)}; use one of {', '.join(LOAD_ENGINES)}")
         try:
@@ -569,6 +580,9 @@ class Session:
 
 
 READ_ATTEMPTS = 3
+# Tries of a load of files that heavyweight ALTERs overtook (LoadOvertaken): each needs a job that
+# started or swapped meanwhile, and a table has one job at a time.
+LOAD_OVERTAKEN_TRIES = 3
 LOAD_ENGINES = ("auto", "local", "spark")
 
 

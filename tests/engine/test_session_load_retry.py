@@ -1,0 +1,51 @@
+"""A file load that a schema change overtook between reading the table's schema and beginning its
+transaction (a heavyweight ALTER swapped, or started, meanwhile): its commit is refused, as it
+must be (its rows went to the old index only), and the load of files runs again by itself on the
+table as it now is; every row once (docs/semantics.md#loads-during-a-schema-change)."""
+
+from __future__ import annotations
+
+import pytest
+
+from alterflow.engine.session import Session
+from alterflow.load.inputs import LoadInput, open_input
+from tests.support.statements import sql
+
+
+@pytest.mark.parametrize(
+    ("statement", "tries"),
+    [
+        ("ALTER TABLE t MODIFY COLUMN v SMALLINT", 2),  # swapped: the first try is refused, the second writes the new index
+        ('ALTER TABLE t MODIFY COLUMN v SMALLINT PROPERTIES ("postpone_swap" = "true")', 1),  # started: the load dual-writes
+    ],
+)
+def test_a_file_load_a_schema_change_overtook_before_it_began_runs_again_on_the_table_as_it_is(
+    catalog_session, tmp_path, monkeypatch, statement, tries
+):
+    s = catalog_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v INT, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
+    sql(s, "INSERT INTO t VALUES (1, 1), (2, 2)")
+    other = Session(s.settings)
+    original = LoadInput.batches
+    altered, reads = [], []
+
+    def batches(self):
+        reads.append(1)
+
+        def overtaken():
+            if not altered:  # read after the load read the table's schema, before its transaction begins
+                altered.append(sql(other, statement))
+            yield from original(self)
+
+        return overtaken()
+
+    monkeypatch.setattr(LoadInput, "batches", batches)
+    path = tmp_path / "rows.csv"
+    path.write_text("id,v\n" + "".join(f"{i},{i % 100}\n" for i in range(100, 200)))
+    result = s.load_input_result("t", open_input(path), "the overtaken load")
+    assert (result.rows, len(altered), len(reads)) == (100, 1, tries)
+    assert sql(s, "SELECT count(*), count(DISTINCT id), sum(id) FROM t") == ((102, 102, 3 + sum(range(100, 200))),)
+    if tries == 1:  # the postponed job swaps: the rows the load dual-wrote are in the index it swaps to
+        sql(s, "RESUME ALTER TABLE COLUMN FROM t")
+        assert sql(s, "SELECT count(*), count(DISTINCT id), sum(id) FROM t") == ((102, 102, 3 + sum(range(100, 200))),)
+    assert sql(s, "DESCRIBE t")[1][:2] == ("v", "SMALLINT")
