@@ -1,6 +1,8 @@
 """Airflow on the CeleryExecutor, live (`make test-fleet`): `make airflow AIRFLOW_EXECUTOR=celery`'s
 command with two Celery workers on a Redis, Airflow's metadata and alterflow's catalog
-in PostgreSQL, ALTERs triggered through the REST API as a team triggers them.
+in PostgreSQL, the warehouse in a bucket of an S3 server (moto's: the workers, their Spark
+conversions and the CLI share nothing but the bucket and the catalog), ALTERs triggered through the
+REST API as a team triggers them.
 
 - A worker killed (SIGKILL, its whole process tree, as a machine that dies) while it converts a
   table's history: Airflow notices the task's missing heartbeat and retries it on the other
@@ -112,7 +114,7 @@ fleet_load()
 
 
 @pytest.fixture
-def fleet(tmp_path, catalog_pg, redis):
+def fleet(tmp_path, catalog_pg, redis, s3_server, s3_bucket):
     dags = tmp_path / "dags"
     dags.mkdir()
     for source in sorted((REPO / "dags").glob("*.py")):
@@ -125,6 +127,8 @@ def fleet(tmp_path, catalog_pg, redis):
         workers=2,
         extra_env={
             "ALTERFLOW_CATALOG_URL": catalog_pg.url,
+            "ALTERFLOW_WAREHOUSE": f"s3://{s3_bucket}/warehouse",
+            **s3_server.env(),
             "ALTERFLOW_CELERY_BROKER": redis.url,
             # A killed worker's task is noticed after 30 s without its heartbeat (Airflow's default: 5 min).
             "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "30",
@@ -388,7 +392,8 @@ def _a_teams_load(live: LiveAirflow, headers: dict, tmp_path: pathlib.Path, faul
     assert loads.failures == [], loads.failures
     print(f"loads run again after an error: {len(loads.retried)}", *loads.retried, sep="\n    ", flush=True)
     lost = re.compile(
-        r"error: (the catalog database stopped answering \(|cannot open the catalog of ALTERFLOW_CATALOG_URL: connection failed)"
+        r"error: (the catalog database stopped answering \(|cannot open the catalog of ALTERFLOW_CATALOG_URL: "
+        r"(connection failed|consuming input failed))"
     )
     assert all(lost.search(error) for error in loads.retried), loads.retried  # the catalog's restart, in its one line, nothing else
     for table in TABLES:
