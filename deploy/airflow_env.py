@@ -175,7 +175,8 @@ def prepare_home(env: dict[str, str], password: str) -> None:
     home = pathlib.Path(env["AIRFLOW_HOME"])
     home.mkdir(parents=True, exist_ok=True)
     pathlib.Path(env["ALTERFLOW_HOME"]).mkdir(parents=True, exist_ok=True)
-    pathlib.Path(env["ALTERFLOW_WAREHOUSE"]).mkdir(parents=True, exist_ok=True)
+    if "://" not in env["ALTERFLOW_WAREHOUSE"]:  # a local folder; a bucket (s3://...) is made by its owner
+        pathlib.Path(env["ALTERFLOW_WAREHOUSE"]).mkdir(parents=True, exist_ok=True)
     path = pathlib.Path(env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE"])
     path.write_text(json.dumps({ADMIN_USER: password}) + "\n")
     path.chmod(0o600)

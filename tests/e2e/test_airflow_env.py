@@ -147,6 +147,17 @@ def test_passwords_file_is_what_simple_auth_manager_reads(airflow_env, tmp_path)
     assert (tmp_path / "home" / "warehouse").is_dir()
 
 
+def test_a_bucket_warehouse_makes_no_local_folder(airflow_env, tmp_path, s3_bucket, monkeypatch):
+    """ALTERFLOW_WAREHOUSE=s3://...: the environment names the bucket, and nothing named `s3:`
+    appears in the working directory (the bucket is its owner's to make)."""
+    monkeypatch.chdir(tmp_path)
+    base = {"ALTERFLOW_HOME": str(tmp_path / "home"), "ALTERFLOW_WAREHOUSE": f"s3://{s3_bucket}/wh"}
+    env = airflow_env.airflow_environment(base, home=tmp_path / "af")
+    airflow_env.prepare_home(env, "s3cret")
+    assert env["ALTERFLOW_WAREHOUSE"] == f"s3://{s3_bucket}/wh"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["af", "home"]
+
+
 def test_env_command_prints_exports(tmp_path):
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--home", str(tmp_path / "af"), "--port", "18124", "env"],
