@@ -2,10 +2,12 @@
 command with two Celery workers on a Redis, Airflow's metadata and alterflow's catalog
 in PostgreSQL, the warehouse in a bucket of an S3 server (moto's: the workers, their Spark
 conversions and the CLI share nothing but the bucket and the catalog), ALTERs triggered through the
-REST API as a team triggers them.
+REST API as a team triggers them. The first test's conversions run on a Spark standalone cluster
+(a master and a worker of the test's own).
 
 - A worker killed (SIGKILL, its whole process tree, as a machine that dies) while it converts a
-  table's history: Airflow notices the task's missing heartbeat and retries it on the other
+  table's history (its spark-submit's driver with it; the cluster's executor ends with its
+  application): Airflow notices the task's missing heartbeat and retries it on the other
   worker, the retried task takes the job over (same DAG run) and finishes it; every row once.
 - A worker killed while its task loads a file (a DAG of the test's own): the load's transaction is
   never committed, the retried task loads the file again; every row once.
@@ -114,7 +116,20 @@ fleet_load()
 
 
 @pytest.fixture
-def fleet(tmp_path, catalog_pg, redis, s3_server, s3_bucket):
+def spark_cluster(tmp_path, s3_bucket):
+    """A Spark standalone master and worker (2 cores) for the fleet's conversions: a test that asks
+    for it has its fleet submit them there (`spark_default`). Started after `s3_bucket`, so its
+    executors have the AWS variables that reach the bucket, as a cluster's workers would."""
+    from tests.support.spark_standalone import standalone_cluster
+
+    base = tmp_path / "spark"
+    base.mkdir()
+    yield from standalone_cluster(base, cores=2, memory="2g")
+
+
+@pytest.fixture
+def fleet(request, tmp_path, catalog_pg, redis, s3_server, s3_bucket):
+    spark = request.getfixturevalue("spark_cluster")["master"] if "spark_cluster" in request.fixturenames else "local[2]"
     dags = tmp_path / "dags"
     dags.mkdir()
     for source in sorted((REPO / "dags").glob("*.py")):
@@ -129,6 +144,7 @@ def fleet(tmp_path, catalog_pg, redis, s3_server, s3_bucket):
             "ALTERFLOW_CATALOG_URL": catalog_pg.url,
             "ALTERFLOW_WAREHOUSE": f"s3://{s3_bucket}/warehouse",
             **s3_server.env(),
+            "ALTERFLOW_SPARK_MASTER": spark,
             "ALTERFLOW_CELERY_BROKER": redis.url,
             # A killed worker's task is noticed after 30 s without its heartbeat (Airflow's default: 5 min).
             "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "30",
@@ -167,16 +183,26 @@ def catalog_of(live: LiveAirflow):
     return Catalog(live.extra_env["ALTERFLOW_CATALOG_URL"])
 
 
-def driven_job(live: LiveAirflow, timeout: float = 300):
-    """The first heavy job RUNNING (converting) with a runner holding its lease."""
+def driven_job(live: LiveAirflow, timeout: float = 300, script: str | None = None):
+    """The first heavy job RUNNING (converting) with a runner holding its lease; with `script`, a
+    runner whose command line names it (`convert_history.py`: the Spark application's driver, not
+    the step that let the job into RUNNING)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         live.check_running()
         for job in catalog_of(live).jobs():
-            if job.state == "RUNNING" and job.lease_holder:
+            if job.state == "RUNNING" and job.lease_holder and (script is None or script in _command_line(job.lease_holder)):
                 return job
         time.sleep(0.2)
     raise AssertionError(f"no job RUNNING under a lease after {timeout} s: {catalog_of(live).jobs()}")
+
+
+def _command_line(holder: str) -> str:
+    """The command line of the lease holder `holder`'s process (`host:pid:uuid`), if it runs."""
+    try:
+        return pathlib.Path(f"/proc/{int(holder.split(':')[1])}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def worker_of(live: LiveAirflow, holder: str) -> str:
@@ -208,7 +234,7 @@ class _gone:
 
 
 def test_two_celery_workers_survive_a_killed_worker_and_carry_a_teams_load(
-    fleet: LiveAirflow, redis: Redis, catalog_pg: PrivatePostgres, tmp_path
+    spark_cluster: dict, fleet: LiveAirflow, redis: Redis, catalog_pg: PrivatePostgres, tmp_path
 ):
     try:
         _scenario(fleet, redis, catalog_pg, tmp_path)
@@ -269,17 +295,20 @@ def _the_broker_and_the_scheduler_restarted(live: LiveAirflow, redis: Redis) -> 
 def _a_worker_killed_mid_conversion(live: LiveAirflow, headers: dict, tmp_path: pathlib.Path) -> None:
     cli(live, "sql", "-e", "CREATE TABLE big (id INT NOT NULL, v INT, note STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 8")
     cli(live, "load", "big", str(write_csv(tmp_path / "big.csv", 1, BIG_ROWS)))
-    trigger(live, headers, "fleet_big_to_smallint", "ALTER TABLE big MODIFY COLUMN v SMALLINT")
-    job = driven_job(live)
+    # On the Spark cluster (spark-submit from the worker's task; the check's session there too).
+    trigger(live, headers, "fleet_big_to_smallint", 'ALTER TABLE big MODIFY COLUMN v SMALLINT PROPERTIES ("engine" = "spark")')
+    job = driven_job(live, script="convert_history.py")
     victim = worker_of(live, job.lease_holder)
     kill_tree(live.fleet_pids()[victim])
     after = [j for j in catalog_of(live).jobs() if j.id == job.id][0]
     assert after.state == "RUNNING", after  # killed mid-conversion, not after it
     wait_for_run(live, headers, "fleet_big_to_smallint", timeout=600)
-    # The task that was converting (the whole rewrite in one task, or `convert`) ran a second time.
+    # The task that was converting, `convert` (spark-submit), ran a second time, on the cluster.
     answer = live.call("GET", f"/api/v2/dags/{DAG}/dagRuns/fleet_big_to_smallint/taskInstances", headers=headers)
     tries = {ti["task_id"]: ti["try_number"] for ti in answer.json()["task_instances"] if ti["state"] == "success"}
-    assert 2 in (tries.get("rewrite_in_worker"), tries.get("convert")), tries
+    assert tries.get("convert") == 2, tries
+    master_log = tmp_path / "spark" / "master.log"  # the cluster's (the `spark_cluster` fixture): both tries ran there
+    assert master_log.read_text().count("Registering app") >= 2, master_log.read_text()[-3000:]
     results = sql(
         live, "SHOW ALTER TABLE COLUMN FROM big; DESCRIBE big; SELECT count(*) AS n, count(DISTINCT id) AS d, sum(id) AS s FROM big"
     )
