@@ -13,7 +13,10 @@ with a read-only query; the full look, which writes (the job's lease and Msg), r
 glance says the wait may be over, and at least every REFRESH_SECONDS (5 s) to renew the lease and
 refresh the Msg. So a waiting job costs one small SELECT a second and the writes it always did.
 A catalog server that stops answering (a PostgreSQL restart) is waited out, polling on, for up to
-LOST_PATIENCE_S (5 minutes): a restart costs the waiting task neither a retry nor its place."""
+LOST_PATIENCE_S (5 minutes), then the trigger fails (the task's retries apply); the first look after
+it renews the lease and the run's place at once. A restart of seconds so costs the waiting task
+neither a retry nor its place; a run's place in its table's line lapses after four leases (2
+minutes by default) without a look, so a longer outage may let a later run through first."""
 
 from __future__ import annotations
 
@@ -99,9 +102,11 @@ class CatalogTrigger(BaseTrigger):
                         if payload is not None:
                             yield TriggerEvent(payload)
                             return
-                    lost_since = None
+                        self._answering_again(lost_since)  # a full look went through
+                        lost_since = None
                 except CatalogLost as exc:
                     lost_since = self._still_patient(lost_since, now, exc)
+                    looked = None  # the first look once it answers is a full one: the lease and place renewed
                 await asyncio.sleep(self.poll_seconds)
         finally:
             catalog.engine.dispose()
@@ -111,7 +116,9 @@ class CatalogTrigger(BaseTrigger):
         lost_since = None
         while True:
             try:
-                return await asyncio.to_thread(Catalog, catalog_url)
+                catalog = await asyncio.to_thread(Catalog, catalog_url)
+                self._answering_again(lost_since)
+                return catalog
             except CatalogLost as exc:
                 lost_since = self._still_patient(lost_since, asyncio.get_running_loop().time(), exc)
             await asyncio.sleep(self.poll_seconds)
@@ -119,11 +126,16 @@ class CatalogTrigger(BaseTrigger):
     def _still_patient(self, lost_since: float | None, now: float, lost: CatalogLost) -> float:
         """When the catalog's server stopped answering: a restart is waited out, polling on; after
         LOST_PATIENCE_S the trigger fails with the line (the task's retries apply)."""
-        lost_since = now if lost_since is None else lost_since
+        if lost_since is None:
+            self.log.warning("the catalog database is not answering (%s); looking again every %.0f s", lost.reason, self.poll_seconds)
+            return now
         if now - lost_since > LOST_PATIENCE_S:
             raise lost
-        self.log.warning("the catalog database is not answering (%s); looking again in %.0f s", lost.reason, self.poll_seconds)
         return lost_since
+
+    def _answering_again(self, lost_since: float | None) -> None:
+        if lost_since is not None:
+            self.log.info("the catalog database answers again")
 
 
 class JobTrigger(CatalogTrigger):

@@ -173,3 +173,27 @@ def test_a_trigger_waits_out_a_catalog_restart_and_fires_once_the_wait_is_over(p
     finally:
         s.catalog.engine.dispose()
         close_engine(private_pg.url)
+
+
+@pytest.mark.postgres
+def test_a_trigger_whose_catalog_stays_away_past_its_patience_fails_for_the_tasks_retries(private_pg, tmp_path, monkeypatch):
+    """No catalog server for longer than LOST_PATIENCE_S: the trigger raises the transient
+    CatalogLost (Airflow fails the trigger and the task's retries apply), not an error event that
+    would fail the task for good."""
+    from alterflow.catalog.catalog_errors import CatalogLost
+    from alterflow.catalog.database import close_engine, upgrade_catalog
+
+    upgrade_catalog(private_pg.url)
+    close_engine(private_pg.url)
+    monkeypatch.setenv("ALTERFLOW_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ALTERFLOW_CATALOG_URL", private_pg.url)
+    monkeypatch.setattr(triggers, "LOST_PATIENCE_S", 0.5)
+    private_pg.stop()
+
+    async def first_event():
+        return await triggers.BoundaryTrigger(1, poll_seconds=0.1).run().__anext__()
+
+    started = time.monotonic()
+    with pytest.raises(CatalogLost) as lost:
+        asyncio.run(first_event())
+    assert lost.value.transient and 0.5 <= time.monotonic() - started < 10
