@@ -37,7 +37,10 @@ class LoadOvertaken(TransactionStateError):
     """A load's commit refused because a heavyweight schema change started or swapped while it
     ran, after it had chosen where to write: its rows went to an index the table no longer reads
     alone, so nothing of it committed. Run again, it writes to the table as it now is (a load of
-    files does so by itself: `Session.load_input_result`)."""
+    files does so by itself: `Session.load_input_result`). `transient`: an Airflow task that meets
+    it is left to its retries."""
+
+    transient = True
 
 
 class JobStateError(CatalogError):

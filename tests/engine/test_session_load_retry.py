@@ -9,6 +9,7 @@ import pytest
 
 from alterflow.engine.session import Session
 from alterflow.load.inputs import LoadInput, open_input
+from tests.support.catalog_rows import transactions
 from tests.support.statements import sql
 
 
@@ -44,6 +45,9 @@ def test_a_file_load_a_schema_change_overtook_before_it_began_runs_again_on_the_
     path.write_text("id,v\n" + "".join(f"{i},{i % 100}\n" for i in range(100, 200)))
     result = s.load_input_result("t", open_input(path), "the overtaken load")
     assert (result.rows, len(altered), len(reads)) == (100, 1, tries)
+    mine = [(txn_id, state) for txn_id, state, label in transactions(s, "t") if label == "the overtaken load"]
+    assert [state for _, state in mine] == ["ABORTED"] * (tries - 1) + ["COMMITTED"], mine  # the refused try committed nothing
+    assert mine[-1][0] == result.txn_id
     assert sql(s, "SELECT count(*), count(DISTINCT id), sum(id) FROM t") == ((102, 102, 3 + sum(range(100, 200))),)
     if tries == 1:  # the postponed job swaps: the rows the load dual-wrote are in the index it swaps to
         sql(s, "RESUME ALTER TABLE COLUMN FROM t")
