@@ -47,7 +47,7 @@ SIMPLE_AUTH_MANAGER = "airflow.api_fastapi.auth.managers.simple.simple_auth_mana
 
 def alterflow_settings(base_env: dict[str, str]) -> dict[str, str]:
     """The CLI's ALTERFLOW_* settings (default home: the repo's `.alterflow`), all explicit and absolute."""
-    from alterflow.settings import Settings
+    from alterflow.settings import Settings, warehouse_setting
 
     env = dict(base_env)
     env.setdefault("ALTERFLOW_HOME", str(REPO / ".alterflow"))
@@ -55,7 +55,7 @@ def alterflow_settings(base_env: dict[str, str]) -> dict[str, str]:
     return {
         "ALTERFLOW_HOME": str(settings.home),
         "ALTERFLOW_CATALOG_URL": settings.catalog_url,
-        "ALTERFLOW_WAREHOUSE": str(settings.warehouse),
+        "ALTERFLOW_WAREHOUSE": warehouse_setting(settings.warehouse),  # a bucket's URI keeps its endpoint and region
         "ALTERFLOW_SPARK_MASTER": settings.spark_master,
         "ALTERFLOW_TXN_TIMEOUT": str(settings.txn_timeout_s),
     }

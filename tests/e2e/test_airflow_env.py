@@ -12,6 +12,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import urllib.parse
 
 import pytest
 
@@ -148,13 +149,18 @@ def test_passwords_file_is_what_simple_auth_manager_reads(airflow_env, tmp_path)
 
 
 def test_a_bucket_warehouse_makes_no_local_folder(airflow_env, tmp_path, s3_bucket, monkeypatch):
-    """ALTERFLOW_WAREHOUSE=s3://...: the environment names the bucket, and nothing named `s3:`
-    appears in the working directory (the bucket is its owner's to make)."""
+    """ALTERFLOW_WAREHOUSE=s3://...?endpoint_override=...: Airflow's processes get the bucket's URI
+    whole (its endpoint too), and nothing named `s3:` appears in the working directory (the bucket
+    is its owner's to make)."""
     monkeypatch.chdir(tmp_path)
-    base = {"ALTERFLOW_HOME": str(tmp_path / "home"), "ALTERFLOW_WAREHOUSE": f"s3://{s3_bucket}/wh"}
+    uri = f"s3://{s3_bucket}/wh?endpoint_override=127.0.0.1:{urllib.parse.urlsplit(os.environ['AWS_ENDPOINT_URL']).port}&scheme=http"
+    base = {"ALTERFLOW_HOME": str(tmp_path / "home"), "ALTERFLOW_WAREHOUSE": uri}
     env = airflow_env.airflow_environment(base, home=tmp_path / "af")
     airflow_env.prepare_home(env, "s3cret")
-    assert env["ALTERFLOW_WAREHOUSE"] == f"s3://{s3_bucket}/wh"
+    named = urllib.parse.urlsplit(env["ALTERFLOW_WAREHOUSE"])
+    assert (named.scheme, named.netloc, named.path) == ("s3", s3_bucket, "/wh"), env["ALTERFLOW_WAREHOUSE"]
+    port = urllib.parse.urlsplit(os.environ["AWS_ENDPOINT_URL"]).port
+    assert urllib.parse.parse_qs(named.query)["endpoint_override"] == [f"127.0.0.1:{port}"], env["ALTERFLOW_WAREHOUSE"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["af", "home"]
 
 
