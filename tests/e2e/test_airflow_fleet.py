@@ -308,7 +308,7 @@ def _a_worker_killed_mid_conversion(live: LiveAirflow, headers: dict, tmp_path: 
     tries = {ti["task_id"]: ti["try_number"] for ti in answer.json()["task_instances"] if ti["state"] == "success"}
     assert tries.get("convert") == 2, tries
     master_log = tmp_path / "spark" / "master.log"  # the cluster's (the `spark_cluster` fixture): both tries ran there
-    assert master_log.read_text().count("Registering app") >= 2, master_log.read_text()[-3000:]
+    assert master_log.read_text().count(f"Registering app alterflow-convert-job-{job.id}") == 2, master_log.read_text()[-3000:]
     results = sql(
         live, "SHOW ALTER TABLE COLUMN FROM big; DESCRIBE big; SELECT count(*) AS n, count(DISTINCT id) AS d, sum(id) AS s FROM big"
     )
