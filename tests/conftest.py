@@ -210,10 +210,9 @@ def s3_bucket(s3_server, monkeypatch):
 def alterflow_env(settings, monkeypatch):
     """The plugin, the triggers and the task bodies read ALTERFLOW_* like the CLI: point them at this
     test's catalog and warehouse."""
-    monkeypatch.setenv("ALTERFLOW_HOME", str(settings.home))
-    monkeypatch.setenv("ALTERFLOW_CATALOG_URL", settings.catalog_url)
-    monkeypatch.setenv("ALTERFLOW_WAREHOUSE", str(settings.warehouse))
-    monkeypatch.setenv("ALTERFLOW_SPARK_MASTER", settings.spark_master)
+    from tests.support import point_alterflow_env_at
+
+    point_alterflow_env_at(settings, monkeypatch)
     return settings
 
 

@@ -15,6 +15,7 @@ from alterflow.airflow import triggers
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.workflow import alter_steps, heavy_steps
 from alterflow.workflow.request import AlterRequest
+from tests.support import point_alterflow_env_at
 from tests.support.statements import sql
 
 ALTER = "ALTER TABLE t MODIFY COLUMN v INT"
@@ -148,12 +149,7 @@ def test_a_trigger_waits_out_a_catalog_restart_and_fires_once_the_wait_is_over(p
 
     upgrade_catalog(private_pg.url)
     settings = Settings.from_env({"ALTERFLOW_HOME": str(tmp_path / "home"), "ALTERFLOW_CATALOG_URL": private_pg.url})
-    for name, value in (
-        ("ALTERFLOW_HOME", settings.home),
-        ("ALTERFLOW_CATALOG_URL", private_pg.url),
-        ("ALTERFLOW_WAREHOUSE", settings.warehouse),
-    ):
-        monkeypatch.setenv(name, str(value))
+    point_alterflow_env_at(settings, monkeypatch)
     s = Session(settings)
     try:
         sql(s, "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")

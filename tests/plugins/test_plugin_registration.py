@@ -10,6 +10,7 @@ import pathlib
 
 from alterflow.engine.session import Session
 from alterflow.settings import Settings
+from tests.support import point_alterflow_env_at
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -49,12 +50,7 @@ def test_the_airflow_api_server_serves_the_page_and_the_api(airflow_db, tmp_path
     from fastapi.testclient import TestClient
 
     settings = Settings.from_env({"ALTERFLOW_HOME": str(tmp_path / "home")})
-    for key, value in (
-        ("ALTERFLOW_HOME", settings.home),
-        ("ALTERFLOW_CATALOG_URL", settings.catalog_url),
-        ("ALTERFLOW_WAREHOUSE", settings.warehouse),
-    ):
-        monkeypatch.setenv(key, str(value))
+    point_alterflow_env_at(settings, monkeypatch)
     session = Session(settings)
     list(session.run("CREATE TABLE served (id INT); ALTER TABLE served ADD COLUMN n INT DEFAULT 7"))
 
