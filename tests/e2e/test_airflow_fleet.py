@@ -197,17 +197,22 @@ def driven_job(live: LiveAirflow, timeout: float = 300, script: str | None = Non
     raise AssertionError(f"no job RUNNING under a lease after {timeout} s: {catalog_of(live).jobs()}")
 
 
+def holder_pid(holder: str) -> int:
+    """The process id in a lease holder's name (`host:pid:uuid`)."""
+    return int(holder.split(":")[1])
+
+
 def _command_line(holder: str) -> str:
-    """The command line of the lease holder `holder`'s process (`host:pid:uuid`), if it runs."""
+    """The command line of the lease holder `holder`'s process, if it runs."""
     try:
-        return pathlib.Path(f"/proc/{int(holder.split(':')[1])}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        return pathlib.Path(f"/proc/{holder_pid(holder)}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
 
 
 def worker_of(live: LiveAirflow, holder: str) -> str:
-    """The Celery worker below which the lease holder `holder` (`host:pid:uuid`) runs."""
-    pid = int(holder.split(":")[1])
+    """The Celery worker below which the lease holder `holder` runs."""
+    pid = holder_pid(holder)
     for name, root in live.fleet_pids().items():
         if name.startswith("worker") and pid in _descendants(root):
             return name
