@@ -62,8 +62,12 @@ demo-s3: install
 
 # Everything but the Compose stack (below), which CI runs as a step of its own (.ci/run): on two
 # cores it takes about 7 minutes from nothing (Docker's install, a debootstrap base, image builds).
+# Two pytest processes (pytest-xdist), a test file each at a time: alone, the suite keeps about half
+# of two cores busy, the rest of its time waits on JVMs, servers and subprocesses (docs/limits.md).
+# TEST_PROCESSES=0 runs it in this one process.
+TEST_PROCESSES ?= 2
 test: install browser lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=1200 --durations=80 -m "not compose and not fleet"  # where the time goes, printed at the end
+	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=1200 --durations=80 -m "not compose and not fleet" -n $(TEST_PROCESSES) --dist loadfile  # --durations: where the time goes, printed at the end
 
 # docker-compose.yaml built and started for real: installs Debian's docker.io and starts dockerd
 # when needed (root or sudo), builds on a debootstrap base. .ci/run runs it after `make test`.

@@ -51,6 +51,13 @@ def airflow_run_group(run_id: str) -> str:
     return f"{_AIRFLOW_RUN}{run_id}"
 
 
+def airflow_run_of(group: str | None) -> str | None:
+    """The DAG run id of an Airflow run's lease group (`airflow_run_group`); None for any other driver."""
+    if group is None or not group.startswith(_AIRFLOW_RUN):
+        return None
+    return group[len(_AIRFLOW_RUN) :]
+
+
 def process_group() -> str:
     """This process as a driver: every step it runs belongs to the same group (a new one after a fork)."""
     global _GROUP

@@ -69,6 +69,7 @@ TARGET_FILE_MB = 128  # a load rolls a tablet's file at about this much data (Ar
 LOAD_BUFFER_MB = 384  # rows one load holds in memory before it writes the largest tablet's file (files being written come on top)
 SPARK_LOAD_MB = 4096  # `alterflow load --engine auto` loads inputs at least this big through Spark
 RENEWALS_PER_LEASE = 6  # a 30 s lease is renewed every 5 s
+BACKGROUND_NICE = 10  # the niceness of a worker task's conversion and check (docs/airflow.md#background-work-yields-the-cpu)
 
 
 def lease_seconds(env: Mapping[str, str]) -> float:
@@ -242,6 +243,7 @@ class Settings:
     migrations: str = DEFAULT_MIGRATIONS
     airflow_username: str = DEFAULT_AIRFLOW_USERNAME
     airflow_password: str = field(default="", repr=False)
+    background_nice: int = BACKGROUND_NICE
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -269,6 +271,7 @@ class Settings:
             migrations=migrations_from_env(env),
             airflow_username=env.get("ALTERFLOW_AIRFLOW_USERNAME") or DEFAULT_AIRFLOW_USERNAME,
             airflow_password=env.get("ALTERFLOW_AIRFLOW_PASSWORD", ""),
+            background_nice=_whole(env, "ALTERFLOW_BACKGROUND_NICE", BACKGROUND_NICE, 0, 19, "nice levels"),
         )
 
     def ensure_dirs(self) -> list[pathlib.Path]:

@@ -3,10 +3,10 @@ same Airflow, triggered through the REST API as a user's tool would.
 
 A throwaway Airflow (`make airflow`'s command: scheduler, dag-processor, triggerer and api-server,
 LocalExecutor, in a temporary home on a free port; the e2e test's `LiveAirflow`) runs
-`alterflow_schema_change`. Runs alternate: `ADD COLUMN` of a table (lightweight: validate, plan,
-branch, commit, done) and `MODIFY COLUMN v BIGINT` of a STRING column of a 10,000-row table
-(heavyweight on the local engine: validate, plan, branch, start, wait_for_boundary, convert,
-check, swap, done). A run's time is Airflow's own: from the run being queued to its end
+`alterflow_schema_change`. Runs alternate: `ADD COLUMN` of a table (lightweight: one task, validate,
+which commits it; docs/airflow.md#a-lightweight-change-in-one-task) and `MODIFY COLUMN v BIGINT` of a STRING column of a 10,000-row table
+(heavyweight on the local engine: one task too, validate, which starts the job, waits for its
+boundary, converts, checks with Great Expectations and swaps). A run's time is Airflow's own: from the run being queued to its end
 (`queued_at` to `end_date`), so the client's polling does not count. Goal: heavy at most 2× light.
 """
 
@@ -71,7 +71,8 @@ def timeline(live, headers: dict, run_id: str) -> str:
         began = (_when(ti["start_date"]) - zero).total_seconds()
         ran = (_when(ti["end_date"]) - _when(ti["start_date"])).total_seconds() if ti.get("end_date") else float("nan")
         parts.append(f"{ti['task_id']} q{queued:.1f}/s{began:.1f}+{ran:.1f}")
-    return f"run end {(_when(run['end_date']) - zero).total_seconds():.1f}: " + ", ".join(parts)
+    began = (_when(run["start_date"]) - zero).total_seconds() if run.get("start_date") else float("nan")
+    return f"run began {began:.1f}, ended {(_when(run['end_date']) - zero).total_seconds():.1f}: " + ", ".join(parts)
 
 
 def wait_for_dag(live, headers: dict, timeout: float = 240) -> None:

@@ -51,6 +51,7 @@ FULL = {"tables": 20, "rows": 20_000, "idle_runs": 7, "speed_rows": 1_000_000, "
 QUICK = {"tables": 4, "rows": 1_000, "idle_runs": 2, "speed_rows": 20_000, "speed_trials": 1}
 LIGHT_GOAL = 3.0  # light p99 under load / idle p50
 SPEED_GOAL = 0.65  # two workers / one
+TEAM_SLOTS = 4  # task slots a worker under the team load: `make airflow`'s Celery default (deploy/celery_fleet.py)
 LOADERS = 2
 LOAD_ROWS = 100
 LOAD_PAUSE_S = 1.0  # between two loads of one loader: each table gets a load about every 10 s (20 tables)
@@ -267,8 +268,8 @@ def _ends(catalog) -> tuple[list[str], list[str]]:
     stuck = [f"job {job.id} {job.state}" for job in jobs if job.state != "FINISHED"]
     held = [f"job {job.id} by {job.lease_holder}" for job in jobs if job.lease_expires_at is not None and job.lease_expires_at > utcnow()]
     with catalog.engine.connect() as conn:
-        open_loads = conn.execute(sqlalchemy.text("SELECT id, lease_holder FROM af_transactions WHERE state = 'PREPARE'")).all()
-    held += [f"load transaction {txn_id} left open (PREPARE) by {holder}" for txn_id, holder in open_loads]
+        open_loads = conn.execute(sqlalchemy.text("SELECT id, label, lease_holder FROM af_transactions WHERE state = 'PREPARE'")).all()
+    held += [f"load transaction {txn_id} ({label}) left open (PREPARE) by {holder}" for txn_id, label, holder in open_loads]
     return stuck, held
 
 
@@ -379,7 +380,7 @@ def _team_rows(team: TeamLoad, idle: list[float], quick: bool) -> list[ResultRow
     load_count = sum(team.loads.values())
     case = (
         f"{len(team.runs)} ALTERs ({len(light)} light, {len(heavy)} heavy) on {len(team.loads)} tables, "
-        f"{load_count} loads landing throughout; 2 Celery workers × 2 slots"
+        f"{load_count} loads landing throughout; 2 Celery workers × {TEAM_SLOTS} slots"
     )
     wrong = len(team.tables_wrong) + len(team.load_errors) + len(team.failed_runs)
     ends = (
@@ -430,7 +431,7 @@ def _speed_row(one: list[float], two: list[float], rows: int, quick: bool) -> Re
 
 def run(quick: bool = False) -> list[ResultRow]:
     sizes = QUICK if quick else FULL
-    with fleet(workers=2, concurrency=2) as live:
+    with fleet(workers=2, concurrency=TEAM_SLOTS) as live:
         headers = {"Authorization": f"Bearer {live.token()}"}
         wait_for_dag(live, headers)
         from alterflow.engine.session import Session

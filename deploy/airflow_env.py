@@ -319,7 +319,9 @@ def _environment(args, base: dict[str, str], fleet) -> tuple[dict[str, str], str
     if not database_url:
         database_url, metadata = metadata_database(base, args.home)
     env = airflow_environment(base, home=args.home, port=args.port, host=args.host, database_url=database_url)
-    return (fleet.celery_environment(env, broker) if fleet is not None else env), metadata
+    if fleet is None:
+        return env, metadata
+    return fleet.celery_environment(env, broker, args.workers, "AIRFLOW__CORE__PARALLELISM" in base), metadata
 
 
 def _sibling(name: str):

@@ -44,6 +44,9 @@ class FleetError(Exception):
     """One line: why the Celery variant cannot start."""
 
 
+WORKER_SLOTS = 4  # Celery's worker_concurrency unless the environment sets it
+
+
 def queue_name(home: pathlib.Path) -> str:
     digest = hashlib.sha256(str(pathlib.Path(home).absolute()).encode()).hexdigest()[:12]
     return f"alterflow-{digest}"
@@ -56,9 +59,10 @@ def broker_url(base_env: dict[str, str]) -> str:
     return broker
 
 
-def celery_environment(env: dict[str, str], broker: str) -> dict[str, str]:
-    """`env` (airflow_env's) switched to the CeleryExecutor on `broker` (`broker_url`'s). Refuses, as
-    FleetError, a metadata database that is not PostgreSQL."""
+def celery_environment(env: dict[str, str], broker: str, workers: int, own_parallelism: bool = False) -> dict[str, str]:
+    """`env` (airflow_env's) switched to the CeleryExecutor on `broker` (`broker_url`'s), for
+    `workers` workers: Airflow's parallelism is their slots in all unless the user set it
+    (`own_parallelism`). Refuses, as FleetError, a metadata database that is not PostgreSQL."""
     metadata = env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
     if not metadata.startswith("postgresql"):
         raise FleetError(
@@ -74,8 +78,14 @@ def celery_environment(env: dict[str, str], broker: str) -> dict[str, str]:
             "AIRFLOW__OPERATORS__DEFAULT_QUEUE": queue_name(pathlib.Path(env["AIRFLOW_HOME"])),
         }
     )
-    # Two task slots per worker: a conversion's Spark driver and a load may share one.
-    celery.setdefault("AIRFLOW__CELERY__WORKER_CONCURRENCY", "2")
+    # Four task slots per worker: most of a schema change's tasks are short and wait on the catalog,
+    # so that a light ALTER finds a slot while conversions hold some (docs/deploy.md#priorities-and-worker-start-up).
+    celery.setdefault("AIRFLOW__CELERY__WORKER_CONCURRENCY", str(WORKER_SLOTS))
+    slots = celery["AIRFLOW__CELERY__WORKER_CONCURRENCY"].strip()
+    if not own_parallelism and slots.isdigit() and int(slots) > 0:
+        # The scheduler hands out no more than the workers take: a task handed over to a busy fleet
+        # waits in the broker first in, first out, where no priority weight reorders it.
+        celery["AIRFLOW__CORE__PARALLELISM"] = str(workers * int(slots))
     # Each worker imports alterflow once, before it forks its pool: a task process finds it imported.
     celery.setdefault("AIRFLOW__CELERY__EXTRA_CELERY_CONFIG", WORKER_IMPORTS)
     return celery

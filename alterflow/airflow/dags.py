@@ -38,16 +38,19 @@ SCHEMA_CHANGE_DOC = """### alterflow_schema_change
 
 One `ALTER TABLE` as one DAG run: **validate** the run's params and wait for the run's turn on its
 table (deferred while a job of the table is unfinished or runs triggered before it wait: the runs
-of one table go in trigger order) → **plan** it against the table's
+of one table go in trigger order), then plan it: a **lightweight** change is committed right there
+and emits its asset event, and so is a rewrite of a small table while no task of the DAG waits
+for a worker slot (the local engine: started, converted without Spark, checked and swapped in that
+task, its waits deferred); the run ends with that one task (the tasks after it show as skipped). A rewrite on Spark goes on: → **plan** it against the table's
 current version (with the `dry_run` param: EXPLAIN ANALYZE it, in the plan task's log and XCom,
 and stop there) → **branch**: a lightweight change is one catalog **commit**; a heavyweight one
 **start**s a job (shadow index, new version, boundary), **waits for the boundary** (deferred: no
 worker slot while loads below it finish), **converts** history with Spark (`spark-submit` on the
 `spark_default` connection's master, `local[*]` without one), **checks** the result with Great
 Expectations and **swaps** (with `postpone_swap` it waits, deferred, for `RESUME ALTER TABLE
-COLUMN`). A job on the local engine (a small table, `"engine" = "auto"` or `"local"`) takes the
-other branch of **start**: **rewrite_in_worker** runs the same steps in one task, in the worker,
-without Spark. **done** returns the job and emits an asset event on the table's asset,
+COLUMN`). A job on the local engine that `validate` left to the later tasks (other tasks were
+waiting for a slot) takes the other branch of **start**: **rewrite_in_worker** runs the same
+steps in one task, in the worker, without Spark. **done** returns the job and emits an asset event on the table's asset,
 `alterflow://<catalog name>/<table>` (through the asset alias `alterflow_schema_changes`; extra:
 from_version, to_version, statement, kind, job_id), which DAGs scheduled on that asset react to. The run id is the job's request id: a retried task finds
 its job.
@@ -82,14 +85,15 @@ HEAVY = {"retries": 2, "retry_delay": timedelta(seconds=10)}
 # The short steps retry too, soon: a transient error (a locked database, a task process lost on a
 # busy worker) must not fail an ALTER. A refusal (AirflowFailException) still fails at once.
 LIGHT = {"retries": 2, "retry_delay": timedelta(seconds=2)}
+MAX_ACTIVE_RUNS = 100_000  # a DAG's runs at once: any number (see alterflow_schema_change)
+MAX_ACTIVE_TASKS = 100_000  # its tasks at once, across its runs: as many as the executor has slots
 # Which waiting task the scheduler hands a free slot first (Airflow's priority_weight; "absolute":
-# the weight as given, not summed along the graph): a step that ends a run or a change, then the
-# other short steps of a run under way, then a new run's first step, then the long ones, which
-# convert data, and GC's. A light ALTER's steps so go before another table's rewrite, and a run
-# under way before a new one (docs/deploy.md#priorities-and-worker-start-up).
+# the weight as given, not summed along the graph): a step that ends a run or a change (`validate`
+# ends a lightweight change's run: it commits it), then the other short steps of a run under way,
+# then the long ones, which convert data, and GC's. A light ALTER so goes before another table's
+# rewrite (docs/deploy.md#priorities-and-worker-start-up).
 ENDING_STEP = {"priority_weight": 4, "weight_rule": "absolute"}
 SHORT_STEP = {"priority_weight": 3, "weight_rule": "absolute"}
-FIRST_STEP = {"priority_weight": 2, "weight_rule": "absolute"}
 LONG_STEP = {"priority_weight": 1, "weight_rule": "absolute"}
 
 # An ALTER TABLE statement, as the trigger form checks it before a run exists (the validate task
@@ -190,6 +194,12 @@ EVERY_DAG = {"start_date": pendulum.datetime(2026, 1, 1, tz="UTC"), "catchup": F
     schedule=None,
     params=PARAMS,
     doc_md=SCHEMA_CHANGE_DOC,
+    # Any number of ALTERs at once, across tables: Airflow's default (16 active runs a DAG) would
+    # hold the 17th run queued until a rewrite elsewhere ended. Runs of one table take turns in
+    # `validate`, deferred: a waiting run holds no worker slot. Nor does Airflow's default of 16
+    # tasks at once a DAG cap a fleet of more slots: the executor's slots are the limit.
+    max_active_runs=MAX_ACTIVE_RUNS,
+    max_active_tasks=MAX_ACTIVE_TASKS,
     **EVERY_DAG,
 )
 def alterflow_schema_change():
@@ -227,7 +237,7 @@ def alterflow_schema_change():
             outlet_events[SCHEMA_CHANGES].add(Asset(event.uri), extra=event.extra)
         return finished
 
-    request = ValidateRunOperator(task_id="validate", **LIGHT, **FIRST_STEP).output
+    request = ValidateRunOperator(task_id="validate", **LIGHT, **ENDING_STEP).output
     validated = plan(request)
     committed = commit(request, validated)
     started = start(request, validated)
@@ -254,7 +264,7 @@ def alterflow_schema_change():
 def alterflow_gc():
     @task(task_id=gc_tasks.FIND_ORPHANS)
     def find_orphaned_jobs() -> list[dict]:
-        return gc_tasks.orphan_runs()
+        return gc_tasks.orphan_runs(gc_tasks.schema_change_run_alive)
 
     previous = None
     for name in gc_tasks.STEP_ORDER:

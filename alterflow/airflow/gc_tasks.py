@@ -71,18 +71,33 @@ def takeover_conf(job_id: int, table: str, statement: str) -> dict:
     return {"table": table, "statement": statement, "properties": {}, "resume_job_id": job_id}
 
 
-def orphan_runs() -> list[dict]:
-    """The kwargs of one TriggerDagRunOperator per orphaned job: its conf is the job's ALTER. A
-    catalog behind its warehouse (a restore, a copy) takes no job over: the task fails with the
-    line `alterflow gc` gives (`refuse_if_behind`)."""
+def orphan_runs(run_is_alive: Callable[[str], bool] | None = None) -> list[dict]:
+    """The kwargs of one TriggerDagRunOperator per orphaned job: its conf is the job's ALTER. A job
+    whose last driver is an `alterflow_schema_change` run that Airflow still queues or runs
+    (`run_is_alive(run_id)`, asked of Airflow by the task: `schema_change_run_alive`) is left to it:
+    its next task is waiting for a worker slot, or a retry of a task whose worker died, and takes the
+    lease back when it starts. A catalog behind its warehouse (a restore, a copy) takes no job over:
+    the task fails with the line `alterflow gc` gives (`refuse_if_behind`)."""
     from alterflow.gc.gc_steps import orphaned_jobs, refuse_if_behind
+    from alterflow.held_leases import airflow_run_of
 
     with refusals_fail_the_task():
         settings, catalog = open_catalog()
         orphans = orphaned_jobs(catalog)
         if orphans:
             refuse_if_behind(catalog, settings.warehouse)
+    if run_is_alive is not None:
+        orphans = [o for o in orphans if (run := airflow_run_of(o.last_driver)) is None or not run_is_alive(run)]
     return [
         {"trigger_run_id": resume_run_id(orphan.job_id), "conf": takeover_conf(orphan.job_id, orphan.table, orphan.statement)}
         for orphan in orphans
     ]
+
+
+def schema_change_run_alive(run_id: str) -> bool:
+    """Whether Airflow still queues or runs the `alterflow_schema_change` run `run_id` (asked
+    through the running task's supervisor, Airflow's Task SDK)."""
+    from airflow.sdk import get_current_context
+
+    live = ("queued", "running")
+    return get_current_context()["ti"].get_dr_count(dag_id=SCHEMA_CHANGE_DAG, run_ids=[run_id], states=list(live)) > 0

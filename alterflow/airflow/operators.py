@@ -34,7 +34,7 @@ from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, AssetAlias, BaseHook, BaseOperator
-from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException
+from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException, DownstreamTasksSkipped
 
 from alterflow.airflow import load_tasks, tasks
 from alterflow.airflow.assets import table_asset
@@ -47,6 +47,7 @@ from alterflow.schema_change_events import SCHEMA_CHANGES_ALIAS
 from alterflow.settings import child_environment, warehouse_keys, warehouse_setting
 from alterflow.spark_session import application_conf
 from alterflow.workflow.alter_runner import preload_expectations
+from alterflow.workflow.background import run_niced
 from alterflow.workflow.heavy_steps import StepSkipped
 from alterflow.workflow.validated_plan import ValidatedPlan
 
@@ -134,32 +135,6 @@ class _TakesTurns:
             self.defer(trigger=TurnTrigger(request, when, self.poll_seconds, self.alterflow_conn_id), method_name=method_name)
 
 
-class ValidateRunOperator(_TakesTurns, BaseOperator):
-    """The schema-change DAG's first task: the run's params as its request (one line for a bad one,
-    `tasks.validate`), then its turn on the table. A table with an unfinished job, or with runs
-    triggered before this one still waiting, defers the task until the run's turn came, in trigger
-    order, with no worker slot held (one task, not two: each hand-off between tasks costs a
-    light ALTER about a second). A dry run (EXPLAIN ANALYZE) changes nothing and waits for nobody.
-    Returns the request's JSON, the tasks after it read as their `request`."""
-
-    ui_color = "#e4f0ff"
-
-    def __init__(self, *, poll_seconds: float = POLL_SECONDS, alterflow_conn_id: str = DEFAULT_CONN_ID, **kwargs):
-        super().__init__(**kwargs)
-        self.poll_seconds = poll_seconds
-        self.alterflow_conn_id = alterflow_conn_id
-
-    def execute(self, context) -> dict:
-        request = tasks.validate(context["params"], context["run_id"], self.alterflow_conn_id)
-        if not tasks.is_dry_run(context["params"]):
-            self.wait_for_turn(context, request, "turn_came")
-        return request
-
-    def turn_came(self, context, event: dict | None = None) -> dict:
-        _event_or_fail(event)
-        return self.execute(context)  # one more look lets the run through (it holds its place until its job exists)
-
-
 class _DrivesInWorker:
     """The remaining steps of a started heavyweight job in this task (the embedded runner's order):
     the boundary wait, deferred to a `BoundaryTrigger` while loads below it are open; the
@@ -180,7 +155,7 @@ class _DrivesInWorker:
         """The job's swap result; defers (raising TaskDeferred) while it waits. `run_key` names
         the driver: every try of the task drives the job as the same lease group."""
         conn_id = self.alterflow_conn_id
-        preload_expectations()  # Great Expectations takes a second or more to import: while the job converts
+        preload_expectations(tasks.background_nice(conn_id))  # GX takes seconds to import: while the job converts
         if not tasks.wait_for_boundary(job_id, run_key, conn_id)["done"]:
             self.log.info("job %s waits for transactions below its boundary; deferring", job_id)
             self.defer(
@@ -193,6 +168,92 @@ class _DrivesInWorker:
             self.log.info("job %s is READY_TO_SWAP (postpone_swap); waiting for RESUME ALTER TABLE COLUMN", job_id)
             self.defer(trigger=ResumeTrigger(job_id, self.poll_seconds, conn_id=conn_id), method_name="swapped")
         return result
+
+
+class ValidateRunOperator(_TakesTurns, _DrivesInWorker, BaseOperator):
+    """The schema-change DAG's first task: the run's params as its request (one line for a bad one,
+    `tasks.validate`), then its turn on the table. A table with an unfinished job, or with runs
+    triggered before this one still waiting, defers the task until the run's turn came, in trigger
+    order, with no worker slot held (one task, not two: each hand-off between tasks costs a
+    light ALTER about a second). A dry run (EXPLAIN ANALYZE) changes nothing and waits for nobody.
+
+    Then the plan. A lightweight change is committed here, and a rewrite the local engine converts
+    (a small table) is started and driven to its swap here, its waits deferred as
+    `RewriteInWorkerOperator`'s: the run ends with this task (the embedded runner's steps in its
+    order, the `schema_change` event emitted, every later task skipped), so that it needs one worker
+    slot, not five or six turns of the scheduler
+    (docs/airflow.md#a-lightweight-change-in-one-task). A rewrite on Spark, a statement the planner
+    refuses and a refused start go on to `plan`, whose tasks find what is done and fail with the line.
+    Returns the request's JSON, the tasks after it read as their `request`."""
+
+    ui_color = "#e4f0ff"
+
+    def __init__(self, **kwargs):
+        super().__init__(outlets=_outlets(kwargs.pop("outlets", None), AssetAlias(SCHEMA_CHANGES_ALIAS)), **kwargs)
+
+    def execute(self, context) -> dict:
+        request = tasks.validate(context["params"], context["run_id"], self.alterflow_conn_id)
+        if not tasks.is_dry_run(context["params"]):
+            self.wait_for_turn(context, request, "turn_came")
+            self.finish_in_this_task(context, request)
+        return request
+
+    def turn_came(self, context, event: dict | None = None) -> dict:
+        _event_or_fail(event)
+        return self.execute(context)  # one more look lets the run through (it holds its place until its job exists)
+
+    boundary_reached = turn_came  # every step again: each finds what is done and goes on
+
+    def swapped(self, context, event: dict | None = None) -> dict:
+        _event_or_fail(event)
+        request = tasks.validate(context["params"], context["run_id"], self.alterflow_conn_id)
+        self.end_run(context, request, tasks.plan(request, self.alterflow_conn_id))  # the job's own plan, found by its request
+
+    def finish_in_this_task(self, context, request: dict) -> None:
+        """A lightweight change committed, or a small rewrite driven to its swap (deferring while it
+        waits), then the run ended here (raises DownstreamTasksSkipped). Otherwise returns: `plan`
+        plans again (a few catalog reads) and fails with the planner's line on a refusal."""
+        conn_id = self.alterflow_conn_id
+        try:
+            validated = tasks.plan(request, conn_id)
+            if ValidatedPlan.from_json(validated).kind == JobKind.LIGHT:
+                tasks.commit(request, validated, conn_id)
+            else:
+                job_id = int(tasks.start(request, validated, conn_id)["job_id"])
+                if tasks.route(job_id, conn_id) != "rewrite_in_worker" or self.slots_wanted(context):
+                    return  # plan, branch and start find the job, then rewrite_in_worker or one task a step on Spark
+        except AirflowFailException:
+            return
+        if ValidatedPlan.from_json(validated).kind != JobKind.LIGHT:
+            self.drive(job_id, context["run_id"])
+        self.end_run(context, request, validated)
+
+    def slots_wanted(self, context) -> bool:
+        """Whether tasks of this DAG wait for a worker slot now (scheduled, or queued for a worker).
+        A small rewrite then goes on through `rewrite_in_worker`, whose low priority weight lets those
+        waiting short steps (a light ALTER's `validate`) have the slots first; with nobody waiting it
+        runs here, saving five hand-offs."""
+        ti = context["ti"]
+        waiting = ti.get_ti_count(dag_id=ti.dag_id, states=["scheduled", "queued"])
+        if waiting:
+            self.log.info("%s task(s) of %s wait for a worker slot: the rewrite goes on in rewrite_in_worker", waiting, ti.dag_id)
+        return waiting > 0
+
+    def end_run(self, context, request: dict, validated: dict) -> None:
+        """The run's `done` here: the job as XCom `job`, the `schema_change` event, the rest skipped."""
+        conn_id = self.alterflow_conn_id
+        job = tasks.done(request, validated, conn_id)
+        event = tasks.schema_change_event(job, conn_id)
+        if event is not None:  # DAGs scheduled on the table's asset run
+            context["outlet_events"][AssetAlias(SCHEMA_CHANGES_ALIAS)].add(Asset(event.uri), extra=event.extra)
+        ti = context["ti"]
+        ti.xcom_push(key="return_value", value=request)
+        ti.xcom_push(key="job", value=job)
+        self.log.info(
+            "ALTER TABLE %s: %s, done in this task as job %s (schema version %s); the later tasks are skipped",
+            *(request["table"], job["kind"].lower(), job["id"], job["to_version"]),
+        )
+        raise DownstreamTasksSkipped(tasks=sorted(self.get_flat_relative_ids(upstream=False)))
 
 
 class RewriteInWorkerOperator(_DrivesInWorker, BaseOperator):
@@ -319,8 +380,10 @@ class ConvertHistoryOperator(SparkSubmitOperator):
         try:
             # The task holds the run's lease while spark-submit starts; the application takes it
             # over (same group) once it runs, and renews it while it converts.
+            # spark-submit starts from a niced thread: the driver on this host yields the CPU as a
+            # conversion in the worker does (docs/airflow.md#background-work-yields-the-cpu).
             with tasks.refusals_fail_the_task(), JobLease(catalog, job_id, group, lease_s=settings.lease_s):
-                super().execute(context)
+                run_niced(settings.background_nice, lambda: SparkSubmitOperator.execute(self, context))
         except AirflowException:
             tasks.alive_job(job_id, self.alterflow_conn_id)  # cancelled meanwhile: fail with the job's Msg, no retry
             raise

@@ -8,14 +8,13 @@ from __future__ import annotations
 from airflow.plugins_manager import AirflowPlugin
 
 from alterflow.airflow import runs
-from alterflow.airflow.web import MOUNT_PATH, UI_ROUTE, app
+from alterflow.airflow.mount import MOUNT_PATH, UI_ROUTE
 
 
 class AlterflowPlugin(AirflowPlugin):
     name = "alterflow"
     # The scheduler's listener: a failed run of an alterflow DAG gets its failure line as its note.
     listeners = [runs]
-    fastapi_apps = [{"app": app, "url_prefix": MOUNT_PATH, "name": "alterflow"}]
     external_views = [
         {
             "name": "Schema changes",
@@ -28,3 +27,12 @@ class AlterflowPlugin(AirflowPlugin):
             "nav_top_level": True,
         }
     ]
+
+    @property
+    def fastapi_apps(self) -> list[dict]:  # type: ignore[override]  # Airflow's is a list; read on an instance
+        """The page's app, imported only where Airflow asks for it (the api-server, `airflow plugins`):
+        every task process loads the plugins too, and the app's imports (FastAPI, Airflow's REST API)
+        took a fifth of a busy fleet's CPU there (docs/deploy.md#priorities-and-worker-start-up)."""
+        from alterflow.airflow.web import app
+
+        return [{"app": app, "url_prefix": MOUNT_PATH, "name": "alterflow"}]

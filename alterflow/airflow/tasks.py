@@ -37,6 +37,7 @@ from alterflow.held_leases import airflow_run_group
 from alterflow.schema_change_events import SchemaChangeEvent
 from alterflow.settings import Settings
 from alterflow.workflow import alter_steps, heavy_steps, table_turns
+from alterflow.workflow.background import run_niced
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.validated_plan import ValidatedPlan
 
@@ -61,6 +62,12 @@ def settings_of(conn_id: str = DEFAULT_CONN_ID) -> Settings:
     settings = AlterflowHook(conn_id).get_settings()
     settings.ensure_dirs()
     return settings
+
+
+def background_nice(conn_id: str = DEFAULT_CONN_ID) -> int:
+    """The niceness a heavyweight job's long steps run at in this worker (`background.run_niced`)."""
+    with refusals_fail_the_task():
+        return settings_of(conn_id).background_nice
 
 
 def open_catalog(conn_id: str = DEFAULT_CONN_ID) -> tuple[Settings, Catalog]:
@@ -235,7 +242,10 @@ def convert_in_worker(job_id: int, run_id: str, parallelism: int, conn_id: str =
     with refusals_fail_the_task():
         settings, catalog = open_catalog(conn_id)
         spark = None if heavy_steps.conversion_engine(catalog, job_id) == Engine.LOCAL else get_spark(settings)
-        result = heavy_steps.convert(spark, catalog, settings.warehouse, job_id, parallelism, driver=run_driver(run_id, settings))
+        driver = run_driver(run_id, settings)
+        result = run_niced(
+            settings.background_nice, lambda: heavy_steps.convert(spark, catalog, settings.warehouse, job_id, parallelism, driver=driver)
+        )
     return heavy_steps.conversion_json(result)
 
 
@@ -249,7 +259,8 @@ def check(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:
             return heavy_steps.StepSkipped(job.state).to_json()
         local = heavy_steps.conversion_engine(catalog, job_id) == Engine.LOCAL  # validated on pandas: no Spark
         spark = None if local else get_spark(settings)
-        return heavy_steps.check(spark, catalog, settings.warehouse, job_id, run_driver(run_id, settings)).to_json()
+        driver = run_driver(run_id, settings)
+        return run_niced(settings.background_nice, lambda: heavy_steps.check(spark, catalog, settings.warehouse, job_id, driver)).to_json()
 
 
 def swap(job_id: int, run_id: str, conn_id: str = DEFAULT_CONN_ID) -> dict:

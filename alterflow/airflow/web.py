@@ -63,6 +63,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from alterflow.airflow import page
 from alterflow.airflow.hooks import AlterflowConnectionError, AlterflowHook
+from alterflow.airflow.mount import MOUNT_PATH, UI_ROUTE
 from alterflow.airflow.page_data import job_json, jobs_json, migrations_json, table_json, utc_text, version_json
 from alterflow.catalog.catalog import Catalog, TableInfo, utcnow
 from alterflow.catalog.catalog_errors import CatalogLost, CatalogOutdated, CatalogUnavailable, UnknownObject
@@ -74,8 +75,6 @@ from alterflow.sql.names import MAX_NAME, valid_name
 from alterflow.workflow import job_control
 
 SCHEMA_CHANGE_DAG = "alterflow_schema_change"
-MOUNT_PATH = "/alterflow"  # where the plugin mounts this app
-UI_ROUTE = "schema-changes"  # the page inside Airflow's UI: /plugin/schema-changes
 HERE = pathlib.Path(__file__).resolve().parent
 _JOB_ID = re.compile(r"[1-9][0-9]{0,17}")  # below 2**63: a catalog id
 

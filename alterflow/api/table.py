@@ -322,6 +322,8 @@ def _batches_of(data: Any, table: str) -> Iterable:
             f"append into {table}: data is a pyarrow Table, RecordBatch or RecordBatchReader, an iterable of them, "
             f"or a pandas DataFrame, not {type(data).__name__}"
         )
+    if isinstance(data, list | tuple):  # held in memory: a load a schema change overtook writes it again
+        return list(_checked(data, table))
     return _checked(data, table)
 
 

@@ -244,7 +244,19 @@ class Session:
         return Done(f"{result.rows} rows loaded into {self.catalog.table(table).name} (transaction {result.txn_id})")
 
     def load_result(self, table: str, batches: Iterable[pa.Table | pa.RecordBatch], label: str, by_name: bool = True) -> LoadResult:
-        """`load_batches`, returning what was written (the Python API's `Table.append`)."""
+        """`load_batches`, returning what was written (the Python API's `Table.append`). Batches
+        given as a list or tuple (data in memory) are written again, to the table as it now is, when
+        a heavyweight ALTER overtook the load (`LoadOvertaken`: nothing of it committed), up to
+        LOAD_OVERTAKEN_TRIES times in all, as a load of files is; a one-pass stream cannot be."""
+        tries = LOAD_OVERTAKEN_TRIES if isinstance(batches, list | tuple) else 1
+        for _try in range(tries - 1):
+            try:
+                return self._load_result_once(table, batches, label, by_name)
+            except LoadOvertaken:
+                continue  # nothing of it committed: written again
+        return self._load_result_once(table, batches, label, by_name)
+
+    def _load_result_once(self, table: str, batches: Iterable[pa.Table | pa.RecordBatch], label: str, by_name: bool) -> LoadResult:
         from alterflow.load.local_load import load_batches
         from alterflow.load.rows import rows_from_arrow
 

@@ -67,6 +67,7 @@ class OrphanedJob:
     statement: str
     state: str
     no_runner_since: datetime
+    last_driver: str | None = None  # the lease group of its last runner (`held_leases`): an Airflow run, a process
 
     def to_json(self) -> dict:
         return {
@@ -75,6 +76,7 @@ class OrphanedJob:
             "statement": self.statement,
             "state": self.state,
             "no_runner_since": _moment(self.no_runner_since),
+            "last_driver": self.last_driver,
         }
 
 
@@ -255,7 +257,10 @@ def refuse_if_behind(catalog: Catalog, warehouse: pathlib.Path) -> None:
 
 def orphaned_jobs(catalog: Catalog, now: datetime | None = None) -> list[OrphanedJob]:
     """Every orphaned alter job: what a run that takes it over needs (the same ALTER statement)."""
-    return [OrphanedJob(job.id, job.table_name, job.statement, job.state, last_seen(job)) for job in JobLeases(catalog).orphaned(now)]
+    return [
+        OrphanedJob(job.id, job.table_name, job.statement, job.state, last_seen(job), job.lease_group)
+        for job in JobLeases(catalog).orphaned(now)
+    ]
 
 
 def resume_orphaned_jobs(

@@ -29,6 +29,7 @@ import dataclasses
 import logging
 import pathlib
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -416,14 +417,29 @@ def aborted_elsewhere(catalog: Catalog, txn_id: int, error: BaseException) -> Ex
         return None
 
 
+ABORT_TRIES = 3  # a failed load's abort, tried again after a catalog error (a lock conflict on a busy catalog)
+ABORT_PAUSE_S = 0.2
+
+
 def abort_load(catalog: Catalog, txn_id: int, error: BaseException) -> None:
     """A failed load's transaction aborted. Its files are GC's to delete after the retention
     period (deferred deletes, alterflow.gc.file_sweep), those written after an abort from elsewhere
-    (a timeout) too: their rows are gone by then, so the sweep finds them unreferenced."""
-    try:
-        catalog.abort_transaction(txn_id, f"load failed: {first_line(error)}")
-    except Exception:  # the original error matters more; the lease, the timeout and GC will clean up
-        log.exception("could not abort transaction %s", txn_id)
+    (a timeout) too: their rows are gone by then, so the sweep finds them unreferenced. A catalog
+    error is tried again, ABORT_TRIES times in all, so that a refused load on a busy catalog does not
+    leave its transaction open until its lease runs out."""
+    for attempt in range(1, ABORT_TRIES + 1):
+        try:
+            catalog.abort_transaction(txn_id, f"load failed: {first_line(error)}")
+            return
+        except UserError as refused:  # committed or unknown: nothing to abort
+            log.warning("transaction %s was not aborted: %s", txn_id, first_line(refused))
+            return
+        except Exception:  # the original error matters more; the lease, the timeout and GC will clean up
+            if attempt == ABORT_TRIES:
+                log.exception("could not abort transaction %s", txn_id)
+                return
+            log.warning("could not abort transaction %s (try %s of %s); trying again", txn_id, attempt, ABORT_TRIES, exc_info=True)
+            time.sleep(ABORT_PAUSE_S * attempt)
 
 
 def numbered(batches: Iterable[pa.Table | pa.RecordBatch], conform: Conform | None) -> Iterator[tuple[pa.Table, int]]:

@@ -5,6 +5,7 @@ whole run (`alterflow.held_leases.JobLease`, of the caller's `Settings.lease_s`)
 from __future__ import annotations
 
 import importlib
+import os
 import pathlib
 import threading
 import time
@@ -16,6 +17,7 @@ from alterflow.catalog.states import Engine, JobKind
 from alterflow.held_leases import JobLease
 from alterflow.settings import DEFAULT_LEASE_S
 from alterflow.workflow import alter_steps, heavy_steps
+from alterflow.workflow.background import raise_thread_niceness
 from alterflow.workflow.request import AlterRequest
 
 POLL_SECONDS = 0.5
@@ -47,21 +49,31 @@ def run_alter(
     return run_heavy(catalog, warehouse, job_id, spark_factory, lease_s=lease_s)
 
 
-def preload_expectations() -> None:
-    """Start importing Great Expectations (it takes seconds) in a background thread, while the job
-    waits and converts. (Import only: its context is made later, once this process's SparkSession
+_PRELOADING: int | None = None  # the process that started the import (none in a forked child)
+
+
+def preload_expectations(nice: int = 0) -> None:
+    """Start importing Great Expectations (it takes seconds) in a background thread of niceness
+    `nice` (`background.run_niced`), while the job waits and converts. (Import only: its context is made later, once this process's SparkSession
     exists.) The modules the conversion shares with it (pandas, which pyarrow imports on its first
     Python-to-Arrow conversion, numpy, pyarrow, pyspark and the conversion itself) are imported here
     first, in the caller's thread: two threads importing the same modules at once can meet a
     partially initialised module (Python's import locks give way on a cycle between threads; a
     worker task failed with "cannot import name 'SQLContext' from partially initialized module
     'pyspark.sql'" when its conversion imported pyspark while GX did)."""
+    global _PRELOADING
+    if _PRELOADING == os.getpid():  # started already in this process (a second call is free)
+        return
+    _PRELOADING = os.getpid()
     shared = ("numpy", "pandas", "pyarrow", "pyarrow.compute", "pyarrow.parquet", "pyspark.sql", "alterflow.rewrite.tablet_conversion")
     for name in shared:  # pyspark.sql: GX imports it, and so does a Spark job's conversion (45 ms)
         importlib.import_module(name)
-    threading.Thread(
-        target=importlib.import_module, args=("alterflow.expectations.validation",), name="preload-expectations", daemon=True
-    ).start()
+
+    def load() -> None:
+        raise_thread_niceness(nice)
+        importlib.import_module("alterflow.expectations.validation")
+
+    threading.Thread(target=load, name="preload-expectations", daemon=True).start()
 
 
 def run_heavy(

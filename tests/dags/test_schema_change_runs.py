@@ -35,23 +35,36 @@ def alterflow(monkeypatch, tmp_path, airflow_db, spark):
     return session
 
 
-def test_light_change_commits_in_the_commit_branch(alterflow):
+def test_light_change_commits_in_the_first_task_and_the_rest_is_skipped(alterflow):
     dag = load_dag(SCHEMA_CHANGE)
     state, tasks, run = run_dag(dag, {"table": "t", "statement": "ALTER TABLE t ADD COLUMN n INT DEFAULT 7"})
     assert state == "success", tasks
-    assert tasks["commit"] == "success" and tasks["done"] == "success"
-    assert all(tasks[t] == "skipped" for t in ("start", "wait_for_boundary", "convert", "check", "swap", "rewrite_in_worker")), tasks
+    assert tasks["validate"] == "success", tasks
+    assert all(state == "skipped" for task_id, state in tasks.items() if task_id != "validate"), tasks
     assert versions(alterflow, "t") == [1, 2]
     [job] = jobs(alterflow, "t")
     assert job.kind == "LIGHT" and job.state == "FINISHED" and job.request_id == run.run_id
+    validate = run.get_task_instance("validate")
+    assert validate.xcom_pull(task_ids="validate")["request_id"] == run.run_id
+    assert validate.xcom_pull(task_ids="validate", key="job")["id"] == job.id
     assert sql(alterflow, "SELECT id, v, n FROM t ORDER BY id") == ((1, "10", 7), (2, "20", 7), (3, "30", 7))
 
 
 def test_heavy_change_waits_deferred_for_an_open_load_then_runs_every_step_and_swaps(alterflow, monkeypatch):
     """A load still open below the boundary: wait_for_boundary defers (its trigger polls the job)
     until the load aborts; then spark-submit on the spark_default connection's master converts,
-    Great Expectations checks, and the swap makes version 2 current."""
+    Great Expectations checks, and the swap makes version 2 current. spark-submit starts from a
+    niced thread (its driver inherits the niceness)."""
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", '{"conn_type": "spark", "host": "local[2]"}')
+    submitted_at, submit = [], SparkSubmitHook.submit
+
+    def noting_niceness(hook, *args, **kwargs):
+        submitted_at.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        return submit(hook, *args, **kwargs)
+
+    monkeypatch.setattr(SparkSubmitHook, "submit", noting_niceness)
     catalog = alterflow.catalog
     held = catalog.begin_transaction(catalog.table("t").id, "a slow load", 3600)
     with LoadAbortedOnceWaitedFor(catalog, catalog.table("t").id, held, within_s=600) as watcher:
@@ -64,6 +77,7 @@ def test_heavy_change_waits_deferred_for_an_open_load_then_runs_every_step_and_s
     for task_id in ("validate", "plan", "branch", "start", "wait_for_boundary", "convert", "check", "swap", "done"):
         assert tasks[task_id] == "success", tasks
     assert tasks["commit"] == "skipped" and tasks["rewrite_in_worker"] == "skipped"
+    assert submitted_at == [max(10, os.getpriority(os.PRIO_PROCESS, 0))], submitted_at
     [job] = jobs(alterflow, "t")
     assert job.kind == "HEAVY" and job.state == "FINISHED" and job.request_id == run.run_id
     assert versions(alterflow, "t") == [1, 2]
@@ -149,7 +163,8 @@ def test_postponed_swap_waits_deferred_for_resume_and_a_second_run_waits_its_tur
     assert "FINISHED" in seen["resume"]
     assert state == "success" and states["swap"] == "success" and states["done"] == "success", states
     second = seen["second"]
-    assert second["state"] == "success" and second["tasks"]["validate"] == "success" and second["tasks"]["commit"] == "success", second
+    # the light ALTER committed by its validate
+    assert second["state"] == "success" and (second["tasks"]["validate"], second["tasks"]["commit"]) == ("success", "skipped"), second
     heavy, light = jobs(alterflow, "t")
     assert heavy.state == "FINISHED" and heavy.request_id == run.run_id
     assert (light.kind, light.from_version, light.to_version) == ("LIGHT", 2, 3)
@@ -159,20 +174,34 @@ def test_postponed_swap_waits_deferred_for_resume_and_a_second_run_waits_its_tur
 
 
 def test_a_small_tables_heavy_change_runs_in_one_worker_task_without_spark(alterflow, monkeypatch):
-    """`"engine" = "auto"` on 3 rows: `start` branches to rewrite_in_worker, which waits for the
-    boundary (deferred while a load below it is open), converts on the local engine, validates on
-    pandas and swaps (deferred again until RESUME: `postpone_swap`), in one task; nothing submits to
-    Spark or asks for a SparkSession."""
+    """`"engine" = "auto"` on 3 rows: `validate` starts the job, waits for the boundary (deferred
+    while a load below it is open), converts on the local engine, validates on pandas and swaps
+    (deferred again until RESUME: `postpone_swap`), in one task, and skips every later task; nothing
+    submits to Spark or asks for a SparkSession. The conversion and the check run niced, in a thread
+    of their own; the task's process keeps its niceness."""
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
     import alterflow.spark_session as spark_session
+    from alterflow.workflow import heavy_steps
 
     def refuse(*_args, **_kwargs):
         raise AssertionError("a local-engine job reached Spark")
 
+    niceness = {}
+
+    def noting_niceness(step):
+        def noted(*args, **kwargs):
+            niceness[step.__name__] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+            return step(*args, **kwargs)
+
+        return noted
+
+    own_niceness = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     with monkeypatch.context() as patched:  # for the run only: the SELECT below reads with Spark
         patched.setattr(SparkSubmitHook, "submit", refuse)
         patched.setattr(spark_session, "get_spark", refuse)
+        patched.setattr(heavy_steps, "convert", noting_niceness(heavy_steps.convert))
+        patched.setattr(heavy_steps, "check", noting_niceness(heavy_steps.check))
         catalog = alterflow.catalog
         held = catalog.begin_transaction(catalog.table("t").id, "a slow load", 3600)
 
@@ -197,12 +226,60 @@ def test_a_small_tables_heavy_change_runs_in_one_worker_task_without_spark(alter
         helper.join(60)
     assert seen.get("versions_before_resume") == [1] and "FINISHED" in seen.get("resume", ""), seen
     assert state == "success", tasks
-    assert all(tasks[t] == "success" for t in ("start", "rewrite_in_worker", "done")), tasks
-    assert all(tasks[t] == "skipped" for t in ("commit", "wait_for_boundary", "convert", "check", "swap")), tasks
-    assert run.get_task_instance("rewrite_in_worker").xcom_pull(task_ids="rewrite_in_worker") == {"state": "FINISHED"}
+    assert tasks["validate"] == "success" and all(
+        tasks[t] == "skipped"
+        for t in ("plan", "branch", "commit", "start", "wait_for_boundary", "convert", "check", "swap", "rewrite_in_worker", "done")
+    ), tasks
     [job] = jobs(alterflow, "t")
+    assert run.get_task_instance("validate").xcom_pull(task_ids="validate", key="job")["id"] == job.id
     assert job.state == "FINISHED" and versions(alterflow, "t") == [1, 2]
     assert job.steps == ("validate", "start", "wait_for_boundary", "convert", "check", "swap"), job.steps
+    assert sql(alterflow, "SELECT id, v FROM t ORDER BY id") == ((1, 10), (2, 20), (3, 30))
+    background = max(own_niceness, 10)  # ALTERFLOW_BACKGROUND_NICE's default
+    assert niceness == {"convert": background, "check": background}, niceness
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == own_niceness
+
+
+@pytest.fixture
+def a_task_waiting_for_a_slot(alterflow):
+    """Another run of the DAG whose `validate` waits for a worker slot (state scheduled), as on a
+    busy fleet; the run is deleted afterwards (the test run's Airflow database is shared)."""
+    from airflow.api.common.trigger_dag import trigger_dag
+    from airflow.models import DagRun
+    from airflow.models.dag_version import DagVersion
+    from airflow.models.dagbag import DBDagBag
+    from airflow.utils.session import create_session
+    from airflow.utils.state import TaskInstanceState
+    from airflow.utils.types import DagRunTriggeredByType
+
+    from tests.support.dags import sync_dags_to_airflow
+
+    sync_dags_to_airflow()
+    conf = {"table": "t", "statement": "ALTER TABLE t ADD COLUMN w INT"}
+    trigger_dag(SCHEMA_CHANGE, run_id="manual__waiting", conf=conf, triggered_by=DagRunTriggeredByType.TEST)
+    with create_session() as db:
+        [run] = DagRun.find(dag_id=SCHEMA_CHANGE, run_id="manual__waiting", session=db)
+        run.dag = DBDagBag().get_dag_for_run(run, session=db)
+        run.verify_integrity(session=db, dag_version_id=DagVersion.get_latest_version(SCHEMA_CHANGE, session=db).id)
+        db.flush()
+        run.get_task_instance("validate", session=db).state = TaskInstanceState.SCHEDULED
+    yield
+    with create_session() as db:
+        for run in DagRun.find(dag_id=SCHEMA_CHANGE, run_id="manual__waiting", session=db):
+            db.delete(run)
+
+
+def test_a_small_rewrite_leaves_the_slots_to_waiting_tasks_and_goes_on_in_rewrite_in_worker(alterflow, a_task_waiting_for_a_slot):
+    """While a task of the DAG waits for a worker slot, `validate` starts a small table's rewrite
+    but does not convert it: plan, branch and start find the job, and `rewrite_in_worker` (a low
+    priority weight: the waiting short steps go first) drives it to its swap."""
+    state, tasks, run = run_dag(load_dag(SCHEMA_CHANGE), {"table": "t", "statement": "ALTER TABLE t MODIFY COLUMN v INT"})
+    assert state == "success", tasks
+    assert all(tasks[t] == "success" for t in ("validate", "plan", "branch", "start", "rewrite_in_worker", "done")), tasks
+    assert all(tasks[t] == "skipped" for t in ("commit", "wait_for_boundary", "convert", "check", "swap")), tasks
+    [job] = jobs(alterflow, "t")
+    assert job.state == "FINISHED" and versions(alterflow, "t") == [1, 2]
+    assert run.get_task_instance("start").xcom_pull(task_ids="start", key="job")["job_id"] == job.id
     assert sql(alterflow, "SELECT id, v FROM t ORDER BY id") == ((1, 10), (2, 20), (3, 30))
 
 
@@ -235,7 +312,7 @@ def test_a_revert_runs_as_a_dag_run_like_any_alter(alterflow):
     sql(alterflow, "ALTER TABLE t DROP COLUMN v")
     sql(alterflow, "INSERT INTO t VALUES (4)")
     state, tasks, _run = run_dag(load_dag(SCHEMA_CHANGE), {"table": "t", "statement": "ALTER TABLE t REVERT TO VERSION 1"})
-    assert state == "success" and tasks["commit"] == "success", tasks
+    assert state == "success" and (tasks["validate"], tasks["commit"]) == ("success", "skipped"), tasks  # light: in validate
     assert versions(alterflow, "t") == [1, 2, 3]
     assert sql(alterflow, "SELECT id, v FROM t ORDER BY id") == ((1, "10"), (2, "20"), (3, "30"), (4, None))
 
@@ -250,7 +327,7 @@ def test_a_quarantining_run_keeps_the_bad_rows_in_the_quarantine_table(alterflow
         "properties": {"on_cast_error": "quarantine", "engine": "local"},
     }
     state, tasks, _run = run_dag(load_dag(SCHEMA_CHANGE), conf)
-    assert state == "success" and tasks["rewrite_in_worker"] == "success", tasks
+    assert state == "success" and tasks["validate"] == "success" and tasks["rewrite_in_worker"] == "skipped", tasks  # in validate
     assert sql(alterflow, "SELECT id, v FROM t ORDER BY id") == ((1, 10), (2, 20), (3, 30))
     [job] = jobs(alterflow, "t")
     assert sql(alterflow, "SELECT id, v, _job_id, _column FROM t__quarantine") == (("4", "four", job.id, "v"),)

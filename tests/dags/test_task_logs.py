@@ -48,7 +48,7 @@ def test_a_heavy_runs_log_tells_the_jobs_story_and_a_failure_is_one_line_in_the_
         assert not found, found[:5]
 
     line = "validation failed: 2 of 2 values of customer do not convert to BIGINT, e.g. 'cust1' (id=1), 'cust2' (id=2)"
-    assert failed["state"] == "failed" and failed["tasks"]["rewrite_in_worker"] == "failed", failed
+    assert failed["state"] == "failed" and failed["tasks"]["validate"] == "failed", failed
     [cancelled] = jobs(alterflow, "bad")
     assert cancelled.state == "CANCELLED" and cancelled.msg == line
     assert line in failed_log

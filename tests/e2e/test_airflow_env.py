@@ -300,10 +300,10 @@ def test_the_celery_variant_runs_on_redis_with_a_queue_per_airflow_home(airflow_
     url = f"redis://127.0.0.1:{broker.getsockname()[1]}/0"
     try:
         envs = []
-        for home in homes:
+        for home, workers, own in zip(homes, ([], ["--workers", "3"]), ({}, {"AIRFLOW__CELERY__WORKER_CONCURRENCY": "1"})):
             done = subprocess.run(
-                [sys.executable, str(SCRIPT), "--home", str(home), "--executor", "celery", "env"],
-                env=fleet_env(tmp_path, ALTERFLOW_CELERY_BROKER=url),
+                [sys.executable, str(SCRIPT), "--home", str(home), "--executor", "celery", *workers, "env"],
+                env=fleet_env(tmp_path, ALTERFLOW_CELERY_BROKER=url, **own),
                 capture_output=True,
                 text=True,
                 timeout=60,
@@ -323,6 +323,12 @@ def test_the_celery_variant_runs_on_redis_with_a_queue_per_airflow_home(airflow_
     assert imports == {"imports": ["alterflow.airflow.worker_imports"]}  # alterflow imported once per worker
     assert first["AIRFLOW__OPERATORS__DEFAULT_QUEUE"] == airflow_env._sibling("celery_fleet").queue_name(homes[0])
     assert envs[1]["AIRFLOW__OPERATORS__DEFAULT_QUEUE"] != first["AIRFLOW__OPERATORS__DEFAULT_QUEUE"]
+    # Four slots a worker, and the scheduler hands out no more than the workers' slots in all.
+    assert (first["AIRFLOW__CELERY__WORKER_CONCURRENCY"], first["AIRFLOW__CORE__PARALLELISM"]) == ("4", "8")
+    assert (envs[1]["AIRFLOW__CELERY__WORKER_CONCURRENCY"], envs[1]["AIRFLOW__CORE__PARALLELISM"]) == ("1", "3")
+    fleet = airflow_env._sibling("celery_fleet")
+    mine = {"AIRFLOW_HOME": str(homes[0]), "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "postgresql://h/db", "AIRFLOW__CORE__PARALLELISM": "5"}
+    assert fleet.celery_environment(mine, url, 2, own_parallelism=True)["AIRFLOW__CORE__PARALLELISM"] == "5"  # the user's own
     words = airflow_env.executor_words(first, 3)
     assert words == f"CeleryExecutor, 3 workers, broker {url}, queue {first['AIRFLOW__OPERATORS__DEFAULT_QUEUE']}"
     assert airflow_env._sibling("celery_fleet").DEFAULT_BROKER == "redis://127.0.0.1:6379/0"  # without ALTERFLOW_CELERY_BROKER

@@ -53,3 +53,45 @@ def test_a_file_load_a_schema_change_overtook_before_it_began_runs_again_on_the_
         sql(s, "RESUME ALTER TABLE COLUMN FROM t")
         assert sql(s, "SELECT count(*), count(DISTINCT id), sum(id) FROM t") == ((102, 102, 3 + sum(range(100, 200))),)
     assert sql(s, "DESCRIBE t")[1][:2] == ("v", "SMALLINT")
+
+
+class _AlteredOnFirstRead(list):
+    """Batches in memory whose first read runs `statement` in another session: after the load read
+    the table's schema, before its transaction began."""
+
+    def __init__(self, batches, other: Session, statement: str):
+        super().__init__(batches)
+        self.other, self.statement, self.reads = other, statement, 0
+
+    def __iter__(self):
+        self.reads += 1
+        if self.reads == 1:
+            sql(self.other, self.statement)
+        return super().__iter__()
+
+
+def test_data_in_memory_a_schema_change_overtook_is_written_again_and_a_stream_is_refused(catalog_session):
+    import pyarrow as pa
+
+    s = catalog_session
+    sql(s, "CREATE TABLE t (id INT NOT NULL, v INT, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2")
+    sql(s, "INSERT INTO t VALUES (1, 1), (2, 2)")
+    rows = pa.table({"id": pa.array(range(100, 200), pa.int32()), "v": pa.array([i % 100 for i in range(100, 200)], pa.int32())})
+    batches = _AlteredOnFirstRead([rows], Session(s.settings), "ALTER TABLE t MODIFY COLUMN v SMALLINT")
+    result = s.load_result("t", batches, "in memory")
+    assert (result.rows, batches.reads) == (100, 2)
+    assert sql(s, "SELECT count(*), count(DISTINCT id), sum(id) FROM t") == ((102, 102, 3 + sum(range(100, 200))),)
+
+    # A one-pass stream cannot be read again: the refusal reaches the caller, and nothing of it committed.
+    from alterflow.catalog.catalog_errors import LoadOvertaken
+
+    stream = _AlteredOnFirstRead(
+        [rows.set_column(0, "id", pa.array(range(300, 400), pa.int32()))], Session(s.settings), "ALTER TABLE t MODIFY COLUMN v TINYINT"
+    )
+
+    def one_pass(batches):  # a generator: its batches are read once the load runs
+        yield from batches
+
+    with pytest.raises(LoadOvertaken, match="retry the load"):
+        s.load_result("t", one_pass(stream), "a stream")
+    assert sql(s, "SELECT count(*) FROM t") == ((102,),)

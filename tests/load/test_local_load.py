@@ -282,3 +282,40 @@ def test_lightweight_work_starts_no_jvm(tmp_path):
     lines = proc.stdout.splitlines()
     assert lines[0] == "8 False False", proc.stdout
     assert lines[-1].startswith("control: spark could not start"), proc.stdout
+
+
+@pytest.mark.parametrize("failures", [1, load_module.ABORT_TRIES])
+def test_a_failed_loads_abort_is_tried_again_after_a_catalog_error(catalog_session, monkeypatch, failures):
+    """A load refused at commit aborts its transaction; a catalog error in that abort (a lock
+    conflict on a busy catalog) is tried again, so the transaction does not wait for its lease to
+    end. When every try fails the load still fails with its own line, nothing of it visible, and
+    the lease's end lets the next look abort it."""
+    from sqlalchemy.exc import OperationalError
+
+    from alterflow.catalog.catalog_errors import TransactionStateError
+    from alterflow.catalog.heavy_jobs import HeavyJobs
+
+    s = catalog_session
+    sql(s, "CREATE TABLE t (id BIGINT, v INT)")
+    monkeypatch.setattr(load_module, "ABORT_PAUSE_S", 0.01)
+    real_abort, aborts = Catalog.abort_transaction, []
+
+    def flaky_abort(self, txn_id, reason):
+        aborts.append(txn_id)
+        if len(aborts) <= failures:
+            raise OperationalError("UPDATE af_transactions", {}, Exception("deadlock detected"))
+        return real_abort(self, txn_id, reason)
+
+    def refused_commit(self, txn_id, *args, **kwargs):
+        raise TransactionStateError(f"transaction {txn_id} cannot commit: refused by the test")
+
+    monkeypatch.setattr(Catalog, "abort_transaction", flaky_abort)
+    monkeypatch.setattr(HeavyJobs, "commit_load", refused_commit)
+    with pytest.raises(TransactionStateError, match="cannot commit: refused by the test"):
+        s.load("t", pa.table({"id": pa.array([1, 2], pa.int64()), "v": pa.array([1, 2], pa.int32())}), label="refused")
+    with s.catalog.db_session() as db:
+        [state] = db.scalars(select(TransactionRow.state).where(TransactionRow.label == "refused")).all()
+    assert str(state) == ("ABORTED" if failures < load_module.ABORT_TRIES else "PREPARE")
+    assert len(aborts) == min(failures + 1, load_module.ABORT_TRIES)
+    monkeypatch.undo()
+    assert sql(s, "SELECT count(*) FROM t") == ((0,),)

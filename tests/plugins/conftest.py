@@ -36,7 +36,7 @@ def client(auth_manager, alterflow_env):
     from alterflow.airflow.plugin import AlterflowPlugin
 
     root = FastAPI()
-    for spec in AlterflowPlugin.fastapi_apps:
+    for spec in AlterflowPlugin().fastapi_apps:
         root.mount(spec["url_prefix"], spec["app"])
     with TestClient(root, base_url="http://127.0.0.1") as http:
         yield http

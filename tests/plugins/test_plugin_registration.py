@@ -108,3 +108,23 @@ def test_the_shim_registers_the_plugin_where_no_entry_point_does(monkeypatch):
     assert runpy.run_path(str(REPO / "plugins" / "alterflow_plugin.py"))["AlterflowPlugin"] is AlterflowPlugin
     monkeypatch.setattr(importlib.metadata, "entry_points", real)
     assert "AlterflowPlugin" not in runpy.run_path(str(REPO / "plugins" / "alterflow_plugin.py"))
+
+
+def test_loading_the_plugin_leaves_the_pages_app_unimported():
+    """Every Airflow process loads the plugins, a task's included: the page's app (FastAPI,
+    Airflow's REST API) is imported only when Airflow asks for `fastapi_apps` (the api-server)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from alterflow.airflow.plugin import AlterflowPlugin\n"
+        "plugin = AlterflowPlugin()\n"
+        "print(sorted(m for m in ('alterflow.airflow.web', 'fastapi') if m in sys.modules))\n"
+        "assert [spec['url_prefix'] for spec in plugin.fastapi_apps] == ['/alterflow']\n"
+        "print('alterflow.airflow.web' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()  # the app's import may log a warning between the two
+    assert (lines[0], lines[-1]) == ("[]", "True"), done.stdout

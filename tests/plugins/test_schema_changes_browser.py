@@ -37,7 +37,7 @@ def served(auth_manager, alterflow_env):
     from alterflow.airflow.plugin import AlterflowPlugin
 
     root = FastAPI()
-    for spec in AlterflowPlugin.fastapi_apps:
+    for spec in AlterflowPlugin().fastapi_apps:
         root.mount(spec["url_prefix"], spec["app"])
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(root, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))

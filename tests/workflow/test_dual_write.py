@@ -16,7 +16,8 @@ import pytest
 import alterflow.rewrite.tablet_conversion as tablet_conversion
 from alterflow.bucketing import bucket_of
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.engine.session import Session, StatementError
+from alterflow.engine.session import LOAD_OVERTAKEN_TRIES, Session, StatementError
+from tests.support.catalog_rows import transactions
 from tests.support.gc import delete_dropped_files
 from tests.support.heavy_jobs import (
     check,
@@ -238,19 +239,21 @@ def test_a_load_past_the_boundary_that_did_not_dual_write_is_refused_at_commit(s
     job_id = start(session, ALTER)
     j = job(session, job_id)
     real = HeavyJobs.dual_write_target
-    calls = []
+    missing = [True]
 
-    def missed_once(self, table_id):
-        calls.append(table_id)
-        return None if len(calls) == 1 else real(self, table_id)
+    def missed(self, table_id):  # every try of the first INSERT misses the job (it runs again when overtaken)
+        return None if missing else real(self, table_id)
 
-    monkeypatch.setattr(HeavyJobs, "dual_write_target", missed_once)
+    monkeypatch.setattr(HeavyJobs, "dual_write_target", missed)
     files_before = sorted(p for p in session.warehouse.rglob("*") if p.is_file())
     with pytest.raises(StatementError) as err:
         sql(session, "INSERT INTO t VALUES (2, '2')")
     message = one_line(err.value)
     assert f"job {job_id}" in message and "cannot commit" in message, message
+    states = [state for _, state, _ in transactions(session, "t")]
+    assert states.count("ABORTED") == LOAD_OVERTAKEN_TRIES and states[-LOAD_OVERTAKEN_TRIES:] == ["ABORTED"] * LOAD_OVERTAKEN_TRIES, states
     assert sum(f.row_count for f in session.catalog.snapshot("t").files) == 1
+    missing.clear()
     delete_dropped_files(session)  # deferred: GC deletes the refused load's files after the retention
     assert sorted(p for p in session.warehouse.rglob("*") if p.is_file()) == files_before
     # The next load dual-writes and commits.
