@@ -25,8 +25,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from alterflow.catalog.catalog import AlterJob, Catalog
-from alterflow.catalog.catalog_errors import LeaseLost
+from alterflow.catalog.catalog_errors import CatalogUnavailable, LeaseLost
 from alterflow.catalog.job_leases import JobLeases, shown_holder
+from alterflow.errors import first_line
 from alterflow.settings import RENEWALS_PER_LEASE
 
 log = logging.getLogger(__name__)
@@ -154,9 +155,12 @@ class Renewal:
             return False
         try:
             kept = self._renew()
-        except Exception:  # a passing fault: the lease is still ours until it expires
+        except Exception as fault:  # a passing fault: the lease is still ours until it expires
             if time.monotonic() - self._last_renewed < self.every_s * RENEWALS_PER_LEASE:
-                log.warning("renewal of %s failed; trying again in %.1f s", self.name, self.every_s, exc_info=True)
+                # The catalog's server away (a restart): its one line; anything else with its traceback.
+                lost = isinstance(fault, CatalogUnavailable)
+                reason = f": {first_line(fault)}" if lost else ""
+                log.warning("renewal of %s failed%s; trying again in %.1f s", self.name, reason, self.every_s, exc_info=not lost)
                 return True
             kept = False  # not renewed for a whole lease: it has expired
         if kept:

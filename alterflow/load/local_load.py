@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from alterflow.catalog.catalog import Catalog, NewFile, TableInfo
+from alterflow.catalog.catalog_errors import CatalogUnavailable
 from alterflow.catalog.heavy_jobs import DualWriteTarget, HeavyJobs
 from alterflow.catalog.schema import SchemaVersion
 from alterflow.catalog.states import OnCastError
@@ -426,11 +427,17 @@ def abort_load(catalog: Catalog, txn_id: int, error: BaseException) -> None:
     period (deferred deletes, alterflow.gc.file_sweep), those written after an abort from elsewhere
     (a timeout) too: their rows are gone by then, so the sweep finds them unreferenced. A catalog
     error is tried again, ABORT_TRIES times in all, so that a refused load on a busy catalog does not
-    leave its transaction open until its lease runs out."""
+    leave its transaction open until its lease runs out. A catalog server that went away (the
+    load's own error, most likely) adds no line to the load's: its transaction stays PREPARE, which
+    nobody sees, until its lease ends and the next look aborts it."""
     for attempt in range(1, ABORT_TRIES + 1):
         try:
             catalog.abort_transaction(txn_id, f"load failed: {first_line(error)}")
             return
+        except CatalogUnavailable as lost:  # the server went away: no line beside the load's own
+            if attempt == ABORT_TRIES:
+                log.info("transaction %s stays PREPARE until its lease runs out, then is aborted: %s", txn_id, first_line(lost))
+                return
         except UserError as refused:  # committed or unknown: nothing to abort
             log.warning("transaction %s was not aborted: %s", txn_id, first_line(refused))
             return
@@ -439,7 +446,7 @@ def abort_load(catalog: Catalog, txn_id: int, error: BaseException) -> None:
                 log.exception("could not abort transaction %s", txn_id)
                 return
             log.warning("could not abort transaction %s (try %s of %s); trying again", txn_id, attempt, ABORT_TRIES, exc_info=True)
-            time.sleep(ABORT_PAUSE_S * attempt)
+        time.sleep(ABORT_PAUSE_S * attempt)
 
 
 def numbered(batches: Iterable[pa.Table | pa.RecordBatch], conform: Conform | None) -> Iterator[tuple[pa.Table, int]]:

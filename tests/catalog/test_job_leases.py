@@ -256,3 +256,26 @@ def test_an_interrupt_between_taking_the_lease_and_renewing_it_lets_it_go(any_se
         with lease:
             raise AssertionError("never entered")
     assert is_orphaned(HeavyJobs(s.catalog).job(job_id), utcnow() + timedelta(milliseconds=1)), "left leased for nobody"
+
+
+@pytest.mark.parametrize(("fault", "traceback_shown"), [("lost", False), ("bug", True)])
+def test_a_failed_renewal_is_one_line_when_the_catalog_went_away(fault, traceback_shown, caplog):
+    """A renewal the catalog's server did not answer (a restart) is a warning of one line (a CLI
+    prints warnings on stderr, above the command's own line); an unexpected error keeps its
+    traceback. Both keep the lease, which is still ours until it expires."""
+    import logging
+
+    from alterflow.catalog.catalog_errors import CatalogLost
+    from alterflow.held_leases import Renewal
+
+    def renew() -> bool:
+        if fault == "lost":
+            raise CatalogLost("the catalog database stopped answering (Connection refused)", "Connection refused")
+        raise RuntimeError("a bug in the renewal")
+
+    with caplog.at_level(logging.WARNING, logger="alterflow.held_leases"):
+        assert Renewal(renew, 5.0, "job 7").renew_once()  # kept: tried again at the next turn
+    [record] = caplog.records
+    assert record.getMessage().startswith("renewal of job 7 failed")
+    assert ("stopped answering" in record.getMessage()) is not traceback_shown
+    assert bool(record.exc_info) is traceback_shown

@@ -4,6 +4,7 @@ No Spark: loads and lightweight ALTERs are catalog work and Arrow writes."""
 
 from __future__ import annotations
 
+import logging
 import os
 import pathlib
 import re
@@ -319,3 +320,35 @@ def test_a_failed_loads_abort_is_tried_again_after_a_catalog_error(catalog_sessi
     assert len(aborts) == min(failures + 1, load_module.ABORT_TRIES)
     monkeypatch.undo()
     assert sql(s, "SELECT count(*) FROM t") == ((0,),)
+
+
+def test_a_failed_loads_abort_on_a_catalog_that_went_away_adds_no_line(catalog_session, monkeypatch, caplog):
+    """The catalog's server going away (a restart) fails the load and, most likely, its abort too:
+    the abort is tried ABORT_TRIES times, then the transaction is left PREPARE for its lease's end
+    with an INFO record only, so that the command shows the load's one line and no second one (a
+    CLI prints warnings on stderr)."""
+    from alterflow.catalog.catalog_errors import CatalogLost, TransactionStateError
+    from alterflow.catalog.heavy_jobs import HeavyJobs
+
+    s = catalog_session
+    sql(s, "CREATE TABLE t (id BIGINT, v INT)")
+    monkeypatch.setattr(load_module, "ABORT_PAUSE_S", 0.01)
+    aborts = []
+
+    def lost_abort(self, txn_id, reason):
+        aborts.append(txn_id)
+        raise CatalogLost("the catalog database stopped answering (Connection refused)", "Connection refused")
+
+    def refused_commit(self, txn_id, *args, **kwargs):
+        raise TransactionStateError(f"transaction {txn_id} cannot commit: refused by the test")
+
+    monkeypatch.setattr(Catalog, "abort_transaction", lost_abort)
+    monkeypatch.setattr(HeavyJobs, "commit_load", refused_commit)
+    with caplog.at_level(logging.INFO, logger=load_module.log.name), pytest.raises(TransactionStateError, match="refused by the test"):
+        s.load("t", pa.table({"id": pa.array([1], pa.int64()), "v": pa.array([1], pa.int32())}), label="lost")
+    assert len(aborts) == load_module.ABORT_TRIES
+    assert [r.levelno for r in caplog.records if r.name == load_module.log.name] == [logging.INFO], caplog.text
+    assert "stays PREPARE until its lease runs out" in caplog.text
+    with s.catalog.db_session() as db:
+        [state] = db.scalars(select(TransactionRow.state).where(TransactionRow.label == "lost")).all()
+    assert str(state) == "PREPARE"
