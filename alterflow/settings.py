@@ -95,6 +95,23 @@ def query_engine(env: Mapping[str, str]) -> str:
     return text.lower()
 
 
+_POOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,256}")
+
+
+def long_steps_pool(env: Mapping[str, str] | None = None) -> str | None:
+    """ALTERFLOW_AIRFLOW_LONG_POOL: the Airflow pool a schema change's long steps (a conversion, its
+    check, a rewrite in the worker, GC's steps) take their slots from, so that the executor's other
+    slots stay free for short steps (docs/deploy.md#priorities-and-worker-start-up); unset or blank:
+    Airflow's default pool. Read where the DAG file is parsed; the pool must exist."""
+    env = os.environ if env is None else env
+    text = (env.get("ALTERFLOW_AIRFLOW_LONG_POOL") or "").strip()
+    if text == "":
+        return None
+    if not _POOL_NAME.fullmatch(text):
+        raise _bad("ALTERFLOW_AIRFLOW_LONG_POOL", "an Airflow pool's name (1 to 256 letters, digits, _ . -)", text)
+    return text
+
+
 _MEMORY = re.compile(r"[1-9][0-9]{0,6}[kmgt]?b?", re.IGNORECASE)
 
 

@@ -33,6 +33,24 @@ def test_a_bad_catalog_name_is_one_line(name, monkeypatch, tmp_path, capsys):
     assert not (tmp_path / "home").exists()
 
 
+@pytest.mark.parametrize(
+    ("text", "pool"), [(None, None), ("", None), ("  ", None), ("alterflow_long_steps", "alterflow_long_steps"), (" p.1-x ", "p.1-x")]
+)
+def test_the_long_steps_pool_is_a_name_or_none(text, pool):
+    from alterflow.settings import long_steps_pool
+
+    assert long_steps_pool({} if text is None else {"ALTERFLOW_AIRFLOW_LONG_POOL": text}) == pool
+
+
+@pytest.mark.parametrize("text", ["two words", "a/b", "x" * 257, "ü", "a;b"])
+def test_a_bad_long_steps_pool_is_one_line(text):
+    from alterflow.settings import long_steps_pool
+
+    with pytest.raises(SettingError, match="^ALTERFLOW_AIRFLOW_LONG_POOL must be an Airflow pool's name") as refused:
+        long_steps_pool({"ALTERFLOW_AIRFLOW_LONG_POOL": text})
+    assert "\n" not in str(refused.value)
+
+
 # -- the warehouse: a folder path or a file:// URI, never an object store read as a folder ---------
 
 

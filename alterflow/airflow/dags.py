@@ -27,6 +27,7 @@ from alterflow.airflow.operators import (
     WaitForBoundaryOperator,
 )
 from alterflow.schema_change_events import SCHEMA_CHANGES_ALIAS
+from alterflow.settings import long_steps_pool
 
 __all__ = ["alterflow_schema_change", "alterflow_gc", "alterflow_migrate", "SCHEMA_CHANGES"]
 
@@ -94,7 +95,11 @@ MAX_ACTIVE_TASKS = 100_000  # its tasks at once, across its runs: as many as the
 # rewrite (docs/deploy.md#priorities-and-worker-start-up).
 ENDING_STEP = {"priority_weight": 4, "weight_rule": "absolute"}
 SHORT_STEP = {"priority_weight": 3, "weight_rule": "absolute"}
-LONG_STEP = {"priority_weight": 1, "weight_rule": "absolute"}
+# The long steps also take their slots from ALTERFLOW_AIRFLOW_LONG_POOL's pool where one is named:
+# a pool smaller than the executor's slots keeps the rest for short steps, which a priority weight
+# alone cannot (a slot that a conversion holds is not handed back until it ends).
+LONG_POOL = long_steps_pool()
+LONG_STEP = {"priority_weight": 1, "weight_rule": "absolute", **({"pool": LONG_POOL} if LONG_POOL else {})}
 
 # An ALTER TABLE statement, as the trigger form checks it before a run exists (the validate task
 # checks the rest: that it parses, names a known table, ...). JSON Schema's regex has no flags.

@@ -3,6 +3,7 @@ serialization round trip (what the DAG processor stores and the scheduler reads)
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -80,6 +81,28 @@ def test_a_free_slot_goes_to_a_step_that_ends_a_run_then_to_a_run_under_way_then
     # (Airflow's defaults, 16 and 16): runs of one table take turns, deferred, in `validate`.
     schema_change = dags[SCHEMA_CHANGE]
     assert schema_change.max_active_runs >= 10_000 and schema_change.max_active_tasks >= 10_000
+
+
+def test_the_long_steps_take_their_slots_from_the_pool_alterflow_airflow_long_pool_names():
+    """Parsed in a process of its own (the pool is read when alterflow.airflow.dags is first
+    imported): with ALTERFLOW_AIRFLOW_LONG_POOL the conversions, checks, rewrites in the worker and
+    GC's steps take slots from that pool and every short step from Airflow's default pool; without
+    it, every task from the default pool."""
+    script = (
+        "from tests.support.dags import dag_bag; dags = dag_bag().dags; "
+        "print(sorted({(t.task_id, t.pool) for d in ('alterflow_schema_change', 'alterflow_gc') for t in dags[d].tasks}))"
+    )
+    long = {"rewrite_in_worker", "convert", "check"}
+    for value, pool in (("team_long", "team_long"), ("", "default_pool")):
+        env = {**os.environ, "ALTERFLOW_AIRFLOW_LONG_POOL": value, "PYTHONPATH": child_pythonpath()}
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        pools = dict(ast.literal_eval(done.stdout.strip().splitlines()[-1]))
+        gc_steps = set(dag_bag().dags["alterflow_gc"].task_ids)
+        short = set(pools) - long - gc_steps
+        assert short >= {"validate", "plan", "commit", "swap", "done"}, pools
+        assert {pools[task] for task in long | gc_steps} == {pool}, pools
+        assert {pools[task] for task in short} == {"default_pool"}, pools
 
 
 def test_gc_dag_is_hourly_one_run_at_a_time_one_task_per_step_in_order():

@@ -327,6 +327,10 @@ def test_the_celery_variant_runs_on_redis_with_a_queue_per_airflow_home(airflow_
     assert (first["AIRFLOW__CELERY__WORKER_CONCURRENCY"], first["AIRFLOW__CORE__PARALLELISM"]) == ("4", "8")
     assert (envs[1]["AIRFLOW__CELERY__WORKER_CONCURRENCY"], envs[1]["AIRFLOW__CORE__PARALLELISM"]) == ("1", "3")
     fleet = airflow_env._sibling("celery_fleet")
+    # The long steps in a pool of their own, which `run` makes with a quarter of the slots kept for short steps.
+    assert first["ALTERFLOW_AIRFLOW_LONG_POOL"] == envs[1]["ALTERFLOW_AIRFLOW_LONG_POOL"] == "alterflow_long_steps"
+    assert first["AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME"] == "0.25"  # each hand-off waits a shorter loop
+    assert [fleet.long_pool_slots(n) for n in (1, 2, 3, 4, 8, 12)] == [1, 2, 3, 3, 6, 9]
     mine = {"AIRFLOW_HOME": str(homes[0]), "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "postgresql://h/db", "AIRFLOW__CORE__PARALLELISM": "5"}
     assert fleet.celery_environment(mine, url, 2, own_parallelism=True)["AIRFLOW__CORE__PARALLELISM"] == "5"  # the user's own
     words = airflow_env.executor_words(first, 3)

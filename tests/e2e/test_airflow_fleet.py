@@ -252,6 +252,10 @@ def _scenario(fleet: LiveAirflow, redis: Redis, catalog_pg: PrivatePostgres, tmp
     fleet.wait_healthy()
     headers = {"Authorization": f"Bearer {fleet.token()}"}
     wait_for_dag(fleet, headers)
+    # The long steps' pool, made by the fleet's start: two workers of four slots, a quarter kept
+    # for short steps. Every conversion below takes its slot from it (none would run without it).
+    pool = fleet.call("GET", "/api/v2/pools/alterflow_long_steps", headers=headers).json()
+    assert (pool.get("name"), pool.get("slots")) == ("alterflow_long_steps", 6), pool
     _a_worker_killed_mid_conversion(fleet, headers, tmp_path)
     _a_worker_killed_mid_load(fleet, headers, tmp_path)
 
@@ -312,6 +316,8 @@ def _a_worker_killed_mid_conversion(live: LiveAirflow, headers: dict, tmp_path: 
     answer = live.call("GET", f"/api/v2/dags/{DAG}/dagRuns/fleet_big_to_smallint/taskInstances", headers=headers)
     tries = {ti["task_id"]: ti["try_number"] for ti in answer.json()["task_instances"] if ti["state"] == "success"}
     assert tries.get("convert") == 2, tries
+    pools = {ti["task_id"]: ti["pool"] for ti in answer.json()["task_instances"]}
+    assert (pools["convert"], pools["check"], pools["validate"]) == ("alterflow_long_steps", "alterflow_long_steps", "default_pool")
     master_log = tmp_path / "spark" / "master.log"  # the cluster's (the `spark_cluster` fixture): both tries ran there
     assert master_log.read_text().count(f"Registering app alterflow-convert-job-{job.id}") == 2, master_log.read_text()[-3000:]
     results = sql(
