@@ -203,6 +203,16 @@ class AirflowClient:
             raise AirflowRequestError(f"Airflow at {self.base}: GET run {run_id} failed: {_detail(response)}")
         return response.json()
 
+    def run_is_alive(self, run_id: str) -> bool:
+        """Whether Airflow still queues or runs the schema-change run `run_id` (False: it ended, or
+        Airflow has no such run). `alterflow gc` asks it before it takes an orphaned job over."""
+        response = self._api("GET", f"/dags/{DAG_ID}/dagRuns/{run_id}")
+        if response.status_code == 404:
+            return False
+        if response.status_code >= 300:
+            raise AirflowRequestError(f"Airflow at {self.base}: GET run {run_id} failed: {_detail(response)}")
+        return response.json().get("state") in ("queued", "running")
+
     def failed_tasks(self, run_id: str) -> list[str]:
         response = self._api("GET", f"/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances", params={"state": "failed"})
         if response.status_code >= 300:

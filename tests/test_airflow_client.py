@@ -318,3 +318,17 @@ def test_a_server_that_never_answers_is_one_line_after_the_retries(session_with_
         listener.close()
         for conn in held:
             conn.close()
+
+
+def test_a_run_is_alive_while_airflow_queues_or_runs_it(airflow_api):
+    """What `alterflow gc` asks before it takes an orphaned job over: a run Airflow queues (just
+    triggered) is alive; one that ended (marked failed) and one Airflow never had are not."""
+    set_paused(airflow_api, False)
+    c = client(airflow_api)
+    request = AlterRequest("t", ALTER, {}, request_id=new_run_id())
+    c.trigger(request.request_id, request.run_conf())
+    assert c.run_is_alive(request.request_id)
+    marked = c._api("PATCH", f"/dags/{DAG_ID}/dagRuns/{request.request_id}", json={"state": "failed"})
+    assert marked.status_code == 200, marked.text
+    assert not c.run_is_alive(request.request_id)
+    assert not c.run_is_alive(new_run_id())  # Airflow has no such run

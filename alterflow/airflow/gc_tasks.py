@@ -78,16 +78,15 @@ def orphan_runs(run_is_alive: Callable[[str], bool] | None = None) -> list[dict]
     its next task is waiting for a worker slot, or a retry of a task whose worker died, and takes the
     lease back when it starts. A catalog behind its warehouse (a restore, a copy) takes no job over:
     the task fails with the line `alterflow gc` gives (`refuse_if_behind`)."""
-    from alterflow.gc.gc_steps import orphaned_jobs, refuse_if_behind
-    from alterflow.held_leases import airflow_run_of
+    from alterflow.gc.gc_steps import left_to_their_runs, orphaned_jobs, refuse_if_behind
 
     with refusals_fail_the_task():
         settings, catalog = open_catalog()
         orphans = orphaned_jobs(catalog)
         if orphans:
             refuse_if_behind(catalog, settings.warehouse)
-    if run_is_alive is not None:
-        orphans = [o for o in orphans if (run := airflow_run_of(o.last_driver)) is None or not run_is_alive(run)]
+    left = left_to_their_runs(orphans, run_is_alive)
+    orphans = [o for o in orphans if o not in left]
     return [
         {"trigger_run_id": resume_run_id(orphan.job_id), "conf": takeover_conf(orphan.job_id, orphan.table, orphan.statement)}
         for orphan in orphans

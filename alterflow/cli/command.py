@@ -161,6 +161,7 @@ def _gc(argv: list[str]) -> int:
             print(step_line(name, result), flush=True)
 
         signals.under_way(lambda: gc_state(None))
+        airflow = _airflow_of(settings)  # with ALTERFLOW_AIRFLOW_URL: asked whether a job's run still drives it
         run_gc(
             catalog,
             settings.warehouse,
@@ -169,10 +170,20 @@ def _gc(argv: list[str]) -> int:
             on_step=on_step,
             lease_s=settings.lease_s,
             orphan_retention_s=orphan_retention,
+            run_is_alive=None if airflow is None else airflow.run_is_alive,
         )
     except Exception as exc:
         return report_failure(exc)
     return 0
+
+
+def _airflow_of(settings):
+    """The client of ALTERFLOW_AIRFLOW_URL's Airflow, or None where it is not set."""
+    if not settings.airflow_url:
+        return None
+    from alterflow.airflow_client import AirflowClient
+
+    return AirflowClient.from_settings(settings)
 
 
 def _db(args) -> int:

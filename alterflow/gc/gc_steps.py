@@ -263,19 +263,42 @@ def orphaned_jobs(catalog: Catalog, now: datetime | None = None) -> list[Orphane
     ]
 
 
+def left_to_their_runs(orphans: list[OrphanedJob], run_is_alive: Callable[[str], bool] | None) -> list[OrphanedJob]:
+    """Those of `orphans` whose last driver is an `alterflow_schema_change` run that Airflow still
+    queues or runs (`run_is_alive(run_id)`): its next task is waiting for a worker slot, or a retry of
+    a task whose worker died, and takes the lease back when it starts. None (nobody to ask): none."""
+    from alterflow.held_leases import airflow_run_of
+
+    if run_is_alive is None:
+        return []
+    return [o for o in orphans if (run := airflow_run_of(o.last_driver)) is not None and run_is_alive(run)]
+
+
 def resume_orphaned_jobs(
-    catalog: Catalog, warehouse: pathlib.Path, spark_factory: Callable[[], object], lease_s: float = DEFAULT_LEASE_S
+    catalog: Catalog,
+    warehouse: pathlib.Path,
+    spark_factory: Callable[[], object],
+    lease_s: float = DEFAULT_LEASE_S,
+    run_is_alive: Callable[[str], bool] | None = None,
 ) -> ResumedJobs:
     """Takes over every orphaned job and drives it to its end here, under a lease of `lease_s`. A job another runner took
     first, whose validation fails (it is cancelled, Msg says why) or whose conversion fails is
-    reported, not raised: the other steps still run."""
+    reported, not raised: the other steps still run. A job an Airflow run still drives
+    (`left_to_their_runs`, asked through `run_is_alive`) is reported and left to it."""
+    from alterflow.held_leases import airflow_run_of
     from alterflow.workflow.job_control import take_over
 
     resumed = []
     orphans = orphaned_jobs(catalog)
     if orphans:
         refuse_if_behind(catalog, warehouse)
+    left = left_to_their_runs(orphans, run_is_alive)
     for orphan in orphans:
+        if orphan in left:
+            resumed.append(
+                ResumedJob(orphan, f"left to its Airflow run {airflow_run_of(orphan.last_driver)}, which Airflow still queues or runs")
+            )
+            continue
         try:
             job = take_over(catalog, warehouse, orphan.job_id, spark_factory, lease_s)
             outcome = job.state

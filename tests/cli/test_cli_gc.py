@@ -172,3 +172,37 @@ def test_gc_bad_flags_and_environment_change_nothing(tmp_path, monkeypatch, caps
     assert versions(home) == [1, 2], "nothing was collected"
     assert "--retention SECONDS" in ok(run(home, "gc", "--help"))
     assert "gc" in ok(run(home, "--help"))
+
+
+def test_gc_asks_the_airflow_of_alterflow_airflow_url_about_a_jobs_run_and_an_unreachable_one_is_one_line(tmp_path):
+    """An orphaned job whose last driver is an Airflow run: `alterflow gc` asks ALTERFLOW_AIRFLOW_URL's
+    Airflow whether that run still drives it (docs/gc.md). An Airflow that does not answer stops GC
+    with one line, after the steps before; the job is not taken over."""
+    import time
+
+    from alterflow.catalog.heavy_jobs import HeavyJobs
+    from alterflow.catalog.job_leases import JobLeases
+    from alterflow.held_leases import airflow_run_group
+    from alterflow.workflow import alter_steps, heavy_steps
+    from alterflow.workflow.request import AlterRequest
+    from tests.support.ports import free_port
+
+    home = tmp_path / "home"
+    ok(run(home, "sql", "-e", "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2"))
+    ok(run(home, "sql", "-e", "INSERT INTO t VALUES (1, '10'), (2, '20')"))
+    session = Session(Settings.from_env({"ALTERFLOW_HOME": str(home)}))
+    alter = AlterRequest("t", "ALTER TABLE t MODIFY COLUMN v INT")
+    driver = {"group": airflow_run_group("manual__waiting"), "lease_s": 0.5}
+    job_id = heavy_steps.start(session.catalog, alter, alter_steps.validate(session.catalog, alter), **driver).job_id
+    deadline = time.monotonic() + 30  # an Airflow run's hand-off grace is four leases
+    while not JobLeases(session.catalog).orphaned() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    before = HeavyJobs(session.catalog).job(job_id)
+    url = f"http://127.0.0.1:{free_port()}"  # nobody listens
+    proc = run(home, "gc", ALTERFLOW_AIRFLOW_URL=url, ALTERFLOW_AIRFLOW_PASSWORD="x")
+    assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, (proc.stdout, proc.stderr)
+    assert proc.stderr.startswith(f"error: cannot reach Airflow at {url} (ALTERFLOW_AIRFLOW_URL): "), proc.stderr
+    assert proc.stdout.startswith("abort_expired_loads"), proc.stdout  # the step before ran
+    job = HeavyJobs(session.catalog).job(job_id)
+    assert (job.state, job.lease_holder, job.lease_group) == (before.state, before.lease_holder, before.lease_group), job
+    assert job.lease_group == airflow_run_group("manual__waiting")
