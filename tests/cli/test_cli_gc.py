@@ -178,25 +178,16 @@ def test_gc_asks_the_airflow_of_alterflow_airflow_url_about_a_jobs_run_and_an_un
     """An orphaned job whose last driver is an Airflow run: `alterflow gc` asks ALTERFLOW_AIRFLOW_URL's
     Airflow whether that run still drives it (docs/gc.md). An Airflow that does not answer stops GC
     with one line, after the steps before; the job is not taken over."""
-    import time
-
     from alterflow.catalog.heavy_jobs import HeavyJobs
-    from alterflow.catalog.job_leases import JobLeases
     from alterflow.held_leases import airflow_run_group
-    from alterflow.workflow import alter_steps, heavy_steps
-    from alterflow.workflow.request import AlterRequest
+    from tests.support.heavy_jobs import orphan_of_an_airflow_run
     from tests.support.ports import free_port
 
     home = tmp_path / "home"
     ok(run(home, "sql", "-e", "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2"))
     ok(run(home, "sql", "-e", "INSERT INTO t VALUES (1, '10'), (2, '20')"))
     session = Session(Settings.from_env({"ALTERFLOW_HOME": str(home)}))
-    alter = AlterRequest("t", "ALTER TABLE t MODIFY COLUMN v INT")
-    driver = {"group": airflow_run_group("manual__waiting"), "lease_s": 0.5}
-    job_id = heavy_steps.start(session.catalog, alter, alter_steps.validate(session.catalog, alter), **driver).job_id
-    deadline = time.monotonic() + 30  # an Airflow run's hand-off grace is four leases
-    while not JobLeases(session.catalog).orphaned() and time.monotonic() < deadline:
-        time.sleep(0.2)
+    job_id = orphan_of_an_airflow_run(session, "ALTER TABLE t MODIFY COLUMN v INT", "manual__waiting", lease_s=0.5)
     before = HeavyJobs(session.catalog).job(job_id)
     url = f"http://127.0.0.1:{free_port()}"  # nobody listens
     proc = run(home, "gc", ALTERFLOW_AIRFLOW_URL=url, ALTERFLOW_AIRFLOW_PASSWORD="x")

@@ -4,16 +4,13 @@ ALTERFLOW_AIRFLOW_URL, the GC DAG through its task's supervisor); any other orph
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime
 
 from alterflow.catalog.heavy_jobs import HeavyJobs
-from alterflow.catalog.job_leases import JobLeases
 from alterflow.engine.session import Session
 from alterflow.gc.gc_steps import OrphanedJob, left_to_their_runs, resume_orphaned_jobs
 from alterflow.held_leases import airflow_run_group
-from alterflow.workflow import alter_steps, heavy_steps
-from alterflow.workflow.request import AlterRequest
+from tests.support.heavy_jobs import orphan_of_an_airflow_run
 
 SINCE = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -45,12 +42,7 @@ def test_resume_reports_a_job_its_live_run_still_drives_and_leaves_it(settings, 
     session = Session(settings)
     list(session.run("CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2"))
     list(session.run("INSERT INTO t VALUES (1, '10'), (2, '20')"))
-    alter = AlterRequest("t", "ALTER TABLE t MODIFY COLUMN v INT")
-    driver = {"group": airflow_run_group("manual__waiting"), "lease_s": 1.0}
-    job_id = heavy_steps.start(session.catalog, alter, alter_steps.validate(session.catalog, alter), **driver).job_id
-    deadline = time.monotonic() + 30  # an Airflow run's hand-off grace is four leases
-    while not JobLeases(session.catalog).orphaned() and time.monotonic() < deadline:
-        time.sleep(0.2)
+    job_id = orphan_of_an_airflow_run(session, "ALTER TABLE t MODIFY COLUMN v INT", "manual__waiting", lease_s=1.0)
     before = HeavyJobs(session.catalog).job(job_id)
 
     def no_spark():

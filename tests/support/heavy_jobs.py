@@ -43,6 +43,23 @@ def start(session: Session, statement: str, **properties) -> int:
     return heavy_steps.start(session.catalog, req, validated).job_id
 
 
+def orphan_of_an_airflow_run(session: Session, statement: str, run_id: str, lease_s: float) -> int:
+    """A job started as the Airflow run `run_id` (its lease group) under a lease of `lease_s` that
+    nobody renews, once it is orphaned (an Airflow run's hand-off grace is four leases)."""
+    import time
+
+    from alterflow.catalog.job_leases import JobLeases
+    from alterflow.held_leases import airflow_run_group
+
+    alter = request(statement)
+    driver = {"group": airflow_run_group(run_id), "lease_s": lease_s}
+    job_id = heavy_steps.start(session.catalog, alter, alter_steps.validate(session.catalog, alter), **driver).job_id
+    deadline = time.monotonic() + 30
+    while job_id not in [j.id for j in JobLeases(session.catalog).orphaned()] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return job_id
+
+
 def job(session: Session, job_id: int) -> AlterJob:
     return HeavyJobs(session.catalog).job(job_id)
 
