@@ -166,3 +166,18 @@ def internal_error_line(exc: BaseException, home: pathlib.Path) -> str:
         where = f"no details: cannot write {path}: {log_error.strerror}"
     # The message is capped at half a line, so the log's path (which the user needs) is never cut.
     return f"internal error: {type(exc).__name__}: {first_line(exc, MAX_LINE // 2)} ({escaped(where)})"
+
+
+def interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt (a Ctrl-C, or the CLI's SIGTERM) in the chain of exceptions `exc` was
+    raised while handling, if any: a database driver or Py4J turns the interrupt of a call the
+    signal cut into an error of its own (psycopg cancels the query and raises QueryCanceled), which
+    is that interrupt, not a failure of the work."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None

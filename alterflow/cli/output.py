@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from alterflow.errors import UserError, capped, first_line, internal_error_line, out_of_room
+from alterflow.errors import UserError, capped, first_line, internal_error_line, interrupt_behind, out_of_room
 
 
 def report_failure(exc: Exception) -> int:
@@ -15,7 +15,7 @@ def report_failure(exc: Exception) -> int:
     An exception raised while a Ctrl-C or SIGTERM unwinds (Py4J turns the KeyboardInterrupt of a
     call the signal cut into its own error) is that interrupt: it is raised again, for the command
     to report it as one."""
-    interrupt = _interrupt_behind(exc)
+    interrupt = interrupt_behind(exc)
     if interrupt is not None:
         raise interrupt
     if isinstance(exc, UserError):
@@ -30,15 +30,3 @@ def report_failure(exc: Exception) -> int:
         line = internal_error_line(exc, home_from_env())
     print(f"error: {line}", file=sys.stderr)
     return 1
-
-
-def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
-    """The KeyboardInterrupt in the chain of exceptions `exc` was raised while handling, if any."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, KeyboardInterrupt):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None

@@ -234,3 +234,35 @@ def test_in_the_cli_the_person_running_apply_approves_and_is_told_so(catalog_ses
         "V2__text.sql:1 approve rewrite: rewrites the data of orders (0 rows today) into a new index (approved by tester, who runs this apply)"
     ], lines
     assert lines.index(approved[0]) < lines.index("V1__orders.sql:1 CREATE TABLE orders")  # told before anything runs
+
+
+def test_an_interrupt_that_a_query_turned_into_its_own_error_leaves_the_statement_running(catalog_session, migrations, monkeypatch):
+    """A Ctrl-C or SIGTERM that cuts a catalog query reaches the apply as the driver's own error
+    (psycopg cancels the query and raises QueryCanceled, the KeyboardInterrupt its context). It is
+    the interrupt, not the statement's failure: raised again, the file not FAILED, the statement
+    left RUNNING, and the next apply finishes it (as after a kill; CI's SIGTERM test on PostgreSQL
+    met it)."""
+    from alterflow.catalog.migration_history import RUNNING
+
+    migrations.write("V1__orders.sql", ORDERS)
+    migrations.write("V2__region.sql", "ALTER TABLE orders ADD COLUMN region VARCHAR(8);")
+    _apply(catalog_session, migrations, to="1")
+    real_execute = MigrationApply._execute
+
+    def cut_by_an_interrupt(self, parsed, request_id):
+        real_execute(self, parsed, request_id)  # it ran; the answer is cut
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise RuntimeError("canceling statement due to user request")  # noqa: B904 - as the driver does
+
+    monkeypatch.setattr(MigrationApply, "_execute", cut_by_an_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        _apply(catalog_session, migrations)
+    monkeypatch.undo()
+    [v2] = [m for m in MigrationHistory(catalog_session.catalog).migrations() if m.script == "V2__region.sql"]
+    assert v2.state == "APPLYING" and [s.state for s in v2.statements] == [RUNNING]
+    lines = []
+    assert _apply(catalog_session, migrations, lines=lines).applied == ["V2__region.sql"]
+    assert any("(found done)" in line for line in lines), lines
+    assert set(_states(catalog_session, migrations).values()) == {"APPLIED"}
