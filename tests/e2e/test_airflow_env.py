@@ -439,3 +439,23 @@ def test_the_fleets_supervisor_starts_a_killed_process_again_however_soon_and_st
     out = capsys.readouterr().out
     assert "error: broken exited with status 3; the end of its log:\n    no broker here" in out, out
     assert "starting it again" not in out, out
+
+
+def test_the_fleets_start_makes_the_long_steps_pool_and_a_failure_is_its_exit_status(airflow_env, tmp_path):
+    """`make_long_pool` runs `airflow pools set <pool> <slots> <purpose>` (here a stand-in `airflow`
+    script that records its arguments or fails): the workers' slots less a quarter, nothing run
+    without a pool named, and the command's exit status returned for `run` to stop on."""
+    fleet = airflow_env._sibling("celery_fleet")
+    recorded = tmp_path / "args"
+    script = tmp_path / "airflow"
+    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {recorded}\nexit "${{EXIT:-0}}"\n')
+    script.chmod(0o755)
+    env = {**os.environ, "ALTERFLOW_AIRFLOW_LONG_POOL": "alterflow_long_steps", "AIRFLOW__CELERY__WORKER_CONCURRENCY": "4"}
+    with open(tmp_path / "log", "ab") as log:
+        assert fleet.make_long_pool(str(script), env, 2, log) == 0
+        args = recorded.read_text().splitlines()
+        assert args[:4] == ["pools", "set", "alterflow_long_steps", "6"] and "6 of the workers' 8 slots" in args[4], args
+        assert fleet.make_long_pool(str(script), {**env, "EXIT": "3"}, 2, log) == 3
+        recorded.unlink()
+        assert fleet.make_long_pool(str(script), {**env, "ALTERFLOW_AIRFLOW_LONG_POOL": ""}, 2, log) == 0
+        assert not recorded.exists()  # no pool named: nothing run
