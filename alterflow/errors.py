@@ -181,3 +181,9 @@ def interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
         seen.add(id(current))
         current = current.__cause__ or current.__context__
     return None
+
+
+def raise_interrupt_behind(exc: BaseException) -> None:
+    """Raise the KeyboardInterrupt behind `exc` (`interrupt_behind`), if there is one."""
+    if (interrupt := interrupt_behind(exc)) is not None:
+        raise interrupt

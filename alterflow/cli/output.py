@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from alterflow.errors import UserError, capped, first_line, internal_error_line, interrupt_behind, out_of_room
+from alterflow.errors import UserError, capped, first_line, internal_error_line, out_of_room, raise_interrupt_behind
 
 
 def report_failure(exc: Exception) -> int:
@@ -15,9 +15,7 @@ def report_failure(exc: Exception) -> int:
     An exception raised while a Ctrl-C or SIGTERM unwinds (Py4J turns the KeyboardInterrupt of a
     call the signal cut into its own error) is that interrupt: it is raised again, for the command
     to report it as one."""
-    interrupt = interrupt_behind(exc)
-    if interrupt is not None:
-        raise interrupt
+    raise_interrupt_behind(exc)
     if isinstance(exc, UserError):
         line = first_line(exc)  # at most MAX_LINE characters, escaped
     elif (reason := out_of_room(exc)) is not None:  # where it writes, not a bug: no log (it could not be written)

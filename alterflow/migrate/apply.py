@@ -49,7 +49,7 @@ from alterflow.catalog.migration_history import (
 from alterflow.catalog.repeatable_history import RepeatableHistory
 from alterflow.catalog.schema import name_key
 from alterflow.crash_points import crash_point
-from alterflow.errors import UserError, first_line, interrupt_behind
+from alterflow.errors import UserError, first_line, raise_interrupt_behind
 from alterflow.held_leases import Renewal, new_holder
 from alterflow.migrate.config import MigrateConfig
 from alterflow.migrate.migration_files import MigrationFile, version_key
@@ -326,8 +326,8 @@ class MigrationApply:
         caused (a Ctrl-C or SIGTERM that cut a catalog query: psycopg cancels it and raises its own
         error) is that interrupt instead: raised again, nothing recorded, the statement left RUNNING
         for the next apply to find, as after a kill."""
-        if cause is not None and (interrupt := interrupt_behind(cause)) is not None:
-            raise interrupt
+        if cause is not None:
+            raise_interrupt_behind(cause)
         self.history.fail(migration_id, position if record_statement else None, line)
         if cause is not None and not isinstance(cause, UserError):
             raise MigrationFailed(f"{line} (the file is FAILED)") from cause
@@ -557,8 +557,7 @@ class RepeatableApply:
                 stmt = parse_repeatable(statement.text)
                 message = apply.session.execute(stmt, request_id=request_id).message
             except Exception as exc:  # the statement failed: this application is FAILED, the apply stops
-                if (interrupt := interrupt_behind(exc)) is not None:
-                    raise interrupt from None  # a Ctrl-C or SIGTERM that cut a query: the next apply applies the file again
+                raise_interrupt_behind(exc)  # a Ctrl-C or SIGTERM that cut a query: the next apply applies the file again
                 apply.history.fail(run_id, statement.position, f"{where}: {first_line(exc)}")
                 raise MigrationFailed(f"{where}: {first_line(exc)} (the file is FAILED; the next apply applies it again)") from (
                     None if isinstance(exc, UserError) else exc
