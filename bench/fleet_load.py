@@ -273,6 +273,21 @@ def _ends(catalog) -> tuple[list[str], list[str]]:
     return stuck, held
 
 
+def _wait_for_gc(live, headers: dict, timeout: float) -> None:
+    """Until no `alterflow_gc` run is queued or running: the hourly GC run that the fleet's start
+    or an hour's turn began holds its compaction's transaction until it commits, and the end state
+    counts the leases left once everything ended."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        live.check_running()
+        params = {"state": ["queued", "running"], "limit": 1}
+        answer = live.call("GET", "/api/v2/dags/alterflow_gc/dagRuns", headers=headers, params=params)
+        if answer.status_code == 200 and answer.json()["total_entries"] == 0:
+            return
+        time.sleep(1)
+    raise RuntimeError(f"an alterflow_gc run still going after {timeout} s")
+
+
 def idle_light_runs(live, headers: dict, session, count: int) -> list[float]:
     """`count` light ALTERs one after another on the idle fleet, after one to warm it: seconds each."""
     list(session.run(TABLE.format(name="idle")))
@@ -301,6 +316,7 @@ def measure_team_load(live, tables: int, rows: int) -> TeamLoad:
     with Loads(settings, list(by_table), first_id=rows + 1) as loads:
         _alter_all(runs, by_table, timeout=1500)
     seconds = time.monotonic() - started
+    _wait_for_gc(live, headers, timeout=900)
     catalog = session.catalog
     stuck, held = _ends(catalog)
     heavy_jobs = sum(1 for job in catalog.jobs() if job.kind == "HEAVY")

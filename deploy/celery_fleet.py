@@ -47,6 +47,7 @@ class FleetError(Exception):
 WORKER_SLOTS = 4  # Celery's worker_concurrency unless the environment sets it
 LONG_POOL = "alterflow_long_steps"  # ALTERFLOW_AIRFLOW_LONG_POOL unless the environment sets it
 SCHEDULER_IDLE_SLEEP_S = "0.25"  # [scheduler] scheduler_idle_sleep_time unless the environment sets it
+MIN_HEARTBEAT_INTERVAL_S = "1"  # [workers] min_heartbeat_interval unless the environment sets it
 
 
 def queue_name(home: pathlib.Path) -> str:
@@ -91,18 +92,25 @@ def celery_environment(env: dict[str, str], broker: str, workers: int, own_paral
         celery["AIRFLOW__CORE__PARALLELISM"] = str(workers * int(slots))
     # Each worker imports alterflow once, before it forks its pool: a task process finds it imported.
     celery.setdefault("AIRFLOW__CELERY__EXTRA_CELERY_CONFIG", WORKER_IMPORTS)
-    # The long steps take their slots from a pool of their own (`run` makes it), a quarter of the
-    # workers' slots kept for short ones: a light ALTER does not wait for a conversion to end.
+    # The long steps take their slots from a pool of their own (`run` makes it), half the workers'
+    # slots kept for short ones: a light ALTER does not wait for a conversion to end.
     celery.setdefault("ALTERFLOW_AIRFLOW_LONG_POOL", LONG_POOL)
     # A scheduler loop that handed out nothing sleeps a quarter second, not Airflow's second: each
     # of a run's hand-offs waits for the next loop (a light ALTER idle 0.7 s instead of 1.8).
     celery.setdefault("AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME", SCHEDULER_IDLE_SLEEP_S)
+    # A task's slot comes back within a second of its end, not five: the task's supervisor often
+    # sees its process's last socket close before the process has exited, and then sleeps until its
+    # next heartbeat check, every `min_heartbeat_interval` (Airflow's default 5 s), holding the Celery
+    # slot and the executor's (under the team load the median Celery task took 5.5 s; 1.9 s at 1).
+    celery.setdefault("AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL", MIN_HEARTBEAT_INTERVAL_S)
     return celery
 
 
 def long_pool_slots(worker_slots: int) -> int:
-    """The long steps' pool's slots: the workers' slots in all less a quarter (rounded down) kept for short steps."""
-    return max(1, worker_slots - worker_slots // 4)
+    """The long steps' pool's slots: the workers' slots in all less half (rounded down) kept for
+    short steps. Conversions are bound by the CPU: more of them at once than cores finish no sooner
+    (under the team load half the slots converted faster than three quarters: heavy p50 72 s, not 84)."""
+    return max(1, worker_slots - worker_slots // 2)
 
 
 def make_long_pool(airflow: str, env: dict[str, str], workers: int, log) -> int:

@@ -178,6 +178,7 @@ def test_airflow_settings_point_at_the_compose_services(services):
         assert env["AIRFLOW__CELERY__BROKER_URL"] == "redis://redis:6379/0"
         assert json.loads(env["AIRFLOW__CELERY__EXTRA_CELERY_CONFIG"]) == {"imports": ["alterflow.airflow.worker_imports"]}
         assert env["AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME"] == "0.25"  # as make airflow's Celery variant
+        assert env["AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL"] == "1"  # a slot back within a second of its task's end
         for given in ({}, {"ALTERFLOW_POSTGRES_PASSWORD": "pw-from-env"}):  # Celery's results beside Airflow's metadata
             results = interpolate(env["AIRFLOW__CELERY__RESULT_BACKEND"], given)
             assert results == "db+" + interpolate(env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"], given)

@@ -12,9 +12,12 @@ from collections.abc import Callable
 
 from alterflow.airflow.tasks import open_catalog, refusals_fail_the_task
 from alterflow.catalog.catalog import utcnow
+from alterflow.workflow.background import run_niced
 
 # The order of alterflow.gc.gc_steps.GC_STEPS (tests/dags checks they agree).
 STEP_ORDER = ("abort_expired_loads", "resume_orphaned_jobs", "drop_origin_indexes", "compact", "collect_versions", "delete_files")
+# The steps `run_step` runs: all but resume_orphaned_jobs, which the DAG maps over runs to trigger.
+RUN_STEPS = tuple(step for step in STEP_ORDER if step != "resume_orphaned_jobs")
 FIND_ORPHANS = "find_orphaned_jobs"  # the task before resume_orphaned_jobs
 SCHEMA_CHANGE_DAG = "alterflow_schema_change"
 # The DAG's tasks, in order: the steps, with the look for orphans before their resumption.
@@ -22,33 +25,37 @@ DAG_TASKS = tuple(task for step in STEP_ORDER for task in ((FIND_ORPHANS, step) 
 
 
 def run_step(name: str) -> dict:
-    """GC step `name` on the connection's catalog and warehouse; what it did as JSON (the task's XCom)."""
-    from alterflow.gc import gc_steps as gc
-
+    """GC step `name` on the connection's catalog and warehouse; what it did as JSON (the task's XCom).
+    GC is background work: the step runs in a thread of `ALTERFLOW_BACKGROUND_NICE` (compaction's
+    Spark driver inherits it), so a light ALTER's task in the same worker gets the CPU first."""
     with refusals_fail_the_task():
         settings, catalog = open_catalog()
+    return run_niced(settings.background_nice, lambda: _step_result(name, settings, catalog)).to_json()
+
+
+def _step_result(name: str, settings, catalog):
+    from alterflow.gc import gc_steps as gc
+
     if name == "abort_expired_loads":
-        result = gc.abort_expired_loads(catalog, settings.warehouse)
-    elif name == "drop_origin_indexes":
-        result = gc.drop_origin_indexes(catalog, settings.warehouse, settings.gc_retention_s)
-    elif name == "compact":
+        return gc.abort_expired_loads(catalog, settings.warehouse)
+    if name == "drop_origin_indexes":
+        return gc.drop_origin_indexes(catalog, settings.warehouse, settings.gc_retention_s)
+    if name == "compact":
         from alterflow.spark_session import get_spark
 
         with refusals_fail_the_task():  # a catalog behind its warehouse: refused, not retried
-            result = gc.compact(catalog, settings.warehouse, lambda: get_spark(settings), settings.lease_s)
-    elif name == "collect_versions":
-        result = gc.collect_versions(catalog, settings.gc_retention_s)
-    elif name == "delete_files":
-        result = gc.delete_files(
+            return gc.compact(catalog, settings.warehouse, lambda: get_spark(settings), settings.lease_s)
+    if name == "collect_versions":
+        return gc.collect_versions(catalog, settings.gc_retention_s)
+    if name == "delete_files":
+        return gc.delete_files(
             catalog,
             settings.warehouse,
             settings.gc_retention_s,
             orphan_retention_s=settings.gc_orphan_retention_s,
             lease_s=settings.lease_s,
         )
-    else:
-        raise ValueError(f"unknown GC step {name!r}; the steps are {', '.join(STEP_ORDER)}")
-    return result.to_json()
+    raise ValueError(f"unknown GC step {name!r}; the steps a task runs are {', '.join(RUN_STEPS)}")
 
 
 def step_function(name: str) -> Callable[[], dict]:

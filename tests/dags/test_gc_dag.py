@@ -3,10 +3,15 @@ order, and a run compacts files written under an old version and collects that v
 
 from __future__ import annotations
 
+import os
+import threading
+
 import pytest
 
-from alterflow.airflow.gc_tasks import DAG_TASKS, STEP_ORDER
+from alterflow.airflow import gc_tasks
+from alterflow.airflow.gc_tasks import DAG_TASKS, RUN_STEPS, STEP_ORDER
 from alterflow.engine.session import Session
+from alterflow.gc import gc_steps
 from alterflow.gc.gc_steps import GC_STEPS
 from tests.support.dags import alterflow_env, load_dag, run_dag, sql, versions
 
@@ -27,6 +32,18 @@ def test_a_gc_run_compacts_old_files_and_collects_their_version(monkeypatch, tmp
     sql(session, "ALTER TABLE t ADD COLUMN n INT DEFAULT 5")
     sql(session, "INSERT INTO t VALUES (3, 'c', 6)")
     assert versions(session, "t") == [1, 2]
+    niceness = {}
+
+    def noting_niceness(step):
+        def noted(*args, **kwargs):
+            niceness[step.__name__] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+            return step(*args, **kwargs)
+
+        return noted
+
+    for name in RUN_STEPS:
+        monkeypatch.setattr(gc_steps, name, noting_niceness(getattr(gc_steps, name)))
+    own_niceness = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
 
     state, states, run = run_dag(load_dag("alterflow_gc"), None)
     assert state == "success", states
@@ -36,3 +53,12 @@ def test_a_gc_run_compacts_old_files_and_collects_their_version(monkeypatch, tmp
     assert compacted["tablets_compacted"] >= 1, compacted
     assert versions(session, "t") == [2]
     assert sql(session, "SELECT id, v, n FROM t ORDER BY id") == ((1, "a", 5), (2, "b", 5), (3, "c", 6))
+    # GC is background work: each step ran niced (ALTERFLOW_BACKGROUND_NICE's default), the test's thread kept its niceness
+    assert niceness == dict.fromkeys(RUN_STEPS, max(own_niceness, 10)), niceness
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == own_niceness
+
+
+def test_a_step_the_tasks_do_not_run_is_refused_by_name(monkeypatch, tmp_path):
+    alterflow_env(monkeypatch, tmp_path)
+    with pytest.raises(ValueError, match="unknown GC step 'resume_orphaned_jobs'; the steps a task runs are abort_expired_loads, drop"):
+        gc_tasks.run_step("resume_orphaned_jobs")

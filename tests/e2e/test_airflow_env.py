@@ -327,10 +327,11 @@ def test_the_celery_variant_runs_on_redis_with_a_queue_per_airflow_home(airflow_
     assert (first["AIRFLOW__CELERY__WORKER_CONCURRENCY"], first["AIRFLOW__CORE__PARALLELISM"]) == ("4", "8")
     assert (envs[1]["AIRFLOW__CELERY__WORKER_CONCURRENCY"], envs[1]["AIRFLOW__CORE__PARALLELISM"]) == ("1", "3")
     fleet = airflow_env._sibling("celery_fleet")
-    # The long steps in a pool of their own, which `run` makes with a quarter of the slots kept for short steps.
+    # The long steps in a pool of their own, which `run` makes with half the slots kept for short steps.
     assert first["ALTERFLOW_AIRFLOW_LONG_POOL"] == envs[1]["ALTERFLOW_AIRFLOW_LONG_POOL"] == "alterflow_long_steps"
     assert first["AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME"] == "0.25"  # each hand-off waits a shorter loop
-    assert [fleet.long_pool_slots(n) for n in (1, 2, 3, 4, 8, 12)] == [1, 2, 3, 3, 6, 9]
+    assert first["AIRFLOW__WORKERS__MIN_HEARTBEAT_INTERVAL"] == "1"  # a task's slot back within a second of its end
+    assert [fleet.long_pool_slots(n) for n in (1, 2, 3, 4, 8, 12)] == [1, 1, 2, 2, 4, 6]
     mine = {"AIRFLOW_HOME": str(homes[0]), "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "postgresql://h/db", "AIRFLOW__CORE__PARALLELISM": "5"}
     assert fleet.celery_environment(mine, url, 2, own_parallelism=True)["AIRFLOW__CORE__PARALLELISM"] == "5"  # the user's own
     words = airflow_env.executor_words(first, 3)
@@ -443,7 +444,7 @@ def test_the_fleets_supervisor_starts_a_killed_process_again_however_soon_and_st
 
 def test_the_fleets_start_makes_the_long_steps_pool_and_a_failure_is_its_exit_status(airflow_env, tmp_path):
     """`make_long_pool` runs `airflow pools set <pool> <slots> <purpose>` (here a stand-in `airflow`
-    script that records its arguments or fails): the workers' slots less a quarter, nothing run
+    script that records its arguments or fails): the workers' slots less half, nothing run
     without a pool named, and the command's exit status returned for `run` to stop on."""
     fleet = airflow_env._sibling("celery_fleet")
     recorded = tmp_path / "args"
@@ -454,7 +455,7 @@ def test_the_fleets_start_makes_the_long_steps_pool_and_a_failure_is_its_exit_st
     with open(tmp_path / "log", "ab") as log:
         assert fleet.make_long_pool(str(script), env, 2, log) == 0
         args = recorded.read_text().splitlines()
-        assert args[:4] == ["pools", "set", "alterflow_long_steps", "6"] and "6 of the workers' 8 slots" in args[4], args
+        assert args[:4] == ["pools", "set", "alterflow_long_steps", "4"] and "4 of the workers' 8 slots" in args[4], args
         assert fleet.make_long_pool(str(script), {**env, "EXIT": "3"}, 2, log) == 3
         recorded.unlink()
         assert fleet.make_long_pool(str(script), {**env, "ALTERFLOW_AIRFLOW_LONG_POOL": ""}, 2, log) == 0

@@ -252,10 +252,10 @@ def _scenario(fleet: LiveAirflow, redis: Redis, catalog_pg: PrivatePostgres, tmp
     fleet.wait_healthy()
     headers = {"Authorization": f"Bearer {fleet.token()}"}
     wait_for_dag(fleet, headers)
-    # The long steps' pool, made by the fleet's start: two workers of four slots, a quarter kept
+    # The long steps' pool, made by the fleet's start: two workers of four slots, half kept
     # for short steps. Every conversion below takes its slot from it (none would run without it).
     pool = fleet.call("GET", "/api/v2/pools/alterflow_long_steps", headers=headers).json()
-    assert (pool.get("name"), pool.get("slots")) == ("alterflow_long_steps", 6), pool
+    assert (pool.get("name"), pool.get("slots")) == ("alterflow_long_steps", 4), pool
     _a_worker_killed_mid_conversion(fleet, headers, tmp_path)
     _a_worker_killed_mid_load(fleet, headers, tmp_path)
 
