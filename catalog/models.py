@@ -298,3 +298,8 @@ class FirstAssetEventRow(Base):
 
     uri: Mapped[str] = mapped_column(String(512), primary_key=True)  # alterflow://<catalog name>/<table>
     emitted_at: Mapped[datetime] = mapped_column(DateTime)
+    # The Airflow task that emitted it (none for rows of migration 0012): once it succeeded, Airflow
+    # has created the asset (in the same transaction), and the events after it need not wait.
+    dag_id: Mapped[str | None] = mapped_column(String(250))
+    run_id: Mapped[str | None] = mapped_column(String(250))
+    task_id: Mapped[str | None] = mapped_column(String(250))

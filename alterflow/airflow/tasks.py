@@ -30,6 +30,7 @@ from alterflow.airflow.hooks import DEFAULT_CONN_ID, AlterflowHook
 from alterflow.airflow.runs import record_failure
 from alterflow.catalog.catalog import AlterJob, Catalog
 from alterflow.catalog.catalog_errors import UnknownObject
+from alterflow.catalog.first_asset_events import EmittingTask, FirstAssetEvents
 from alterflow.catalog.heavy_jobs import HeavyJobs
 from alterflow.catalog.states import Engine, JobKind, JobState
 from alterflow.errors import UserError
@@ -283,14 +284,32 @@ def schema_change_event(job: dict, conn_id: str = DEFAULT_CONN_ID) -> SchemaChan
 def wait_for_first_events(catalog, uris: list[str]) -> None:
     """Sleep until Airflow has surely created the assets of `uris`: an event emitted within a few
     seconds of its table's first event collides with it in Airflow's database otherwise
-    (alterflow.catalog.first_asset_events)."""
-    from alterflow.catalog.first_asset_events import FirstAssetEvents
-
+    (alterflow.catalog.first_asset_events), unless the task that emitted the first has succeeded
+    (asked of Airflow), which a table's next ALTER, triggered after the run before it, finds."""
     first = FirstAssetEvents(catalog)
-    wait = max((first.wait_s(uri) for uri in uris), default=0.0)
+    ti = _running_task_instance()
+    emitter = None if ti is None else EmittingTask(ti.dag_id, ti.run_id, ti.task_id)
+    succeeded = None if ti is None else lambda task: _task_succeeded(ti, task)
+    wait = max((first.wait_s(uri, emitter=emitter, succeeded=succeeded) for uri in uris), default=0.0)
     if wait > 0:
         print(f"waiting {wait:.1f} s: an event on this table's asset was its first just now, and Airflow is creating the asset", flush=True)
         time.sleep(wait)
+
+
+def _running_task_instance():
+    """The task instance this code runs in (Airflow's task context), None outside a task."""
+    from airflow.sdk import get_current_context
+
+    try:
+        return get_current_context()["ti"]
+    except RuntimeError:  # "no context was found": not within a task
+        return None
+
+
+def _task_succeeded(ti, task: EmittingTask) -> bool:
+    """Whether Airflow has `task` succeeded (the Task SDK's call, through this task's supervisor)."""
+    states = ti.get_task_states(dag_id=task.dag_id, task_ids=[task.task_id], run_ids=[task.run_id])
+    return states.get(task.run_id, {}).get(task.task_id) == "success"
 
 
 def done(request: dict, validated: dict | None = None, conn_id: str = DEFAULT_CONN_ID) -> dict:

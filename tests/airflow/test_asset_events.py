@@ -9,6 +9,8 @@ import types
 
 import pytest
 
+from alterflow.catalog.first_asset_events import FirstAssetEvents
+from alterflow.catalog.models import FirstAssetEventRow
 from alterflow.engine.session import Session
 from tests.support import REPO
 from tests.support.dags import SCHEMA_CHANGE, alterflow_env, asset_events, jobs, load_dag, run_dag, sql
@@ -24,9 +26,17 @@ def alterflow(monkeypatch, tmp_path, airflow_db, spark):
     return session
 
 
-def test_a_light_and_a_heavy_alter_each_emit_one_event_on_the_tables_asset(alterflow):
+def test_a_light_and_a_heavy_alter_each_emit_one_event_on_the_tables_asset(alterflow, monkeypatch):
     uri = "alterflow://default/orders"
     before = asset_events(uri)
+    waits = []
+    wait_s = FirstAssetEvents.wait_s
+
+    def recorded(first, uri, spacing_s=None, **kwargs):  # what each event would wait with a 10-minute spacing; no sleep
+        waits.append(wait_s(first, uri, 600.0, **kwargs))
+        return 0.0
+
+    monkeypatch.setattr(FirstAssetEvents, "wait_s", recorded)
     state, tasks, light = run_dag(load_dag(SCHEMA_CHANGE), {"table": "orders", "statement": "ALTER TABLE orders ADD COLUMN n INT"})
     assert state == "success", tasks
     state, tasks, heavy = run_dag(load_dag(SCHEMA_CHANGE), {"table": "orders", "statement": "ALTER TABLE orders MODIFY COLUMN v INT"})
@@ -56,6 +66,12 @@ def test_a_light_and_a_heavy_alter_each_emit_one_event_on_the_tables_asset(alter
             heavy.run_id,
         ),
     ]
+    # The heavy ALTER's event came within the spacing after the table's first, but the task that
+    # emitted the first had succeeded (Airflow made the asset then): it would not have waited.
+    assert waits == [0.0, 0.0], waits
+    with alterflow.catalog.db_session() as s:
+        row = s.get(FirstAssetEventRow, uri)
+        assert (row.dag_id, row.run_id, row.task_id) == (SCHEMA_CHANGE, light.run_id, "validate")
 
 
 def test_a_cancelled_job_emits_nothing(alterflow):
