@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import logging
 import time
 from collections.abc import Iterator, Mapping
 from datetime import datetime
@@ -41,6 +42,8 @@ from alterflow.workflow import alter_steps, heavy_steps, table_turns
 from alterflow.workflow.background import run_niced
 from alterflow.workflow.request import AlterRequest
 from alterflow.workflow.validated_plan import ValidatedPlan
+
+log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
@@ -307,8 +310,13 @@ def _running_task_instance():
 
 
 def _task_succeeded(ti, task: EmittingTask) -> bool:
-    """Whether Airflow has `task` succeeded (the Task SDK's call, through this task's supervisor)."""
-    states = ti.get_task_states(dag_id=task.dag_id, task_ids=[task.task_id], run_ids=[task.run_id])
+    """Whether Airflow has `task` succeeded (the Task SDK's call, through this task's supervisor).
+    An answer that does not come is a no: the event then waits out the spacing, as it always could."""
+    try:
+        states = ti.get_task_states(dag_id=task.dag_id, task_ids=[task.task_id], run_ids=[task.run_id])
+    except Exception as exc:  # noqa: BLE001 - the Task SDK's errors vary with the call's path; waiting is safe
+        log.warning("could not ask Airflow whether %s succeeded (%s): the event waits out the spacing", task, exc)
+        return False
     return states.get(task.run_id, {}).get(task.task_id) == "success"
 
 

@@ -115,3 +115,25 @@ def test_the_example_downstream_dag_is_scheduled_on_one_tables_asset_and_prints_
     out = capsys.readouterr().out
     assert "orders: schema version 1 -> 2 (LIGHT, job 1): ALTER TABLE orders ADD COLUMN n INT" in out
     assert "| n " in out  # DESCRIBE orders, as a table
+
+
+def test_an_unanswered_question_about_the_first_events_task_waits_out_the_spacing(monkeypatch):
+    """Airflow asked whether the task that emitted a table's first event succeeded, and not
+    answering (an API error): no, with one warning line, so the event waits as it always could."""
+    from alterflow.airflow import tasks
+    from alterflow.catalog.first_asset_events import EmittingTask
+
+    class Unanswered:
+        def get_task_states(self, **_kwargs):
+            raise RuntimeError("503 Service Unavailable")
+
+    class Answered:
+        def get_task_states(self, dag_id, task_ids, run_ids):
+            return {run_ids[0]: {task_ids[0]: "success"}}
+
+    warnings = []
+    monkeypatch.setattr(tasks, "log", types.SimpleNamespace(warning=lambda message, *args: warnings.append(message % args)))
+    first = EmittingTask(SCHEMA_CHANGE, "run_1", "validate")
+    assert tasks._task_succeeded(Answered(), first) is True
+    assert tasks._task_succeeded(Unanswered(), first) is False
+    assert warnings == [f"could not ask Airflow whether {first} succeeded (503 Service Unavailable): the event waits out the spacing"]
