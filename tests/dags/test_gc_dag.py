@@ -3,9 +3,6 @@ order, and a run compacts files written under an old version and collects that v
 
 from __future__ import annotations
 
-import os
-import threading
-
 import pytest
 
 from alterflow.airflow import gc_tasks
@@ -14,6 +11,7 @@ from alterflow.engine.session import Session
 from alterflow.gc import gc_steps
 from alterflow.gc.gc_steps import GC_STEPS
 from tests.support.dags import alterflow_env, load_dag, run_dag, sql, versions
+from tests.support.niceness import NicenessNotes, thread_niceness
 
 pytestmark = pytest.mark.spark
 
@@ -32,18 +30,10 @@ def test_a_gc_run_compacts_old_files_and_collects_their_version(monkeypatch, tmp
     sql(session, "ALTER TABLE t ADD COLUMN n INT DEFAULT 5")
     sql(session, "INSERT INTO t VALUES (3, 'c', 6)")
     assert versions(session, "t") == [1, 2]
-    niceness = {}
-
-    def noting_niceness(step):
-        def noted(*args, **kwargs):
-            niceness[step.__name__] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-            return step(*args, **kwargs)
-
-        return noted
-
+    niceness = NicenessNotes()
     for name in RUN_STEPS:
-        monkeypatch.setattr(gc_steps, name, noting_niceness(getattr(gc_steps, name)))
-    own_niceness = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        monkeypatch.setattr(gc_steps, name, niceness.noting(getattr(gc_steps, name)))
+    own_niceness = thread_niceness()
 
     state, states, run = run_dag(load_dag("alterflow_gc"), None)
     assert state == "success", states
@@ -55,7 +45,7 @@ def test_a_gc_run_compacts_old_files_and_collects_their_version(monkeypatch, tmp
     assert sql(session, "SELECT id, v, n FROM t ORDER BY id") == ((1, "a", 5), (2, "b", 5), (3, "c", 6))
     # GC is background work: each step ran niced (ALTERFLOW_BACKGROUND_NICE's default), the test's thread kept its niceness
     assert niceness == dict.fromkeys(RUN_STEPS, max(own_niceness, 10)), niceness
-    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == own_niceness
+    assert thread_niceness() == own_niceness
 
 
 def test_a_step_the_tasks_do_not_run_is_refused_by_name(monkeypatch, tmp_path):

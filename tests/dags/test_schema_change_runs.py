@@ -19,6 +19,7 @@ from alterflow.catalog.alter_turns import AlterTurns
 from alterflow.engine.session import Session
 from tests.support import child_pythonpath
 from tests.support.dags import SCHEMA_CHANGE, LoadAbortedOnceWaitedFor, alterflow_env, jobs, load_dag, run_dag, sql, versions
+from tests.support.niceness import NicenessNotes, thread_niceness
 
 pytestmark = pytest.mark.spark
 
@@ -61,7 +62,7 @@ def test_heavy_change_waits_deferred_for_an_open_load_then_runs_every_step_and_s
     submitted_at, submit = [], SparkSubmitHook.submit
 
     def noting_niceness(hook, *args, **kwargs):
-        submitted_at.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        submitted_at.append(thread_niceness())
         return submit(hook, *args, **kwargs)
 
     monkeypatch.setattr(SparkSubmitHook, "submit", noting_niceness)
@@ -187,21 +188,13 @@ def test_a_small_tables_heavy_change_runs_in_one_worker_task_without_spark(alter
     def refuse(*_args, **_kwargs):
         raise AssertionError("a local-engine job reached Spark")
 
-    niceness = {}
-
-    def noting_niceness(step):
-        def noted(*args, **kwargs):
-            niceness[step.__name__] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-            return step(*args, **kwargs)
-
-        return noted
-
-    own_niceness = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    niceness = NicenessNotes()
+    own_niceness = thread_niceness()
     with monkeypatch.context() as patched:  # for the run only: the SELECT below reads with Spark
         patched.setattr(SparkSubmitHook, "submit", refuse)
         patched.setattr(spark_session, "get_spark", refuse)
-        patched.setattr(heavy_steps, "convert", noting_niceness(heavy_steps.convert))
-        patched.setattr(heavy_steps, "check", noting_niceness(heavy_steps.check))
+        patched.setattr(heavy_steps, "convert", niceness.noting(heavy_steps.convert))
+        patched.setattr(heavy_steps, "check", niceness.noting(heavy_steps.check))
         catalog = alterflow.catalog
         held = catalog.begin_transaction(catalog.table("t").id, "a slow load", 3600)
 
@@ -237,7 +230,7 @@ def test_a_small_tables_heavy_change_runs_in_one_worker_task_without_spark(alter
     assert sql(alterflow, "SELECT id, v FROM t ORDER BY id") == ((1, 10), (2, 20), (3, 30))
     background = max(own_niceness, 10)  # ALTERFLOW_BACKGROUND_NICE's default
     assert niceness == {"convert": background, "check": background}, niceness
-    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == own_niceness
+    assert thread_niceness() == own_niceness
 
 
 @pytest.fixture
