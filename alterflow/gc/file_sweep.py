@@ -33,6 +33,7 @@ from datetime import datetime, timedelta
 
 from alterflow.catalog.garbage import GarbageCollection
 from alterflow.catalog.states import IndexState, TransactionState
+from alterflow.store.layout import PathWriter, path_writer
 from alterflow.store.warehouse import Evidence, IndexFolder, Skipped, Warehouse, WarehouseScan
 
 
@@ -91,7 +92,7 @@ def sweep(gc: GarbageCollection, store: Warehouse, cutoff: datetime, orphans: Or
     result.waiting_files, result.first_due = gc.waiting_files(cutoff)
     _sweep_dead_files(gc, store, cutoff, dry_run, result)
     _sweep_orphan_files(store, evidence, orphans, dry_run, result)
-    _sweep_incomplete_uploads(store, orphans, dry_run, result)
+    _sweep_incomplete_uploads(gc, store, orphans, dry_run, result)
     states = gc.index_states(i.index_id for i in scan.indexes)
     _sweep_staging(gc, scan, states, store, dry_run, result)
     if not dry_run:
@@ -136,15 +137,32 @@ def _sweep_orphan_files(store: Warehouse, evidence: Evidence, orphans: OrphanAge
     ]
 
 
-def _sweep_incomplete_uploads(store: Warehouse, orphans: OrphanAge, dry_run: bool, result: Sweep) -> None:
-    """Uploads to an object store begun before the orphan retention and never completed: a
-    writer killed mid-upload (no object exists; its parts take space). A live writer's upload is
-    minutes old, never days. A disk has none (alterflow.store.warehouse)."""
-    due = [u for u in store.incomplete_uploads() if u.initiated <= orphans.cutoff]
+def _sweep_incomplete_uploads(gc: GarbageCollection, store: Warehouse, orphans: OrphanAge, dry_run: bool, result: Sweep) -> None:
+    """Uploads to an object store never completed, of a writer the catalog proves gone: a writer
+    killed mid-upload (no object exists; its parts take space). Aborted once begun before the
+    orphan retention and its writer is over: its path names a transaction of this catalog that is
+    no longer PREPARE, or the staging of an index that is no longer a shadow. The store's start
+    time alone is not trusted: an S3-compatible server may date every upload wrongly (moto's
+    dates them all 2010-11-10), and a live load's upload must not be cut. A disk has none
+    (alterflow.store.warehouse)."""
+    old = [u for u in store.incomplete_uploads() if u.initiated <= orphans.cutoff]
+    writers = [path_writer(u.path) for u in old]
+    txn_states = gc.transaction_states(w.txn_id for w in writers if w is not None and w.txn_id is not None)
+    index_states = gc.index_states(w.shadow_index_id for w in writers if w is not None and w.shadow_index_id is not None)
+    due = [u for u, writer in zip(old, writers, strict=True) if _writer_is_over(writer, txn_states, index_states)]
     if due and not dry_run:
         store.abort_uploads(due)
     result.aborted_uploads += [u.path for u in due]
     result.listed += [Doomed(u.path + " (upload)", "an upload never completed (no object): its parts are aborted") for u in due]
+
+
+def _writer_is_over(writer: PathWriter | None, txn_states: dict[int, str], index_states: dict[int, str]) -> bool:
+    """Whether the catalog proves a path's writer over; a writer it does not know is not."""
+    if writer is None:
+        return False
+    if writer.txn_id is not None:
+        return txn_states.get(writer.txn_id, TransactionState.PREPARE) != TransactionState.PREPARE
+    return index_states.get(writer.shadow_index_id, IndexState.SHADOW) != IndexState.SHADOW
 
 
 def _sweep_staging(

@@ -36,6 +36,32 @@ LOAD_DIR = re.compile(r"l(\d+)")  # under LOAD_STAGING: one load's transaction
 DATA_FILE = re.compile(r"[0-9]+-(?:[0-9]+-)?[0-9a-f]{32}\.parquet(\.tmp)?")  # <txn>-[<seq>-]<uuid>, or its .tmp
 
 
+@dataclass(frozen=True)
+class PathWriter:
+    """Who writes at a path of this layout: a transaction (a tablet's data file, a compaction's or
+    a Spark load's staging) or a conversion (the `_staging` of its shadow index)."""
+
+    txn_id: int | None = None
+    shadow_index_id: int | None = None
+
+
+def path_writer(relative: str) -> PathWriter | None:
+    """The writer of a path relative to the warehouse, by the layout's names; None for a path
+    outside them (nothing proves whose it is)."""
+    parts = relative.split("/")
+    if len(parts) < 4 or not TABLE_DIR.fullmatch(parts[0]) or not (index := INDEX_DIR.fullmatch(parts[1])):
+        return None
+    kind = parts[2]
+    if TABLET_DIR.fullmatch(kind) and len(parts) == 4 and DATA_FILE.fullmatch(parts[3]):
+        return PathWriter(txn_id=int(parts[3].split("-", 1)[0]))
+    if kind == CONVERSION_STAGING:
+        return PathWriter(shadow_index_id=int(index.group(1)))
+    attempt = {COMPACTION_STAGING: COMPACTION_DIR, LOAD_STAGING: LOAD_DIR}.get(kind)
+    if attempt is not None and len(parts) > 4 and (found := attempt.fullmatch(parts[3])):
+        return PathWriter(txn_id=int(found.group(1)))
+    return None
+
+
 def table_dir(table_id: int) -> str:
     return f"t{int(table_id)}"
 

@@ -332,7 +332,9 @@ with alterflow.connect(catalog_url=sys.argv[1], warehouse=sys.argv[2]) as connec
 
 
 def _load(catalog: str, uri: str, crash_at: str | None = None) -> subprocess.Popen:
+    """The loader in a process of its own, its transaction's lease 1 s: a killed one's ends soon."""
     env = {k: v for k, v in os.environ.items() if k != "ALTERFLOW_CRASH_AT"}
+    env["ALTERFLOW_LEASE_S"] = "1"
     if crash_at:
         env["ALTERFLOW_CRASH_AT"] = crash_at
     return subprocess.Popen([sys.executable, "-c", LOADER, catalog, uri, "0"], stdout=subprocess.PIPE, text=True, env=env)
@@ -377,14 +379,15 @@ def test_a_load_killed_mid_upload_leaves_nothing_visible_and_the_retry_lands_eve
     assert done.wait(300) == 0 and done.stdout.read().splitlines()[-1] == "done"
     assert rows(home, uri, "SELECT count(*), count(DISTINCT id), min(id), max(id) FROM t") == ["200001,200001,-1,199999"]
     # moto's server dates every incomplete upload 2010-11-10 (real stores give the moment it began):
-    # here each cut upload is past the orphan retention at once. No file would go.
-    dry = ok(cli(home, uri, "gc", "--dry-run", "--retention", "0"))
-    assert not [line for line in dry.splitlines() if line.startswith("would delete") and not line.endswith("its parts are aborted")], dry
-
-    # GC aborts the cut uploads past the orphan retention, drops the killed loads' files once
-    # their leases (1 s here) ran out, and leaves every visible row.
-    assert "(upload): an upload never completed (no object): its parts are aborted" in dry, dry
+    # each cut upload is past the orphan retention at once, and goes once its load's transaction
+    # is aborted (its lease of 1 s ran out: the next load aborted it). What would go is the killed
+    # loads' (transactions 2, 3 and 4; 1 is the first row, 5 the load that landed) and nothing else.
     time.sleep(1.5)
+    dry = ok(cli(home, uri, "gc", "--dry-run", "--retention", "0"))
+    doomed = [line.split()[2] for line in dry.splitlines() if line.startswith("would delete")]
+    assert doomed and {path.rsplit("/", 1)[-1].split("-", 1)[0] for path in doomed} <= {"2", "3", "4"}, dry
+    assert "(upload): an upload never completed (no object): its parts are aborted" in dry, dry
+
     out = ok(cli(home, uri, "gc", "--retention", "0", ALTERFLOW_LEASE_S="1"))
     assert "incomplete upload" in out and not client.list_multipart_uploads(Bucket=s3_bucket).get("Uploads"), out
     assert rows(home, uri, "SELECT count(*), count(DISTINCT id) FROM t") == ["200001,200001"]
@@ -438,3 +441,42 @@ def test_a_spark_conversion_killed_on_a_bucket_resumes_and_converts_every_row_on
     tablets = converted(home)
     assert len(tablets) == 4 and {t[0] for t in tablets} == {"spark"}, tablets
     assert not [p for p in objects(uri) if "/_staging/" in p], "a staging object is left"
+
+
+def test_gc_aborts_an_incomplete_upload_only_once_the_catalog_proves_its_writer_over(warehouse, s3_server, s3_bucket):
+    """moto's server dates every incomplete upload 2010-11-10, so by its start time alone each is
+    past the orphan retention, a live load's too (CI met it: the hourly GC run aborted a load's
+    uploads under way, and the load failed at CompleteMultipartUpload). GC aborts an upload only
+    when its path names a transaction of this catalog that is no longer PREPARE; an upload of an
+    open transaction, of a transaction this catalog never gave, or outside the layout stays."""
+    import boto3
+
+    from alterflow.store.layout import conversion_staging_path, data_file_path
+    from catalog.catalog import Catalog
+
+    home, uri = warehouse
+    ok(cli(home, uri, "sql", "-e", "CREATE TABLE t (id INT NOT NULL, v STRING, PRIMARY KEY (id))"))
+    catalog = Catalog(f"sqlite:///{home / 'catalog.db'}")
+    table = catalog.table("t")
+    live = catalog.begin_transaction(table.id, "a load under way", 3600)
+    client = boto3.client("s3", endpoint_url=s3_server.endpoint)
+    keys = {
+        "live": data_file_path(table.id, table.current_index_id, 1, live),
+        "unknown transaction": data_file_path(table.id, table.current_index_id, 1, 999),
+        "a conversion's staging, no such index": f"{conversion_staging_path(table.id, 77, 1, 'a1')}/part-0.parquet",
+        "outside the layout": "notes/big.bin",
+    }
+    for key in keys.values():
+        client.create_multipart_upload(Bucket=s3_bucket, Key=f"wh/{key}")
+
+    def uploads() -> set[str]:
+        return {u["Key"].removeprefix("wh/") for u in client.list_multipart_uploads(Bucket=s3_bucket).get("Uploads", ())}
+
+    out = ok(cli(home, uri, "gc"))
+    assert uploads() == set(keys.values()), out  # the live load's upload is not cut
+    catalog.abort_transaction(live, "the load failed")
+    dry = ok(cli(home, uri, "gc", "--dry-run"))
+    assert f"{keys['live']} (upload)" in dry and dry.count("(upload)") == 1, dry
+    out = ok(cli(home, uri, "gc"))
+    assert "incomplete upload" in out, out
+    assert uploads() == set(keys.values()) - {keys["live"]}, out
