@@ -39,10 +39,12 @@ DATA_FILE = re.compile(r"[0-9]+-(?:[0-9]+-)?[0-9a-f]{32}\.parquet(\.tmp)?")  # <
 @dataclass(frozen=True)
 class PathWriter:
     """Who writes at a path of this layout: a transaction (a tablet's data file, a compaction's or
-    a Spark load's staging) or a conversion (the `_staging` of its shadow index)."""
+    a Spark load's staging) or a conversion (the `_staging` of its shadow index); for staged
+    output, the staging folder it is in."""
 
     txn_id: int | None = None
     shadow_index_id: int | None = None
+    staging: str | None = None  # relative to the warehouse; None for a tablet's data file
 
 
 def path_writer(relative: str) -> PathWriter | None:
@@ -55,10 +57,10 @@ def path_writer(relative: str) -> PathWriter | None:
     if TABLET_DIR.fullmatch(kind) and len(parts) == 4 and DATA_FILE.fullmatch(parts[3]):
         return PathWriter(txn_id=int(parts[3].split("-", 1)[0]))
     if kind == CONVERSION_STAGING:
-        return PathWriter(shadow_index_id=int(index.group(1)))
+        return PathWriter(shadow_index_id=int(index.group(1)), staging="/".join(parts[:3]))
     attempt = {COMPACTION_STAGING: COMPACTION_DIR, LOAD_STAGING: LOAD_DIR}.get(kind)
     if attempt is not None and len(parts) > 4 and (found := attempt.fullmatch(parts[3])):
-        return PathWriter(txn_id=int(found.group(1)))
+        return PathWriter(txn_id=int(found.group(1)), staging="/".join(parts[:4]))
     return None
 
 

@@ -21,17 +21,7 @@ from datetime import UTC
 from alterflow.catalog.catalog import Catalog
 from alterflow.errors import shown_path
 from alterflow.object_store import ObjectStoreError, ObjectStoreFiles, ObjectStoreLocation
-from alterflow.store.layout import (
-    COMPACTION_DIR,
-    COMPACTION_STAGING,
-    CONVERSION_STAGING,
-    DATA_FILE,
-    INDEX_DIR,
-    LOAD_DIR,
-    LOAD_STAGING,
-    TABLE_DIR,
-    TABLET_DIR,
-)
+from alterflow.store.layout import INDEX_DIR, TABLE_DIR, path_writer
 from alterflow.store.warehouse import (
     MARKER,
     FoundFile,
@@ -169,16 +159,13 @@ class ObjectWarehouse(Warehouse):
                 continue
             relative = f"{parts[0]}/{parts[1]}"
             folder = indexes.setdefault(relative, IndexFolder(relative, int(table.group(1)), int(index.group(1)), self.path(relative)))
-            kind = parts[2]
-            if TABLET_DIR.fullmatch(kind) and len(parts) == 4 and DATA_FILE.fullmatch(parts[3]):
+            writer = path_writer(stored.path)
+            if writer is None:
+                continue
+            if writer.staging is None:
                 found.files.append(FoundFile(stored.path, self.path(stored.path), stored.modified))
-            elif kind == CONVERSION_STAGING and len(parts) > 3:
-                staging.setdefault(f"{relative}/{kind}", StagingFolder(f"{relative}/{kind}", folder.index_id, None))
-            elif kind in (COMPACTION_STAGING, LOAD_STAGING) and len(parts) > 4:
-                attempt = (COMPACTION_DIR if kind == COMPACTION_STAGING else LOAD_DIR).fullmatch(parts[3])
-                if attempt:
-                    name = f"{relative}/{kind}/{parts[3]}"
-                    staging.setdefault(name, StagingFolder(name, folder.index_id, int(attempt.group(1))))
+            else:
+                staging.setdefault(writer.staging, StagingFolder(writer.staging, folder.index_id, writer.txn_id))
         found.indexes = sorted(indexes.values(), key=lambda i: i.relative)
         found.staging = sorted(staging.values(), key=lambda s: s.relative)
         return found

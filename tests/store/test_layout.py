@@ -18,9 +18,13 @@ from alterflow.store.layout import (
 def test_each_kind_of_path_names_its_writer():
     assert path_writer(data_file_path(3, 4, 5, 17)) == PathWriter(txn_id=17)
     assert path_writer(data_file_path(3, 4, 5, 17, seq=2) + ".tmp") == PathWriter(txn_id=17)
-    assert path_writer(f"{conversion_staging_path(3, 9, 5, 'a1b2')}/part-0.parquet") == PathWriter(shadow_index_id=9)
-    assert path_writer(f"{compaction_staging_path(3, 4, 21)}/part-0.parquet") == PathWriter(txn_id=21)
-    assert path_writer(f"{load_staging_path(3, 4, 22)}/part-0.parquet") == PathWriter(txn_id=22)
+    assert path_writer(f"{conversion_staging_path(3, 9, 5, 'a1b2')}/part-0.parquet") == PathWriter(
+        shadow_index_id=9, staging="t3/i9/_staging"
+    )
+    assert path_writer(f"{compaction_staging_path(3, 4, 21)}/part-0.parquet") == PathWriter(
+        txn_id=21, staging=compaction_staging_path(3, 4, 21)
+    )
+    assert path_writer(f"{load_staging_path(3, 4, 22)}/part-0.parquet") == PathWriter(txn_id=22, staging=load_staging_path(3, 4, 22))
 
 
 @pytest.mark.parametrize(
