@@ -63,9 +63,42 @@ def refusals_fail_the_task() -> Iterator[None]:
 
 def settings_of(conn_id: str = DEFAULT_CONN_ID) -> Settings:
     """The settings of the alterflow connection `conn_id` (the environment's without one)."""
-    settings = AlterflowHook(conn_id).get_settings()
+    settings = connection_settings(conn_id)[1]
     settings.ensure_dirs()
     return settings
+
+
+@dataclasses.dataclass(frozen=True)
+class _ReadForTry:
+    """An alterflow connection's settings as one task try read them (`connection_settings`)."""
+
+    try_id: str
+    settings: Settings
+    source: str
+
+
+_read_for_try: dict[str, _ReadForTry] = {}  # by connection id: the last try's reading
+
+
+def connection_settings(conn_id: str = DEFAULT_CONN_ID) -> tuple[AlterflowHook, Settings]:
+    """The hook of the alterflow connection `conn_id` and its settings, read once per task try.
+    A task's steps open the catalog several times (a light ALTER's `validate`: seven), and each
+    reading of the connection is a few round trips through the task's supervisor (the connection,
+    then each secret Airflow masks): in a burst of light ALTERs on two cores a profile put about 40 %
+    of `validate`'s own time in them (docs/deploy.md#priorities-and-worker-start-up). A new
+    try (a retry, the next task of `dag.test()`) reads again, as does a deferred task coming back
+    (a new process); outside a task every call reads."""
+    hook = AlterflowHook(conn_id)
+    ti = _running_task_instance()
+    try_id = str(getattr(ti, "id", "") or "")
+    known = _read_for_try.get(conn_id)
+    if try_id and known is not None and known.try_id == try_id:
+        hook.source = known.source
+        return hook, known.settings
+    settings = hook.get_settings()
+    if try_id:
+        _read_for_try[conn_id] = _ReadForTry(try_id, settings, hook.source)
+    return hook, settings
 
 
 def background_nice(conn_id: str = DEFAULT_CONN_ID) -> int:
@@ -76,8 +109,7 @@ def background_nice(conn_id: str = DEFAULT_CONN_ID) -> int:
 
 def open_catalog(conn_id: str = DEFAULT_CONN_ID) -> tuple[Settings, Catalog]:
     """The settings and the catalog of the alterflow connection `conn_id`."""
-    hook = AlterflowHook(conn_id)
-    settings = hook.get_settings()
+    hook, settings = connection_settings(conn_id)
     with settings.dirs_for_catalog():
         return settings, hook.catalog(settings)
 
