@@ -117,6 +117,15 @@ def spawn(session: Session, statement: str, crash_at: str | None = None) -> subp
     )
 
 
+def job_recorded(session: Session, statement: str, proc: subprocess.Popen) -> float:
+    """When the runner's job showed in the catalog (time.monotonic), or when the runner ended if it
+    never did: a runner's life is measured from there, not from its process start, whose length
+    (Python's imports) varies with the machine's load, so that a random kill lands inside a step."""
+    while the_job(session, statement) is None and proc.poll() is None:
+        time.sleep(0.05)
+    return time.monotonic()
+
+
 def kill_group(proc: subprocess.Popen) -> None:
     with contextlib.suppress(ProcessLookupError):  # it may have ended by itself
         os.killpg(proc.pid, signal.SIGKILL)
@@ -181,8 +190,8 @@ def run_kill_loop(session: Session, random_kills: int) -> list[str]:
             assert "FINISHED" in sql(session, model.statement(n))
             model.applied(n)
             continue
-        began = time.monotonic()
         proc = spawn(session, model.statement(n))
+        began = job_recorded(session, model.statement(n), proc)
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0 and "FINISHED" in out, err
         lives[model.engine(n)] = time.monotonic() - began
@@ -190,9 +199,9 @@ def run_kill_loop(session: Session, random_kills: int) -> list[str]:
     plan = [("boundary", point) for point in BOUNDARIES] + [("random", None)] * random_kills
     for n, (how, point) in enumerate(plan, start=3):
         statement = model.statement(n)
-        began = time.monotonic()
         if how == "boundary":
             proc = spawn(session, statement, crash_at=point)
+            began = job_recorded(session, statement, proc)
             _out, err = proc.communicate(timeout=300)
             assert proc.returncode == -signal.SIGKILL, f"{point}: the runner was not killed there ({proc.returncode}): {err}"
             label = point
@@ -201,8 +210,9 @@ def run_kill_loop(session: Session, random_kills: int) -> list[str]:
                 # JVM's first start): the random kills' window follows the shorter of the two.
                 lives[model.engine(n)] = min(lives[model.engine(n)], time.monotonic() - began)
         else:
-            delay = rng.uniform(0.3, 0.95 * lives[model.engine(n)])
+            delay = rng.uniform(0.1, 0.95 * lives[model.engine(n)])
             proc = spawn(session, statement)
+            began = job_recorded(session, statement, proc)
             try:
                 proc.wait(timeout=delay)
                 _out, err = proc.communicate()
