@@ -35,6 +35,7 @@ from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
 
 from alterflow.airflow.provider import AWS_CONN_FIELD, AWS_FIELDS, CATALOG_URL_FIELD, CONN_TYPE, DEFAULT_CONN_ID, WAREHOUSE_FIELD
+from alterflow.airflow.task_context import running_try_id
 from alterflow.catalog.catalog_errors import CatalogLost, CatalogUnavailable
 from alterflow.errors import UserError, shown
 from alterflow.object_store import KEY_VARIABLES, ObjectStoreLocation
@@ -136,6 +137,18 @@ def _aws_connection_variables(conn) -> dict[str, str]:
     return {name: str(value).strip() for name, value in values.items() if value and str(value).strip()}
 
 
+@dataclasses.dataclass(frozen=True)
+class _ReadForTry:
+    """An alterflow connection's settings as one task try read them (`AlterflowHook.get_settings`)."""
+
+    try_id: str
+    settings: Settings
+    source: str
+
+
+_read_for_try: dict[str, _ReadForTry] = {}  # by connection id: the last try's reading
+
+
 class AlterflowHook(BaseHook):
     """The settings of an alterflow connection, and the Python API's connection made from them."""
 
@@ -152,7 +165,26 @@ class AlterflowHook(BaseHook):
         self.source = ""  # after get_settings(): where they came from, for the task's log
 
     def get_settings(self) -> Settings:
-        """The settings: the environment's, with the connection's fields over them (see the module)."""
+        """The settings: the environment's, with the connection's fields over them (see the module).
+        Inside a task they are read once per task try: a task's steps open the catalog several times
+        (a light ALTER's `validate`: seven), and each reading is a few round trips through the task's
+        supervisor (the connection, then each secret Airflow masks); in a burst of light ALTERs on
+        two cores a profile put about 40 % of `validate`'s own time in them
+        (docs/deploy.md#priorities-and-worker-start-up). A new try (a retry, the next task of
+        `dag.test()`, a deferred task coming back) reads again; outside a task (a trigger, the
+        Schema changes page) every call reads."""
+        try_id = running_try_id()
+        known = _read_for_try.get(self.alterflow_conn_id)
+        if try_id and known is not None and known.try_id == try_id:
+            self.source = known.source
+            return known.settings
+        settings = self._read_settings()
+        if try_id:
+            _read_for_try[self.alterflow_conn_id] = _ReadForTry(try_id, settings, self.source)
+        return settings
+
+    def _read_settings(self) -> Settings:
+        """The connection's settings as Airflow has them now (see the module)."""
         try:
             conn = self.get_connection(self.alterflow_conn_id)
         except AirflowNotFoundException:

@@ -35,15 +35,14 @@ IN_LIST = 500  # ids per IN list
 def record_failure(line: str) -> None:
     """Log `line` and, inside an Airflow task, push it as the task's `FAILURE_KEY` XCom (outside
     a task, as in a test calling a task body, only the log)."""
-    from airflow.sdk import get_current_context
+    from alterflow.airflow.task_context import running_task_instance
 
     log.error("%s", line)
-    try:
-        context = get_current_context()
-    except RuntimeError:  # not in a task
+    ti = running_task_instance()
+    if ti is None:  # not in a task
         return
     try:
-        context["ti"].xcom_push(key=FAILURE_KEY, value=line)
+        ti.xcom_push(key=FAILURE_KEY, value=line)
     except Exception as exc:  # noqa: BLE001 - the refusal must still fail the task, not a failed push retry it
         log.warning("the failure line was not kept for the run's note: %s", exc)
 

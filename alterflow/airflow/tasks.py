@@ -29,6 +29,7 @@ from alterflow.airflow import conf
 from alterflow.airflow.conf import BadRunConf, alter_request
 from alterflow.airflow.hooks import DEFAULT_CONN_ID, AlterflowHook
 from alterflow.airflow.runs import record_failure
+from alterflow.airflow.task_context import running_task_instance
 from alterflow.catalog.catalog import AlterJob, Catalog
 from alterflow.catalog.catalog_errors import UnknownObject
 from alterflow.catalog.first_asset_events import EmittingTask, FirstAssetEvents
@@ -68,37 +69,11 @@ def settings_of(conn_id: str = DEFAULT_CONN_ID) -> Settings:
     return settings
 
 
-@dataclasses.dataclass(frozen=True)
-class _ReadForTry:
-    """An alterflow connection's settings as one task try read them (`connection_settings`)."""
-
-    try_id: str
-    settings: Settings
-    source: str
-
-
-_read_for_try: dict[str, _ReadForTry] = {}  # by connection id: the last try's reading
-
-
 def connection_settings(conn_id: str = DEFAULT_CONN_ID) -> tuple[AlterflowHook, Settings]:
-    """The hook of the alterflow connection `conn_id` and its settings, read once per task try.
-    A task's steps open the catalog several times (a light ALTER's `validate`: seven), and each
-    reading of the connection is a few round trips through the task's supervisor (the connection,
-    then each secret Airflow masks): in a burst of light ALTERs on two cores a profile put about 40 %
-    of `validate`'s own time in them (docs/deploy.md#priorities-and-worker-start-up). A new
-    try (a retry, the next task of `dag.test()`) reads again, as does a deferred task coming back
-    (a new process); outside a task every call reads."""
+    """The hook of the alterflow connection `conn_id` and its settings (read once per task try:
+    `AlterflowHook.get_settings`)."""
     hook = AlterflowHook(conn_id)
-    ti = _running_task_instance()
-    try_id = str(getattr(ti, "id", "") or "")
-    known = _read_for_try.get(conn_id)
-    if try_id and known is not None and known.try_id == try_id:
-        hook.source = known.source
-        return hook, known.settings
-    settings = hook.get_settings()
-    if try_id:
-        _read_for_try[conn_id] = _ReadForTry(try_id, settings, hook.source)
-    return hook, settings
+    return hook, hook.get_settings()
 
 
 def background_nice(conn_id: str = DEFAULT_CONN_ID) -> int:
@@ -322,23 +297,13 @@ def wait_for_first_events(catalog, uris: list[str]) -> None:
     (alterflow.catalog.first_asset_events), unless the task that emitted the first has succeeded
     (asked of Airflow), which a table's next ALTER, triggered after the run before it, finds."""
     first = FirstAssetEvents(catalog)
-    ti = _running_task_instance()
+    ti = running_task_instance()
     emitter = None if ti is None else EmittingTask(ti.dag_id, ti.run_id, ti.task_id)
     succeeded = None if ti is None else lambda task: _task_succeeded(ti, task)
     wait = max((first.wait_s(uri, emitter=emitter, succeeded=succeeded) for uri in uris), default=0.0)
     if wait > 0:
         print(f"waiting {wait:.1f} s: an event on this table's asset was its first just now, and Airflow is creating the asset", flush=True)
         time.sleep(wait)
-
-
-def _running_task_instance():
-    """The task instance this code runs in (Airflow's task context), None outside a task."""
-    from airflow.sdk import get_current_context
-
-    try:
-        return get_current_context()["ti"]
-    except RuntimeError:  # "no context was found": not within a task
-        return None
 
 
 def _task_succeeded(ti, task: EmittingTask) -> bool:

@@ -1,5 +1,5 @@
 """The schema-change DAG's task bodies read their alterflow connection once per task try
-(`tasks.connection_settings`): a light ALTER's `validate` opens the catalog seven times, and each
+(`AlterflowHook.get_settings`): a light ALTER's `validate` opens the catalog seven times, and each
 reading of the connection is a few round trips through the task's supervisor. A new try reads it
 again, so a connection changed between two runs is the one the second run uses; outside a task
 every call reads."""
@@ -34,14 +34,14 @@ def readings(monkeypatch, tmp_path, airflow_db):
         catalogs.append((url, warehouse))
     _connection(monkeypatch, *catalogs[0])
     seen = []
-    get_settings = AlterflowHook.get_settings
+    read_settings = AlterflowHook._read_settings
 
     def noted(hook):
-        settings = get_settings(hook)
+        settings = read_settings(hook)
         seen.append(settings.catalog_url)
         return settings
 
-    monkeypatch.setattr(AlterflowHook, "get_settings", noted)
+    monkeypatch.setattr(AlterflowHook, "_read_settings", noted)
     return seen, catalogs
 
 
