@@ -13,7 +13,7 @@ import pytest
 import alterflow
 from alterflow.airflow import tasks as task_bodies
 from alterflow.airflow.hooks import AlterflowHook
-from tests.support.dags import SCHEMA_CHANGE, alterflow_env, load_dag, run_dag
+from tests.support.dags import SCHEMA_CHANGE, add_bundles, alterflow_env, load_dag, load_dag_from, run_dag
 
 
 def _connection(monkeypatch, url: str, warehouse) -> None:
@@ -68,3 +68,39 @@ def test_outside_a_task_every_opening_reads_the_connection(readings):
     for _ in range(3):
         task_bodies.open_catalog()
     assert seen == [first[0]] * 3
+
+
+HOOK_DAG = """
+from airflow.sdk import dag, task
+
+from alterflow.airflow.hooks import AlterflowHook
+
+
+@task
+def three_uses() -> int:
+    for _ in range(2):
+        with AlterflowHook().get_conn() as af:
+            assert af.tables() == ["t"]
+    return len(AlterflowHook().get_settings().catalog_url)
+
+
+@dag(dag_id="hook_reads_once", schedule=None)
+def hook_reads_once():
+    three_uses() >> three_uses.override(task_id="next_task")()
+
+
+hook_reads_once()
+"""
+
+
+def test_any_task_using_the_hook_reads_the_connection_once_per_try(readings, monkeypatch, tmp_path):
+    """The rule is the hook's, so a task of a user's DAG (the load operator, a task of its own)
+    gains too: three uses in one task read once; the next task reads again."""
+    seen, (first, _second) = readings
+    folder = tmp_path / "hook_dags"
+    folder.mkdir()
+    (folder / "hook_reads_once.py").write_text(HOOK_DAG, encoding="utf-8")
+    add_bundles(monkeypatch, hook=folder)
+    state, tasks, _run = run_dag(load_dag_from(folder, "hook_reads_once"), {})
+    assert (state, tasks) == ("success", {"three_uses": "success", "next_task": "success"}), tasks
+    assert seen == [first[0], first[0]]  # once a task, not three times
