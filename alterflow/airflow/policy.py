@@ -23,9 +23,10 @@ import logging
 
 from airflow.policies import hookimpl
 
+from alterflow.airflow.runs import SCHEMA_CHANGE_DAG
+
 log = logging.getLogger(__name__)
 
-SCHEMA_CHANGE_DAG = "alterflow_schema_change"
 FIRST_TASK = "validate"
 LIGHT_FIRST_WEIGHT = 5  # above every task's own weight (dags.ENDING_STEP's 4 the highest)
 
