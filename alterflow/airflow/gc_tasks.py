@@ -103,7 +103,7 @@ def orphan_runs(run_is_alive: Callable[[str], bool] | None = None) -> list[dict]
 def schema_change_run_alive(run_id: str) -> bool:
     """Whether Airflow still queues or runs the `alterflow_schema_change` run `run_id` (asked
     through the running task's supervisor, Airflow's Task SDK)."""
-    from alterflow.airflow.task_context import running_task_instance
+    from airflow.sdk import get_current_context
 
     live = ("queued", "running")
-    return running_task_instance().get_dr_count(dag_id=SCHEMA_CHANGE_DAG, run_ids=[run_id], states=list(live)) > 0
+    return get_current_context()["ti"].get_dr_count(dag_id=SCHEMA_CHANGE_DAG, run_ids=[run_id], states=list(live)) > 0

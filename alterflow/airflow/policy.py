@@ -64,11 +64,12 @@ def statement_is_light(conf, run_id: str) -> bool:
     column additions, drops, renames and defaults, and no rewrite asked for. A conf `validate`
     would refuse is not light (`conf.alter_request` raises)."""
     from alterflow.airflow.conf import alter_request
+    from alterflow.planner.properties import parse_properties
     from alterflow.sql.ast import AddColumn, AddColumns, DropColumn, DropDefault, RenameColumn, SetDefault
     from alterflow.workflow.alter_steps import parse_alter
 
     statement = parse_alter(alter_request(conf or {}, run_id))
-    if str(statement.properties.get("rewrite", "false")).strip().lower() == "true":
+    if parse_properties(statement.table, statement.properties).rewrite:  # the planner's reading of them
         return False
     light_clauses = (AddColumn, AddColumns, DropColumn, DropDefault, RenameColumn, SetDefault)
     return bool(statement.clauses) and all(isinstance(clause, light_clauses) for clause in statement.clauses)

@@ -1,5 +1,6 @@
 """The Airflow task this code runs in, where it runs in one: the task bodies, the hook's reading of
-its connection and the failure line all ask the Task SDK's context the same way."""
+its connection and the failure line ask the Task SDK's context the same way (code that needs a task, such as
+GC's run check, asks `get_current_context` itself and fails with its error outside one)."""
 
 from __future__ import annotations
 
