@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import os
 import pathlib
 import sys
 import tempfile
@@ -47,8 +48,8 @@ from bench import ResultRow, markdown_table, median, percentile, rows_text, verd
 from bench.airflow_runs import timeline, wait_for_dag
 
 DAG = "alterflow_schema_change"
-FULL = {"tables": 20, "rows": 20_000, "idle_runs": 7, "speed_rows": 1_000_000, "speed_trials": 3}
-QUICK = {"tables": 4, "rows": 1_000, "idle_runs": 2, "speed_rows": 20_000, "speed_trials": 1}
+FULL = {"tables": 20, "rows": 20_000, "idle_runs": 7, "burst": 10, "burst_trials": 3, "speed_rows": 1_000_000, "speed_trials": 3}
+QUICK = {"tables": 4, "rows": 1_000, "idle_runs": 2, "burst": 4, "burst_trials": 1, "speed_rows": 20_000, "speed_trials": 1}
 LIGHT_GOAL = 3.0  # light p99 under load / idle p50
 SPEED_GOAL = 0.65  # two workers / one
 TEAM_SLOTS = 4  # task slots a worker under the team load: `make airflow`'s Celery default (deploy/celery_fleet.py)
@@ -305,6 +306,50 @@ def idle_light_runs(live, headers: dict, session, count: int) -> list[float]:
     return [run.seconds for run in runs.ended[1:]]
 
 
+def _machine_busy_s() -> float | None:
+    """CPU seconds all of this machine's cores have spent busy since boot (Linux's /proc/stat), or
+    None where there is no such file."""
+    try:
+        fields = pathlib.Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(value) for value in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Burst:
+    """`light_burst`'s trials: each trial's slowest run, all runs' seconds, and the machine's busy
+    CPU seconds a light ALTER (None without /proc/stat)."""
+
+    slowest: list[float]
+    seconds: list[float]
+    cpu_per_alter: float | None
+
+
+def light_burst(live, headers: dict, session, count: int, trials: int) -> Burst:
+    """`count` light ALTERs triggered at once on `count` tables of an otherwise idle fleet, `trials`
+    times: the floor under the team load's own first burst (its first ALTER on each table at once),
+    with no heavy ALTER and no load beside them: what the machine's cores allow."""
+    for number in range(count):
+        list(session.run(TABLE.format(name=f"burst{number}")))
+    slowest, seconds, busy = [], [], []
+    for trial in range(trials):
+        time.sleep(3)  # the last trial's task slots back
+        runs, busy_before = Runs(live, headers), _machine_busy_s()
+        for number in range(count):
+            runs.trigger(f"burst_{trial}_{number}", f"burst{number}", Step(LIGHT, f"ALTER TABLE burst{number} ADD COLUMN b{trial} INT"))
+        while runs.in_flight:
+            runs.wait_for_some(600)
+        busy_after = _machine_busy_s()
+        if busy_before is not None and busy_after is not None:
+            busy.append((busy_after - busy_before) / count)
+        assert all(run.state == "success" for run in runs.ended), runs.ended
+        slowest.append(max(run.seconds for run in runs.ended))
+        seconds += [run.seconds for run in runs.ended]
+    return Burst(slowest, seconds, median(busy) if busy else None)
+
+
 def measure_team_load(live, tables: int, rows: int) -> TeamLoad:
     """The team's load on `live` (a running fleet, `tests.support.live_airflow.LiveAirflow`)."""
     from alterflow.engine.session import Session
@@ -437,6 +482,21 @@ def _team_rows(team: TeamLoad, idle: list[float], quick: bool) -> list[ResultRow
     ]
 
 
+def _burst_row(burst: Burst, idle: list[float]) -> ResultRow:
+    count = len(burst.seconds) // len(burst.slowest)
+    cpu = f"; the machine busy {burst.cpu_per_alter:.2f} CPU-s an ALTER" if burst.cpu_per_alter is not None else ""
+    return ResultRow(
+        "fleet: light ALTERs at once, nothing else",
+        f"{count} light ALTERs triggered at once on {count} tables of the idle fleet (2 Celery workers × {TEAM_SLOTS} slots), "
+        f"no heavy ALTER, no load; {len(burst.slowest)} trials",
+        f"slowest run p50 {median(burst.slowest):.1f} s (trials {', '.join(f'{s:.1f}' for s in burst.slowest)}); "
+        f"all runs p50 {median(burst.seconds):.1f} s{cpu}",
+        baseline=f"idle p50 {median(idle):.1f} s (one at a time)",
+        ratio=f"{median(burst.slowest) / median(idle):.2f} (slowest/idle p50)",
+        goal="— (context: the floor under the team load's first burst, its first ALTER on each table at once)",
+    )
+
+
 def _speed_row(one: list[float], two: list[float], rows: int, quick: bool) -> ResultRow:
     ratio = median(two) / median(one)
     return ResultRow(
@@ -461,13 +521,15 @@ def run(quick: bool = False) -> list[ResultRow]:
 
         idle = idle_light_runs(live, headers, Session(Settings.from_env(live.cli_env())), sizes["idle_runs"])
         print(f"  idle light runs: {', '.join(f'{s:.1f}' for s in idle)} s", flush=True)
+        burst = light_burst(live, headers, Session(Settings.from_env(live.cli_env())), sizes["burst"], sizes["burst_trials"])
+        print(f"  {sizes['burst']} light ALTERs at once, slowest: {', '.join(f'{s:.1f}' for s in burst.slowest)} s", flush=True)
         team = measure_team_load(live, sizes["tables"], sizes["rows"])
         slowest = max((run for run in team.runs if run.kind == LIGHT), key=lambda run: run.seconds)
         print(f"  slowest light run, {slowest.run_id}: {timeline(live, headers, slowest.run_id)}", flush=True)
     print(f"  team load: {len(team.runs)} runs in {team.seconds:.0f} s, {sum(team.loads.values())} loads", flush=True)
     for problem in team.problems():
         print(f"  wrong: {problem}", flush=True)
-    rows = _team_rows(team, idle, quick)
+    rows = [*_team_rows(team, idle, quick), _burst_row(burst, idle)]
     seconds = {}
     for workers in (1, 2):
         with fleet(workers=workers, concurrency=1) as live:

@@ -461,8 +461,9 @@ def test_a_teams_full_load_ends_with_every_row_once_every_job_finished_and_no_le
     """The benchmark's team load (`bench.fleet_load`: 20 tables, 50 ALTERs light and heavy mixed,
     loads landing in every table throughout) on two Celery workers, judged by its end state only
     (its times are `make bench`'s): every run succeeded, every row once, every job FINISHED, no
-    lease held."""
-    from bench.fleet_load import FULL, HEAVY, LIGHT, idle_light_runs, measure_team_load
+    lease held. Before it, the benchmark's burst of light ALTERs at once, reduced (its end state:
+    every run succeeded, each table's schema has its column)."""
+    from bench.fleet_load import FULL, HEAVY, LIGHT, idle_light_runs, light_burst, measure_team_load
 
     fleet.wait_healthy()
     headers = {"Authorization": f"Bearer {fleet.token()}"}
@@ -471,12 +472,16 @@ def test_a_teams_full_load_ends_with_every_row_once_every_job_finished_and_no_le
         from alterflow.engine.session import Session
         from alterflow.settings import Settings
 
-        idle = idle_light_runs(fleet, headers, Session(Settings.from_env(fleet.cli_env())), 2)
+        session = Session(Settings.from_env(fleet.cli_env()))
+        idle = idle_light_runs(fleet, headers, session, 2)
+        burst = light_burst(fleet, headers, session, count=3, trials=1)
         team = measure_team_load(fleet, FULL["tables"], rows=2_000)
     except BaseException:
         print(fleet.diagnostics(), flush=True)
         raise
-    print(f"idle light runs {idle}; {len(team.runs)} runs in {team.seconds:.0f} s, loads {team.loads}", flush=True)
+    assert len(burst.seconds) == 3 and burst.slowest == [max(burst.seconds)], burst
+    assert all("b0" in [column.name for column in session.catalog.current_schema(f"burst{n}")[1].columns] for n in range(3))
+    print(f"idle light runs {idle}; burst {burst}; {len(team.runs)} runs in {team.seconds:.0f} s, loads {team.loads}", flush=True)
     assert team.failed_runs == [] and team.load_errors == [], (team.failed_runs, team.load_errors)
     assert (len(team.of(LIGHT)), len(team.of(HEAVY))) == (30, 20), team.runs
     assert min(team.loads.values()) >= 1, team.loads  # loads landed in every table
