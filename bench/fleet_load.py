@@ -494,6 +494,7 @@ def _burst_row(burst: Burst, idle: list[float]) -> ResultRow:
         baseline=f"idle p50 {median(idle):.1f} s (one at a time)",
         ratio=f"{median(burst.slowest) / median(idle):.2f} (slowest/idle p50)",
         goal="— (context: the floor under the team load's first burst, its first ALTER on each table at once)",
+        summary="fleet: light ALTERs at once, nothing else",
     )
 
 
