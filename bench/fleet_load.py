@@ -319,9 +319,10 @@ def _machine_busy_s() -> float | None:
 
 @dataclass(frozen=True)
 class Burst:
-    """`light_burst`'s trials: each trial's slowest run, all runs' seconds, and the machine's busy
-    CPU seconds a light ALTER (None without /proc/stat)."""
+    """`light_burst`'s trials: the ALTERs of each, each trial's slowest run, all runs' seconds, and
+    the machine's busy CPU seconds a light ALTER (None without /proc/stat)."""
 
+    count: int
     slowest: list[float]
     seconds: list[float]
     cpu_per_alter: float | None
@@ -347,7 +348,7 @@ def light_burst(live, headers: dict, session, count: int, trials: int) -> Burst:
         assert all(run.state == "success" for run in runs.ended), runs.ended
         slowest.append(max(run.seconds for run in runs.ended))
         seconds += [run.seconds for run in runs.ended]
-    return Burst(slowest, seconds, median(busy) if busy else None)
+    return Burst(count, slowest, seconds, median(busy) if busy else None)
 
 
 def measure_team_load(live, tables: int, rows: int) -> TeamLoad:
@@ -483,7 +484,7 @@ def _team_rows(team: TeamLoad, idle: list[float], quick: bool) -> list[ResultRow
 
 
 def _burst_row(burst: Burst, idle: list[float]) -> ResultRow:
-    count = len(burst.seconds) // len(burst.slowest)
+    count = burst.count  # ALTERs a trial
     cpu = f"; the machine busy {burst.cpu_per_alter:.2f} CPU-s an ALTER" if burst.cpu_per_alter is not None else ""
     return ResultRow(
         "fleet: light ALTERs at once, nothing else",
@@ -520,9 +521,10 @@ def run(quick: bool = False) -> list[ResultRow]:
         from alterflow.engine.session import Session
         from alterflow.settings import Settings
 
-        idle = idle_light_runs(live, headers, Session(Settings.from_env(live.cli_env())), sizes["idle_runs"])
+        session = Session(Settings.from_env(live.cli_env()))
+        idle = idle_light_runs(live, headers, session, sizes["idle_runs"])
         print(f"  idle light runs: {', '.join(f'{s:.1f}' for s in idle)} s", flush=True)
-        burst = light_burst(live, headers, Session(Settings.from_env(live.cli_env())), sizes["burst"], sizes["burst_trials"])
+        burst = light_burst(live, headers, session, sizes["burst"], sizes["burst_trials"])
         print(f"  {sizes['burst']} light ALTERs at once, slowest: {', '.join(f'{s:.1f}' for s in burst.slowest)} s", flush=True)
         team = measure_team_load(live, sizes["tables"], sizes["rows"])
         slowest = max((run for run in team.runs if run.kind == LIGHT), key=lambda run: run.seconds)

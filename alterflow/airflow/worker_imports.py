@@ -18,6 +18,10 @@ import contextlib
 import gc
 
 import alterflow.airflow.dags  # noqa: F401
+from alterflow.airflow import task_exit_wait
+
+# Every task supervisor this worker forks hands its slot back as its task process exits.
+task_exit_wait.install()
 
 with contextlib.suppress(ImportError):  # a catalog in SQLite needs no PostgreSQL driver
     import psycopg  # noqa: F401
