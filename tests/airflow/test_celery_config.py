@@ -37,8 +37,8 @@ def test_airflows_celery_app_takes_the_worker_imports_the_fleet_sets():
 
 def test_the_worker_imports_bring_the_dag_factories_and_start_no_thread():
     """What a worker imports before it forks: the DAG factories a task's DAG file imports, the
-    supervisor's wait on a task's exit (`task_exit_wait`), and nothing running, native threads
-    included (a thread would not survive the fork)."""
+    supervisor's wait on a task's exit (`task_exit_wait`), the catalog's ORM mappers configured,
+    and nothing running, native threads included (a thread would not survive the fork)."""
     script = (
         "import os, sys\n"
         "before = len(os.listdir('/proc/self/task'))\n"
@@ -46,6 +46,8 @@ def test_the_worker_imports_bring_the_dag_factories_and_start_no_thread():
         "assert 'alterflow.airflow.dags' in sys.modules and 'sqlalchemy' in sys.modules\n"
         "from alterflow.airflow import task_exit_wait\n"
         "assert task_exit_wait.installed()\n"
+        "from alterflow.catalog.models import Base\n"
+        "assert Base.registry.mappers and all(mapper.configured for mapper in Base.registry.mappers)\n"
         "print(len(os.listdir('/proc/self/task')) - before)\n"
     )
     assert _python(script) == "0"

@@ -98,16 +98,31 @@ def test_the_plugins_folder_holds_only_a_shim_of_the_installed_plugin():
 
 
 def test_the_shim_registers_the_plugin_where_no_entry_point_does(monkeypatch):
+    """Where alterflow's distribution is not installed (PYTHONPATH only), or is installed without
+    the entry point, the shim defines the plugin; where it has it, the shim defines nothing."""
     import importlib.metadata
     import runpy
 
-    real = importlib.metadata.entry_points
-    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **kw: [] if kw.get("group") == "airflow.plugins" else real(**kw))
     from alterflow.airflow.plugin import AlterflowPlugin
 
-    assert runpy.run_path(str(REPO / "plugins" / "alterflow_plugin.py"))["AlterflowPlugin"] is AlterflowPlugin
-    monkeypatch.setattr(importlib.metadata, "entry_points", real)
-    assert "AlterflowPlugin" not in runpy.run_path(str(REPO / "plugins" / "alterflow_plugin.py"))
+    shim = str(REPO / "plugins" / "alterflow_plugin.py")
+    real = importlib.metadata.distribution
+
+    def not_installed(name):
+        if name == "alterflow":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", not_installed)
+    assert runpy.run_path(shim)["AlterflowPlugin"] is AlterflowPlugin
+
+    class WithoutEntryPoints:
+        entry_points = importlib.metadata.EntryPoints(())
+
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: WithoutEntryPoints() if name == "alterflow" else real(name))
+    assert runpy.run_path(shim)["AlterflowPlugin"] is AlterflowPlugin
+    monkeypatch.setattr(importlib.metadata, "distribution", real)
+    assert "AlterflowPlugin" not in runpy.run_path(shim)
 
 
 def test_loading_the_plugin_leaves_the_pages_app_unimported():
