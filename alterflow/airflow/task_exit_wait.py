@@ -55,6 +55,7 @@ def _waiting_on_exit(service):
 
 
 def installed() -> bool:
+    """Whether Airflow's supervisor has the wait (this process, or the worker it was forked from)."""
     supervisor = _supervisor_class()
     return supervisor is not None and getattr(getattr(supervisor, "_service_subprocess", None), _MARK, False)
 

@@ -80,6 +80,7 @@ def test_a_turn_with_a_socket_open_is_airflows_own(patched):
     exit_code, seconds = timed_turn(supervisor, 20.0)
     assert (exit_code, seen) == (None, [b"hello"]) and seconds < 10, seconds
     supervisor._process.send_signal(9)
+    supervisor._process.wait(10)  # reaped, not left a zombie for the rest of the session
 
 
 def test_install_is_once(patched):
