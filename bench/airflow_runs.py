@@ -75,14 +75,14 @@ def timeline(live, headers: dict, run_id: str) -> str:
     return f"run began {began:.1f}, ended {(_when(run['end_date']) - zero).total_seconds():.1f}: " + ", ".join(parts)
 
 
-def wait_for_dag(live, headers: dict, timeout: float = 240) -> None:
+def wait_for_dag(live, headers: dict, timeout: float = 240, dag: str = DAG) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         live.check_running()
-        if live.call("GET", f"/api/v2/dags/{DAG}", headers=headers).status_code == 200:
+        if live.call("GET", f"/api/v2/dags/{dag}", headers=headers).status_code == 200:
             return
         time.sleep(1)
-    raise RuntimeError(f"DAG {DAG} not parsed after {timeout} s")
+    raise RuntimeError(f"DAG {dag} not parsed after {timeout} s")
 
 
 def run(quick: bool = False) -> list[ResultRow]:

@@ -58,6 +58,27 @@ LOAD_ROWS = 100
 LOAD_PAUSE_S = 1.0  # between two loads of one loader: each table gets a load about every 10 s (20 tables)
 TABLE = "CREATE TABLE {name} (id BIGINT NOT NULL, v INT, note STRING, PRIMARY KEY (id)) DISTRIBUTED BY HASH(id) BUCKETS 2"
 LIGHT, HEAVY = "light", "heavy"
+# Airflow's own floor: a DAG of one task that does nothing, in the team fleet's DAG folder beside
+# alterflow's, triggered every FLOOR_EVERY_S while the team's ALTERs run (and one at a time idle):
+# how far the same load slows a run that holds no alterflow code (`run`, docs/benchmarks.md).
+FLOOR_DAG = "alterflow_bench_noop"
+FLOOR_EVERY_S = 5.0
+FLOOR_DAG_FILE = f"""import pendulum
+from airflow.sdk import dag, task
+
+
+@dag(dag_id="{FLOOR_DAG}", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False,
+     max_active_runs=100_000, max_active_tasks=100_000, tags=["alterflow-bench"])
+def noop():
+    @task(priority_weight=5, weight_rule="absolute")  # a light ALTER's first task's weight (alterflow.airflow.policy)
+    def nothing():
+        return None
+
+    nothing()
+
+
+noop()
+"""
 
 
 @dataclass(frozen=True)
@@ -132,15 +153,15 @@ class Runs:
     runs that ended since the oldest run in flight was triggered (not one request per run, nor
     every run the load has made)."""
 
-    def __init__(self, live, headers: dict):
-        self.live, self.headers = live, headers
+    def __init__(self, live, headers: dict, dag: str = DAG):
+        self.live, self.headers, self.dag = live, headers, dag
         self.in_flight: dict[str, tuple[str, Step, float]] = {}  # run id -> table, step, trigger time
         self.ended: list[RunTime] = []
 
     def trigger(self, run_id: str, table: str, step: Step) -> None:
         body = {"dag_run_id": run_id, "logical_date": None, "conf": {"statement": step.statement}}
         triggered_at = time.time()
-        answer = self.live.call("POST", f"/api/v2/dags/{DAG}/dagRuns", headers=self.headers, json=body)
+        answer = self.live.call("POST", f"/api/v2/dags/{self.dag}/dagRuns", headers=self.headers, json=body)
         if answer.status_code not in (200, 409):  # 409: a repeated request found the run its first one made
             raise RuntimeError(f"trigger {run_id}: {answer.status_code} {answer.text}")
         self.in_flight[run_id] = (table, step, triggered_at)
@@ -153,7 +174,7 @@ class Runs:
         window = {"end_date_gte": dt.datetime.fromtimestamp(since, dt.UTC).isoformat(), "state": ["success", "failed"]}
         while True:
             page = self.live.call(
-                "GET", f"/api/v2/dags/{DAG}/dagRuns", headers=self.headers, params={"limit": 100, "offset": offset, **window}
+                "GET", f"/api/v2/dags/{self.dag}/dagRuns", headers=self.headers, params={"limit": 100, "offset": offset, **window}
             ).json()
             runs.update((run["dag_run_id"], run) for run in page["dag_runs"])
             offset += len(page["dag_runs"])
@@ -223,6 +244,43 @@ class Loads:
             self.errors.append(f"{table} load {n + 1}: {_one_line(exc)}")
         else:
             self.committed[table] = n + 1
+
+
+class FloorProbe:
+    """While entered: a run of FLOOR_DAG triggered every FLOOR_EVERY_S (its own thread); `ended`
+    then waits for them all and returns them."""
+
+    def __init__(self, live, headers: dict):
+        self.runs = Runs(live, headers, dag=FLOOR_DAG)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._trigger, name="floor probe")
+        self.errors: list[str] = []
+
+    def __enter__(self) -> FloorProbe:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.stop.set()
+        self.thread.join(60)
+
+    def _trigger(self) -> None:
+        number = 0
+        while not self.stop.is_set():
+            try:
+                self.runs.trigger(f"floor_{number}", "", Step(LIGHT, ""))
+            except Exception as exc:  # noqa: BLE001 - reported with the result, never silent
+                self.errors.append(_one_line(exc))
+                return
+            number += 1
+            self.stop.wait(FLOOR_EVERY_S)
+
+    def ended(self, timeout: float = 600) -> list[RunTime]:
+        if self.errors:
+            raise RuntimeError(f"the floor probe stopped: {self.errors[0]}")
+        while self.runs.in_flight:
+            self.runs.wait_for_some(timeout)
+        return self.runs.ended
 
 
 def _one_line(exc: BaseException) -> str:
@@ -306,6 +364,16 @@ def idle_light_runs(live, headers: dict, session, count: int) -> list[float]:
     return [run.seconds for run in runs.ended[1:]]
 
 
+def idle_floor_runs(live, headers: dict, count: int) -> list[float]:
+    """`count` runs of FLOOR_DAG one after another on the idle fleet, after one to warm it: seconds each."""
+    runs = Runs(live, headers, dag=FLOOR_DAG)
+    for number in range(count + 1):
+        runs.trigger(f"floor_idle_{number}", "", Step(LIGHT, ""))
+        runs.wait_for_some(600)
+    assert not [run for run in runs.ended if run.state != "success"], runs.ended
+    return [run.seconds for run in runs.ended[1:]]
+
+
 def _machine_busy_s() -> float | None:
     """CPU seconds all of this machine's cores have spent busy since boot (Linux's /proc/stat), or
     None where there is no such file."""
@@ -351,8 +419,9 @@ def light_burst(live, headers: dict, session, count: int, trials: int) -> Burst:
     return Burst(count, slowest, seconds, median(busy) if busy else None)
 
 
-def measure_team_load(live, tables: int, rows: int) -> TeamLoad:
-    """The team's load on `live` (a running fleet, `tests.support.live_airflow.LiveAirflow`)."""
+def measure_team_load(live, tables: int, rows: int, beside: contextlib.AbstractContextManager | None = None) -> TeamLoad:
+    """The team's load on `live` (a running fleet, `tests.support.live_airflow.LiveAirflow`);
+    `beside` (a `FloorProbe`) is entered while its ALTERs run."""
     from alterflow.engine.session import Session
     from alterflow.settings import Settings
 
@@ -365,7 +434,7 @@ def measure_team_load(live, tables: int, rows: int) -> TeamLoad:
     headers = {"Authorization": f"Bearer {live.token()}"}
     runs = Runs(live, headers)
     started = time.monotonic()
-    with Loads(settings, list(by_table), first_id=rows + 1) as loads:
+    with Loads(settings, list(by_table), first_id=rows + 1) as loads, beside or contextlib.nullcontext():
         _alter_all(runs, by_table, timeout=1500)
     seconds = time.monotonic() - started
     _wait_for_gc(live, headers, timeout=900)
@@ -380,9 +449,10 @@ def measure_team_load(live, tables: int, rows: int) -> TeamLoad:
 
 
 @contextlib.contextmanager
-def fleet(workers: int, concurrency: int) -> Iterator:
+def fleet(workers: int, concurrency: int, floor_dag: bool = False) -> Iterator:
     """A Celery fleet of `workers` workers of `concurrency` task slots each, on a Redis and a
-    catalog schema of its own; stopped, and both removed, afterwards."""
+    catalog schema of its own; stopped, and both removed, afterwards. With `floor_dag`, its DAG
+    folder holds FLOOR_DAG beside the repository's DAG files."""
     import shutil
 
     from bench.light_alter import postgres_schema
@@ -404,7 +474,8 @@ def fleet(workers: int, concurrency: int) -> Iterator:
         redis.start()
         env = {"ALTERFLOW_CATALOG_URL": catalog_url, "ALTERFLOW_CELERY_BROKER": redis.url}
         env["AIRFLOW__CELERY__WORKER_CONCURRENCY"] = str(concurrency)
-        live = LiveAirflow(pathlib.Path(base), executor="celery", workers=workers, extra_env=env)
+        dags = _dags_with_floor(pathlib.Path(base) / "dags") if floor_dag else None
+        live = LiveAirflow(pathlib.Path(base), executor="celery", workers=workers, extra_env=env, dags_folder=dags)
         stack.callback(live.stop)
         live.start()
         try:
@@ -413,6 +484,17 @@ def fleet(workers: int, concurrency: int) -> Iterator:
         except BaseException:
             print(live.diagnostics(), file=sys.stderr)
             raise
+
+
+def _dags_with_floor(folder: pathlib.Path) -> pathlib.Path:
+    """`folder` holding copies of the repository's DAG files and FLOOR_DAG's."""
+    import shutil
+
+    folder.mkdir()
+    for source in sorted((pathlib.Path(__file__).parents[1] / "dags").glob("*.py")):
+        shutil.copy(source, folder / source.name)
+    (folder / f"{FLOOR_DAG}.py").write_text(FLOOR_DAG_FILE)
+    return folder
 
 
 def heavy_pair_seconds(live, rows: int, trials: int) -> list[float]:
@@ -483,6 +565,24 @@ def _team_rows(team: TeamLoad, idle: list[float], quick: bool) -> list[ResultRow
     ]
 
 
+def _floor_row(loaded: list[RunTime], idle: list[float], light_ratio: float) -> ResultRow:
+    """Airflow's own floor under the team load: FLOOR_DAG's runs (one task that does nothing) beside
+    the team's ALTERs, against its idle p50; what the light ALTER's goal is measured against."""
+    seconds = [run.seconds for run in loaded if run.state == "success"]
+    failed = len(loaded) - len(seconds)
+    p99 = percentile(seconds, 99)
+    return ResultRow(
+        "fleet load: Airflow's floor",
+        f"a DAG of one task that does nothing, triggered every {FLOOR_EVERY_S:g} s while the team load's ALTERs run "
+        f"({len(loaded)} runs{f', {failed} failed' if failed else ''}), same fleet",
+        f"p50 {median(seconds):.1f} s · p99 {p99:.1f} s trigger→end",
+        baseline=f"idle p50 {median(idle):.1f} s ({len(idle)} runs, same fleet)",
+        ratio=f"{p99 / median(idle):.2f} (p99 loaded/p50 idle; the light ALTER's {light_ratio:.2f})",
+        goal="— (context: the light ALTER's ratio on a run that holds no alterflow code)",
+        summary="fleet: Airflow's no-op task, p99 loaded / idle p50",
+    )
+
+
 def _burst_row(burst: Burst, idle: list[float]) -> ResultRow:
     count = burst.count  # ALTERs a trial
     cpu = f"; the machine busy {burst.cpu_per_alter:.2f} CPU-s an ALTER" if burst.cpu_per_alter is not None else ""
@@ -515,7 +615,7 @@ def _speed_row(one: list[float], two: list[float], rows: int, quick: bool) -> Re
 
 def run(quick: bool = False) -> list[ResultRow]:
     sizes = QUICK if quick else FULL
-    with fleet(workers=2, concurrency=TEAM_SLOTS) as live:
+    with fleet(workers=2, concurrency=TEAM_SLOTS, floor_dag=True) as live:
         headers = {"Authorization": f"Bearer {live.token()}"}
         wait_for_dag(live, headers)
         from alterflow.engine.session import Session
@@ -524,15 +624,21 @@ def run(quick: bool = False) -> list[ResultRow]:
         session = Session(Settings.from_env(live.cli_env()))
         idle = idle_light_runs(live, headers, session, sizes["idle_runs"])
         print(f"  idle light runs: {', '.join(f'{s:.1f}' for s in idle)} s", flush=True)
+        wait_for_dag(live, headers, dag=FLOOR_DAG)
+        floor_idle = idle_floor_runs(live, headers, sizes["idle_runs"])
+        print(f"  idle runs of a no-op task: {', '.join(f'{s:.1f}' for s in floor_idle)} s", flush=True)
         burst = light_burst(live, headers, session, sizes["burst"], sizes["burst_trials"])
         print(f"  {sizes['burst']} light ALTERs at once, slowest: {', '.join(f'{s:.1f}' for s in burst.slowest)} s", flush=True)
-        team = measure_team_load(live, sizes["tables"], sizes["rows"])
+        floor = FloorProbe(live, headers)
+        team = measure_team_load(live, sizes["tables"], sizes["rows"], beside=floor)
+        floor_loaded = floor.ended()
         slowest = max((run for run in team.runs if run.kind == LIGHT), key=lambda run: run.seconds)
         print(f"  slowest light run, {slowest.run_id}: {timeline(live, headers, slowest.run_id)}", flush=True)
     print(f"  team load: {len(team.runs)} runs in {team.seconds:.0f} s, {sum(team.loads.values())} loads", flush=True)
     for problem in team.problems():
         print(f"  wrong: {problem}", flush=True)
-    rows = [*_team_rows(team, idle, quick), _burst_row(burst, idle)]
+    light_ratio = percentile(team.of(LIGHT), 99) / median(idle)
+    rows = [*_team_rows(team, idle, quick), _floor_row(floor_loaded, floor_idle, light_ratio), _burst_row(burst, idle)]
     seconds = {}
     for workers in (1, 2):
         with fleet(workers=workers, concurrency=1) as live:
