@@ -263,6 +263,8 @@ class FloorProbe:
     def __exit__(self, *_exc) -> None:
         self.stop.set()
         self.thread.join(60)
+        if self.thread.is_alive():  # `ended` would read its runs while it still adds to them
+            self.errors.append("still triggering 60 s after the team load's ALTERs ended (a trigger request unanswered)")
 
     def _trigger(self) -> None:
         number = 0
