@@ -358,19 +358,21 @@ def _wait_for_gc(live, headers: dict, timeout: float) -> None:
 def idle_light_runs(live, headers: dict, session, count: int) -> list[float]:
     """`count` light ALTERs one after another on the idle fleet, after one to warm it: seconds each."""
     list(session.run(TABLE.format(name="idle")))
-    runs = Runs(live, headers)
-    for number in range(count + 1):
-        runs.trigger(f"idle_{number}", "idle", Step(LIGHT, f"ALTER TABLE idle ADD COLUMN c{number} INT"))
-        runs.wait_for_some(600)
-    assert not [run for run in runs.ended if run.state != "success"], runs.ended
-    return [run.seconds for run in runs.ended[1:]]
+    steps = [(f"idle_{number}", "idle", Step(LIGHT, f"ALTER TABLE idle ADD COLUMN c{number} INT")) for number in range(count + 1)]
+    return _one_at_a_time(Runs(live, headers), steps)
 
 
 def idle_floor_runs(live, headers: dict, count: int) -> list[float]:
     """`count` runs of FLOOR_DAG one after another on the idle fleet, after one to warm it: seconds each."""
-    runs = Runs(live, headers, dag=FLOOR_DAG)
-    for number in range(count + 1):
-        runs.trigger(f"floor_idle_{number}", "", Step(LIGHT, ""))
+    steps = [(f"floor_idle_{number}", "", Step(LIGHT, "")) for number in range(count + 1)]
+    return _one_at_a_time(Runs(live, headers, dag=FLOOR_DAG), steps)
+
+
+def _one_at_a_time(runs: Runs, steps: list[tuple[str, str, Step]]) -> list[float]:
+    """Each (run id, table, step) triggered once the run before it ended; every run must succeed.
+    The seconds of each but the first, which warms the fleet."""
+    for run_id, table, step in steps:
+        runs.trigger(run_id, table, step)
         runs.wait_for_some(600)
     assert not [run for run in runs.ended if run.state != "success"], runs.ended
     return [run.seconds for run in runs.ended[1:]]
@@ -458,7 +460,7 @@ def fleet(workers: int, concurrency: int, floor_dag: bool = False) -> Iterator:
     import shutil
 
     from bench.light_alter import postgres_schema
-    from tests.support.live_airflow import LiveAirflow  # `python -m bench` runs from the repository root
+    from tests.support.live_airflow import LiveAirflow, dags_folder  # `python -m bench` runs from the repository root
     from tests.support.private_redis import Redis
 
     if shutil.which("redis-server") is None:
@@ -476,7 +478,7 @@ def fleet(workers: int, concurrency: int, floor_dag: bool = False) -> Iterator:
         redis.start()
         env = {"ALTERFLOW_CATALOG_URL": catalog_url, "ALTERFLOW_CELERY_BROKER": redis.url}
         env["AIRFLOW__CELERY__WORKER_CONCURRENCY"] = str(concurrency)
-        dags = _dags_with_floor(pathlib.Path(base) / "dags") if floor_dag else None
+        dags = dags_folder(pathlib.Path(base) / "dags", written={f"{FLOOR_DAG}.py": FLOOR_DAG_FILE}) if floor_dag else None
         live = LiveAirflow(pathlib.Path(base), executor="celery", workers=workers, extra_env=env, dags_folder=dags)
         stack.callback(live.stop)
         live.start()
@@ -486,17 +488,6 @@ def fleet(workers: int, concurrency: int, floor_dag: bool = False) -> Iterator:
         except BaseException:
             print(live.diagnostics(), file=sys.stderr)
             raise
-
-
-def _dags_with_floor(folder: pathlib.Path) -> pathlib.Path:
-    """`folder` holding copies of the repository's DAG files and FLOOR_DAG's."""
-    import shutil
-
-    folder.mkdir()
-    for source in sorted((pathlib.Path(__file__).parents[1] / "dags").glob("*.py")):
-        shutil.copy(source, folder / source.name)
-    (folder / f"{FLOOR_DAG}.py").write_text(FLOOR_DAG_FILE)
-    return folder
 
 
 def heavy_pair_seconds(live, rows: int, trials: int) -> list[float]:

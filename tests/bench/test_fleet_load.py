@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pathlib
 
-from bench.fleet_load import FLOOR_DAG, LIGHT, RunTime, _dags_with_floor, _floor_row
+from bench.fleet_load import FLOOR_DAG, FLOOR_DAG_FILE, LIGHT, RunTime, _floor_row
+from tests.support.live_airflow import dags_folder
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -15,7 +16,7 @@ def test_the_floor_dag_is_one_task_that_does_nothing_beside_the_repositorys_dag_
 
     from alterflow.airflow.policy import LIGHT_FIRST_WEIGHT
 
-    folder = _dags_with_floor(tmp_path / "dags")
+    folder = dags_folder(tmp_path / "dags", written={f"{FLOOR_DAG}.py": FLOOR_DAG_FILE})  # as bench.fleet_load.fleet makes it
     ours = [path.name for path in (REPO / "dags").glob("*.py")]
     assert sorted(path.name for path in folder.glob("*.py")) == sorted([*ours, f"{FLOOR_DAG}.py"])
     bag = DagBag(dag_folder=str(folder / f"{FLOOR_DAG}.py"))

@@ -37,8 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.e2e.test_airflow_live import DAG, rows_as_dicts, sql, wait_for_dag, wait_for_run
-from tests.support import REPO
-from tests.support.live_airflow import BIN, LiveAirflow, _descendants
+from tests.support.live_airflow import BIN, LiveAirflow, _descendants, dags_folder
 from tests.support.private_postgres import PrivatePostgres, postgres_bin
 from tests.support.private_redis import Redis
 
@@ -130,11 +129,7 @@ def spark_cluster(tmp_path, s3_bucket):
 @pytest.fixture
 def fleet(request, tmp_path, catalog_pg, redis, s3_server, s3_bucket):
     spark = request.getfixturevalue("spark_cluster")["master"] if "spark_cluster" in request.fixturenames else "local[2]"
-    dags = tmp_path / "dags"
-    dags.mkdir()
-    for source in sorted((REPO / "dags").glob("*.py")):
-        shutil.copy(source, dags / source.name)
-    (dags / "fleet_load.py").write_text(LOAD_DAG_FILE)
+    dags = dags_folder(tmp_path / "dags", written={"fleet_load.py": LOAD_DAG_FILE})
     live = LiveAirflow(
         tmp_path,
         dags_folder=dags,

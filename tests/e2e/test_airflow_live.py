@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import time
@@ -26,7 +25,7 @@ from datetime import datetime
 import pytest
 
 from tests.support import REPO
-from tests.support.live_airflow import BIN, LiveAirflow
+from tests.support.live_airflow import BIN, LiveAirflow, dags_folder
 
 pytestmark = [
     pytest.mark.live,
@@ -90,11 +89,8 @@ def airflow(tmp_path):
     ALTERFLOW_HOME, so the tasks, the triggerer and the page read it through AlterflowHook. Served
     under /af, as behind a reverse proxy (`[api] base_url = http://host:port/af/`): one Airflow
     start for both (the plugin tests cover the page at the root path in process)."""
-    dags = tmp_path / "team-dags"
-    dags.mkdir()
-    examples = [REPO / "examples" / "schema_change_listener.py", *sorted((REPO / "examples" / "dags").glob("*.py"))]
-    for source in [*sorted((REPO / "dags").glob("*.py")), *examples]:
-        shutil.copy(source, dags / source.name)
+    examples = (REPO / "examples" / "schema_change_listener.py", *sorted((REPO / "examples" / "dags").glob("*.py")))
+    dags = dags_folder(tmp_path / "team-dags", also=examples)
     home = tmp_path / "alterflow"  # LiveAirflow's alterflow home
     extra = {"catalog_url": f"sqlite:///{home / 'catalog.db'}", "warehouse": str(home / "warehouse")}
     connections = {"alterflow_default": {"conn_type": "alterflow", "extra": extra}}

@@ -30,6 +30,19 @@ ENV_SCRIPT = REPO / "deploy" / "airflow_env.py"
 MARKER = "ALTERFLOW_E2E_RUN"
 
 
+def dags_folder(folder: pathlib.Path, also: tuple[pathlib.Path, ...] = (), written: dict[str, str] | None = None) -> pathlib.Path:
+    """A new DAG folder `folder` for a LiveAirflow: copies of the repository's DAG files, of the
+    files `also`, and the files `written` (name -> text)."""
+    import shutil
+
+    folder.mkdir()
+    for source in [*sorted((REPO / "dags").glob("*.py")), *also]:
+        shutil.copy(source, folder / source.name)
+    for name, text in (written or {}).items():
+        (folder / name).write_text(text)
+    return folder
+
+
 def _marked_pids(marker: str) -> list[int]:
     """Ids of the live processes whose environment holds MARKER=marker (only ours can)."""
     needle = f"{MARKER}={marker}".encode()
